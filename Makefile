@@ -1,0 +1,40 @@
+# Persimmon: a durable Redis-protocol server.
+GO       ?= go
+BIN      := bin
+PKGS     := ./...
+RACEPKGS := ./wal/... ./keyspace/... ./recovery/... ./resp/...
+
+.PHONY: all build run test testrace fuzz bench fmt vet clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/persimmon-server ./cmd/persimmon-server
+	$(GO) build -o $(BIN)/persimmon-check ./cmd/persimmon-check
+
+# Start the server on ./data with the default settings (pmem durability, 127.0.0.1:6379).
+run: build
+	./$(BIN)/persimmon-server --dir ./data
+
+# Unit, integration, crash, torn-write, differential tests, fuzz seed corpora,
+# and the race detector on the concurrent packages.
+test: build
+	$(GO) vet $(PKGS)
+	$(GO) test -count=1 -timeout 20m $(PKGS)
+	$(GO) test -count=1 -race -timeout 20m $(RACEPKGS)
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzDecodeRecord -fuzztime 30s ./wal/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeOp -fuzztime 30s ./keyspace/
+
+# Benchmarks (not tests): Go micro-benchmarks, then redis-benchmark side by
+# side with redis-server (see README).
+bench: build
+	$(GO) test -run '^$$' -bench . -benchtime 2000x ./pmem/
+	./scripts/bench.sh
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,472 @@
+package arena
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/persimmon-db/persimmon/pmem"
+)
+
+// On-disk constants. Never change them: they are the segment format.
+const (
+	HeaderSize      = 4096 // bytes before the first record
+	Magic           = "PSMNARNA"
+	FormatVersion   = 1
+	ChecksumXXHash  = 1
+	sealWordOffset  = 64
+	baseLSNOffset   = 32
+	headerSumOffset = 40
+	pageSize        = 4096
+
+	// DefaultSegmentSize is the size of a segment file unless configured.
+	DefaultSegmentSize = 64 << 20
+	// MinSegmentSize is the smallest segment size accepted.
+	MinSegmentSize = 64 << 10
+)
+
+// Errors from opening segment headers. Each is wrapped with the file name.
+var (
+	ErrBadMagic    = errors.New("arena: bad segment magic")
+	ErrBadVersion  = errors.New("arena: unsupported segment format version")
+	ErrBadChecksum = errors.New("arena: segment header checksum mismatch")
+	ErrBadSeal     = errors.New("arena: seal word does not match segment")
+	// ErrNoSpace wraps a failure to create a segment because the disk is full.
+	ErrNoSpace = errors.New("arena: no space left on device")
+)
+
+// Options configure Open.
+type Options struct {
+	Dir         string
+	Mode        pmem.Mode
+	SegmentSize int64 // bytes; 0 means DefaultSegmentSize; rounded up to a page
+}
+
+// Segment is one mapped segment file.
+type Segment struct {
+	id        uint64
+	region    *pmem.Region
+	buf       []byte
+	sealedEnd atomic.Int64 // 0 while active
+}
+
+// ID is the segment id (also its position in replay order).
+func (s *Segment) ID() uint64 { return s.id }
+
+// Bytes is the whole mapping, header included.
+func (s *Segment) Bytes() []byte { return s.buf }
+
+// Size is the segment size in bytes.
+func (s *Segment) Size() int64 { return int64(len(s.buf)) }
+
+// Path is the segment file's path.
+func (s *Segment) Path() string { return s.region.Path() }
+
+// Sealed returns the sealed end offset (bytes from segment start) and true
+// once the segment has been sealed.
+func (s *Segment) Sealed() (end int64, ok bool) {
+	e := s.sealedEnd.Load()
+	return e, e != 0
+}
+
+// Persist makes [off, off+n) durable under the arena's mode.
+func (s *Segment) Persist(off, n int64) error { return s.region.Persist(off, n) }
+
+// Flush writes back the cache lines of [off, off+n) without a fence (pmem mode
+// building block; see pmem.Region.Flush).
+func (s *Segment) Flush(off, n int64) { s.region.Flush(off, n) }
+
+// Msync msyncs [off, off+n).
+func (s *Segment) Msync(off, n int64) error { return s.region.Msync(off, n) }
+
+// BaseLSN is the LSN of the last record written before this segment was
+// created: every record in it has a higher LSN.
+func (s *Segment) BaseLSN() uint64 { return binary.LittleEndian.Uint64(s.buf[baseLSNOffset:]) }
+
+// Mode is the durability mode of the segment's mapping.
+func (s *Segment) Mode() pmem.Mode { return s.region.Mode() }
+
+// seal persists [from, end), then stores and persists the seal word.
+func (s *Segment) seal(from, end int64) error {
+	if end < HeaderSize || end > s.Size() {
+		panic(fmt.Sprintf("arena: seal end %d outside segment %d of %d bytes", end, s.id, s.Size()))
+	}
+	if from < end {
+		if err := s.region.Persist(from, end-from); err != nil {
+			return err
+		}
+	}
+	binary.LittleEndian.PutUint64(s.buf[sealWordOffset:], sealWord(s.id, end))
+	if err := s.region.Persist(sealWordOffset, 8); err != nil {
+		return err
+	}
+	s.sealedEnd.Store(end)
+	return nil
+}
+
+func sealWord(id uint64, end int64) uint64 {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[0:], id)
+	binary.LittleEndian.PutUint64(b[8:], uint64(end))
+	check := xxhash.Sum64(b[:]) >> 48
+	if check == 0 {
+		check = 1 // a sealed word is never zero
+	}
+	return check<<48 | uint64(end)
+}
+
+func decodeSeal(id uint64, w uint64) (end int64, err error) {
+	if w == 0 {
+		return 0, nil
+	}
+	end = int64(w & (1<<48 - 1))
+	if sealWord(id, end) != w {
+		return 0, ErrBadSeal
+	}
+	return end, nil
+}
+
+// Arena is the set of segment files of one data directory.
+type Arena struct {
+	opts Options
+	dir  *os.File
+
+	mu    sync.Mutex                // guards segment creation and removal
+	table atomic.Pointer[[]*Segment] // index: id → segment, nil when absent
+
+	// Append state: owned by the single writer (see Alloc).
+	active *Segment
+	tail   int64
+}
+
+// Open opens (creating if needed) the data directory and maps every segment
+// file in it, verifying headers and seal words. It does not scan records.
+// A newest segment whose header is invalid (a crash while creating it) is
+// removed; an invalid header elsewhere is an error naming the file.
+func Open(opts Options) (*Arena, error) {
+	if opts.SegmentSize == 0 {
+		opts.SegmentSize = DefaultSegmentSize
+	}
+	if opts.SegmentSize < MinSegmentSize {
+		return nil, fmt.Errorf("arena: segment size %d is below the minimum %d", opts.SegmentSize, MinSegmentSize)
+	}
+	opts.SegmentSize = roundUp(opts.SegmentSize, pageSize)
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("arena: %w", err)
+	}
+	dir, err := os.Open(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("arena: %w", err)
+	}
+	a := &Arena{opts: opts, dir: dir}
+	empty := []*Segment{}
+	a.table.Store(&empty)
+
+	ids, err := listSegments(opts.Dir)
+	if err != nil {
+		dir.Close()
+		return nil, err
+	}
+	for i, id := range ids {
+		seg, err := a.openSegment(id)
+		if err != nil {
+			if i == len(ids)-1 && !errors.Is(err, ErrBadSeal) && isHeaderError(err) {
+				// Crash between creating the newest file and persisting its
+				// header: nothing was ever appended to it.
+				if rmErr := os.Remove(a.segmentPath(id)); rmErr != nil {
+					a.Close()
+					return nil, fmt.Errorf("arena: removing half-created %s: %w", a.segmentPath(id), rmErr)
+				}
+				if err := a.dir.Sync(); err != nil {
+					a.Close()
+					return nil, fmt.Errorf("arena: fsync dir: %w", err)
+				}
+				continue
+			}
+			a.Close()
+			return nil, err
+		}
+		a.publish(seg)
+	}
+	return a, nil
+}
+
+func isHeaderError(err error) bool {
+	return errors.Is(err, ErrBadMagic) || errors.Is(err, ErrBadChecksum) || errors.Is(err, ErrBadVersion) || errors.Is(err, errShortFile)
+}
+
+var errShortFile = errors.New("arena: segment file shorter than its header")
+
+func listSegments(dir string) ([]uint64, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("arena: %w", err)
+	}
+	var ids []uint64
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasPrefix(name, "seg-") || !strings.HasSuffix(name, ".arena") {
+			continue
+		}
+		id, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(name, "seg-"), ".arena"), 16, 64)
+		if err != nil || id == 0 {
+			continue
+		}
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids, nil
+}
+
+func (a *Arena) segmentPath(id uint64) string {
+	return filepath.Join(a.opts.Dir, fmt.Sprintf("seg-%016x.arena", id))
+}
+
+func (a *Arena) openSegment(id uint64) (*Segment, error) {
+	path := a.segmentPath(id)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("arena: %w", err)
+	}
+	if fi.Size() < HeaderSize || fi.Size()%pageSize != 0 {
+		return nil, fmt.Errorf("%s: %w (size %d)", path, errShortFile, fi.Size())
+	}
+	r, err := pmem.Map(path, fi.Size(), a.opts.Mode)
+	if err != nil {
+		return nil, fmt.Errorf("arena: %w", err)
+	}
+	seg := &Segment{id: id, region: r, buf: r.Bytes()}
+	if err := checkHeader(seg.buf, id); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	end, err := decodeSeal(id, binary.LittleEndian.Uint64(seg.buf[sealWordOffset:]))
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("%s offset %d: %w", path, sealWordOffset, err)
+	}
+	if end != 0 && (end < HeaderSize || end > seg.Size()) {
+		r.Close()
+		return nil, fmt.Errorf("%s offset %d: %w (end %d)", path, sealWordOffset, ErrBadSeal, end)
+	}
+	seg.sealedEnd.Store(end)
+	return seg, nil
+}
+
+func checkHeader(b []byte, id uint64) error {
+	if string(b[0:8]) != Magic {
+		return fmt.Errorf("%w: got %q, want %q", ErrBadMagic, b[0:8], Magic)
+	}
+	if sum := xxhash.Sum64(b[:headerSumOffset]); sum != binary.LittleEndian.Uint64(b[headerSumOffset:]) {
+		return fmt.Errorf("%w: stored %#x, computed %#x", ErrBadChecksum, binary.LittleEndian.Uint64(b[headerSumOffset:]), sum)
+	}
+	if v := binary.LittleEndian.Uint32(b[8:]); v != FormatVersion {
+		return fmt.Errorf("%w: %d (want %d)", ErrBadVersion, v, FormatVersion)
+	}
+	if c := binary.LittleEndian.Uint32(b[12:]); c != ChecksumXXHash {
+		return fmt.Errorf("%w: checksum algorithm %d", ErrBadVersion, c)
+	}
+	if got := binary.LittleEndian.Uint64(b[16:]); got != id {
+		return fmt.Errorf("%w: header names segment %d, file name %d", ErrBadChecksum, got, id)
+	}
+	if got := binary.LittleEndian.Uint64(b[24:]); got != uint64(len(b)) {
+		return fmt.Errorf("%w: header size %d, file size %d", ErrBadChecksum, got, len(b))
+	}
+	return nil
+}
+
+// publish adds seg to the lookup table (copy on write).
+func (a *Arena) publish(seg *Segment) {
+	old := *a.table.Load()
+	n := len(old)
+	if int(seg.id) >= n {
+		n = int(seg.id) + 1
+	}
+	t := make([]*Segment, n)
+	copy(t, old)
+	t[seg.id] = seg
+	a.table.Store(&t)
+}
+
+// Segment returns the segment with id, or nil.
+func (a *Arena) Segment(id uint64) *Segment {
+	t := *a.table.Load()
+	if id >= uint64(len(t)) {
+		return nil
+	}
+	return t[id]
+}
+
+// Segments returns the open segments in id order.
+func (a *Arena) Segments() []*Segment {
+	var out []*Segment
+	for _, s := range *a.table.Load() {
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Bytes is the total size of the segment files.
+func (a *Arena) Bytes() int64 {
+	var n int64
+	for _, s := range *a.table.Load() {
+		if s != nil {
+			n += s.Size()
+		}
+	}
+	return n
+}
+
+// Dir is the data directory.
+func (a *Arena) Dir() string { return a.opts.Dir }
+
+// Mode is the durability mode of every mapping.
+func (a *Arena) Mode() pmem.Mode { return a.opts.Mode }
+
+// Resume makes seg the active segment with appends continuing at tail
+// (bytes from segment start). Recovery calls it after scanning.
+func (a *Arena) Resume(seg *Segment, tail int64) {
+	a.active, a.tail = seg, tail
+}
+
+// Active returns the active segment and its append offset (nil if none).
+func (a *Arena) Active() (*Segment, int64) { return a.active, a.tail }
+
+// Alloc reserves n bytes (a multiple of 8) for appending and returns the
+// segment and offset (bytes from segment start). keep bytes must stay free
+// in the segment after the allocation (room for a commit marker). When the
+// active segment lacks room it is sealed — persisting [flushedFrom, tail)
+// first — and a new one is created, sized to fit n+keep if that is more
+// than the segment size. Single writer: callers serialise Alloc.
+// Errors: ErrNoSpace (wrapped) when the disk is full; other I/O errors.
+// baseLSN is the LSN of the last record appended before this allocation.
+func (a *Arena) Alloc(n, keep, flushedFrom int64, baseLSN uint64) (*Segment, int64, error) {
+	if n%8 != 0 {
+		panic(fmt.Sprintf("arena: Alloc of %d bytes is not 8-byte aligned", n))
+	}
+	if a.active != nil && a.active.sealedEnd.Load() == 0 && a.tail+n+keep <= a.active.Size() {
+		off := a.tail
+		a.tail += n
+		return a.active, off, nil
+	}
+	size := a.opts.SegmentSize
+	if need := roundUp(HeaderSize+n+keep, pageSize); need > size {
+		size = need
+	}
+	// Create first, seal after: if creation fails the active segment keeps
+	// serving smaller appends.
+	seg, err := a.create(size, baseLSN)
+	if err != nil {
+		return nil, 0, err
+	}
+	if a.active != nil && a.active.sealedEnd.Load() == 0 {
+		if err := a.active.seal(max(flushedFrom, HeaderSize), a.tail); err != nil {
+			return nil, 0, err
+		}
+	}
+	a.active, a.tail = seg, HeaderSize+n
+	return seg, HeaderSize, nil
+}
+
+// create makes, maps and publishes a new segment file of size bytes whose
+// records will have LSNs above baseLSN.
+func (a *Arena) create(size int64, baseLSN uint64) (*Segment, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var id uint64 = 1
+	if t := *a.table.Load(); len(t) > 0 {
+		id = uint64(len(t))
+	}
+	path := a.segmentPath(id)
+	r, err := pmem.Map(path, size, a.opts.Mode)
+	if err != nil {
+		os.Remove(path)
+		if errors.Is(err, syscall.ENOSPC) {
+			return nil, fmt.Errorf("%w: creating %s: %v", ErrNoSpace, path, err)
+		}
+		return nil, fmt.Errorf("arena: creating %s: %w", path, err)
+	}
+	seg := &Segment{id: id, region: r, buf: r.Bytes()}
+	b := seg.buf
+	copy(b[0:8], Magic)
+	binary.LittleEndian.PutUint32(b[8:], FormatVersion)
+	binary.LittleEndian.PutUint32(b[12:], ChecksumXXHash)
+	binary.LittleEndian.PutUint64(b[16:], id)
+	binary.LittleEndian.PutUint64(b[24:], uint64(size))
+	binary.LittleEndian.PutUint64(b[baseLSNOffset:], baseLSN)
+	binary.LittleEndian.PutUint64(b[headerSumOffset:], xxhash.Sum64(b[:headerSumOffset]))
+	if err := r.Persist(0, HeaderSize); err != nil {
+		r.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("arena: persisting header of %s: %w", path, err)
+	}
+	if err := a.dir.Sync(); err != nil {
+		r.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("arena: fsync %s: %w", a.opts.Dir, err)
+	}
+	a.publish(seg)
+	return seg, nil
+}
+
+// Remove unmaps and deletes segment id and fsyncs the directory. The caller
+// guarantees nothing reads the segment any more (the keyspace lock).
+func (a *Arena) Remove(id uint64) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	seg := a.Segment(id)
+	if seg == nil {
+		return nil
+	}
+	if seg == a.active {
+		panic("arena: removing the active segment")
+	}
+	old := *a.table.Load()
+	t := make([]*Segment, len(old))
+	copy(t, old)
+	t[id] = nil
+	a.table.Store(&t)
+	if err := seg.region.Close(); err != nil {
+		return fmt.Errorf("arena: %w", err)
+	}
+	if err := os.Remove(seg.Path()); err != nil {
+		return fmt.Errorf("arena: %w", err)
+	}
+	if err := a.dir.Sync(); err != nil {
+		return fmt.Errorf("arena: fsync %s: %w", a.opts.Dir, err)
+	}
+	return nil
+}
+
+// Close unmaps every segment. Callers make data durable first.
+func (a *Arena) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var first error
+	for _, s := range *a.table.Load() {
+		if s != nil {
+			if err := s.region.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	empty := []*Segment{}
+	a.table.Store(&empty)
+	if a.dir != nil {
+		a.dir.Close()
+	}
+	return first
+}
+
+func roundUp(n, to int64) int64 { return (n + to - 1) / to * to }

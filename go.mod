@@ -1,0 +1,15 @@
+module github.com/persimmon-db/persimmon
+
+go 1.26.8
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0
+	github.com/edsrzf/mmap-go v1.2.0
+	github.com/tidwall/redcon v1.6.4
+	golang.org/x/sys v0.50.0
+)
+
+require (
+	github.com/tidwall/btree v1.1.0 // indirect
+	github.com/tidwall/match v1.1.1 // indirect
+)

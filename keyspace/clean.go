@@ -1,0 +1,125 @@
+package keyspace
+
+import (
+	"runtime"
+
+	"github.com/persimmon-db/persimmon/arena"
+	"github.com/persimmon-db/persimmon/wal"
+)
+
+// Segment cleaning.
+//
+// Overwrites and deletes leave dead operations behind. The cleaner reclaims
+// them oldest segment first (a circular log): it walks the oldest sealed
+// segment, re-writes every operation that is still the live state of its
+// key as a new record at the head of the log (a fresh LSN, so replay order
+// stays log order), waits until those copies are durable, and deletes the
+// segment. Deletions and flushes in the oldest segment are simply dropped:
+// nothing older than them remains that they could hide.
+//
+// It runs while the total size of the segment files exceeds cleanRatio
+// times the live bytes, in chunks of at most cleanChunkOps operations per
+// lock hold, so commands keep being served while it works.
+const (
+	cleanRatio    = 2
+	cleanChunkOps = 256
+)
+
+// clean cleans segments while the arena is larger than cleanRatio × live.
+func (ks *Keyspace) clean() {
+	for {
+		select {
+		case <-ks.stop:
+			return
+		default:
+		}
+		segs := ks.arena.Segments()
+		if len(segs) < 2 {
+			return
+		}
+		oldest := segs[0]
+		if _, sealed := oldest.Sealed(); !sealed {
+			return
+		}
+		if ks.arena.Bytes() <= cleanRatio*ks.liveSnapshot.Load() {
+			return
+		}
+		if !ks.cleanSegment(oldest) {
+			return
+		}
+	}
+}
+
+// cleanSegment copies the live operations out of seg and removes it. It
+// returns false if it stopped early (closing, or a write failed).
+func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
+	end, _ := seg.Sealed()
+	buf := seg.Bytes()
+	var b Batch
+	off := int64(arena.HeaderSize)
+	for off < end {
+		ks.mu.Lock()
+		if ks.closed {
+			ks.Unlock()
+			return false
+		}
+		b.Reset()
+		now := ks.NowMs()
+		for ops := 0; off < end && ops < cleanChunkOps; {
+			rec, err := wal.DecodeRecord(buf, off)
+			if err != nil {
+				// Verified at recovery or written by us: cannot happen.
+				panic(err)
+			}
+			if rec.Type == wal.TypeBatch {
+				p := off + wal.HeaderSize
+				pend := p + int64(len(rec.Payload))
+				for p < pend {
+					o, err := decodeOp(buf[p:pend])
+					if err != nil {
+						panic(err)
+					}
+					loc := seg.ID()<<40 | uint64(p)
+					if o.kind == opSet {
+						d := ks.dbs[o.db]
+						if i, ok := d.index[string(o.key)]; ok && d.entries[i].loc == loc {
+							if o.expireAt != 0 && o.expireAt <= now {
+								ks.expire(o.db, d.entries[i].key)
+							} else {
+								b.Set(o.db, o.key, o.val, o.expireAt)
+							}
+						}
+					}
+					p += int64(o.size)
+					ops++
+				}
+			}
+			off += rec.Size
+		}
+		if b.n > 0 {
+			ks.cleaning = true
+			err := ks.Commit(&b)
+			ks.cleaning = false
+			if err != nil {
+				ks.Unlock()
+				return false
+			}
+		}
+		ks.Unlock()
+		runtime.Gosched()
+	}
+	if err := ks.wal.WaitDurable(ks.wal.LastLSN()); err != nil {
+		return false
+	}
+	ks.mu.Lock()
+	defer ks.Unlock()
+	if ks.closed {
+		return false
+	}
+	size := seg.Size()
+	if err := ks.arena.Remove(seg.ID()); err != nil {
+		return false
+	}
+	ks.cleanedBytes.Add(size)
+	return true
+}

@@ -1,0 +1,89 @@
+package keyspace
+
+import (
+	"container/heap"
+	"time"
+)
+
+// expiryItem is a (time, key) pair in the expiry heap. Items are not removed
+// when a key's expiry changes or the key goes away: a popped item is acted
+// on only if the key still has exactly that expiry (lazy invalidation).
+type expiryItem struct {
+	at  int64
+	db  int
+	key string
+}
+
+type expiryHeap []expiryItem
+
+func (h expiryHeap) Len() int           { return len(h) }
+func (h expiryHeap) Less(i, j int) bool { return h[i].at < h[j].at }
+func (h expiryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *expiryHeap) Push(x any)        { *h = append(*h, x.(expiryItem)) }
+func (h *expiryHeap) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return it
+}
+
+func (h *expiryHeap) push(it expiryItem) { heap.Push(h, it) }
+
+// rebuild recreates the heap from the databases (after SWAPDB, or when
+// stale items outnumber live ones).
+func (h *expiryHeap) rebuild(dbs []*db) {
+	*h = (*h)[:0]
+	for i, d := range dbs {
+		for j := range d.entries {
+			if e := &d.entries[j]; e.expireAt != 0 {
+				*h = append(*h, expiryItem{at: e.expireAt, db: i, key: e.key})
+			}
+		}
+	}
+	heap.Init(h)
+}
+
+// activeExpireLimit bounds the keys removed per cycle so the lock is held
+// briefly; the next cycle continues.
+const activeExpireLimit = 2000
+
+// activeExpire removes keys whose expiry has passed (Redis's active expiry,
+// exact rather than sampled). Called with the lock held.
+func (ks *Keyspace) activeExpire(now int64) {
+	for n := 0; n < activeExpireLimit && len(ks.expires) > 0 && ks.expires[0].at <= now; n++ {
+		it := heap.Pop(&ks.expires).(expiryItem)
+		d := ks.dbs[it.db]
+		i, ok := d.index[it.key]
+		if !ok || d.entries[i].expireAt != it.at {
+			continue
+		}
+		ks.expire(it.db, it.key)
+		ks.touch(it.db, []byte(it.key))
+	}
+	volatile := 0
+	for _, d := range ks.dbs {
+		volatile += d.volatile
+	}
+	if len(ks.expires) > 1024 && len(ks.expires) > 4*volatile {
+		ks.expires.rebuild(ks.dbs[:])
+	}
+}
+
+// background runs active expiry and segment cleaning until Close.
+func (ks *Keyspace) background() {
+	defer ks.stopped.Done()
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ks.stop:
+			return
+		case <-t.C:
+		}
+		ks.mu.Lock()
+		ks.activeExpire(ks.NowMs())
+		ks.snapshotCounts()
+		ks.Unlock()
+		ks.clean()
+	}
+}

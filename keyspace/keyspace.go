@@ -1,0 +1,415 @@
+package keyspace
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/persimmon-db/persimmon/arena"
+	"github.com/persimmon-db/persimmon/wal"
+)
+
+// Keyspace is the set of 16 databases. Every method except Lock, Unlock,
+// LastLSN, WaitDurable, Stats and Close must be called with the lock held;
+// slices returned by reads alias the arena mapping and are valid only until
+// Unlock.
+type Keyspace struct {
+	mu    sync.Mutex
+	arena *arena.Arena
+	wal   *wal.WAL
+	dbs   [NumDBs]*db
+
+	batch     Batch // scratch batch handed out by NewBatch
+	txnOpen   bool
+	txnWrote  bool
+	cleaning  bool // applying the cleaner's copies: not a change WATCH sees
+	failed    error // set when the in-memory state may be ahead of the log
+	liveBytes int64
+
+	expires expiryHeap
+	watched map[watchKey][]*Watcher
+
+	// recovery state
+	pending []pendingRecord
+
+	expiredKeys  atomic.Int64
+	cleanedBytes atomic.Int64
+	liveSnapshot atomic.Int64
+	keysSnapshot [NumDBs]atomic.Int64
+	volSnapshot  [NumDBs]atomic.Int64
+
+	stop     chan struct{}
+	stopped  sync.WaitGroup
+	closed   bool
+	closeErr error
+}
+
+func newKeyspace(a *arena.Arena) *Keyspace {
+	ks := &Keyspace{arena: a, watched: map[watchKey][]*Watcher{}, stop: make(chan struct{})}
+	for i := range ks.dbs {
+		ks.dbs[i] = newDB()
+	}
+	return ks
+}
+
+// Lock takes the keyspace lock (one lock for all databases).
+func (ks *Keyspace) Lock() { ks.mu.Lock() }
+
+// Unlock releases the keyspace lock.
+func (ks *Keyspace) Unlock() {
+	ks.liveSnapshot.Store(ks.liveBytes)
+	ks.mu.Unlock()
+}
+
+// NowMs is the current time in Unix milliseconds as the keyspace sees it.
+func (ks *Keyspace) NowMs() int64 { return time.Now().UnixMilli() }
+
+// lookup returns the live entry of key, removing it first if it expired.
+func (ks *Keyspace) lookup(dbi int, key []byte) *entry {
+	d := ks.dbs[dbi]
+	i, ok := d.index[string(key)]
+	if !ok {
+		return nil
+	}
+	e := &d.entries[i]
+	if e.expireAt != 0 && e.expireAt <= ks.NowMs() {
+		ks.expire(dbi, e.key)
+		return nil
+	}
+	return e
+}
+
+// expire removes a key whose time has come (no record: recovery drops it
+// again because its expiry is absolute).
+func (ks *Keyspace) expire(dbi int, key string) {
+	ks.removeKey(dbi, key)
+	ks.expiredKeys.Add(1)
+}
+
+func (ks *Keyspace) value(e *entry) []byte {
+	o, err := ks.opAt(e.loc)
+	if err != nil {
+		panic(fmt.Sprintf("keyspace: index points at a bad operation: %v", err))
+	}
+	return o.val
+}
+
+// opAt decodes the operation at a packed location.
+func (ks *Keyspace) opAt(loc uint64) (op, error) {
+	seg := ks.arena.Segment(loc >> 40)
+	if seg == nil {
+		return op{}, fmt.Errorf("keyspace: location %#x names a missing segment", loc)
+	}
+	return decodeOp(seg.Bytes()[loc&(1<<40-1):])
+}
+
+// Get returns the string value of key. ok is false when the key does not
+// exist (or has expired); err is ErrWrongType when it is not a string.
+func (ks *Keyspace) Get(db int, key []byte) (val []byte, ok bool, err error) {
+	e := ks.lookup(db, key)
+	if e == nil {
+		return nil, false, nil
+	}
+	return ks.value(e), true, nil
+}
+
+// Exists reports whether key exists (not expired).
+func (ks *Keyspace) Exists(db int, key []byte) bool { return ks.lookup(db, key) != nil }
+
+// Type returns the TYPE reply for key: TypeNone or TypeString.
+func (ks *Keyspace) Type(db int, key []byte) string {
+	if ks.lookup(db, key) == nil {
+		return TypeNone
+	}
+	return TypeString
+}
+
+// ExpireAt returns the key's absolute expiry in Unix ms (0 = no expiry);
+// ok is false when the key does not exist.
+func (ks *Keyspace) ExpireAt(db int, key []byte) (ms int64, ok bool) {
+	e := ks.lookup(db, key)
+	if e == nil {
+		return 0, false
+	}
+	return e.expireAt, true
+}
+
+// DBSize returns the number of keys in db (keys that expired but were not
+// yet reclaimed may be counted, as in Redis).
+func (ks *Keyspace) DBSize(db int) int { return len(ks.dbs[db].entries) }
+
+// RandomKey returns a random existing key of db; ok is false if db is empty.
+func (ks *Keyspace) RandomKey(db int) (key string, ok bool) {
+	d := ks.dbs[db]
+	for len(d.entries) > 0 {
+		e := &d.entries[rand.IntN(len(d.entries))]
+		if e.expireAt != 0 && e.expireAt <= ks.NowMs() {
+			ks.expire(db, e.key)
+			continue
+		}
+		return e.key, true
+	}
+	return "", false
+}
+
+// Scan visits up to about count keys starting at cursor and returns the next
+// cursor (0 when the iteration is complete). Every key present for the whole
+// iteration is visited at least once (semantics: redis.io SCAN). The cursor
+// counts the positions of the dense key table still to visit, walking down:
+// deletions move the last key into the hole, which is either already
+// visited or still ahead, so no key present throughout is missed.
+func (ks *Keyspace) Scan(db int, cursor uint64, count int, fn func(key string)) (next uint64) {
+	d := ks.dbs[db]
+	pos := uint64(len(d.entries))
+	if cursor != 0 && cursor < pos {
+		pos = cursor
+	}
+	if count < 1 {
+		count = 1
+	}
+	now := ks.NowMs()
+	for ; pos > 0 && count > 0; count-- {
+		pos--
+		e := &d.entries[pos]
+		if e.expireAt != 0 && e.expireAt <= now {
+			continue
+		}
+		fn(e.key)
+	}
+	return pos
+}
+
+// Keys calls fn for every existing key of db.
+func (ks *Keyspace) Keys(db int, fn func(key string)) {
+	now := ks.NowMs()
+	for i := range ks.dbs[db].entries {
+		e := &ks.dbs[db].entries[i]
+		if e.expireAt == 0 || e.expireAt > now {
+			fn(e.key)
+		}
+	}
+}
+
+// NewBatch returns an empty batch. A batch is the unit of atomicity: it is
+// written as one wal record and recovered whole or not at all. The batch is
+// reused: it is valid until the next NewBatch.
+func (ks *Keyspace) NewBatch() *Batch {
+	ks.batch.Reset()
+	return &ks.batch
+}
+
+// Commit writes b as one record (marked as part of the open transaction if
+// BeginTxn was called) and applies it to the in-memory index. It returns
+// ErrNoSpace or ErrTooLarge without applying anything when the record cannot
+// be written. An empty batch is a no-op.
+func (ks *Keyspace) Commit(b *Batch) error {
+	if b.n == 0 {
+		return nil
+	}
+	if ks.failed != nil {
+		return ks.failed
+	}
+	var flags uint8
+	if ks.txnOpen {
+		flags = wal.FlagTxn
+		if !ks.txnWrote {
+			flags |= wal.FlagTxnBegin
+		}
+	}
+	loc, err := ks.wal.Append(wal.TypeBatch, flags, b.buf)
+	if err != nil {
+		return mapWriteError(err)
+	}
+	if ks.txnOpen {
+		ks.txnWrote = true
+	}
+	start := loc.Off + wal.HeaderSize
+	if err := ks.applyPayload(loc.Seg, start, start+int64(len(b.buf))); err != nil {
+		panic(fmt.Sprintf("keyspace: record just written does not decode: %v", err))
+	}
+	return nil
+}
+
+func mapWriteError(err error) error {
+	switch {
+	case errors.Is(err, arena.ErrNoSpace):
+		return ErrNoSpace
+	}
+	return fmt.Errorf("ERR persistence failure, writes refused: %v", err)
+}
+
+// applyPayload applies the operations of the batch payload [off, end) of
+// seg. Locations point into the mapping, so the index refers to the logged
+// bytes themselves.
+func (ks *Keyspace) applyPayload(seg *arena.Segment, off, end int64) error {
+	buf := seg.Bytes()[:end]
+	for off < end {
+		o, err := decodeOp(buf[off:])
+		if err != nil {
+			return fmt.Errorf("%s offset %d: %w", seg.Path(), off, err)
+		}
+		ks.apply(o, seg.ID()<<40|uint64(off))
+		off += int64(o.size)
+	}
+	return nil
+}
+
+// apply is the single place where the in-memory state changes, for live
+// commands and for recovery alike.
+func (ks *Keyspace) apply(o op, loc uint64) {
+	switch o.kind {
+	case opSet:
+		if o.expireAt != 0 && o.expireAt <= ks.NowMs() {
+			ks.removeKey(o.db, string(o.key))
+			ks.touch(o.db, o.key)
+			return
+		}
+		d := ks.dbs[o.db]
+		if i, ok := d.index[string(o.key)]; ok {
+			e := &d.entries[i]
+			ks.liveBytes -= int64(e.size)
+			if e.expireAt != 0 {
+				d.volatile--
+			}
+			e.loc, e.expireAt, e.size = loc, o.expireAt, uint32(o.size)
+		} else {
+			d.insert(entry{key: string(o.key), loc: loc, expireAt: o.expireAt, size: uint32(o.size)})
+		}
+		ks.liveBytes += int64(o.size)
+		if o.expireAt != 0 {
+			d.volatile++
+			ks.expires.push(expiryItem{at: o.expireAt, db: o.db, key: d.entries[d.index[string(o.key)]].key})
+		}
+		ks.touch(o.db, o.key)
+	case opDel:
+		ks.removeKey(o.db, string(o.key))
+		ks.touch(o.db, o.key)
+	case opFlushDB:
+		ks.flushDB(o.db)
+	case opFlushAll:
+		for i := range ks.dbs {
+			ks.flushDB(i)
+		}
+	case opSwapDB:
+		ks.dbs[o.db], ks.dbs[o.db2] = ks.dbs[o.db2], ks.dbs[o.db]
+		ks.touchDB(o.db)
+		ks.touchDB(o.db2)
+		ks.expires.rebuild(ks.dbs[:])
+	}
+}
+
+func (ks *Keyspace) removeKey(dbi int, key string) {
+	if e, ok := ks.dbs[dbi].remove(key); ok {
+		ks.liveBytes -= int64(e.size)
+	}
+}
+
+func (ks *Keyspace) flushDB(dbi int) {
+	for i := range ks.dbs[dbi].entries {
+		ks.liveBytes -= int64(ks.dbs[dbi].entries[i].size)
+	}
+	ks.dbs[dbi] = newDB()
+	ks.touchDB(dbi)
+}
+
+// BeginTxn starts a transaction group (MULTI/EXEC, scripts): every batch
+// committed until EndTxn belongs to it, and recovery applies the group only
+// if its commit marker was written.
+func (ks *Keyspace) BeginTxn() { ks.txnOpen, ks.txnWrote = true, false }
+
+// EndTxn writes the group's commit marker (if the group wrote anything).
+// If the marker cannot be written the in-memory state is ahead of the log:
+// the keyspace then refuses every further write (fail-stop).
+func (ks *Keyspace) EndTxn() error {
+	wrote := ks.txnWrote
+	ks.txnOpen, ks.txnWrote = false, false
+	if !wrote {
+		return nil
+	}
+	if _, err := ks.wal.Append(wal.TypeCommit, wal.FlagTxn, nil); err != nil {
+		ks.failed = fmt.Errorf("ERR persistence failure, writes refused: commit marker not written: %v", err)
+		return ks.failed
+	}
+	return nil
+}
+
+// LastLSN is the LSN of the last record appended (durable or not). Safe
+// without the lock.
+func (ks *Keyspace) LastLSN() uint64 { return ks.wal.LastLSN() }
+
+// WaitDurable blocks until every record up to lsn is durable under the
+// durability mode in force (group commit). Call it without the lock.
+func (ks *Keyspace) WaitDurable(lsn uint64) error { return ks.wal.WaitDurable(lsn) }
+
+// Stats is a snapshot for INFO.
+type Stats struct {
+	Keys          [NumDBs]int // keys per db
+	Expires       [NumDBs]int // keys with an expiry per db
+	ArenaBytes    int64       // bytes of segment files on disk
+	LiveBytes     int64       // bytes of live records
+	Segments      int         // segment files
+	ExpiredKeys   int64       // keys removed by expiry since start
+	CleanedBytes  int64       // bytes reclaimed by segment cleaning since start
+	Flushes       int64       // group commits (flush+fence or msync) since start
+	SyncedRecords int64       // records made durable by those group commits
+	Mode          string      // durability mode in force
+	LastLSN       uint64
+	DurableLSN    uint64
+}
+
+// Stats returns a snapshot; safe without the lock (key counts are as of the
+// last Unlock).
+func (ks *Keyspace) Stats() Stats {
+	s := Stats{
+		ArenaBytes:    ks.arena.Bytes(),
+		LiveBytes:     ks.liveSnapshot.Load(),
+		Segments:      len(ks.arena.Segments()),
+		ExpiredKeys:   ks.expiredKeys.Load(),
+		CleanedBytes:  ks.cleanedBytes.Load(),
+		Flushes:       ks.wal.Flushes(),
+		SyncedRecords: ks.wal.SyncedRecords(),
+		Mode:          ks.arena.Mode().String(),
+		LastLSN:       ks.wal.LastLSN(),
+		DurableLSN:    ks.wal.DurableLSN(),
+	}
+	for i := range s.Keys {
+		s.Keys[i] = int(ks.keysSnapshot[i].Load())
+		s.Expires[i] = int(ks.volSnapshot[i].Load())
+	}
+	return s
+}
+
+// snapshotCounts publishes per-db counts for Stats; called by the
+// background loop under the lock.
+func (ks *Keyspace) snapshotCounts() {
+	for i, d := range ks.dbs {
+		ks.keysSnapshot[i].Store(int64(len(d.entries)))
+		ks.volSnapshot[i].Store(int64(d.volatile))
+	}
+}
+
+// Close stops background work, makes everything durable and unmaps the
+// arena. It is idempotent.
+func (ks *Keyspace) Close() error {
+	ks.mu.Lock()
+	if ks.closed {
+		ks.mu.Unlock()
+		return ks.closeErr
+	}
+	ks.closed = true
+	close(ks.stop)
+	ks.mu.Unlock()
+	ks.stopped.Wait()
+
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	err := ks.wal.Sync()
+	if cerr := ks.arena.Close(); err == nil {
+		err = cerr
+	}
+	ks.closeErr = err
+	return err
+}

@@ -1,0 +1,183 @@
+package keyspace
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// Operation kinds inside a batch record payload. Part of the on-disk
+// format: never renumber.
+//
+// A batch payload is a sequence of operations, each:
+//
+//	kind u8 | db u8 | body
+//
+//	opSet      key | expireAt int64 LE (Unix ms, 0 = none) | value
+//	opDel      key
+//	opFlushDB  (empty)
+//	opFlushAll (empty; db is 0)
+//	opSwapDB   other db u8
+//
+// where key and value are a uvarint length followed by the bytes. An opSet
+// holds the whole state of a string key, so the key's live data is always
+// exactly one operation (the one the index points at).
+const (
+	opSet      = 1
+	opDel      = 2
+	opFlushDB  = 3
+	opFlushAll = 4
+	opSwapDB   = 5
+)
+
+var errBadOp = errors.New("keyspace: malformed operation")
+
+// op is one decoded operation; slices alias the payload.
+type op struct {
+	kind     byte
+	db       int
+	key      []byte
+	expireAt int64
+	val      []byte
+	db2      int
+	size     int // encoded bytes
+}
+
+// decodeOp decodes the operation at the start of p.
+func decodeOp(p []byte) (op, error) {
+	if len(p) < 2 {
+		return op{}, fmt.Errorf("%w: %d bytes left", errBadOp, len(p))
+	}
+	o := op{kind: p[0], db: int(p[1])}
+	if o.db >= NumDBs {
+		return op{}, fmt.Errorf("%w: db %d", errBadOp, o.db)
+	}
+	i := 2
+	var ok bool
+	switch o.kind {
+	case opSet:
+		if o.key, i, ok = readBytes(p, i); !ok || len(p)-i < 8 {
+			return op{}, fmt.Errorf("%w: truncated set", errBadOp)
+		}
+		o.expireAt = int64(binary.LittleEndian.Uint64(p[i:]))
+		i += 8
+		if o.val, i, ok = readBytes(p, i); !ok {
+			return op{}, fmt.Errorf("%w: truncated set value", errBadOp)
+		}
+	case opDel:
+		if o.key, i, ok = readBytes(p, i); !ok {
+			return op{}, fmt.Errorf("%w: truncated del", errBadOp)
+		}
+	case opFlushDB, opFlushAll:
+	case opSwapDB:
+		if len(p) < 3 || int(p[2]) >= NumDBs {
+			return op{}, fmt.Errorf("%w: swapdb", errBadOp)
+		}
+		o.db2 = int(p[2])
+		i = 3
+	default:
+		return op{}, fmt.Errorf("%w: kind %d", errBadOp, o.kind)
+	}
+	o.size = i
+	return o, nil
+}
+
+func readBytes(p []byte, i int) ([]byte, int, bool) {
+	n, w := binary.Uvarint(p[i:])
+	if w <= 0 || n > uint64(len(p)-i-w) {
+		return nil, i, false
+	}
+	i += w
+	return p[i : i+int(n)], i + int(n), true
+}
+
+// Batch collects the operations of one command. Methods only encode;
+// nothing is visible until Keyspace.Commit writes it as one record.
+type Batch struct {
+	buf []byte
+	n   int
+}
+
+func (b *Batch) head(kind byte, db int) {
+	if db < 0 || db >= NumDBs {
+		panic(fmt.Sprintf("keyspace: db %d out of range", db))
+	}
+	b.buf = append(b.buf, kind, byte(db))
+	b.n++
+}
+
+func (b *Batch) bytes(p []byte) {
+	b.buf = binary.AppendUvarint(b.buf, uint64(len(p)))
+	b.buf = append(b.buf, p...)
+}
+
+// Set stores a string value with an absolute expiry (Unix ms, 0 = none).
+func (b *Batch) Set(db int, key, val []byte, expireAtMs int64) {
+	b.head(opSet, db)
+	b.bytes(key)
+	b.buf = binary.LittleEndian.AppendUint64(b.buf, uint64(expireAtMs))
+	b.bytes(val)
+}
+
+// Del deletes key (no-op at apply time if it does not exist).
+func (b *Batch) Del(db int, key []byte) {
+	b.head(opDel, db)
+	b.bytes(key)
+}
+
+// FlushDB deletes every key of db.
+func (b *Batch) FlushDB(db int) { b.head(opFlushDB, db) }
+
+// FlushAll deletes every key of every database.
+func (b *Batch) FlushAll() { b.head(opFlushAll, 0) }
+
+// SwapDB exchanges the contents of two databases.
+func (b *Batch) SwapDB(a, c int) {
+	if c < 0 || c >= NumDBs {
+		panic(fmt.Sprintf("keyspace: db %d out of range", c))
+	}
+	b.head(opSwapDB, a)
+	b.buf = append(b.buf, byte(c))
+}
+
+// Len is the number of operations in the batch.
+func (b *Batch) Len() int { return b.n }
+
+// Size is the encoded size of the batch in bytes.
+func (b *Batch) Size() int { return len(b.buf) }
+
+// Reset empties the batch for reuse.
+func (b *Batch) Reset() { b.buf, b.n = b.buf[:0], 0 }
+
+// DescribePayload renders a batch payload for persimmon-check dump: one line
+// per operation.
+func DescribePayload(p []byte) ([]string, error) {
+	var out []string
+	for len(p) > 0 {
+		o, err := decodeOp(p)
+		if err != nil {
+			return out, err
+		}
+		switch o.kind {
+		case opSet:
+			out = append(out, fmt.Sprintf("set db=%d key=%q expire_at_ms=%d value_bytes=%d", o.db, clip(o.key), o.expireAt, len(o.val)))
+		case opDel:
+			out = append(out, fmt.Sprintf("del db=%d key=%q", o.db, clip(o.key)))
+		case opFlushDB:
+			out = append(out, fmt.Sprintf("flushdb db=%d", o.db))
+		case opFlushAll:
+			out = append(out, "flushall")
+		case opSwapDB:
+			out = append(out, fmt.Sprintf("swapdb %d %d", o.db, o.db2))
+		}
+		p = p[o.size:]
+	}
+	return out, nil
+}
+
+func clip(b []byte) []byte {
+	if len(b) > 64 {
+		return b[:64]
+	}
+	return b
+}

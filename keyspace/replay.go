@@ -1,0 +1,75 @@
+package keyspace
+
+import (
+	"fmt"
+
+	"github.com/persimmon-db/persimmon/arena"
+	"github.com/persimmon-db/persimmon/wal"
+)
+
+// pendingRecord is a record of a transaction group waiting for its commit.
+type pendingRecord struct {
+	seg      *arena.Segment
+	off, end int64 // payload bytes
+}
+
+// NewRecovering returns an empty keyspace over a, ready for ReplayRecord.
+// Recovery (package recovery) calls ReplayRecord for every valid record in
+// log order, then Start.
+func NewRecovering(a *arena.Arena) *Keyspace { return newKeyspace(a) }
+
+// ReplayRecord applies one valid record of seg in log order. Records of a
+// transaction group are held until the group's commit record; a group that
+// is followed by anything else was abandoned and is dropped.
+func (ks *Keyspace) ReplayRecord(seg *arena.Segment, rec wal.Record) error {
+	off := rec.Offset + wal.HeaderSize
+	end := off + int64(len(rec.Payload))
+	switch {
+	case rec.Type == wal.TypeCommit:
+		for _, p := range ks.pending {
+			if err := ks.applyPayload(p.seg, p.off, p.end); err != nil {
+				return err
+			}
+		}
+		ks.pending = ks.pending[:0]
+		return nil
+	case rec.Type != wal.TypeBatch:
+		return fmt.Errorf("keyspace: %s offset %d: record type %d", seg.Path(), rec.Offset, rec.Type)
+	case rec.Flags&wal.FlagTxn != 0:
+		if rec.Flags&wal.FlagTxnBegin != 0 {
+			ks.pending = ks.pending[:0]
+		}
+		ks.pending = append(ks.pending, pendingRecord{seg: seg, off: off, end: end})
+		return nil
+	}
+	ks.pending = ks.pending[:0]
+	return ks.applyPayload(seg, off, end)
+}
+
+// PendingRecords is the number of records of a transaction group still
+// waiting for a commit record (an EXEC cut short by a crash).
+func (ks *Keyspace) PendingRecords() int { return len(ks.pending) }
+
+// KeyCount is the number of keys over all databases.
+func (ks *Keyspace) KeyCount() int {
+	n := 0
+	for _, d := range ks.dbs {
+		n += len(d.entries)
+	}
+	return n
+}
+
+// Start ends recovery: an unfinished transaction group is dropped, w
+// becomes the log for new writes, and background work (active expiry,
+// segment cleaning) starts.
+func (ks *Keyspace) Start(w *wal.WAL) {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	ks.pending = nil
+	ks.wal = w
+	ks.expires.rebuild(ks.dbs[:])
+	ks.snapshotCounts()
+	ks.liveSnapshot.Store(ks.liveBytes)
+	ks.stopped.Add(1)
+	go ks.background()
+}

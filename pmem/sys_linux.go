@@ -1,0 +1,46 @@
+package pmem
+
+import (
+	"errors"
+	"os"
+
+	"github.com/edsrzf/mmap-go"
+	"golang.org/x/sys/unix"
+)
+
+// allocate makes f size bytes long with every block allocated, so that a
+// full disk is reported now (ENOSPC) instead of as SIGBUS on a later store.
+// Filesystems without fallocate get ftruncate, which allocates nothing.
+func allocate(f *os.File, size int64) error {
+	for {
+		err := unix.Fallocate(int(f.Fd()), 0, 0, size)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EOPNOTSUPP):
+			return f.Truncate(size)
+		default:
+			return os.NewSyscallError("fallocate", err)
+		}
+	}
+}
+
+// mapFile maps size bytes of f shared read-write. It tries
+// MAP_SHARED_VALIDATE|MAP_SYNC first; the kernel accepts that only for a
+// file on a DAX filesystem (EOPNOTSUPP otherwise, EINVAL on kernels older
+// than 4.15), and then dax is true. Otherwise it maps through the page
+// cache with mmap-go.
+func mapFile(f *os.File, size int64) (data []byte, dax bool, err error) {
+	data, err = unix.Mmap(int(f.Fd()), 0, int(size),
+		unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED_VALIDATE|unix.MAP_SYNC)
+	if err == nil {
+		return data, true, nil
+	}
+	m, err := mmap.MapRegion(f, int(size), mmap.RDWR, 0, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	return m, false, nil
+}

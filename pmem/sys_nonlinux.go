@@ -1,0 +1,25 @@
+//go:build unix && !linux
+
+package pmem
+
+import (
+	"os"
+
+	"github.com/edsrzf/mmap-go"
+)
+
+// allocate sizes f with ftruncate: outside Linux there is no portable
+// fallocate, so a full disk may surface later as SIGBUS on a store.
+func allocate(f *os.File, size int64) error {
+	return f.Truncate(size)
+}
+
+// mapFile maps size bytes of f shared read-write through the page cache;
+// MAP_SYNC (and so DAX) exists only on Linux.
+func mapFile(f *os.File, size int64) (data []byte, dax bool, err error) {
+	m, err := mmap.MapRegion(f, int(size), mmap.RDWR, 0, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	return m, false, nil
+}

@@ -1,0 +1,136 @@
+// Package recovery opens a data directory: it maps the arena, verifies and
+// replays every record in log order into a new keyspace, cuts a torn tail
+// off the active segment, and refuses to start on corruption anywhere else.
+//
+// The decision table:
+//
+//	where                          what is found            outcome
+//	sealed segment                 any invalid record       ErrCorruption: file, offset, expected
+//	sealed segment                 records end != seal end  ErrCorruption
+//	newest (active) segment        invalid record           torn tail: keep the prefix, zero the rest
+//	older unsealed segment         invalid record           ErrCorruption
+//	any segment header             bad magic/sum/version    error (the newest one is removed instead:
+//	                                                        a crash while creating it)
+//
+// A transaction group without its commit record at the end of the log is
+// dropped (its EXEC never replied).
+package recovery
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/persimmon-db/persimmon/arena"
+	"github.com/persimmon-db/persimmon/keyspace"
+	"github.com/persimmon-db/persimmon/pmem"
+	"github.com/persimmon-db/persimmon/wal"
+)
+
+// Options configure Open.
+type Options struct {
+	Dir         string    // data directory, created if missing
+	Mode        pmem.Mode // durability mode
+	SegmentSize int64     // bytes per segment file (default 64 MiB)
+	// Logf receives the one-line recovery summary (and progress lines when
+	// recovery takes longer than a second). nil discards them.
+	Logf func(format string, args ...any)
+}
+
+// Report summarises one recovery.
+type Report struct {
+	Segments  int
+	Records   int64
+	Keys      int
+	Bytes     int64 // bytes of records scanned
+	TornBytes int64 // bytes cut from the tail of the active segment
+	Dropped   int   // records of an unfinished transaction group dropped
+	Duration  time.Duration
+}
+
+// Open verifies and replays the arena in opts.Dir and returns the keyspace,
+// started (background expiry and cleaning running). Errors wrap
+// wal.ErrCorruption when a record outside the torn tail is bad.
+func Open(opts Options) (*keyspace.Keyspace, Report, error) {
+	logf := opts.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	start := time.Now()
+	a, err := arena.Open(arena.Options{Dir: opts.Dir, Mode: opts.Mode, SegmentSize: opts.SegmentSize})
+	if err != nil {
+		return nil, Report{}, err
+	}
+	ks := keyspace.NewRecovering(a)
+	var rep Report
+	segs := a.Segments()
+	rep.Segments = len(segs)
+	var lastLSN uint64
+	nextProgress := start.Add(time.Second)
+	for i, seg := range segs {
+		newest := i == len(segs)-1
+		if base := seg.BaseLSN(); base < lastLSN {
+			a.Close()
+			return nil, rep, fmt.Errorf("%w: %s: base LSN %d is below the previous segment's last LSN %d", wal.ErrCorruption, seg.Path(), base, lastLSN)
+		}
+		end, last, err := wal.ScanSegment(seg, func(rec wal.Record) error {
+			rep.Records++
+			rep.Bytes += rec.Size
+			if now := time.Now(); now.After(nextProgress) {
+				nextProgress = now.Add(time.Second)
+				logf("recovery: segment %d/%d, %d records, %d keys so far, %.1fs", i+1, len(segs), rep.Records, ks.KeyCount(), now.Sub(start).Seconds())
+			}
+			return ks.ReplayRecord(seg, rec)
+		})
+		switch {
+		case err == nil:
+		case wal.IsTornTail(err) && newest:
+			n, cerr := cutTail(seg, end)
+			if cerr != nil {
+				a.Close()
+				return nil, rep, cerr
+			}
+			rep.TornBytes = n
+			logf("recovery: cut a torn tail of %d bytes at offset %d of %s (%v)", n, end, seg.Path(), err)
+		case wal.IsTornTail(err):
+			a.Close()
+			return nil, rep, fmt.Errorf("%w: %s is not the newest segment yet ends in an invalid record: %v", wal.ErrCorruption, seg.Path(), err)
+		default:
+			a.Close()
+			return nil, rep, err
+		}
+		lastLSN = last
+		if newest {
+			a.Resume(seg, end)
+		}
+	}
+	rep.Dropped = ks.PendingRecords()
+	w := wal.Open(a, lastLSN)
+	ks.Start(w)
+	rep.Keys = ks.KeyCount()
+	rep.Duration = time.Since(start)
+	logf("recovery: %d segments, %d records, %d keys, %d bytes, %d ms (torn tail cut: %d bytes; unfinished transaction records dropped: %d)",
+		rep.Segments, rep.Records, rep.Keys, rep.Bytes, rep.Duration.Milliseconds(), rep.TornBytes, rep.Dropped)
+	return ks, rep, nil
+}
+
+// cutTail zeroes seg from end to the last non-zero byte and persists it, so
+// later appends never run into stale bytes. It returns the bytes cleared.
+func cutTail(seg *arena.Segment, end int64) (int64, error) {
+	buf := seg.Bytes()
+	last := int64(len(buf))
+	for last > end && buf[last-1] == 0 {
+		last--
+	}
+	if last <= end {
+		return 0, nil
+	}
+	clear(buf[end:last])
+	if err := seg.Persist(end, last-end); err != nil {
+		return 0, fmt.Errorf("recovery: persisting the cut tail of %s: %w", seg.Path(), err)
+	}
+	return last - end, nil
+}
+
+// ErrCorruption is wal.ErrCorruption, re-exported for callers of Open.
+var ErrCorruption = wal.ErrCorruption
+

@@ -1,0 +1,57 @@
+// Package wal is Persimmon's write-ahead log: checksummed records appended to
+// arena segments, LSNs, transaction groups and group commit.
+//
+// # Record format
+//
+// Records start 8-byte aligned, at or after arena.HeaderSize, and follow one
+// another with no gaps:
+//
+//	+-----------+------+-------+----------+---------+-------------+---------------------+
+//	| length    | type | flags | reserved | LSN     | checksum    | payload | zero pad  |
+//	| u32 LE    | u8   | u8    | u16 = 0  | u64 LE  | u64 LE      | length  | to 8      |
+//	+-----------+------+-------+----------+---------+-------------+---------------------+
+//	0           4      5       6          8         16            24
+//
+// length is the payload length in bytes (padding excluded). The checksum is
+// xxhash64 over bytes [0, 16) — length, type, flags, reserved and LSN — then
+// the payload: a record is valid only if every field of it is what was
+// written. LSNs increase by one per record across the whole log, and every
+// record of a segment has an LSN above the segment's base LSN.
+//
+// Types (durable: never renumber):
+//
+//	1 batch   payload is a batch of keyspace operations (package keyspace),
+//	          applied as one unit
+//	2 commit  empty payload; commits the transaction group before it
+//
+// Flags (durable: never renumber):
+//
+//	1 txn       the record belongs to a transaction group (MULTI/EXEC or a
+//	            script); it takes effect only when the group's commit record
+//	            follows
+//	2 txn-begin the first record of a group; an open group that is followed
+//	            by a new group or a record outside any group was abandoned
+//	            (its EXEC never finished) and is discarded
+//
+// # End of log, torn tails and corruption
+//
+// A record header of 24 zero bytes is the clean end of a segment (segment
+// files are created zero-filled). Any other header that does not verify —
+// impossible length, unknown type, checksum mismatch, LSN out of order — is
+// an invalid record. In the active (unsealed) segment an invalid record is a
+// torn tail: recovery keeps the records before it and cuts the rest. In a
+// sealed segment, or before a sealed segment's end, it is corruption and
+// start-up stops with the file and offset (ErrCorruption).
+//
+// # Group commit
+//
+// Appends are serialised by the caller's lock (the keyspace's) and by the
+// wal's own append mutex; they store into the mapping and return at once.
+// Durability is requested separately with WaitDurable(lsn): the first waiter
+// becomes the leader, captures the active segment's append offset and the
+// last LSN, persists everything not yet persisted with one flush+fence (pmem
+// mode) or one msync (msync mode), publishes the durable LSN and releases
+// the others, most of whom find their LSN already durable. While a leader is
+// in msync, writers keep appending; the next leader persists all of that at
+// once, so the batch grows with the sync latency.
+package wal

@@ -1,0 +1,126 @@
+package wal
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// Record types and flags: part of the on-disk format, never renumber.
+const (
+	TypeBatch  = 1
+	TypeCommit = 2
+
+	FlagTxn      = 1
+	FlagTxnBegin = 2
+
+	// HeaderSize is the size of a record header in bytes.
+	HeaderSize = 24
+	// MaxPayload is the largest payload a record may carry (bytes).
+	MaxPayload = 1<<32 - 1 - HeaderSize - 8
+)
+
+// Errors. ErrCleanEnd and ErrInvalidRecord come from DecodeRecord;
+// ErrTornTail and ErrCorruption from scanning a segment; use IsTornTail and
+// errors.Is(err, ErrCorruption) to tell them apart.
+var (
+	ErrCleanEnd      = errors.New("wal: clean end of segment")
+	ErrInvalidRecord = errors.New("wal: invalid record")
+	ErrTornTail      = errors.New("wal: torn tail")
+	ErrCorruption    = errors.New("wal: corruption")
+)
+
+// IsTornTail reports whether err is a torn tail (safe to cut), as opposed to
+// corruption (refuse to start).
+func IsTornTail(err error) bool { return errors.Is(err, ErrTornTail) }
+
+// Record is one decoded record. Payload aliases the segment mapping.
+type Record struct {
+	Type    uint8
+	Flags   uint8
+	LSN     uint64
+	Payload []byte
+	Offset  int64 // bytes from segment start
+	Size    int64 // bytes the record occupies, padding included
+}
+
+// RecordSize is the space a record with an n-byte payload occupies.
+func RecordSize(n int) int64 { return HeaderSize + align8(int64(n)) }
+
+func align8(n int64) int64 { return (n + 7) &^ 7 }
+
+// encodeRecord writes a record into dst, which has exactly RecordSize(len(payload)) bytes.
+func encodeRecord(dst []byte, typ, flags uint8, lsn uint64, payload []byte) {
+	binary.LittleEndian.PutUint32(dst[0:], uint32(len(payload)))
+	dst[4] = typ
+	dst[5] = flags
+	dst[6], dst[7] = 0, 0
+	binary.LittleEndian.PutUint64(dst[8:], lsn)
+	n := copy(dst[HeaderSize:], payload)
+	clear(dst[HeaderSize+n:])
+	binary.LittleEndian.PutUint64(dst[16:], checksum(dst[:16], payload))
+}
+
+func checksum(head, payload []byte) uint64 {
+	var d xxhash.Digest
+	d.Reset()
+	d.Write(head)
+	d.Write(payload)
+	return d.Sum64()
+}
+
+// DecodeRecord decodes the record at off in seg (a whole segment mapping).
+// It returns ErrCleanEnd for an all-zero header or when off is at the end,
+// and an error wrapping ErrInvalidRecord, saying what was expected, for
+// anything that does not verify.
+func DecodeRecord(seg []byte, off int64) (Record, error) {
+	if off+HeaderSize > int64(len(seg)) {
+		if off == int64(len(seg)) {
+			return Record{}, ErrCleanEnd
+		}
+		return Record{}, fmt.Errorf("%w: header at offset %d crosses the segment end %d", ErrInvalidRecord, off, len(seg))
+	}
+	h := seg[off : off+HeaderSize]
+	if isZero(h) {
+		return Record{}, ErrCleanEnd
+	}
+	n := int64(binary.LittleEndian.Uint32(h[0:]))
+	typ, flags := h[4], h[5]
+	switch {
+	case typ != TypeBatch && typ != TypeCommit:
+		return Record{}, fmt.Errorf("%w at offset %d: type %d, want %d or %d", ErrInvalidRecord, off, typ, TypeBatch, TypeCommit)
+	case flags&^(FlagTxn|FlagTxnBegin) != 0 || h[6] != 0 || h[7] != 0:
+		return Record{}, fmt.Errorf("%w at offset %d: unknown flags %#x/reserved bytes", ErrInvalidRecord, off, flags)
+	case off+HeaderSize+align8(n) > int64(len(seg)):
+		return Record{}, fmt.Errorf("%w at offset %d: length %d runs past the segment end %d", ErrInvalidRecord, off, n, len(seg))
+	}
+	payload := seg[off+HeaderSize : off+HeaderSize+n]
+	if want, got := binary.LittleEndian.Uint64(h[16:]), checksum(h[:16], payload); want != got {
+		return Record{}, fmt.Errorf("%w at offset %d: checksum %#016x, want %#016x (length %d, LSN %d)", ErrInvalidRecord, off, got, want, n, binary.LittleEndian.Uint64(h[8:]))
+	}
+	return Record{
+		Type:    typ,
+		Flags:   flags,
+		LSN:     binary.LittleEndian.Uint64(h[8:]),
+		Payload: payload,
+		Offset:  off,
+		Size:    HeaderSize + align8(n),
+	}, nil
+}
+
+func isZero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,189 @@
+package wal
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/persimmon-db/persimmon/arena"
+)
+
+// commitReserve is kept free at the end of a segment after every batch
+// record, so a transaction's commit record always fits where its group is
+// (a full disk cannot strand an EXEC whose commands already applied).
+const commitReserve = HeaderSize
+
+// WAL appends records to an arena and makes them durable.
+type WAL struct {
+	arena *arena.Arena
+
+	mu      sync.Mutex // serialises appends (LSN assignment + arena allocation)
+	lastLSN atomic.Uint64
+
+	syncMu  sync.Mutex    // held by the group-commit leader
+	durable atomic.Uint64 // every record with LSN <= durable is durable
+	// flushed packs the active segment id (high 24 bits) and the offset up
+	// to which it has been persisted (low 40 bits).
+	flushed atomic.Uint64
+	failed  atomic.Pointer[error] // sticky persistence error: fail-stop
+
+	flushes       atomic.Int64
+	syncedRecords atomic.Int64
+}
+
+// Open returns a WAL appending to a's active segment. lastLSN is the LSN of
+// the last valid record recovery found (0 for an empty log); everything up
+// to it is treated as durable (recovery persisted it).
+func Open(a *arena.Arena, lastLSN uint64) *WAL {
+	w := &WAL{arena: a}
+	w.lastLSN.Store(lastLSN)
+	w.durable.Store(lastLSN)
+	if seg, tail := a.Active(); seg != nil {
+		w.flushed.Store(packFlushed(seg.ID(), tail))
+	}
+	return w
+}
+
+func packFlushed(id uint64, off int64) uint64 { return id<<40 | uint64(off) }
+
+// Arena is the arena the WAL appends to.
+func (w *WAL) Arena() *arena.Arena { return w.arena }
+
+// LastLSN is the LSN of the last record appended.
+func (w *WAL) LastLSN() uint64 { return w.lastLSN.Load() }
+
+// DurableLSN is the highest LSN known durable.
+func (w *WAL) DurableLSN() uint64 { return w.durable.Load() }
+
+// Flushes is the number of group commits (flush+fence or msync) so far.
+func (w *WAL) Flushes() int64 { return w.flushes.Load() }
+
+// SyncedRecords is the number of records made durable by group commits.
+func (w *WAL) SyncedRecords() int64 { return w.syncedRecords.Load() }
+
+// Location names a record: its segment and offset (bytes from segment start).
+type Location struct {
+	Seg *arena.Segment
+	Off int64
+	LSN uint64
+}
+
+// Append writes one record and returns where it went. It does not wait for
+// durability (see WaitDurable). The payload is copied. Errors: a wrapped
+// arena.ErrNoSpace when the disk is full, the sticky persistence error
+// after a failed flush.
+func (w *WAL) Append(typ, flags uint8, payload []byte) (Location, error) {
+	if errp := w.failed.Load(); errp != nil {
+		return Location{}, *errp
+	}
+	if len(payload) > MaxPayload {
+		return Location{}, fmt.Errorf("wal: payload of %d bytes exceeds the record limit %d", len(payload), MaxPayload)
+	}
+	size := RecordSize(len(payload))
+	keep := int64(commitReserve)
+	if typ == TypeCommit {
+		keep = 0
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	last := w.lastLSN.Load()
+	flushedFrom := int64(arena.HeaderSize)
+	if seg, _ := w.arena.Active(); seg != nil {
+		if f := w.flushed.Load(); f>>40 == seg.ID() {
+			flushedFrom = int64(f & (1<<40 - 1))
+		}
+	}
+	seg, off, err := w.arena.Alloc(size, keep, flushedFrom, last)
+	if err != nil {
+		return Location{}, err
+	}
+	lsn := last + 1
+	encodeRecord(seg.Bytes()[off:off+size], typ, flags, lsn, payload)
+	w.lastLSN.Store(lsn)
+	return Location{Seg: seg, Off: off, LSN: lsn}, nil
+}
+
+// WaitDurable returns once every record with LSN <= lsn is durable, or with
+// the persistence error that prevented it (after which the WAL refuses
+// appends: fail-stop). Concurrent callers share one flush+fence or msync.
+func (w *WAL) WaitDurable(lsn uint64) error {
+	if w.durable.Load() >= lsn {
+		return nil
+	}
+	w.syncMu.Lock()
+	defer w.syncMu.Unlock()
+	if errp := w.failed.Load(); errp != nil {
+		return *errp
+	}
+	if w.durable.Load() >= lsn {
+		return nil
+	}
+	// Capture the append state: everything up to tail / last is written.
+	w.mu.Lock()
+	seg, tail := w.arena.Active()
+	last := w.lastLSN.Load()
+	w.mu.Unlock()
+	if seg != nil {
+		from := int64(arena.HeaderSize)
+		if f := w.flushed.Load(); f>>40 == seg.ID() {
+			from = int64(f & (1<<40 - 1))
+		}
+		if tail > from {
+			if err := seg.Persist(from, tail-from); err != nil {
+				err = fmt.Errorf("wal: persisting %s [%d, %d): %w", seg.Path(), from, tail, err)
+				w.failed.Store(&err)
+				return err
+			}
+		}
+		w.flushed.Store(packFlushed(seg.ID(), tail))
+	}
+	prev := w.durable.Swap(last)
+	w.flushes.Add(1)
+	w.syncedRecords.Add(int64(last - prev))
+	return nil
+}
+
+// Sync makes everything appended so far durable.
+func (w *WAL) Sync() error { return w.WaitDurable(w.lastLSN.Load()) }
+
+// ScanSegment calls fn for each valid record of seg in order, starting at
+// arena.HeaderSize, checking that LSNs run consecutively from the segment's
+// base LSN. It returns the offset just past the last valid record and the
+// last LSN. For an unsealed segment an invalid record ends the scan with an
+// error wrapping ErrTornTail (end is where it starts); for a sealed segment
+// any invalid record, or records not ending exactly at the sealed end, is an
+// error wrapping ErrCorruption. Errors name the file and offset.
+func ScanSegment(seg *arena.Segment, fn func(Record) error) (end int64, lastLSN uint64, err error) {
+	buf := seg.Bytes()
+	sealedEnd, sealed := seg.Sealed()
+	off := int64(arena.HeaderSize)
+	lastLSN = seg.BaseLSN()
+	for {
+		if sealed && off == sealedEnd {
+			return off, lastLSN, nil
+		}
+		rec, derr := DecodeRecord(buf, off)
+		if derr == nil && rec.LSN != lastLSN+1 {
+			derr = fmt.Errorf("%w at offset %d: LSN %d, want %d", ErrInvalidRecord, off, rec.LSN, lastLSN+1)
+		}
+		if derr == nil && sealed && off+rec.Size > sealedEnd {
+			derr = fmt.Errorf("%w at offset %d: record of %d bytes runs past the sealed end %d", ErrInvalidRecord, off, rec.Size, sealedEnd)
+		}
+		switch {
+		case errors.Is(derr, ErrCleanEnd) && !sealed:
+			return off, lastLSN, nil
+		case errors.Is(derr, ErrCleanEnd):
+			return off, lastLSN, fmt.Errorf("%w: %s offset %d: zeroed record header, want records up to the sealed end %d", ErrCorruption, seg.Path(), off, sealedEnd)
+		case derr != nil && sealed:
+			return off, lastLSN, fmt.Errorf("%w: %s: %v", ErrCorruption, seg.Path(), derr)
+		case derr != nil:
+			return off, lastLSN, fmt.Errorf("%w: %s: %v", ErrTornTail, seg.Path(), derr)
+		}
+		if err := fn(rec); err != nil {
+			return off, lastLSN, err
+		}
+		lastLSN = rec.LSN
+		off += rec.Size
+	}
+}
