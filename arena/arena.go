@@ -140,7 +140,7 @@ type Arena struct {
 	opts Options
 	dir  *os.File
 
-	mu    sync.Mutex                // guards segment creation and removal
+	mu    sync.Mutex                 // guards segment creation and removal
 	table atomic.Pointer[[]*Segment] // index: id → segment, nil when absent
 
 	// Append state: owned by the single writer (see Alloc).

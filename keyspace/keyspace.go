@@ -25,7 +25,7 @@ type Keyspace struct {
 	batch     Batch // scratch batch handed out by NewBatch
 	txnOpen   bool
 	txnWrote  bool
-	cleaning  bool // applying the cleaner's copies: not a change WATCH sees
+	cleaning  bool  // applying the cleaner's copies: not a change WATCH sees
 	failed    error // set when the in-memory state may be ahead of the log
 	liveBytes int64
 

@@ -133,4 +133,3 @@ func cutTail(seg *arena.Segment, end int64) (int64, error) {
 
 // ErrCorruption is wal.ErrCorruption, re-exported for callers of Open.
 var ErrCorruption = wal.ErrCorruption
-
