@@ -32,6 +32,8 @@ const (
 	DefaultSegmentSize = 64 << 20
 	// MinSegmentSize is the smallest segment size accepted.
 	MinSegmentSize = 64 << 10
+	// allocChunk is how far ahead of the append offset blocks are allocated.
+	allocChunk = 1 << 20
 )
 
 // Errors from opening segment headers. Each is wrapped with the file name.
@@ -51,12 +53,15 @@ type Options struct {
 	SegmentSize int64 // bytes; 0 means DefaultSegmentSize; rounded up to a page
 }
 
-// Segment is one mapped segment file.
+// Segment is one mapped segment file. Its file is sparse: blocks are
+// allocated (fallocate) as appends reach them, so disk usage follows the
+// data rather than the segment size.
 type Segment struct {
 	id        uint64
 	region    *pmem.Region
 	buf       []byte
 	sealedEnd atomic.Int64 // 0 while active
+	allocated atomic.Int64 // bytes allocated on disk (a prefix of the file)
 }
 
 // ID is the segment id (also its position in replay order).
@@ -240,11 +245,14 @@ func (a *Arena) openSegment(id uint64) (*Segment, error) {
 	if fi.Size() < HeaderSize || fi.Size()%pageSize != 0 {
 		return nil, fmt.Errorf("%s: %w (size %d)", path, errShortFile, fi.Size())
 	}
-	r, err := pmem.Map(path, fi.Size(), a.opts.Mode)
+	r, err := pmem.MapSparse(path, fi.Size(), 0, a.opts.Mode)
 	if err != nil {
 		return nil, fmt.Errorf("arena: %w", err)
 	}
 	seg := &Segment{id: id, region: r, buf: r.Bytes()}
+	if n, err := r.AllocatedBytes(); err == nil {
+		seg.allocated.Store(n)
+	}
 	if err := checkHeader(seg.buf, id); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -317,15 +325,36 @@ func (a *Arena) Segments() []*Segment {
 	return out
 }
 
-// Bytes is the total size of the segment files.
+// Bytes is the disk space the segment files occupy (allocated blocks).
 func (a *Arena) Bytes() int64 {
 	var n int64
 	for _, s := range *a.table.Load() {
 		if s != nil {
-			n += s.Size()
+			n += s.allocated.Load()
 		}
 	}
 	return n
+}
+
+// AllocatedBytes is the disk space the segment occupies.
+func (s *Segment) AllocatedBytes() int64 { return s.allocated.Load() }
+
+// ensure allocates the segment's blocks up to at least end (bytes from
+// segment start), a chunk at a time.
+func (s *Segment) ensure(end int64) error {
+	have := s.allocated.Load()
+	if end <= have {
+		return nil
+	}
+	want := min(roundUp(end+allocChunk, allocChunk), s.Size())
+	if err := s.region.Allocate(have, want-have); err != nil {
+		if errors.Is(err, syscall.ENOSPC) {
+			return fmt.Errorf("%w: %v", ErrNoSpace, err)
+		}
+		return fmt.Errorf("arena: %w", err)
+	}
+	s.allocated.Store(want)
+	return nil
 }
 
 // Dir is the data directory.
@@ -356,6 +385,9 @@ func (a *Arena) Alloc(n, keep, flushedFrom int64, baseLSN uint64) (*Segment, int
 		panic(fmt.Sprintf("arena: Alloc of %d bytes is not 8-byte aligned", n))
 	}
 	if a.active != nil && a.active.sealedEnd.Load() == 0 && a.tail+n+keep <= a.active.Size() {
+		if err := a.active.ensure(a.tail + n + keep); err != nil {
+			return nil, 0, err
+		}
 		off := a.tail
 		a.tail += n
 		return a.active, off, nil
@@ -376,7 +408,34 @@ func (a *Arena) Alloc(n, keep, flushedFrom int64, baseLSN uint64) (*Segment, int
 		}
 	}
 	a.active, a.tail = seg, HeaderSize+n
+	if err := seg.ensure(a.tail + keep); err != nil {
+		// The new segment is empty and active; the caller gets the error
+		// and a later Alloc retries the allocation.
+		a.tail = HeaderSize
+		return nil, 0, err
+	}
 	return seg, HeaderSize, nil
+}
+
+// Rotate seals the active segment now (persisting [flushedFrom, tail)
+// first) and starts a new one, so the cleaner can reclaim the old one.
+// baseLSN is the LSN of the last record appended. It does nothing when the
+// active segment is empty. Single writer, like Alloc.
+func (a *Arena) Rotate(flushedFrom int64, baseLSN uint64) error {
+	if a.active == nil || a.tail <= HeaderSize {
+		return nil
+	}
+	seg, err := a.create(a.opts.SegmentSize, baseLSN)
+	if err != nil {
+		return err
+	}
+	if a.active.sealedEnd.Load() == 0 {
+		if err := a.active.seal(max(flushedFrom, HeaderSize), a.tail); err != nil {
+			return err
+		}
+	}
+	a.active, a.tail = seg, HeaderSize
+	return nil
 }
 
 // create makes, maps and publishes a new segment file of size bytes whose
@@ -389,7 +448,7 @@ func (a *Arena) create(size int64, baseLSN uint64) (*Segment, error) {
 		id = uint64(len(t))
 	}
 	path := a.segmentPath(id)
-	r, err := pmem.Map(path, size, a.opts.Mode)
+	r, err := pmem.MapSparse(path, size, HeaderSize, a.opts.Mode)
 	if err != nil {
 		os.Remove(path)
 		if errors.Is(err, syscall.ENOSPC) {
@@ -398,6 +457,7 @@ func (a *Arena) create(size int64, baseLSN uint64) (*Segment, error) {
 		return nil, fmt.Errorf("arena: creating %s: %w", path, err)
 	}
 	seg := &Segment{id: id, region: r, buf: r.Bytes()}
+	seg.allocated.Store(HeaderSize)
 	b := seg.buf
 	copy(b[0:8], Magic)
 	binary.LittleEndian.PutUint32(b[8:], FormatVersion)

@@ -3,10 +3,12 @@
 //
 // # Segment files
 //
-// A segment is named seg-<id>.arena (id: 16 hex digits, increasing from 1) and
-// is fallocated to its full size when created, so a full disk surfaces as an
-// error from Alloc (a write command's error reply) and never as SIGBUS on a
-// store into the mapping. Reads of existing segments keep working.
+// A segment is named seg-<id>.arena (id: 16 hex digits, increasing from 1).
+// Its file has the full segment size but is sparse: blocks are allocated
+// with fallocate a chunk ahead of the append offset, so disk usage follows
+// the data, and a full disk surfaces as an error from Alloc (a write
+// command's error reply) and never as SIGBUS on a store into the mapping.
+// Reads of existing segments keep working.
 //
 //	offset  size  field
 //	     0     8  magic "PSMNARNA"

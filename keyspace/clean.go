@@ -17,32 +17,53 @@ import (
 // segment. Deletions and flushes in the oldest segment are simply dropped:
 // nothing older than them remains that they could hide.
 //
-// It runs while the total size of the segment files exceeds cleanRatio
-// times the live bytes, in chunks of at most cleanChunkOps operations per
-// lock hold, so commands keep being served while it works.
+// It runs while the disk space of the segment files exceeds cleanRatio
+// times the live bytes plus cleanSlack, in chunks of at most cleanChunkOps
+// operations per lock hold, so commands keep being served while it works.
+// When the garbage sits in the active segment (no sealed segment is left to
+// clean), the active segment is sealed early so it can be cleaned.
 const (
 	cleanRatio    = 2
+	cleanSlack    = 2 << 20
 	cleanChunkOps = 256
 )
 
-// clean cleans segments while the arena is larger than cleanRatio × live.
+// needsCleaning reports whether the arena holds too much dead data.
+func (ks *Keyspace) needsCleaning() bool {
+	return ks.arena.Bytes() > cleanRatio*ks.liveSnapshot.Load()+cleanSlack
+}
+
+// Clean runs segment cleaning now, until the arena is within its bound or
+// cleaning cannot proceed (a full disk). The background loop calls it every
+// 100 ms; tests and tools call it to reach the bound synchronously. Call it
+// without the lock.
+func (ks *Keyspace) Clean() {
+	ks.cleanMu.Lock()
+	defer ks.cleanMu.Unlock()
+	ks.clean()
+}
+
+// clean cleans segments while the arena is larger than the bound.
 func (ks *Keyspace) clean() {
-	for {
+	for ks.needsCleaning() {
 		select {
 		case <-ks.stop:
 			return
 		default:
 		}
 		segs := ks.arena.Segments()
-		if len(segs) < 2 {
+		if len(segs) == 0 {
 			return
 		}
 		oldest := segs[0]
 		if _, sealed := oldest.Sealed(); !sealed {
-			return
-		}
-		if ks.arena.Bytes() <= cleanRatio*ks.liveSnapshot.Load() {
-			return
+			ks.mu.Lock()
+			err := ks.wal.Rotate()
+			ks.Unlock()
+			if err != nil {
+				return
+			}
+			continue
 		}
 		if !ks.cleanSegment(oldest) {
 			return
@@ -111,12 +132,15 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 	if err := ks.wal.WaitDurable(ks.wal.LastLSN()); err != nil {
 		return false
 	}
+	// A group-commit leader that captured seg before it was sealed may
+	// still be persisting it: wait for it before unmapping.
+	ks.wal.Barrier()
 	ks.mu.Lock()
 	defer ks.Unlock()
 	if ks.closed {
 		return false
 	}
-	size := seg.Size()
+	size := seg.AllocatedBytes()
 	if err := ks.arena.Remove(seg.ID()); err != nil {
 		return false
 	}

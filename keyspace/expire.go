@@ -84,6 +84,6 @@ func (ks *Keyspace) background() {
 		ks.activeExpire(ks.NowMs())
 		ks.snapshotCounts()
 		ks.Unlock()
-		ks.clean()
+		ks.Clean()
 	}
 }

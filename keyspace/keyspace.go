@@ -41,6 +41,7 @@ type Keyspace struct {
 	keysSnapshot [NumDBs]atomic.Int64
 	volSnapshot  [NumDBs]atomic.Int64
 
+	cleanMu  sync.Mutex // one cleaner at a time
 	stop     chan struct{}
 	stopped  sync.WaitGroup
 	closed   bool

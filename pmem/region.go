@@ -58,6 +58,42 @@ type Region struct {
 // MAP_SHARED through the page cache. A file Map created is removed again if
 // Map fails. mode must be ModePmem, ModeMsync or ModeNone.
 func Map(path string, size int64, mode Mode) (r *Region, err error) {
+	return mapAlloc(path, size, size, mode)
+}
+
+// MapSparse is Map for a file that is allocated as it fills: the file is
+// size bytes long (a hole past what is allocated) and only its first alloc
+// bytes are allocated now (rounded up to a page; alloc <= size). Before
+// storing past what is allocated, call Allocate for that range: a store
+// into a hole on a full disk raises SIGBUS. An existing file keeps the
+// blocks it already has. Disk usage then follows the data, not the mapping.
+func MapSparse(path string, size, alloc int64, mode Mode) (*Region, error) {
+	return mapAlloc(path, size, alloc, mode)
+}
+
+// Allocate allocates the blocks of [off, off+n) (bytes) with fallocate, so
+// stores there cannot fault on a full disk. Errors wrap syscall.ENOSPC when
+// the disk is full, ErrRange for a range outside the mapping.
+func (r *Region) Allocate(off, n int64) error {
+	if err := r.check(off, n); err != nil {
+		return err
+	}
+	if err := allocateRange(r.file, off, n); err != nil {
+		return fmt.Errorf("pmem: %s: allocate [%d, %d): %w", r.path, off, off+n, err)
+	}
+	return nil
+}
+
+// AllocatedBytes is the space the file occupies on disk (st_blocks × 512).
+func (r *Region) AllocatedBytes() (int64, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(r.file.Fd()), &st); err != nil {
+		return 0, fmt.Errorf("pmem: %s: %w", r.path, err)
+	}
+	return st.Blocks * 512, nil
+}
+
+func mapAlloc(path string, size, alloc int64, mode Mode) (r *Region, err error) {
 	if !mode.valid() {
 		return nil, fmt.Errorf("pmem: map %s: invalid durability mode %d", path, int(mode))
 	}
@@ -92,10 +128,21 @@ func Map(path string, size int64, mode Mode) (r *Region, err error) {
 			return nil, fmt.Errorf("pmem: map: %w", err)
 		}
 	}
+	if alloc < 0 || alloc > size {
+		return nil, fmt.Errorf("pmem: map %s: allocate %d of %d bytes: %w", path, alloc, size, ErrRange)
+	}
+	alloc = (alloc + ps - 1) / ps * ps
 	// Allocate even when the size already matches: an existing file may be
 	// sparse, and a store into a hole on a full disk would raise SIGBUS.
-	if err := allocate(f, size); err != nil {
-		return nil, fmt.Errorf("pmem: map %s: allocate %d bytes: %w", path, size, err)
+	if alloc > 0 {
+		if err := allocateRange(f, 0, alloc); err != nil {
+			return nil, fmt.Errorf("pmem: map %s: allocate %d bytes: %w", path, alloc, err)
+		}
+	}
+	if fi.Size() < size {
+		if err := f.Truncate(size); err != nil {
+			return nil, fmt.Errorf("pmem: map: %w", err)
+		}
 	}
 	if created || resized {
 		if err := f.Sync(); err != nil {

@@ -11,16 +11,23 @@ import (
 // allocate makes f size bytes long with every block allocated, so that a
 // full disk is reported now (ENOSPC) instead of as SIGBUS on a later store.
 // Filesystems without fallocate get ftruncate, which allocates nothing.
-func allocate(f *os.File, size int64) error {
+func allocate(f *os.File, size int64) error { return allocateRange(f, 0, size) }
+
+// allocateRange allocates the blocks of bytes [off, off+n) of f, extending
+// it if needed (ftruncate where fallocate is unsupported).
+func allocateRange(f *os.File, off, n int64) error {
 	for {
-		err := unix.Fallocate(int(f.Fd()), 0, 0, size)
+		err := unix.Fallocate(int(f.Fd()), 0, off, n)
 		switch {
 		case err == nil:
 			return nil
 		case errors.Is(err, unix.EINTR):
 			continue
 		case errors.Is(err, unix.EOPNOTSUPP):
-			return f.Truncate(size)
+			if fi, serr := f.Stat(); serr == nil && fi.Size() >= off+n {
+				return nil
+			}
+			return f.Truncate(off + n)
 		default:
 			return os.NewSyscallError("fallocate", err)
 		}

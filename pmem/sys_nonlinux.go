@@ -14,6 +14,14 @@ func allocate(f *os.File, size int64) error {
 	return f.Truncate(size)
 }
 
+// allocateRange extends f to at least off+n bytes (no fallocate here).
+func allocateRange(f *os.File, off, n int64) error {
+	if fi, err := f.Stat(); err == nil && fi.Size() >= off+n {
+		return nil
+	}
+	return f.Truncate(off + n)
+}
+
 // mapFile maps size bytes of f shared read-write through the page cache;
 // MAP_SYNC (and so DAX) exists only on Linux.
 func mapFile(f *os.File, size int64) (data []byte, dax bool, err error) {

@@ -88,13 +88,7 @@ func (w *WAL) Append(typ, flags uint8, payload []byte) (Location, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	last := w.lastLSN.Load()
-	flushedFrom := int64(arena.HeaderSize)
-	if seg, _ := w.arena.Active(); seg != nil {
-		if f := w.flushed.Load(); f>>40 == seg.ID() {
-			flushedFrom = int64(f & (1<<40 - 1))
-		}
-	}
-	seg, off, err := w.arena.Alloc(size, keep, flushedFrom, last)
+	seg, off, err := w.arena.Alloc(size, keep, w.flushedFrom(), last)
 	if err != nil {
 		return Location{}, err
 	}
@@ -125,10 +119,7 @@ func (w *WAL) WaitDurable(lsn uint64) error {
 	last := w.lastLSN.Load()
 	w.mu.Unlock()
 	if seg != nil {
-		from := int64(arena.HeaderSize)
-		if f := w.flushed.Load(); f>>40 == seg.ID() {
-			from = int64(f & (1<<40 - 1))
-		}
+		from := w.flushedIn(seg)
 		if tail > from {
 			if err := seg.Persist(from, tail-from); err != nil {
 				err = fmt.Errorf("wal: persisting %s [%d, %d): %w", seg.Path(), from, tail, err)
@@ -142,6 +133,37 @@ func (w *WAL) WaitDurable(lsn uint64) error {
 	w.flushes.Add(1)
 	w.syncedRecords.Add(int64(last - prev))
 	return nil
+}
+
+// Rotate seals the active segment and starts a new one (see
+// arena.Arena.Rotate). Callers serialise it with appends.
+func (w *WAL) Rotate() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.arena.Rotate(w.flushedFrom(), w.lastLSN.Load())
+}
+
+// flushedFrom is the offset of the active segment up to which it has been
+// persisted. Call with w.mu held.
+func (w *WAL) flushedFrom() int64 {
+	seg, _ := w.arena.Active()
+	return w.flushedIn(seg)
+}
+
+// flushedIn is the offset up to which seg has been persisted by group
+// commits (arena.HeaderSize if none has touched it).
+func (w *WAL) flushedIn(seg *arena.Segment) int64 {
+	if f := w.flushed.Load(); seg != nil && f>>40 == seg.ID() {
+		return int64(f & (1<<40 - 1))
+	}
+	return arena.HeaderSize
+}
+
+// Barrier waits until no group-commit leader is persisting. After it, no
+// flush is in progress on a segment that was not active at the call.
+func (w *WAL) Barrier() {
+	w.syncMu.Lock()
+	w.syncMu.Unlock()
 }
 
 // Sync makes everything appended so far durable.
