@@ -118,6 +118,21 @@ func (s *Segment) seal(from, end int64) error {
 	return nil
 }
 
+// Unseal clears the seal word, making seg active again (offline repair:
+// the segment is about to be cut and become the newest).
+func (s *Segment) Unseal() error {
+	binary.LittleEndian.PutUint64(s.buf[sealWordOffset:], 0)
+	if err := s.region.Persist(sealWordOffset, 8); err != nil {
+		return err
+	}
+	s.sealedEnd.Store(0)
+	return nil
+}
+
+// DAX reports whether the segment is mapped with MAP_SYNC on a DAX
+// filesystem.
+func (s *Segment) DAX() bool { return s.region.DAX() }
+
 func sealWord(id uint64, end int64) uint64 {
 	var b [16]byte
 	binary.LittleEndian.PutUint64(b[0:], id)
