@@ -1,0 +1,263 @@
+// Command persimmon-server serves the Redis protocol over a durable
+// keyspace: every write is persistent before it is acknowledged.
+//
+//	persimmon-server [--config FILE] [--port 6379] [--bind 127.0.0.1]
+//	                 [--dir ./data] [--durability pmem|msync|none]
+//	                 [--segment-size 64mb] [--requirepass PASS]
+//	                 [--protected-mode yes|no] [--maxclients N] [--timeout SECONDS]
+//	                 [--proto-max-bulk-len 512mb]
+//
+// The config file takes redis.conf-style lines ("port 6380", "dir /x",
+// "requirepass "a b"", "# comments"); flags given on the command line win
+// over the file. SIGTERM and SIGINT shut down cleanly: the server stops
+// accepting, finishes the batches in flight, makes everything durable and
+// exits 0.
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/persimmon-db/persimmon/pmem"
+	"github.com/persimmon-db/persimmon/recovery"
+	"github.com/persimmon-db/persimmon/resp"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stderr))
+}
+
+// directive is one setting, spelled the same as a flag and as a config
+// file line.
+type directive struct {
+	name, def, usage string
+}
+
+var directives = []directive{
+	{"port", "6379", "TCP port to listen on"},
+	{"bind", "127.0.0.1", "addresses to listen on, space-separated (redis.conf syntax)"},
+	{"dir", "./data", "data directory (the arena's segment files)"},
+	{"durability", "pmem", "what happens before a reply: pmem (cache-line flush + fence), msync, or none"},
+	{"segment-size", "64mb", "bytes per arena segment file (units: kb, mb, gb)"},
+	{"requirepass", "", "password clients must AUTH with (empty: none)"},
+	{"protected-mode", "yes", "refuse non-loopback clients while no password is set (yes|no)"},
+	{"maxclients", strconv.Itoa(resp.DefaultMaxClients), "maximum number of connected clients"},
+	{"timeout", "0", "close a client idle for this many seconds (0: never)"},
+	{"proto-max-bulk-len", "512mb", "largest bulk string a request may carry"},
+}
+
+// settings are the resolved directive values.
+type settings map[string]string
+
+func run(args []string, stderr io.Writer) int {
+	logger := log.New(stderr, "", log.LstdFlags|log.Lmicroseconds)
+	logf := logger.Printf
+
+	set, configFile, err := loadSettings(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		logf("fatal: %v", err)
+		return 2
+	}
+	cfg, opts, err := buildConfig(set)
+	if err != nil {
+		logf("fatal: %v", err)
+		return 2
+	}
+	cfg.ConfigFile = configFile
+	opts.Logf = logf
+
+	ks, _, err := recovery.Open(opts)
+	if err != nil {
+		logf("fatal: cannot open %s: %v", opts.Dir, err)
+		return 1
+	}
+	logf("%s", pmem.Describe(opts.Mode, opts.Dir, pmem.ProbeDAX(opts.Dir)))
+
+	srv := resp.NewServer(cfg, ks, logf)
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+
+	code := 0
+	select {
+	case sig := <-sigc:
+		logf("received %v, shutting down", sig)
+	case err := <-errc:
+		// nil after SHUTDOWN; an error when listening failed.
+		if err != nil {
+			logf("fatal: %v", err)
+			code = 1
+		}
+	}
+	if err := srv.Close(); err != nil {
+		logf("fatal: closing: %v", err)
+		return 1
+	}
+	if code == 0 {
+		logf("everything is durable; bye")
+	}
+	return code
+}
+
+// loadSettings reads the flags and the config file; a flag given on the
+// command line wins over the file. A single positional argument is taken
+// as the config file, as redis-server does.
+func loadSettings(args []string, stderr io.Writer) (settings, string, error) {
+	fs := flag.NewFlagSet("persimmon-server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	vals := make(map[string]*string, len(directives))
+	for _, d := range directives {
+		vals[d.name] = fs.String(d.name, d.def, d.usage)
+	}
+	configFile := fs.String("config", "", "redis.conf-style file of the same settings")
+	if err := fs.Parse(args); err != nil {
+		return nil, "", err
+	}
+	switch {
+	case fs.NArg() == 1 && *configFile == "":
+		*configFile = fs.Arg(0)
+	case fs.NArg() > 0:
+		return nil, "", fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	given := make(map[string]bool)
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+
+	if *configFile != "" {
+		f, err := os.Open(*configFile)
+		if err != nil {
+			return nil, "", err
+		}
+		fromFile, err := parseConfigFile(f, *configFile)
+		f.Close()
+		if err != nil {
+			return nil, "", err
+		}
+		for name, v := range fromFile {
+			if !given[name] {
+				*vals[name] = v
+			}
+		}
+	}
+	out := make(settings, len(vals))
+	for name, v := range vals {
+		out[name] = *v
+	}
+	return out, *configFile, nil
+}
+
+// parseConfigFile reads redis.conf-style lines: "name value", '#' comments,
+// values quoted as in redis.conf. "save" and "appendonly" are accepted with
+// the values that match what the server does ("" and "no") and otherwise
+// refused, so a file never silently asks for something else.
+func parseConfigFile(r io.Reader, path string) (settings, error) {
+	known := make(map[string]bool, len(directives))
+	for _, d := range directives {
+		known[d.name] = true
+	}
+	out := make(settings)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		args, err := resp.SplitArgs(line)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", path, n, err)
+		}
+		if len(args) == 0 {
+			continue
+		}
+		name := strings.ToLower(args[0])
+		switch {
+		case name == "save" && len(args) == 2 && args[1] == "",
+			name == "appendonly" && len(args) == 2 && strings.EqualFold(args[1], "no"):
+			continue
+		case name == "bind" && len(args) >= 2:
+			out[name] = strings.Join(args[1:], " ")
+		case known[name] && len(args) == 2:
+			out[name] = args[1]
+		case known[name]:
+			return nil, fmt.Errorf("%s:%d: %s takes one value", path, n, name)
+		default:
+			return nil, fmt.Errorf("%s:%d: unknown directive %q", path, n, args[0])
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return out, nil
+}
+
+// buildConfig validates the settings into the server's and recovery's
+// configurations.
+func buildConfig(s settings) (resp.Config, recovery.Options, error) {
+	var cfg resp.Config
+	var opts recovery.Options
+	port, err := strconv.Atoi(s["port"])
+	if err != nil || port < 0 || port > 65535 {
+		return cfg, opts, fmt.Errorf("port %q: want 0..65535", s["port"])
+	}
+	mode, err := pmem.ParseMode(s["durability"])
+	if err != nil {
+		return cfg, opts, err
+	}
+	segSize, err := resp.ParseMemory(s["segment-size"])
+	if err != nil || segSize <= 0 {
+		return cfg, opts, fmt.Errorf("segment-size %q: want a size such as 64mb", s["segment-size"])
+	}
+	protected, err := yesNo(s["protected-mode"])
+	if err != nil {
+		return cfg, opts, fmt.Errorf("protected-mode: %v", err)
+	}
+	maxBulk, err := resp.ParseMemory(s["proto-max-bulk-len"])
+	if err != nil || maxBulk < 1<<20 {
+		return cfg, opts, fmt.Errorf("proto-max-bulk-len %q: want a size of at least 1mb", s["proto-max-bulk-len"])
+	}
+	maxClients, err := strconv.Atoi(s["maxclients"])
+	if err != nil || maxClients < 1 {
+		return cfg, opts, fmt.Errorf("maxclients %q: want a positive number", s["maxclients"])
+	}
+	timeout, err := strconv.Atoi(s["timeout"])
+	if err != nil || timeout < 0 {
+		return cfg, opts, fmt.Errorf("timeout %q: want seconds, 0 for none", s["timeout"])
+	}
+	cfg = resp.Config{
+		Bind:            s["bind"],
+		Port:            port,
+		Requirepass:     s["requirepass"],
+		ProtectedMode:   protected,
+		ProtoMaxBulkLen: maxBulk,
+		MaxClients:      maxClients,
+		Timeout:         timeout,
+		Dir:             s["dir"],
+		Durability:      mode.String(),
+		SegmentSize:     segSize,
+	}
+	opts = recovery.Options{Dir: s["dir"], Mode: mode, SegmentSize: segSize}
+	return cfg, opts, nil
+}
+
+func yesNo(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "yes":
+		return true, nil
+	case "no":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q: want yes or no", v)
+}

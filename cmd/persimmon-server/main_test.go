@@ -1,0 +1,96 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/persimmon-db/persimmon/pmem"
+)
+
+func TestParseConfigFile(t *testing.T) {
+	in := `# a comment
+port 6380
+
+   requirepass "a b\x21"
+bind 127.0.0.1 -::1
+dir '/data dir'
+save ""
+appendonly no
+SEGMENT-SIZE 1gb
+`
+	got, err := parseConfigFile(strings.NewReader(in), "test.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := settings{"port": "6380", "requirepass": "a b!", "bind": "127.0.0.1 -::1", "dir": "/data dir", "segment-size": "1gb"}
+	if len(got) != len(want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	for _, bad := range []string{
+		"daemonize yes\n",
+		"appendonly yes\n",
+		"save 900 1\n",
+		"port\n",
+		"port 1 2\n",
+		`requirepass "open` + "\n",
+	} {
+		if _, err := parseConfigFile(strings.NewReader(bad), "bad.conf"); err == nil || !strings.Contains(err.Error(), "bad.conf:1") {
+			t.Errorf("%q: err = %v, want an error naming bad.conf:1", bad, err)
+		}
+	}
+}
+
+func TestFlagsOverrideConfigFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.conf")
+	if err := os.WriteFile(path, []byte("port 7000\ndir /from/file\ndurability msync\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, file, err := loadSettings([]string{"--config", path, "--port", "7001"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if file != path || set["port"] != "7001" || set["dir"] != "/from/file" || set["durability"] != "msync" || set["bind"] != "127.0.0.1" {
+		t.Fatalf("settings %q from %q", set, file)
+	}
+	// A lone positional argument is the config file, as with redis-server.
+	set, _, err = loadSettings([]string{path}, io.Discard)
+	if err != nil || set["port"] != "7000" {
+		t.Fatalf("positional config: %q, %v", set, err)
+	}
+}
+
+func TestBuildConfig(t *testing.T) {
+	set, _, err := loadSettings(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, opts, err := buildConfig(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Port != 6379 || cfg.Bind != "127.0.0.1" || !cfg.ProtectedMode || cfg.ProtoMaxBulkLen != 512<<20 ||
+		cfg.Durability != "pmem" || opts.Mode != pmem.ModePmem || opts.SegmentSize != 64<<20 || opts.Dir != "./data" {
+		t.Fatalf("defaults: %+v %+v", cfg, opts)
+	}
+	for k, v := range map[string]string{
+		"port": "70000", "durability": "fast", "segment-size": "lots", "protected-mode": "maybe",
+		"proto-max-bulk-len": "10", "maxclients": "0", "timeout": "-1",
+	} {
+		bad := settings{}
+		for kk, vv := range set {
+			bad[kk] = vv
+		}
+		bad[k] = v
+		if _, _, err := buildConfig(bad); err == nil {
+			t.Errorf("%s %s accepted", k, v)
+		}
+	}
+}

@@ -1,0 +1,154 @@
+// Package e2e tests the real persimmon-server binary over TCP with real
+// clients: integration, differential (against redis-server) and kill -9
+// crash tests.
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+var serverBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "persimmon-e2e-bin")
+	if err != nil {
+		panic(err)
+	}
+	serverBin = filepath.Join(dir, "persimmon-server")
+	out, err := exec.Command("go", "build", "-o", serverBin, "../cmd/persimmon-server").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building persimmon-server: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// freePort asks the kernel for an unused loopback port.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// server is one running persimmon-server process.
+type server struct {
+	t    testing.TB
+	cmd  *exec.Cmd
+	Addr string
+	Dir  string
+	log  *syncBuffer
+	done chan error
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startServer starts the binary on dir with extra flags and waits until it
+// logs that it accepts connections (reading its output, not sleeping).
+func startServer(t testing.TB, dir string, args ...string) *server {
+	t.Helper()
+	port := freePort(t)
+	all := append([]string{"--port", fmt.Sprint(port), "--dir", dir}, args...)
+	cmd := exec.Command(serverBin, all...)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	s := &server{t: t, cmd: cmd, Addr: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir, log: &syncBuffer{}, done: make(chan error, 1)}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		signalled := false
+		for sc.Scan() {
+			line := sc.Text()
+			fmt.Fprintln(s.log, line)
+			if !signalled && strings.Contains(line, "ready to accept connections") {
+				signalled = true
+				close(ready)
+			}
+		}
+	}()
+	go func() { s.done <- cmd.Wait() }()
+	select {
+	case <-ready:
+	case err := <-s.done:
+		t.Fatalf("server exited before ready: %v\n%s", err, s.log.String())
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("server not ready after 60s\n%s", s.log.String())
+	}
+	t.Cleanup(func() { s.kill() })
+	return s
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (s *server) kill() {
+	if s.cmd.ProcessState != nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGKILL)
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+	}
+	s.cmd.ProcessState = &os.ProcessState{}
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (s *server) stop() error {
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-s.done:
+		s.cmd.ProcessState = &os.ProcessState{}
+		return err
+	case <-time.After(30 * time.Second):
+		return fmt.Errorf("server did not exit 30s after SIGTERM")
+	}
+}
+
+func (s *server) client() *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, DisableIdentity: true})
+	s.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+var ctx = context.Background()

@@ -1,0 +1,137 @@
+package resp
+
+import (
+	"strconv"
+
+	"github.com/persimmon-db/persimmon/keyspace"
+	"github.com/tidwall/redcon"
+)
+
+// Command flags, as COMMAND reports them (semantics: redis.io COMMAND INFO).
+// FlagNoMulti commands are refused inside MULTI ("ERR Command not allowed
+// inside a transaction"); the ones that run at once there are Immediate.
+const (
+	FlagWrite     = 1 << iota // may modify the keyspace: "write"
+	FlagReadonly              // reads the keyspace only: "readonly"
+	FlagDenyOOM               // may grow memory: "denyoom"
+	FlagAdmin                 // "admin"
+	FlagNoScript              // "noscript"
+	FlagLoading               // allowed while loading: "loading"
+	FlagStale                 // "stale"
+	FlagFast                  // O(1) or O(log n): "fast"
+	FlagNoAuth                // allowed before AUTH: "no_auth"
+	FlagNoMulti               // refused inside MULTI: "no_multi"
+	FlagAllowBusy             // "allow_busy"
+)
+
+// Handler runs one parsed command. args[0] is the command name as sent.
+// It is called with the keyspace lock held (unless the command has
+// NoLock) and appends exactly one reply to c. args alias the connection's
+// read buffer: they are valid only until the handler returns.
+type Handler func(c *Client, args [][]byte)
+
+// Command is one entry of the command table: the single source for
+// dispatch, arity checks, locking and the replies of COMMAND.
+type Command struct {
+	Name     string  // lower case
+	Arity    int     // number of args including the name; negative: at least -Arity
+	Flags    int     // Flag* bits
+	FirstKey int     // position of the first key argument, 0 if none
+	LastKey  int     // position of the last key; -1 = last argument
+	Step     int     // step between keys
+	Group    string  // redis.io group: "string", "generic", "connection", "server", "transactions"
+	Since    string  // first Redis version with the command, e.g. "1.0.0"
+	Summary  string  // one line, for COMMAND DOCS
+	Run      Handler // the handler
+	NoLock   bool    // run without taking the keyspace lock (connection/server commands)
+
+	// Immediate commands run at once inside MULTI instead of being queued
+	// (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET).
+	Immediate bool
+	// Subcommands make this a container command (CLIENT, CONFIG, COMMAND):
+	// args[1] selects one, whose Name is "container|sub" and whose Arity
+	// counts the container name too. A container has no Run of its own.
+	Subcommands []Command
+
+	// Filled in by newCommandTable.
+	subs  map[string]*Command // lower-case subcommand name → entry
+	stats *cmdStats           // INFO commandstats counters
+}
+
+// Client is the state of one connection, as handlers see it.
+type Client struct {
+	ID   int64
+	DB   int    // selected database
+	Name string // CLIENT SETNAME
+	KS   *keyspace.Keyspace
+	Srv  *Server
+	out  []byte // pending replies, written after the batch is durable
+
+	Authed bool
+	Watch  keyspace.Watcher
+	// MULTI state
+	InMulti   bool
+	MultiErr  bool       // a queuing error occurred: EXEC aborts
+	MultiCmds [][][]byte // queued commands (copied args)
+
+	closeAfterReply bool // QUIT, protocol errors
+
+	conn *conn // the connection serving this client
+}
+
+// Reply helpers: each appends one complete RESP2 reply.
+
+// WriteOK appends +OK.
+func (c *Client) WriteOK() { c.out = redcon.AppendOK(c.out) }
+
+// WriteString appends a simple string (+s).
+func (c *Client) WriteString(s string) { c.out = redcon.AppendString(c.out, s) }
+
+// WriteError appends an error reply; msg must start with its code (ERR, WRONGTYPE, ...).
+func (c *Client) WriteError(msg string) { c.out = redcon.AppendError(c.out, msg) }
+
+// WriteErr appends err's text as an error reply (keyspace errors carry their Redis text).
+func (c *Client) WriteErr(err error) { c.WriteError(err.Error()) }
+
+// WriteInt appends an integer reply.
+func (c *Client) WriteInt(n int64) { c.out = redcon.AppendInt(c.out, n) }
+
+// WriteBulk appends a bulk string.
+func (c *Client) WriteBulk(b []byte) { c.out = redcon.AppendBulk(c.out, b) }
+
+// WriteBulkString appends a bulk string.
+func (c *Client) WriteBulkString(s string) { c.out = redcon.AppendBulkString(c.out, s) }
+
+// WriteNull appends the null bulk string ($-1).
+func (c *Client) WriteNull() { c.out = redcon.AppendNull(c.out) }
+
+// WriteNullArray appends the null array (*-1).
+func (c *Client) WriteNullArray() { c.out = append(c.out, "*-1\r\n"...) }
+
+// WriteArray appends an array header of n elements.
+func (c *Client) WriteArray(n int) { c.out = redcon.AppendArray(c.out, n) }
+
+// WriteBulkInt appends n as a bulk string.
+func (c *Client) WriteBulkInt(n int64) {
+	c.out = redcon.AppendBulk(c.out, strconv.AppendInt(nil, n, 10))
+}
+
+// WriteRaw appends already-encoded RESP.
+func (c *Client) WriteRaw(b []byte) { c.out = append(c.out, b...) }
+
+// Redis error texts used in more than one place.
+const (
+	ErrSyntax        = "ERR syntax error"
+	ErrNotInteger    = "ERR value is not an integer or out of range"
+	ErrNotFloat      = "ERR value is not a valid float"
+	ErrOverflow      = "ERR increment or decrement would overflow"
+	ErrNoSuchKey     = "ERR no such key"
+	ErrInvalidExpire = "ERR invalid expire time in '%s' command"
+	ErrDBIndex       = "ERR DB index is out of range"
+	ErrNoAuth        = "NOAUTH Authentication required."
+)
+
+// WrongArgs returns Redis's arity error for the command name.
+func WrongArgs(name string) string {
+	return "ERR wrong number of arguments for '" + name + "' command"
+}

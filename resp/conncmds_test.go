@@ -1,0 +1,104 @@
+package resp
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// clientFields returns the field names of a CLIENT LIST line, in order.
+func clientFields(line string) []string {
+	var names []string
+	for _, kv := range strings.Fields(line) {
+		names = append(names, kv[:strings.IndexByte(kv, '=')])
+	}
+	return names
+}
+
+func TestClientCommands(t *testing.T) {
+	s := startWire(t, Config{}, &fakeKS{})
+	a, b := dialWire(t, s), dialWire(t, s)
+	script(t, a, [][2]string{
+		{"client getname", "$-1\r\n"},
+		{`client setname "a b"`, "-ERR Client names cannot contain spaces, newlines or special characters.\r\n"},
+		{"client setname alpha", "+OK\r\n"},
+		{"client getname", bulk("alpha")},
+		{"client setinfo lib-name go-redis(v9)", "+OK\r\n"},
+		{"client setinfo lib-ver 9.0", "+OK\r\n"},
+		{"client setinfo foo x", "-ERR Unrecognized option 'foo'\r\n"},
+		{"client no-evict maybe", "-ERR syntax error\r\n"},
+		{"client kill 1.2.3.4:5", "-ERR No such client\r\n"},
+		{"client kill id x", "-ERR client-id should be greater than 0\r\n"},
+		{"client kill foo bar", "-ERR syntax error\r\n"},
+		{"client list type pubsub", "$0\r\n\r\n"},
+		{"client list type nosuch", "-ERR Unknown client type 'nosuch'\r\n"},
+		{"client list id x", "-ERR Invalid client ID\r\n"},
+		{"select 4", "+OK\r\n"},
+	})
+	idA := strings.TrimSuffix(strings.TrimPrefix(a.do("CLIENT", "ID"), ":"), "\r\n")
+	idB := strings.TrimSuffix(strings.TrimPrefix(b.do("CLIENT", "ID"), ":"), "\r\n")
+
+	info := a.do("CLIENT", "INFO")
+	// Redis 7.0.15's CLIENT INFO fields, in order.
+	want := "id addr laddr fd name age idle flags db sub psub ssub multi qbuf qbuf-free argv-mem multi-mem rbs rbp obl oll omem tot-mem events cmd user redir resp"
+	body := info[strings.Index(info, "\r\n")+2 : len(info)-2]
+	if got := strings.Join(clientFields(body), " "); got != want {
+		t.Fatalf("CLIENT INFO fields:\n got %s\nwant %s", got, want)
+	}
+	if !regexp.MustCompile(`^id=` + idA + ` addr=127\.0\.0\.1:\d+ laddr=127\.0\.0\.1:\d+ fd=\d+ name=alpha age=\d+ idle=0 flags=N db=4 .* cmd=client\|info user=default redir=-1 resp=2\n$`).MatchString(body) {
+		t.Fatalf("CLIENT INFO = %q", body)
+	}
+
+	list := a.do("CLIENT", "LIST")
+	lines := strings.Split(strings.TrimSuffix(list[strings.Index(list, "\r\n")+2:len(list)-2], "\n"), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "id="+idA+" ") || !strings.HasPrefix(lines[1], "id="+idB+" ") {
+		t.Fatalf("CLIENT LIST = %q", list)
+	}
+	if !strings.Contains(lines[1], " cmd=client|id ") {
+		t.Errorf("other client's last command not shown: %q", lines[1])
+	}
+	only := a.do("CLIENT", "LIST", "ID", idB)
+	if strings.Count(only, "id=") != 1 || !strings.Contains(only, "id="+idB+" ") {
+		t.Fatalf("CLIENT LIST ID %s = %q", idB, only)
+	}
+
+	// Killing the asking client is skipped by default.
+	if got := a.do("CLIENT", "KILL", "ID", idA); got != ":0\r\n" {
+		t.Fatalf("CLIENT KILL ID self = %q", got)
+	}
+	if got := a.do("CLIENT", "KILL", "ID", idB); got != ":1\r\n" {
+		t.Fatalf("CLIENT KILL ID other = %q", got)
+	}
+	b.expectClosed()
+
+	c := dialWire(t, s)
+	addr := c.nc.LocalAddr().String()
+	if got := c.do("PING"); got != "+PONG\r\n" {
+		t.Fatal(got)
+	}
+	if got := a.do("CLIENT", "KILL", addr); got != "+OK\r\n" {
+		t.Fatalf("CLIENT KILL %s = %q", addr, got)
+	}
+	c.expectClosed()
+	if got := a.do("CLIENT", "KILL", "SKIPME", "no", "ID", idA); got != ":1\r\n" {
+		t.Fatalf("CLIENT KILL SKIPME no = %q", got)
+	}
+	a.expectClosed()
+}
+
+func TestTimeAndEcho(t *testing.T) {
+	s := startWire(t, Config{}, &fakeKS{})
+	w := dialWire(t, s)
+	got := w.do("TIME")
+	m := regexp.MustCompile(`^\*2\r\n\$\d+\r\n(\d+)\r\n\$\d+\r\n(\d+)\r\n$`).FindStringSubmatch(got)
+	if m == nil {
+		t.Fatalf("TIME = %q", got)
+	}
+	if us, _ := strconv.Atoi(m[2]); us >= 1e6 {
+		t.Fatalf("TIME microseconds %d", us)
+	}
+	if got := w.do("ECHO", ""); got != "$0\r\n\r\n" {
+		t.Fatalf("ECHO \"\" = %q", got)
+	}
+}

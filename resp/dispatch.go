@@ -1,0 +1,171 @@
+package resp
+
+import (
+	"strings"
+	"time"
+)
+
+// errNotInMultiAllowed answers a FlagNoMulti command inside MULTI.
+const errNotInMultiAllowed = "ERR Command not allowed inside a transaction"
+
+// execute runs one request the way Redis's processCommand does: look the
+// command up and check its arity, then authentication, then MULTI
+// queueing, then run it.
+func (c *conn) execute(args [][]byte) {
+	cmd, msg := c.srv.resolve(args)
+	if msg != "" {
+		c.reject(cmd, msg)
+		return
+	}
+	if !c.Authed && cmd.Flags&FlagNoAuth == 0 && c.srv.requirepass() != "" {
+		c.reject(cmd, ErrNoAuth)
+		return
+	}
+	if c.InMulti && !cmd.Immediate {
+		if cmd.Flags&FlagNoMulti != 0 {
+			c.reject(cmd, errNotInMultiAllowed)
+			return
+		}
+		c.queue(args)
+		c.WriteString("QUEUED")
+		return
+	}
+	c.call(cmd, args, false)
+}
+
+// reject answers a request that will not run. Inside MULTI it also dooms
+// the transaction, so that EXEC answers EXECABORT.
+func (c *conn) reject(cmd *Command, msg string) {
+	c.WriteError(msg)
+	if c.InMulti {
+		c.MultiErr = true
+	}
+	if cmd != nil {
+		c.count(cmd, 0, false, true)
+	} else {
+		c.pendErrors++
+	}
+	c.tick = time.Now()
+}
+
+// call runs cmd, under the keyspace lock unless it is NoLock or the caller
+// (EXEC) already holds the lock, and records the LSN the batch must wait
+// for before its replies leave.
+func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
+	start := len(c.out)
+	c.lastCmd = cmd
+	var now time.Time
+	if cmd.NoLock || locked {
+		cmd.Run(&c.Client, args)
+		now = time.Now()
+	} else {
+		env := &c.srv.env
+		env.lock()
+		c.tick = time.Now() // time spent waiting for the lock is not the command's
+		cmd.Run(&c.Client, args)
+		lsn := env.lastLSN()
+		now = time.Now()
+		env.unlock()
+		if lsn > c.batchLSN {
+			c.batchLSN = lsn
+		}
+	}
+	d := now.Sub(c.tick)
+	c.tick = now
+	c.count(cmd, d, len(c.out) > start && c.out[start] == '-', false)
+}
+
+// queue copies a request into the MULTI queue (args alias the read buffer).
+func (c *conn) queue(args [][]byte) {
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	buf := make([]byte, 0, n)
+	q := make([][]byte, len(args))
+	for i, a := range args {
+		buf = append(buf, a...)
+		q[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
+	}
+	c.MultiCmds = append(c.MultiCmds, q)
+}
+
+// resolve finds the table entry for a request and checks its arity. On
+// failure it returns Redis's error reply, and the entry if there is one
+// (an arity error counts as a rejected call of that command).
+func (s *Server) resolve(args [][]byte) (*Command, string) {
+	cmd := lookupCommand(s.table, args[0])
+	if cmd == nil {
+		return nil, unknownCommandError(args)
+	}
+	if cmd.subs != nil && (len(args) >= 2 || cmd.Run == nil) {
+		// A container; one with a Run of its own (COMMAND) runs it when
+		// called without a subcommand.
+		if len(args) < 2 {
+			return nil, WrongArgs(cmd.Name)
+		}
+		sub := lookupCommand(cmd.subs, args[1])
+		if sub == nil {
+			return nil, "ERR unknown subcommand '" + truncate(args[1], 128) + "'. Try " +
+				strings.ToUpper(string(args[0])) + " HELP."
+		}
+		cmd = sub
+	}
+	if !arityOK(cmd.Arity, len(args)) {
+		return cmd, WrongArgs(cmd.Name)
+	}
+	return cmd, ""
+}
+
+// lookupCommand finds name case-insensitively without allocating for
+// names up to 32 bytes.
+func lookupCommand(table map[string]*Command, name []byte) *Command {
+	var buf [32]byte
+	if len(name) > len(buf) {
+		return table[strings.ToLower(string(name))]
+	}
+	for i, ch := range name {
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		buf[i] = ch
+	}
+	return table[string(buf[:len(name)])]
+}
+
+// arityOK applies Redis's arity rule: positive means exactly, negative
+// means at least -arity arguments (the command name included).
+func arityOK(arity, n int) bool {
+	if arity >= 0 {
+		return n == arity
+	}
+	return n >= -arity
+}
+
+// unknownCommandError is Redis 7's reply to an unknown command: the name
+// (up to 128 bytes) and the first arguments, quoted, up to about 128 bytes.
+func unknownCommandError(args [][]byte) string {
+	var b strings.Builder
+	b.WriteString("ERR unknown command '")
+	b.WriteString(truncate(args[0], 128))
+	b.WriteString("', with args beginning with: ")
+	n := 0
+	for _, a := range args[1:] {
+		if n >= 128 {
+			break
+		}
+		a = a[:min(len(a), 128-n)]
+		b.WriteByte('\'')
+		b.Write(a)
+		b.WriteString("' ")
+		n += len(a) + 3
+	}
+	return b.String()
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		b = b[:n]
+	}
+	return string(b)
+}

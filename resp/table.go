@@ -1,0 +1,491 @@
+package resp
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tidwall/redcon"
+)
+
+// newCommandTable builds the one command table: dispatch, arity checks,
+// locking, MULTI queueing and COMMAND's replies all read it. A name
+// registered twice panics at start-up.
+func newCommandTable() map[string]*Command {
+	const (
+		connFlags  = FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoAuth | FlagAllowBusy
+		txnFlags   = FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy
+		adminFlags = FlagAdmin | FlagNoScript | FlagLoading | FlagStale
+		clientSub  = FlagNoScript | FlagLoading | FlagStale
+	)
+	cmds := []Command{
+		// connection
+		{Name: "ping", Arity: -1, Flags: FlagFast, Group: "connection", Since: "1.0.0",
+			Summary: "Returns the server's liveliness response.", Run: pingCommand, NoLock: true},
+		{Name: "echo", Arity: 2, Flags: FlagLoading | FlagStale | FlagFast, Group: "connection", Since: "1.0.0",
+			Summary: "Returns the given string.", Run: echoCommand, NoLock: true},
+		{Name: "select", Arity: 2, Flags: FlagLoading | FlagStale | FlagFast, Group: "connection", Since: "1.0.0",
+			Summary: "Changes the selected database.", Run: selectCommand, NoLock: true},
+		{Name: "auth", Arity: -2, Flags: connFlags, Group: "connection", Since: "1.0.0",
+			Summary: "Authenticates the connection.", Run: authCommand, NoLock: true},
+		{Name: "hello", Arity: -1, Flags: connFlags, Group: "connection", Since: "6.0.0",
+			Summary: "Handshakes with the Redis server.", Run: helloCommand, NoLock: true},
+		{Name: "quit", Arity: -1, Flags: connFlags, Group: "connection", Since: "1.0.0",
+			Summary: "Closes the connection.", Run: quitCommand, NoLock: true, Immediate: true},
+		{Name: "reset", Arity: 1, Flags: connFlags, Group: "connection", Since: "6.2.0",
+			Summary: "Resets the connection.", Run: resetCommand, Immediate: true},
+		{Name: "client", Arity: -2, Group: "connection", Since: "2.4.0",
+			Summary: "A container for client connection commands.", Subcommands: []Command{
+				{Name: "client|id", Arity: 2, Flags: clientSub, Group: "connection", Since: "5.0.0",
+					Summary: "Returns the unique client ID of the connection.", Run: clientIDCommand, NoLock: true},
+				{Name: "client|getname", Arity: 2, Flags: clientSub, Group: "connection", Since: "2.6.9",
+					Summary: "Returns the name of the connection.", Run: clientGetnameCommand, NoLock: true},
+				{Name: "client|setname", Arity: 3, Flags: clientSub, Group: "connection", Since: "2.6.9",
+					Summary: "Sets the connection name.", Run: clientSetnameCommand, NoLock: true},
+				{Name: "client|setinfo", Arity: 4, Flags: clientSub, Group: "connection", Since: "7.2.0",
+					Summary: "Sets information specific to the client or connection.", Run: clientSetinfoCommand, NoLock: true},
+				{Name: "client|info", Arity: 2, Flags: clientSub, Group: "connection", Since: "6.2.0",
+					Summary: "Returns information about the connection.", Run: clientInfoCommand, NoLock: true},
+				{Name: "client|list", Arity: -2, Flags: adminFlags, Group: "connection", Since: "2.4.0",
+					Summary: "Lists open connections.", Run: clientListCommand, NoLock: true},
+				{Name: "client|kill", Arity: -3, Flags: adminFlags, Group: "connection", Since: "2.4.0",
+					Summary: "Terminates open connections.", Run: clientKillCommand, NoLock: true},
+				{Name: "client|no-evict", Arity: 3, Flags: adminFlags, Group: "connection", Since: "7.0.0",
+					Summary: "Sets the client eviction mode of the connection.", Run: clientNoEvictCommand, NoLock: true},
+				{Name: "client|help", Arity: 2, Flags: FlagLoading | FlagStale, Group: "connection", Since: "5.0.0",
+					Summary: "Returns helpful text about the different subcommands.", Run: clientHelpCommand, NoLock: true},
+			}},
+
+		// server
+		{Name: "time", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Group: "server", Since: "2.6.0",
+			Summary: "Returns the server time.", Run: timeCommand, NoLock: true},
+		{Name: "info", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", Since: "1.0.0",
+			Summary: "Returns information and statistics about the server.", Run: infoCommand, NoLock: true},
+		{Name: "shutdown", Arity: -1, Flags: adminFlags | FlagNoMulti | FlagAllowBusy, Group: "server", Since: "1.0.0",
+			Summary: "Makes every write durable, then shuts down the server.", Run: shutdownCommand, NoLock: true},
+		{Name: "config", Arity: -2, Group: "server", Since: "2.0.0",
+			Summary: "A container for server configuration commands.", Subcommands: []Command{
+				{Name: "config|get", Arity: -3, Flags: adminFlags, Group: "server", Since: "2.0.0",
+					Summary: "Returns the effective values of configuration parameters.", Run: configGetCommand, NoLock: true},
+				{Name: "config|set", Arity: -4, Flags: adminFlags, Group: "server", Since: "2.0.0",
+					Summary: "Sets configuration parameters in-flight.", Run: configSetCommand, NoLock: true},
+				{Name: "config|resetstat", Arity: 2, Flags: adminFlags, Group: "server", Since: "2.0.0",
+					Summary: "Resets the server's statistics.", Run: configResetstatCommand, NoLock: true},
+				{Name: "config|help", Arity: 2, Flags: FlagLoading | FlagStale, Group: "server", Since: "5.0.0",
+					Summary: "Returns helpful text about the different subcommands.", Run: configHelpCommand, NoLock: true},
+			}},
+		{Name: "command", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", Since: "2.8.13",
+			Summary: "Returns detailed information about all commands.", Run: commandCommand, NoLock: true, Subcommands: []Command{
+				{Name: "command|count", Arity: 2, Flags: FlagLoading | FlagStale, Group: "server", Since: "2.8.13",
+					Summary: "Returns a count of commands.", Run: commandCountCommand, NoLock: true},
+				{Name: "command|info", Arity: -2, Flags: FlagLoading | FlagStale, Group: "server", Since: "2.8.13",
+					Summary: "Returns information about one, multiple or all commands.", Run: commandInfoCommand, NoLock: true},
+				{Name: "command|docs", Arity: -2, Flags: FlagLoading | FlagStale, Group: "server", Since: "7.0.0",
+					Summary: "Returns documentary information about one, multiple or all commands.", Run: commandDocsCommand, NoLock: true},
+				{Name: "command|list", Arity: -2, Flags: FlagLoading | FlagStale, Group: "server", Since: "7.0.0",
+					Summary: "Returns a list of command names.", Run: commandListCommand, NoLock: true},
+				{Name: "command|getkeys", Arity: -4, Flags: FlagLoading | FlagStale, Group: "server", Since: "2.8.13",
+					Summary: "Extracts the key names from an arbitrary command.", Run: commandGetkeysCommand, NoLock: true},
+				{Name: "command|help", Arity: 2, Flags: FlagLoading | FlagStale, Group: "server", Since: "5.0.0",
+					Summary: "Returns helpful text about the different subcommands.", Run: commandHelpCommand, NoLock: true},
+			}},
+
+		// transactions
+		{Name: "multi", Arity: 1, Flags: txnFlags, Group: "transactions", Since: "1.2.0",
+			Summary: "Starts a transaction.", Run: multiCommand, NoLock: true, Immediate: true},
+		{Name: "exec", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale, Group: "transactions", Since: "1.2.0",
+			Summary: "Executes all commands in a transaction.", Run: execCommand, NoLock: true, Immediate: true},
+		{Name: "discard", Arity: 1, Flags: txnFlags, Group: "transactions", Since: "2.0.0",
+			Summary: "Discards a transaction.", Run: discardCommand, Immediate: true},
+		{Name: "watch", Arity: -2, Flags: txnFlags, FirstKey: 1, LastKey: -1, Step: 1, Group: "transactions", Since: "2.2.0",
+			Summary: "Monitors changes to keys to determine the execution of a transaction.", Run: watchCommand, Immediate: true},
+		{Name: "unwatch", Arity: 1, Flags: txnFlags, Group: "transactions", Since: "2.2.0",
+			Summary: "Forgets about watched keys of a transaction.", Run: unwatchCommand},
+	}
+	cmds = append(cmds, stringCommands()...)
+	cmds = append(cmds, keyCommands()...)
+	return buildTable(cmds)
+}
+
+// buildTable indexes cmds by name, checking each entry. It panics on a
+// duplicate or malformed entry: the table is fixed at build time.
+func buildTable(cmds []Command) map[string]*Command {
+	table := make(map[string]*Command, len(cmds))
+	for i := range cmds {
+		cmd := new(Command)
+		*cmd = cmds[i]
+		checkEntry(cmd, "")
+		if _, dup := table[cmd.Name]; dup {
+			panic(fmt.Errorf("resp: command %q is registered twice in the command table", cmd.Name))
+		}
+		cmd.stats = new(cmdStats)
+		if len(cmd.Subcommands) > 0 {
+			cmd.subs = make(map[string]*Command, len(cmd.Subcommands))
+			for j := range cmd.Subcommands {
+				sub := &cmd.Subcommands[j]
+				checkEntry(sub, cmd.Name)
+				short := strings.TrimPrefix(sub.Name, cmd.Name+"|")
+				if _, dup := cmd.subs[short]; dup {
+					panic(fmt.Errorf("resp: command %q is registered twice in the command table", sub.Name))
+				}
+				sub.stats = new(cmdStats)
+				cmd.subs[short] = sub
+			}
+		}
+		table[cmd.Name] = cmd
+	}
+	return table
+}
+
+func checkEntry(cmd *Command, container string) {
+	switch {
+	case cmd.Name == "" || cmd.Name != strings.ToLower(cmd.Name):
+		panic(fmt.Errorf("resp: command table entry %q: the name must be lower case and not empty", cmd.Name))
+	case container == "" && strings.Contains(cmd.Name, "|"):
+		panic(fmt.Errorf("resp: command table entry %q: only subcommands have a '|' in their name", cmd.Name))
+	case container != "" && !strings.HasPrefix(cmd.Name, container+"|"):
+		panic(fmt.Errorf("resp: subcommand %q of %q must be named %q", cmd.Name, container, container+"|<sub>"))
+	case container != "" && len(cmd.Subcommands) > 0:
+		panic(fmt.Errorf("resp: subcommand %q cannot have subcommands", cmd.Name))
+	case cmd.Run == nil && len(cmd.Subcommands) == 0:
+		panic(fmt.Errorf("resp: command %q has no handler", cmd.Name))
+	case cmd.Arity == 0:
+		panic(fmt.Errorf("resp: command %q has arity 0", cmd.Name))
+	}
+}
+
+func sortedCommands(table map[string]*Command) []*Command {
+	out := make([]*Command, 0, len(table))
+	for _, cmd := range table {
+		out = append(out, cmd)
+	}
+	slices.SortFunc(out, func(a, b *Command) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// ---- COMMAND: the table as clients see it (semantics: redis.io/commands/command) ----
+
+// flagNames maps each flag bit to its COMMAND INFO name, in Redis's order.
+var flagNames = []struct {
+	bit  int
+	name string
+}{
+	{FlagWrite, "write"}, {FlagReadonly, "readonly"}, {FlagDenyOOM, "denyoom"},
+	{FlagAdmin, "admin"}, {FlagNoScript, "noscript"}, {FlagLoading, "loading"},
+	{FlagStale, "stale"}, {FlagFast, "fast"}, {FlagNoAuth, "no_auth"},
+	{FlagNoMulti, "no_multi"}, {FlagAllowBusy, "allow_busy"},
+}
+
+// groupCategory is the ACL category of each redis.io command group.
+var groupCategory = map[string]string{
+	"generic":      "@keyspace",
+	"string":       "@string",
+	"bitmap":       "@bitmap",
+	"hash":         "@hash",
+	"list":         "@list",
+	"set":          "@set",
+	"sorted-set":   "@sortedset",
+	"connection":   "@connection",
+	"transactions": "@transaction",
+}
+
+// aclCategoryOrder is the order Redis lists categories in (its bit order).
+var aclCategoryOrder = []string{
+	"@keyspace", "@read", "@write", "@set", "@sortedset", "@list", "@hash",
+	"@string", "@bitmap", "@hyperloglog", "@geo", "@stream", "@pubsub",
+	"@admin", "@fast", "@slow", "@blocking", "@dangerous", "@connection",
+	"@transaction", "@scripting",
+}
+
+// aclCategories derives a command's ACL categories from its flags and
+// group, in Redis's order.
+func aclCategories(cmd *Command) []string {
+	has := map[string]bool{}
+	if cmd.Flags&FlagWrite != 0 {
+		has["@write"] = true
+	}
+	if cmd.Flags&FlagReadonly != 0 {
+		has["@read"] = true
+	}
+	if g, ok := groupCategory[cmd.Group]; ok {
+		has[g] = true
+	}
+	if cmd.Flags&FlagAdmin != 0 {
+		has["@admin"] = true
+		has["@dangerous"] = true
+	}
+	if cmd.Flags&FlagFast != 0 {
+		has["@fast"] = true
+	} else {
+		has["@slow"] = true
+	}
+	var cats []string
+	for _, c := range aclCategoryOrder {
+		if has[c] {
+			cats = append(cats, c)
+		}
+	}
+	return cats
+}
+
+// lastKeyIndex resolves LastKey for a request of n arguments.
+func lastKeyIndex(cmd *Command, n int) int {
+	if cmd.LastKey < 0 {
+		return n + cmd.LastKey
+	}
+	return cmd.LastKey
+}
+
+// appendCommandInfo appends one COMMAND INFO entry, Redis 7's shape:
+// [name, arity, [flags], first, last, step, [acl categories], [tips],
+// [key specs], [subcommands]].
+func appendCommandInfo(b []byte, cmd *Command) []byte {
+	b = redcon.AppendArray(b, 10)
+	b = redcon.AppendBulkString(b, cmd.Name)
+	b = redcon.AppendInt(b, int64(cmd.Arity))
+	n := 0
+	for _, f := range flagNames {
+		if cmd.Flags&f.bit != 0 {
+			n++
+		}
+	}
+	b = redcon.AppendArray(b, n)
+	for _, f := range flagNames {
+		if cmd.Flags&f.bit != 0 {
+			b = redcon.AppendString(b, f.name)
+		}
+	}
+	b = redcon.AppendInt(b, int64(cmd.FirstKey))
+	b = redcon.AppendInt(b, int64(cmd.LastKey))
+	b = redcon.AppendInt(b, int64(cmd.Step))
+	cats := aclCategories(cmd)
+	b = redcon.AppendArray(b, len(cats))
+	for _, cat := range cats {
+		b = redcon.AppendString(b, cat)
+	}
+	b = redcon.AppendArray(b, 0) // tips
+	if cmd.FirstKey > 0 {
+		b = appendKeySpec(b, cmd)
+	} else {
+		b = redcon.AppendArray(b, 0)
+	}
+	b = redcon.AppendArray(b, len(cmd.Subcommands))
+	for i := range cmd.Subcommands {
+		b = appendCommandInfo(b, &cmd.Subcommands[i])
+	}
+	return b
+}
+
+// appendKeySpec appends the one key specification a first/last/step
+// triple describes: begin at index FirstKey, take keys up to LastKey
+// (relative to the first; negative counts from the end) every Step.
+func appendKeySpec(b []byte, cmd *Command) []byte {
+	flags := []string{"RO", "access"}
+	if cmd.Flags&FlagWrite != 0 {
+		flags = []string{"RW", "update"}
+	}
+	last := cmd.LastKey
+	if last >= 0 {
+		last -= cmd.FirstKey
+	}
+	b = redcon.AppendArray(b, 1)
+	b = redcon.AppendArray(b, 6)
+	b = redcon.AppendBulkString(b, "flags")
+	b = redcon.AppendArray(b, len(flags))
+	for _, f := range flags {
+		b = redcon.AppendString(b, f)
+	}
+	b = redcon.AppendBulkString(b, "begin_search")
+	b = redcon.AppendArray(b, 4)
+	b = redcon.AppendBulkString(b, "type")
+	b = redcon.AppendBulkString(b, "index")
+	b = redcon.AppendBulkString(b, "spec")
+	b = redcon.AppendArray(b, 2)
+	b = redcon.AppendBulkString(b, "index")
+	b = redcon.AppendInt(b, int64(cmd.FirstKey))
+	b = redcon.AppendBulkString(b, "find_keys")
+	b = redcon.AppendArray(b, 4)
+	b = redcon.AppendBulkString(b, "type")
+	b = redcon.AppendBulkString(b, "range")
+	b = redcon.AppendBulkString(b, "spec")
+	b = redcon.AppendArray(b, 6)
+	b = redcon.AppendBulkString(b, "lastkey")
+	b = redcon.AppendInt(b, int64(last))
+	b = redcon.AppendBulkString(b, "keystep")
+	b = redcon.AppendInt(b, int64(cmd.Step))
+	b = redcon.AppendBulkString(b, "limit")
+	b = redcon.AppendInt(b, 0)
+	return b
+}
+
+// appendCommandDocs appends a COMMAND DOCS value: a flat map of summary,
+// since, group and, for a container, its subcommands' docs.
+func appendCommandDocs(b []byte, cmd *Command) []byte {
+	n := 6
+	if len(cmd.Subcommands) > 0 {
+		n += 2
+	}
+	b = redcon.AppendArray(b, n)
+	b = redcon.AppendBulkString(b, "summary")
+	b = redcon.AppendBulkString(b, cmd.Summary)
+	b = redcon.AppendBulkString(b, "since")
+	b = redcon.AppendBulkString(b, cmd.Since)
+	b = redcon.AppendBulkString(b, "group")
+	b = redcon.AppendBulkString(b, cmd.Group)
+	if len(cmd.Subcommands) > 0 {
+		b = redcon.AppendBulkString(b, "subcommands")
+		b = redcon.AppendArray(b, 2*len(cmd.Subcommands))
+		for i := range cmd.Subcommands {
+			sub := &cmd.Subcommands[i]
+			b = redcon.AppendBulkString(b, sub.Name)
+			b = appendCommandDocs(b, sub)
+		}
+	}
+	return b
+}
+
+// commandByName finds "name" or "container|sub", case-insensitively.
+func (s *Server) commandByName(name []byte) *Command {
+	top, sub, found := strings.Cut(strings.ToLower(string(name)), "|")
+	cmd := s.table[top]
+	if cmd == nil || !found {
+		return cmd
+	}
+	return cmd.subs[sub]
+}
+
+// commandCommand: COMMAND (every entry).
+func commandCommand(c *Client, _ [][]byte) {
+	c.WriteArray(len(c.Srv.cmdList))
+	for _, cmd := range c.Srv.cmdList {
+		c.out = appendCommandInfo(c.out, cmd)
+	}
+}
+
+func commandCountCommand(c *Client, _ [][]byte) { c.WriteInt(int64(len(c.Srv.table))) }
+
+// commandInfoCommand: COMMAND INFO [name ...]; an unknown name is a null.
+func commandInfoCommand(c *Client, args [][]byte) {
+	if len(args) == 2 {
+		commandCommand(c, args)
+		return
+	}
+	c.WriteArray(len(args) - 2)
+	for _, name := range args[2:] {
+		if cmd := c.Srv.commandByName(name); cmd != nil {
+			c.out = appendCommandInfo(c.out, cmd)
+		} else {
+			c.WriteNull()
+		}
+	}
+}
+
+// commandDocsCommand: COMMAND DOCS [name ...]; unknown names are left out.
+func commandDocsCommand(c *Client, args [][]byte) {
+	var cmds []*Command
+	if len(args) == 2 {
+		cmds = c.Srv.cmdList
+	} else {
+		for _, name := range args[2:] {
+			if cmd := c.Srv.commandByName(name); cmd != nil {
+				cmds = append(cmds, cmd)
+			}
+		}
+	}
+	c.WriteArray(2 * len(cmds))
+	for _, cmd := range cmds {
+		c.WriteBulkString(cmd.Name)
+		c.out = appendCommandDocs(c.out, cmd)
+	}
+}
+
+// commandListCommand: COMMAND LIST [FILTERBY MODULE name|ACLCAT cat|PATTERN pattern].
+func commandListCommand(c *Client, args [][]byte) {
+	match := func(*Command) bool { return true }
+	switch {
+	case len(args) == 2:
+	case len(args) == 5 && argIs(args[2], "filterby"):
+		val := args[4]
+		switch {
+		case argIs(args[3], "module"):
+			match = func(*Command) bool { return false }
+		case argIs(args[3], "aclcat"):
+			want := "@" + strings.ToLower(string(val))
+			match = func(cmd *Command) bool { return slices.Contains(aclCategories(cmd), want) }
+		case argIs(args[3], "pattern"):
+			match = func(cmd *Command) bool { return globMatchFold(val, []byte(cmd.Name)) }
+		default:
+			c.WriteError(ErrSyntax)
+			return
+		}
+	default:
+		c.WriteError(ErrSyntax)
+		return
+	}
+	var names []string
+	for _, cmd := range c.Srv.cmdList {
+		if match(cmd) {
+			names = append(names, cmd.Name)
+		}
+		for i := range cmd.Subcommands {
+			if match(&cmd.Subcommands[i]) {
+				names = append(names, cmd.Subcommands[i].Name)
+			}
+		}
+	}
+	c.WriteArray(len(names))
+	for _, n := range names {
+		c.WriteBulkString(n)
+	}
+}
+
+// commandGetkeysCommand: COMMAND GETKEYS command [arg ...].
+func commandGetkeysCommand(c *Client, args [][]byte) {
+	target := args[2:]
+	cmd := lookupCommand(c.Srv.table, target[0])
+	if cmd != nil && cmd.subs != nil && len(target) >= 2 {
+		cmd = lookupCommand(cmd.subs, target[1])
+	}
+	switch {
+	case cmd == nil:
+		c.WriteError("ERR Invalid command specified")
+		return
+	case cmd.FirstKey == 0:
+		c.WriteError("ERR The command has no key arguments")
+		return
+	case !arityOK(cmd.Arity, len(target)):
+		c.WriteError("ERR Invalid number of arguments specified for command")
+		return
+	}
+	last := lastKeyIndex(cmd, len(target))
+	step := max(cmd.Step, 1)
+	var keys [][]byte
+	for i := cmd.FirstKey; i <= last && i < len(target); i += step {
+		keys = append(keys, target[i])
+	}
+	c.WriteArray(len(keys))
+	for _, k := range keys {
+		c.WriteBulk(k)
+	}
+}
+
+func commandHelpCommand(c *Client, _ [][]byte) {
+	writeHelp(c, "COMMAND", []string{
+		"(no subcommand)",
+		"    Return details about all Redis commands.",
+		"COUNT",
+		"    Return the total number of commands in this Redis server.",
+		"LIST",
+		"    Return a list of all commands in this Redis server.",
+		"INFO [<command-name> ...]",
+		"    Return details about multiple Redis commands.",
+		"    If no command names are given, documentation details for all",
+		"    commands are returned.",
+		"DOCS [<command-name> ...]",
+		"    Return documentation details about multiple Redis commands.",
+		"    If no command names are given, documentation details for all",
+		"    commands are returned.",
+		"GETKEYS <full-command>",
+		"    Return the keys from a full Redis command.",
+	})
+}
