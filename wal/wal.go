@@ -3,10 +3,12 @@ package wal
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
 	"github.com/persimmon-db/persimmon/arena"
+	"github.com/persimmon-db/persimmon/pmem"
 )
 
 // commitReserve is kept free at the end of a segment after every batch
@@ -21,7 +23,8 @@ type WAL struct {
 	mu      sync.Mutex // serialises appends (LSN assignment + arena allocation)
 	lastLSN atomic.Uint64
 
-	syncMu  sync.Mutex    // held by the group-commit leader
+	syncMu  sync.Mutex    // guards leading
+	leading chan struct{} // non-nil while a leader persists; closed when it is done
 	durable atomic.Uint64 // every record with LSN <= durable is durable
 	// flushed packs the active segment id (high 24 bits) and the offset up
 	// to which it has been persisted (low 40 bits).
@@ -100,18 +103,55 @@ func (w *WAL) Append(typ, flags uint8, payload []byte) (Location, error) {
 
 // WaitDurable returns once every record with LSN <= lsn is durable, or with
 // the persistence error that prevented it (after which the WAL refuses
-// appends: fail-stop). Concurrent callers share one flush+fence or msync.
+// appends: fail-stop). Concurrent callers share one flush+fence or msync:
+// the first becomes the leader and persists everything appended so far;
+// the rest wait on the leader's generation channel, which is closed (waking
+// all of them at once, not one by one as a mutex would) when it finishes.
+// Those whose records were appended after the leader's capture loop and
+// elect the next leader among themselves.
 func (w *WAL) WaitDurable(lsn uint64) error {
-	if w.durable.Load() >= lsn {
-		return nil
+	for {
+		if w.durable.Load() >= lsn {
+			return nil
+		}
+		w.syncMu.Lock()
+		if errp := w.failed.Load(); errp != nil {
+			w.syncMu.Unlock()
+			return *errp
+		}
+		if w.durable.Load() >= lsn {
+			w.syncMu.Unlock()
+			return nil
+		}
+		if w.leading != nil {
+			done := w.leading
+			w.syncMu.Unlock()
+			<-done
+			continue
+		}
+		done := make(chan struct{})
+		w.leading = done
+		w.syncMu.Unlock()
+
+		err := w.persistPending()
+
+		w.syncMu.Lock()
+		w.leading = nil
+		w.syncMu.Unlock()
+		close(done)
+		if err != nil {
+			return err
+		}
 	}
-	w.syncMu.Lock()
-	defer w.syncMu.Unlock()
-	if errp := w.failed.Load(); errp != nil {
-		return *errp
-	}
-	if w.durable.Load() >= lsn {
-		return nil
+}
+
+// persistPending persists everything appended so far; only the leader
+// calls it.
+func (w *WAL) persistPending() error {
+	if w.arena.Mode() == pmem.ModeMsync {
+		// An msync costs ~100 µs: let connections that are runnable now
+		// append first, so they ride this sync instead of the next.
+		runtime.Gosched()
 	}
 	// Capture the append state: everything up to tail / last is written.
 	w.mu.Lock()
@@ -163,7 +203,11 @@ func (w *WAL) flushedIn(seg *arena.Segment) int64 {
 // flush is in progress on a segment that was not active at the call.
 func (w *WAL) Barrier() {
 	w.syncMu.Lock()
+	done := w.leading
 	w.syncMu.Unlock()
+	if done != nil {
+		<-done
+	}
 }
 
 // Sync makes everything appended so far durable.
