@@ -86,6 +86,7 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 		}
 		b.Reset()
 		now := ks.NowMs()
+		rewritten := map[*object]bool{} // objects already rewritten in this chunk
 		for ops := 0; off < end && ops < cleanChunkOps; {
 			rec, err := wal.DecodeRecord(buf, off)
 			if err != nil {
@@ -101,14 +102,23 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 						panic(err)
 					}
 					loc := seg.ID()<<40 | uint64(p)
-					if o.kind == opSet {
-						d := ks.dbs[o.db]
-						if i, ok := d.index[string(o.key)]; ok && d.entries[i].loc == loc {
-							if o.expireAt != 0 && o.expireAt <= now {
-								ks.expire(o.db, d.entries[i].key)
-							} else {
-								b.Set(o.db, o.key, o.val, o.expireAt)
-							}
+					d := ks.dbs[o.db]
+					switch i, ok := d.index[string(o.key)]; {
+					case !ok:
+					case o.kind == opSet && d.entries[i].loc == loc:
+						if o.expireAt != 0 && o.expireAt <= now {
+							ks.expire(o.db, d.entries[i].key)
+						} else {
+							b.Set(o.db, o.key, o.val, o.expireAt)
+						}
+					case o.kind >= opObjectBase && d.entries[i].obj != nil && d.entries[i].obj.firstSeg <= seg.ID() && !rewritten[d.entries[i].obj]:
+						// The object may have state in seg: write it whole.
+						e := &d.entries[i]
+						if e.expireAt != 0 && e.expireAt <= now {
+							ks.expire(o.db, e.key)
+						} else {
+							ks.CopyValue(&b, o.db, o.key, o.db, o.key, e.expireAt)
+							rewritten[e.obj] = true
 						}
 					}
 					p += int64(o.size)

@@ -9,6 +9,7 @@ type entry struct {
 	loc      uint64
 	expireAt int64  // Unix ms, 0 = no expiry
 	size     uint32 // encoded bytes of the live operation (live-bytes accounting)
+	obj      *object // a collection; nil for a string (whose value is at loc)
 }
 
 // db is one logical database: a dense table of entries plus a map from key

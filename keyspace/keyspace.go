@@ -114,6 +114,9 @@ func (ks *Keyspace) Get(db int, key []byte) (val []byte, ok bool, err error) {
 	if e == nil {
 		return nil, false, nil
 	}
+	if e.obj != nil {
+		return nil, false, ErrWrongType
+	}
 	return ks.value(e), true, nil
 }
 
@@ -122,8 +125,12 @@ func (ks *Keyspace) Exists(db int, key []byte) bool { return ks.lookup(db, key) 
 
 // Type returns the TYPE reply for key: TypeNone or TypeString.
 func (ks *Keyspace) Type(db int, key []byte) string {
-	if ks.lookup(db, key) == nil {
+	e := ks.lookup(db, key)
+	switch {
+	case e == nil:
 		return TypeNone
+	case e.obj != nil:
+		return e.obj.coll.typeName()
 	}
 	return TypeString
 }
@@ -252,7 +259,9 @@ func (ks *Keyspace) applyPayload(seg *arena.Segment, off, end int64) error {
 		if err != nil {
 			return fmt.Errorf("%s offset %d: %w", seg.Path(), off, err)
 		}
-		ks.apply(o, seg.ID()<<40|uint64(off))
+		if err := ks.apply(o, seg.ID()<<40|uint64(off)); err != nil {
+			return fmt.Errorf("%s offset %d: %w", seg.Path(), off, err)
+		}
 		off += int64(o.size)
 	}
 	return nil
@@ -260,22 +269,22 @@ func (ks *Keyspace) applyPayload(seg *arena.Segment, off, end int64) error {
 
 // apply is the single place where the in-memory state changes, for live
 // commands and for recovery alike.
-func (ks *Keyspace) apply(o op, loc uint64) {
+func (ks *Keyspace) apply(o op, loc uint64) error {
 	switch o.kind {
 	case opSet:
 		if o.expireAt != 0 && o.expireAt <= ks.NowMs() {
 			ks.removeKey(o.db, string(o.key))
 			ks.touch(o.db, o.key)
-			return
+			return nil
 		}
 		d := ks.dbs[o.db]
 		if i, ok := d.index[string(o.key)]; ok {
 			e := &d.entries[i]
-			ks.liveBytes -= int64(e.size)
+			ks.liveBytes -= entryBytes(e)
 			if e.expireAt != 0 {
 				d.volatile--
 			}
-			e.loc, e.expireAt, e.size = loc, o.expireAt, uint32(o.size)
+			e.loc, e.expireAt, e.size, e.obj = loc, o.expireAt, uint32(o.size), nil
 		} else {
 			d.insert(entry{key: string(o.key), loc: loc, expireAt: o.expireAt, size: uint32(o.size)})
 		}
@@ -299,18 +308,29 @@ func (ks *Keyspace) apply(o op, loc uint64) {
 		ks.touchDB(o.db)
 		ks.touchDB(o.db2)
 		ks.expires.rebuild(ks.dbs[:])
+	default:
+		return ks.applyObject(o, loc)
 	}
+	return nil
+}
+
+// entryBytes is what an entry counts in the live bytes.
+func entryBytes(e *entry) int64 {
+	if e.obj != nil {
+		return e.obj.bytes
+	}
+	return int64(e.size)
 }
 
 func (ks *Keyspace) removeKey(dbi int, key string) {
 	if e, ok := ks.dbs[dbi].remove(key); ok {
-		ks.liveBytes -= int64(e.size)
+		ks.liveBytes -= entryBytes(&e)
 	}
 }
 
 func (ks *Keyspace) flushDB(dbi int) {
 	for i := range ks.dbs[dbi].entries {
-		ks.liveBytes -= int64(ks.dbs[dbi].entries[i].size)
+		ks.liveBytes -= entryBytes(&ks.dbs[dbi].entries[i])
 	}
 	ks.dbs[dbi] = newDB()
 	ks.touchDB(dbi)

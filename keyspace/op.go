@@ -40,7 +40,10 @@ type op struct {
 	expireAt int64
 	val      []byte
 	db2      int
-	size     int // encoded bytes
+	body     []byte // object operations: the type's encoding
+	bodyOff  int    // offset of body from the start of the operation
+	loc      uint64 // packed location of the operation (set by apply)
+	size     int    // encoded bytes
 }
 
 // decodeOp decodes the operation at the start of p.
@@ -76,7 +79,19 @@ func decodeOp(p []byte) (op, error) {
 		o.db2 = int(p[2])
 		i = 3
 	default:
-		return op{}, fmt.Errorf("%w: kind %d", errBadOp, o.kind)
+		if o.kind < opObjectBase {
+			return op{}, fmt.Errorf("%w: kind %d", errBadOp, o.kind)
+		}
+		if o.key, i, ok = readBytes(p, i); !ok {
+			return op{}, fmt.Errorf("%w: truncated key of kind %d", errBadOp, o.kind)
+		}
+		n, w := binary.Uvarint(p[i:])
+		if w <= 0 || n > uint64(len(p)-i-w) {
+			return op{}, fmt.Errorf("%w: truncated body of kind %d", errBadOp, o.kind)
+		}
+		o.bodyOff = i + w
+		o.body = p[o.bodyOff : o.bodyOff+int(n)]
+		i = o.bodyOff + int(n)
 	}
 	o.size = i
 	return o, nil
@@ -169,6 +184,8 @@ func DescribePayload(p []byte) ([]string, error) {
 			out = append(out, "flushall")
 		case opSwapDB:
 			out = append(out, fmt.Sprintf("swapdb %d %d", o.db, o.db2))
+		default:
+			out = append(out, fmt.Sprintf("object op %d db=%d key=%q body_bytes=%d", o.kind, o.db, clip(o.key), len(o.body)))
 		}
 		p = p[o.size:]
 	}

@@ -238,12 +238,7 @@ func expireGeneric(c *Client, args [][]byte, seconds, relative bool, cmd string)
 	if e.when <= now {
 		b.Del(c.DB, key)
 	} else {
-		val, _, err := c.KS.Get(c.DB, key)
-		if err != nil {
-			c.WriteErr(err) // only strings can be re-set with a new expiry
-			return
-		}
-		b.Set(c.DB, key, val, e.when)
+		c.KS.SetExpire(b, c.DB, key, e.when)
 	}
 	if commitReply(c, b, len(c.out)) {
 		c.WriteInt(1)
@@ -294,13 +289,8 @@ func cmdPersist(c *Client, args [][]byte) {
 		c.WriteInt(0)
 		return
 	}
-	val, _, err := c.KS.Get(c.DB, key)
-	if err != nil {
-		c.WriteErr(err)
-		return
-	}
 	b := c.KS.NewBatch()
-	b.Set(c.DB, key, val, 0)
+	c.KS.SetExpire(b, c.DB, key, 0)
 	if commitReply(c, b, len(c.out)) {
 		c.WriteInt(1)
 	}
@@ -315,12 +305,7 @@ func cmdRenameNX(c *Client, args [][]byte) { renameGeneric(c, args[1], args[2], 
 // when renamed, 0 when dst exists). The TTL travels with the value. A
 // missing src is an error even when src and dst are the same key.
 func renameGeneric(c *Client, src, dst []byte, nx bool) {
-	val, found, err := c.KS.Get(c.DB, src)
-	if err != nil {
-		c.WriteErr(err)
-		return
-	}
-	if !found {
+	if !c.KS.Exists(c.DB, src) {
 		c.WriteErr(errNoSuchKey)
 		return
 	}
@@ -337,8 +322,8 @@ func renameGeneric(c *Client, src, dst []byte, nx bool) {
 		return
 	}
 	b := c.KS.NewBatch()
+	c.KS.CopyValue(b, c.DB, src, c.DB, dst, expireAtOf(c, src))
 	b.Del(c.DB, src)
-	b.Set(c.DB, dst, val, expireAtOf(c, src))
 	if !commitReply(c, b, len(c.out)) {
 		return
 	}
@@ -391,17 +376,12 @@ func cmdCopy(c *Client, args [][]byte) {
 		c.WriteErr(errSameObject)
 		return
 	}
-	val, found, err := c.KS.Get(c.DB, src)
-	if err != nil {
-		c.WriteErr(err)
-		return
-	}
-	if !found || (!o.replace && c.KS.Exists(o.db, dst)) {
+	if !c.KS.Exists(c.DB, src) || (!o.replace && c.KS.Exists(o.db, dst)) {
 		c.WriteInt(0)
 		return
 	}
 	b := c.KS.NewBatch()
-	b.Set(o.db, dst, val, expireAtOf(c, src))
+	c.KS.CopyValue(b, c.DB, src, o.db, dst, expireAtOf(c, src))
 	if commitReply(c, b, len(c.out)) {
 		c.WriteInt(1)
 	}
@@ -419,18 +399,13 @@ func cmdMove(c *Client, args [][]byte) {
 		c.WriteErr(errSameObject)
 		return
 	}
-	val, found, err := c.KS.Get(c.DB, key)
-	if err != nil {
-		c.WriteErr(err)
-		return
-	}
-	if !found || c.KS.Exists(db, key) {
+	if !c.KS.Exists(c.DB, key) || c.KS.Exists(db, key) {
 		c.WriteInt(0)
 		return
 	}
 	b := c.KS.NewBatch()
+	c.KS.CopyValue(b, c.DB, key, db, key, expireAtOf(c, key))
 	b.Del(c.DB, key)
-	b.Set(db, key, val, expireAtOf(c, key))
 	if commitReply(c, b, len(c.out)) {
 		c.WriteInt(1)
 	}

@@ -1,0 +1,238 @@
+package keyspace
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Collections (hashes, lists, sets, sorted sets) and the operations that
+// change them.
+//
+// A collection lives in DRAM as a typed structure whose element bytes, where
+// practical, are locations of bytes inside logged operations (served from the
+// mapping). Every mutation is one object operation in the log:
+//
+//	kind u8 (>= opObjectBase) | db u8 | key | body
+//
+// where key and body are a uvarint length and the bytes; the body is the
+// type's own encoding (see each type's file). Recovery applies them in log
+// order exactly as live commands do, through the same apply function.
+//
+// Cleaning a collection: its operations since it was last written whole
+// are spread over segments. The object remembers the oldest segment that
+// holds one of them (firstSeg). When the cleaner meets an operation of the
+// object in a segment at or after firstSeg... that is, whenever the segment
+// being cleaned may hold part of the object's state, it re-writes the whole
+// object as one batch (delete, then operations that rebuild it, then its
+// expiry), which makes every older operation of the key dead. So a key
+// updated a million times keeps one compact copy alive, not a million
+// records.
+const (
+	opObjectBase = 16
+	// opExpire sets or clears (0) a collection's expiry: body is int64 LE.
+	opExpire = 16
+)
+
+// collection is the in-memory form of a hash, list, set or sorted set.
+type collection interface {
+	// typeName is the TYPE reply ("hash", "list", "set", "zset").
+	typeName() string
+	// length is the number of elements (the key is deleted at 0).
+	length() int
+	// rebuild appends to b the operations that recreate the collection
+	// under (db, key) from nothing (the cleaner, COPY, RENAME, MOVE).
+	rebuild(ks *Keyspace, b *Batch, db int, key []byte)
+	// liveBytes estimates the log bytes its current state needs.
+	liveBytes() int64
+}
+
+// object is a collection plus what the keyspace tracks about it.
+type object struct {
+	coll     collection
+	firstSeg uint64 // oldest segment that may hold a live operation of it
+	bytes    int64  // liveBytes as last counted into Keyspace.liveBytes
+}
+
+// objectApplier applies one object operation of a kind to the entry of
+// (db, key): e is nil when the key does not exist (the applier creates it
+// through ks.createObject if the op creates). Registered per kind by each
+// type's file in objectAppliers.
+type objectApplier func(ks *Keyspace, o op, e *entry) error
+
+// objectAppliers maps an op kind to its applier: the one table of object
+// operations, assembled from each type's register function.
+var objectAppliers = buildObjectAppliers()
+
+// Op kind ranges, one per type (durable: never renumber):
+//
+//	16      expire
+//	17-18   hash  (hash.go)
+//	19-29   list  (list.go)
+//	30-39   set   (set.go)
+//	40-49   zset  (zset.go)
+func buildObjectAppliers() map[byte]objectApplier {
+	m := map[byte]objectApplier{opExpire: applyExpire}
+	for _, register := range []func(map[byte]objectApplier){registerHashOps, registerListOps, registerSetOps, registerZSetOps} {
+		register(m)
+	}
+	return m
+}
+
+// registerOp adds one applier; a kind registered twice is a programming
+// error.
+func registerOp(m map[byte]objectApplier, kind byte, fn objectApplier) {
+	if _, dup := m[kind]; dup || kind < opObjectBase {
+		panic(fmt.Errorf("keyspace: object op kind %d registered twice or out of range", kind))
+	}
+	m[kind] = fn
+}
+
+// ObjectOp appends an object operation with a prepared body.
+func (b *Batch) ObjectOp(kind byte, db int, key, body []byte) {
+	if kind < opObjectBase {
+		panic(fmt.Sprintf("keyspace: object op kind %d below %d", kind, opObjectBase))
+	}
+	b.head(kind, db)
+	b.bytes(key)
+	b.bytes(body)
+}
+
+// Expire sets (or with 0 clears) the expiry of a collection key.
+func (b *Batch) Expire(db int, key []byte, expireAtMs int64) {
+	var body [8]byte
+	binary.LittleEndian.PutUint64(body[:], uint64(expireAtMs))
+	b.ObjectOp(opExpire, db, key, body[:])
+}
+
+func applyExpire(ks *Keyspace, o op, e *entry) error {
+	if len(o.body) != 8 {
+		return fmt.Errorf("%w: expire body of %d bytes", errBadOp, len(o.body))
+	}
+	if e == nil || e.obj == nil {
+		return nil // the key went away, or is a string (strings carry their own expiry)
+	}
+	at := int64(binary.LittleEndian.Uint64(o.body))
+	d := ks.dbs[o.db]
+	if at != 0 && at <= ks.NowMs() {
+		ks.removeKey(o.db, e.key)
+		return nil
+	}
+	if e.expireAt != 0 {
+		d.volatile--
+	}
+	e.expireAt = at
+	if at != 0 {
+		d.volatile++
+		ks.expires.push(expiryItem{at: at, db: o.db, key: e.key})
+	}
+	return nil
+}
+
+// lookupObject returns the live entry of key if it holds a collection of
+// the given type name; ErrWrongType if it holds something else; nil, nil if
+// it does not exist.
+func (ks *Keyspace) lookupObject(db int, key []byte, typ string) (*entry, error) {
+	e := ks.lookup(db, key)
+	if e == nil {
+		return nil, nil
+	}
+	if e.obj == nil || e.obj.coll.typeName() != typ {
+		return nil, ErrWrongType
+	}
+	return e, nil
+}
+
+// createObject inserts a new collection under (db, key), which must not
+// exist, created by the operation at loc.
+func (ks *Keyspace) createObject(db int, key []byte, c collection, loc uint64) *entry {
+	d := ks.dbs[db]
+	d.insert(entry{key: string(key), obj: &object{coll: c, firstSeg: loc >> 40}})
+	return &d.entries[d.index[string(key)]]
+}
+
+// objectChanged re-counts the live bytes of e's collection after an
+// operation and deletes the key if the collection became empty.
+func (ks *Keyspace) objectChanged(db int, e *entry) {
+	if e.obj.coll.length() == 0 {
+		ks.removeKey(db, e.key)
+		return
+	}
+	n := e.obj.coll.liveBytes()
+	ks.liveBytes += n - e.obj.bytes
+	e.obj.bytes = n
+}
+
+// applyObject applies an object operation.
+func (ks *Keyspace) applyObject(o op, loc uint64) error {
+	fn := objectAppliers[o.kind]
+	if fn == nil {
+		return fmt.Errorf("%w: no applier for kind %d", errBadOp, o.kind)
+	}
+	o.loc = loc
+	d := ks.dbs[o.db]
+	var e *entry
+	if i, ok := d.index[string(o.key)]; ok {
+		e = &d.entries[i]
+		if e.expireAt != 0 && e.expireAt <= ks.NowMs() {
+			ks.expire(o.db, e.key)
+			e = nil
+		}
+	}
+	if err := fn(ks, o, e); err != nil {
+		return err
+	}
+	ks.touch(o.db, o.key)
+	return nil
+}
+
+// bytesAt returns the uvarint-prefixed bytes stored at a packed location
+// (a value inside a logged operation).
+func (ks *Keyspace) bytesAt(loc uint64) []byte {
+	seg := ks.arena.Segment(loc >> 40)
+	if seg == nil {
+		panic(fmt.Sprintf("keyspace: location %#x names a missing segment", loc))
+	}
+	b, _, ok := readBytes(seg.Bytes(), int(loc&(1<<40-1)))
+	if !ok {
+		panic(fmt.Sprintf("keyspace: location %#x holds no value", loc))
+	}
+	return b
+}
+
+// CopyValue appends to b the operations that give (dstDB, dst) the value
+// of (srcDB, src) with the expiry expireAtMs: a string Set, or for a
+// collection a delete of dst, the operations rebuilding it, and its expiry.
+// It returns false when src does not exist. (RENAME, COPY, MOVE, and the
+// cleaner's rewrite.)
+func (ks *Keyspace) CopyValue(b *Batch, srcDB int, src []byte, dstDB int, dst []byte, expireAtMs int64) bool {
+	e := ks.lookup(srcDB, src)
+	if e == nil {
+		return false
+	}
+	if e.obj == nil {
+		b.Set(dstDB, dst, ks.value(e), expireAtMs)
+		return true
+	}
+	b.Del(dstDB, dst)
+	e.obj.coll.rebuild(ks, b, dstDB, dst)
+	if expireAtMs != 0 {
+		b.Expire(dstDB, dst, expireAtMs)
+	}
+	return true
+}
+
+// SetExpire appends to b what changes key's expiry to expireAtMs (0 =
+// persist): a re-Set of a string's value, or an expire operation for a
+// collection. It returns false when the key does not exist.
+func (ks *Keyspace) SetExpire(b *Batch, db int, key []byte, expireAtMs int64) bool {
+	e := ks.lookup(db, key)
+	if e == nil {
+		return false
+	}
+	if e.obj == nil {
+		b.Set(db, key, ks.value(e), expireAtMs)
+	} else {
+		b.Expire(db, key, expireAtMs)
+	}
+	return true
+}

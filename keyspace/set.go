@@ -1,0 +1,4 @@
+package keyspace
+
+// registerSetOps registers the set operations (being written).
+func registerSetOps(m map[byte]objectApplier) {}

@@ -1,0 +1,4 @@
+package keyspace
+
+// registerZSetOps registers the zset operations (being written).
+func registerZSetOps(m map[byte]objectApplier) {}
