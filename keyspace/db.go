@@ -7,8 +7,8 @@ package keyspace
 type entry struct {
 	key      string
 	loc      uint64
-	expireAt int64  // Unix ms, 0 = no expiry
-	size     uint32 // encoded bytes of the live operation (live-bytes accounting)
+	expireAt int64   // Unix ms, 0 = no expiry
+	size     uint32  // encoded bytes of the live operation (live-bytes accounting)
 	obj      *object // a collection; nil for a string (whose value is at loc)
 }
 
