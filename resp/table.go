@@ -104,6 +104,10 @@ func newCommandTable() map[string]*Command {
 	}
 	cmds = append(cmds, stringCommands()...)
 	cmds = append(cmds, keyCommands()...)
+	cmds = append(cmds, hashCommands()...)
+	cmds = append(cmds, listCommands()...)
+	cmds = append(cmds, setCommands()...)
+	cmds = append(cmds, zsetCommands()...)
 	return buildTable(cmds)
 }
 

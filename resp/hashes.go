@@ -1,0 +1,4 @@
+package resp
+
+// hashCommands returns the command table entries of this group (being written).
+func hashCommands() []Command { return nil }
