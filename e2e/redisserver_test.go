@@ -141,7 +141,7 @@ type reply struct {
 func (r reply) String() string {
 	switch r.kind {
 	case '+', '-', ':', ',', '(', '#':
-		return string(r.kind) + r.str
+		return string(r.kind) + escapeControl(r.str)
 	case '_':
 		return "_"
 	case '$', '=', '!':
@@ -160,6 +160,20 @@ func (r reply) String() string {
 		return fmt.Sprintf("%c%d[%s]", r.kind, len(r.elems), strings.Join(parts, ", "))
 	}
 	return fmt.Sprintf("?%c%s", r.kind, r.str)
+}
+
+// escapeControl writes bytes outside printable ASCII as \xNN, so that a
+// stray NUL or escape byte in a status or error line shows in messages.
+func escapeControl(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if ch := s[i]; ch < 0x20 || ch >= 0x7f || ch == '\\' {
+			fmt.Fprintf(&b, "\\x%02x", ch)
+		} else {
+			b.WriteByte(ch)
+		}
+	}
+	return b.String()
 }
 
 // sorted returns the reply with its top-level array elements in order of

@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"bytes"
 	"strings"
 	"time"
 )
@@ -34,9 +35,21 @@ func (c *conn) execute(args [][]byte) {
 }
 
 // reject answers a request that will not run. Inside MULTI it also dooms
-// the transaction, so that EXEC answers EXECABORT.
+// the transaction, so that EXEC answers EXECABORT. A rejected EXEC itself
+// (wrong arity, NOAUTH), in MULTI or not, discards the transaction and
+// unwatches, as Redis's rejectCommand does through execCommandAbort.
 func (c *conn) reject(cmd *Command, msg string) {
-	c.WriteError(msg)
+	if cmd != nil && cmd.Name == "exec" {
+		c.endMulti()
+		if c.Watch.Watching() {
+			c.srv.env.lock()
+			c.srv.env.unwatch(&c.Watch)
+			c.srv.env.unlock()
+		}
+		c.WriteError("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR "))
+	} else {
+		c.WriteError(msg)
+	}
 	if c.InMulti {
 		c.MultiErr = true
 	}
@@ -106,8 +119,8 @@ func (s *Server) resolve(args [][]byte) (*Command, string) {
 		}
 		sub := lookupCommand(cmd.subs, args[1])
 		if sub == nil {
-			return nil, "ERR unknown subcommand '" + truncate(args[1], 128) + "'. Try " +
-				strings.ToUpper(string(args[0])) + " HELP."
+			return nil, "ERR unknown subcommand '" + truncate(cString(args[1]), 128) + "'. Try " +
+				strings.ToUpper(string(cString(args[0]))) + " HELP."
 		}
 		cmd = sub
 	}
@@ -144,16 +157,18 @@ func arityOK(arity, n int) bool {
 
 // unknownCommandError is Redis 7's reply to an unknown command: the name
 // (up to 128 bytes) and the first arguments, quoted, up to about 128 bytes.
+// Redis formats them with %s, so each stops at its first NUL byte.
 func unknownCommandError(args [][]byte) string {
 	var b strings.Builder
 	b.WriteString("ERR unknown command '")
-	b.WriteString(truncate(args[0], 128))
+	b.WriteString(truncate(cString(args[0]), 128))
 	b.WriteString("', with args beginning with: ")
 	n := 0
 	for _, a := range args[1:] {
 		if n >= 128 {
 			break
 		}
+		a = cString(a)
 		a = a[:min(len(a), 128-n)]
 		b.WriteByte('\'')
 		b.Write(a)
@@ -168,4 +183,12 @@ func truncate(b []byte, n int) string {
 		b = b[:n]
 	}
 	return string(b)
+}
+
+// cString is b as C's %s prints it: up to its first NUL byte.
+func cString(b []byte) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
+	}
+	return b
 }
