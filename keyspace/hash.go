@@ -3,7 +3,10 @@ package keyspace
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
+	"math/bits"
 	"math/rand/v2"
+	"slices"
 )
 
 // Hash operations. Bodies (durable, never renumber the kinds):
@@ -18,70 +21,263 @@ const (
 // TypeHash is TYPE's reply for a hash.
 const TypeHash = "hash"
 
-// hashObj is a hash: a dense table of fields (field name in DRAM, value as
-// a location of its bytes in the log) plus a map from field to position.
-// The dense table gives O(1) HRANDFIELD and an HSCAN cursor that survives
-// deletions, like the databases' key tables.
+// hashObj is a hash. Its bytes stay in the log: a field is the location of
+// the (name, value) pair inside the HSET operation that last set it, and a
+// DRAM index over them holds no pointer (the Go collector never scans a
+// hash's elements, and a field costs the heap about 30 bytes):
+//
+//   - fields is a dense table of hashField, in the hash's order; it gives
+//     O(1) HRANDFIELD and an HSCAN cursor that survives deletions, like the
+//     databases' key tables;
+//   - slots is an open-addressing table (linear probing, backward-shift
+//     deletion, load at most 3/4) of tag<<32 | (position in fields + 1),
+//     tag being the high 32 bits of the field name's hash; a lookup
+//     compares the name in the log only when the tag matches.
+//
+// HGET and HSET are O(1): a hash, a probe, one comparison in the mapping.
+//
+// Field order. While the hash is small enough that Redis would keep it in a
+// listpack (see hashMaxListpackEntries), Redis replies HGETALL, HKEYS, HVALS and
+// HSCAN in insertion order; clients and tests see that order, so a small
+// hash deletes by shifting the fields after the hole down (O(n) for n <=
+// 128, as a listpack delete is) and keeps insertion order too. Once the hash
+// has outgrown a listpack (big, sticky as Redis's conversion to a hashtable
+// is) a delete moves the last field into the hole in O(1); Redis's order is
+// then arbitrary as well. Both rules depend only on the operations applied,
+// so recovery rebuilds the same order.
 type hashObj struct {
-	index  map[string]int32
+	slots  []uint64
 	fields []hashField
 	bytes  int64
+	big    bool // has outgrown a listpack: "hashtable" encoding
 }
 
+// Redis 7's defaults for hash-max-listpack-entries and
+// hash-max-listpack-value: a hash stays a listpack while it has at most 128
+// fields and every field and value it was given is at most 64 bytes.
+const (
+	hashMaxListpackEntries = 128
+	hashMaxListpackValue   = 64
+)
+
+// hashField locates one field: loc is the packed location of the field
+// name's uvarint length inside a logged HSET body; the value's uvarint
+// length and bytes follow the name.
 type hashField struct {
-	name string
-	loc  uint64 // packed location of the value's uvarint-prefixed bytes
-	vlen int32
+	loc  uint64
+	nlen uint32
+	vlen uint32
 }
 
-func newHash() *hashObj { return &hashObj{index: map[string]int32{}} }
+// valueLoc is the packed location of the field's uvarint-prefixed value.
+func (f hashField) valueLoc() uint64 {
+	return f.loc + uint64(hashUvarintLen(uint64(f.nlen))) + uint64(f.nlen)
+}
+
+// pairLen is the encoded size of the (name, value) pair at loc.
+func (f hashField) pairLen() int {
+	return hashUvarintLen(uint64(f.nlen)) + int(f.nlen) + hashUvarintLen(uint64(f.vlen)) + int(f.vlen)
+}
+
+// hashSeed keys the field hash; the index lives in DRAM only, so a seed
+// per process is fine (and slots never decide an observable order).
+var hashSeed = maphash.MakeSeed()
+
+func hashFieldTag(name []byte) uint32 { return uint32(maphash.Bytes(hashSeed, name) >> 32) }
+
+func newHash() *hashObj { return &hashObj{} }
 
 func (h *hashObj) typeName() string { return TypeHash }
 func (h *hashObj) length() int      { return len(h.fields) }
 func (h *hashObj) liveBytes() int64 { return h.bytes }
 
+// hashRawAt returns n bytes of the log at a packed location.
+func (ks *Keyspace) hashRawAt(loc uint64, n int) []byte {
+	seg := ks.arena.Segment(loc >> 40)
+	if seg == nil {
+		panic(fmt.Sprintf("keyspace: location %#x names a missing segment", loc))
+	}
+	off := int(loc & (1<<40 - 1))
+	return seg.Bytes()[off : off+n : off+n]
+}
+
+// hashFieldName and hashFieldValue return a field's bytes in the mapping.
+func (ks *Keyspace) hashFieldName(f hashField) []byte {
+	return ks.hashRawAt(f.loc+uint64(hashUvarintLen(uint64(f.nlen))), int(f.nlen))
+}
+
+func (ks *Keyspace) hashFieldValue(f hashField) []byte {
+	return ks.hashRawAt(f.valueLoc()+uint64(hashUvarintLen(uint64(f.vlen))), int(f.vlen))
+}
+
 func (h *hashObj) rebuild(ks *Keyspace, b *Batch, db int, key []byte) {
-	// One op per chunk of fields keeps ops bounded in size.
+	// One op per chunk of fields keeps ops bounded in size; each pair is
+	// copied as it is encoded in the log.
 	const chunk = 1024
+	var body []byte
 	for i := 0; i < len(h.fields); i += chunk {
-		var body []byte
+		body = body[:0]
 		for _, f := range h.fields[i:min(i+chunk, len(h.fields))] {
-			body = appendBytes(body, []byte(f.name))
-			body = appendBytes(body, ks.bytesAt(f.loc))
+			body = append(body, ks.hashRawAt(f.loc, f.pairLen())...)
 		}
 		b.ObjectOp(opHSet, db, key, body)
 	}
 }
 
-func (h *hashObj) set(name []byte, loc uint64, vlen int) bool {
-	if i, ok := h.index[string(name)]; ok {
+// encoding is OBJECT ENCODING's reply for the hash: "listpack" while Redis
+// would keep it in one, "hashtable" once it has outgrown it. Rebuilding the
+// hash (cleaning, COPY, RENAME, MOVE) starts a new object, which is small
+// again if its fields now fit, as after a Redis restart.
+func (h *hashObj) encoding() string {
+	if h.big {
+		return "hashtable"
+	}
+	return "listpack"
+}
+
+// home is the first slot probed for tag (Fibonacci hashing of the tag, so
+// that the index can be resized from the tags alone).
+func (h *hashObj) home(tag uint32) int {
+	return int((tag * 0x9E3779B9) >> (32 - bits.TrailingZeros(uint(len(h.slots)))))
+}
+
+// find returns the position in fields of the field name (-1 if absent)
+// and the slot that holds it, or the empty slot where it would go (-1 if
+// the table is empty).
+func (h *hashObj) find(ks *Keyspace, name []byte, tag uint32) (slot int, idx int) {
+	if len(h.slots) == 0 {
+		return -1, -1
+	}
+	mask := len(h.slots) - 1
+	for s := h.home(tag); ; s = (s + 1) & mask {
+		v := h.slots[s]
+		if v == 0 {
+			return s, -1
+		}
+		if uint32(v>>32) == tag {
+			i := int(uint32(v)) - 1
+			if f := h.fields[i]; int(f.nlen) == len(name) && string(ks.hashFieldName(f)) == string(name) {
+				return s, i
+			}
+		}
+	}
+}
+
+// get returns the field's position in fields, or -1.
+func (h *hashObj) get(ks *Keyspace, name []byte) int {
+	_, i := h.find(ks, name, hashFieldTag(name))
+	return i
+}
+
+// resize rebuilds the slots at a capacity (a power of two, at least 8)
+// from the tags they hold.
+func (h *hashObj) resize(capacity int) {
+	old := h.slots
+	h.slots = make([]uint64, capacity)
+	mask := capacity - 1
+	for _, v := range old {
+		if v == 0 {
+			continue
+		}
+		s := h.home(uint32(v >> 32))
+		for h.slots[s] != 0 {
+			s = (s + 1) & mask
+		}
+		h.slots[s] = v
+	}
+}
+
+// set points name at the pair encoded at loc (the name's uvarint length),
+// adding the field if it is new; it reports whether it was.
+func (h *hashObj) set(ks *Keyspace, name []byte, loc uint64, vlen int) bool {
+	if len(name) > hashMaxListpackValue || vlen > hashMaxListpackValue {
+		h.big = true
+	}
+	tag := hashFieldTag(name)
+	s, i := h.find(ks, name, tag)
+	if i >= 0 {
 		f := &h.fields[i]
 		h.bytes += int64(vlen) - int64(f.vlen)
-		f.loc, f.vlen = loc, int32(vlen)
+		f.loc, f.vlen = loc, uint32(vlen)
 		return false
 	}
-	h.index[string(name)] = int32(len(h.fields))
-	h.fields = append(h.fields, hashField{name: string(name), loc: loc, vlen: int32(vlen)})
+	if (len(h.fields)+1)*4 > len(h.slots)*3 {
+		h.resize(max(8, 2*len(h.slots)))
+		s, _ = h.find(ks, name, tag)
+	}
+	h.slots[s] = uint64(tag)<<32 | uint64(len(h.fields)+1)
+	h.fields = append(h.fields, hashField{loc: loc, nlen: uint32(len(name)), vlen: uint32(vlen)})
 	h.bytes += int64(len(name)+vlen) + 4
+	if len(h.fields) > hashMaxListpackEntries {
+		h.big = true
+	}
 	return true
 }
 
-func (h *hashObj) del(name []byte) bool {
-	i, ok := h.index[string(name)]
-	if !ok {
+// del removes name; it reports whether it was there.
+func (h *hashObj) del(ks *Keyspace, name []byte) bool {
+	s, i := h.find(ks, name, hashFieldTag(name))
+	if i < 0 {
 		return false
 	}
 	f := h.fields[i]
-	h.bytes -= int64(len(f.name)+int(f.vlen)) + 4
+	h.bytes -= int64(f.nlen+f.vlen) + 4
+	h.clearSlot(s)
 	last := len(h.fields) - 1
-	if int(i) != last {
-		h.fields[i] = h.fields[last]
-		h.index[h.fields[i].name] = i
+	switch {
+	case !h.big:
+		// Keep insertion order (see hashObj): the fields after the hole
+		// move down one place, and so do their positions in the slots.
+		copy(h.fields[i:], h.fields[i+1:])
+		for k, v := range h.slots {
+			if v != 0 && int(uint32(v))-1 > i {
+				h.slots[k] = v - 1
+			}
+		}
+	case i != last:
+		// The last field moves into the hole: repoint its slot.
+		moved := h.fields[last]
+		tag := hashFieldTag(ks.hashFieldName(moved))
+		mask := len(h.slots) - 1
+		for k := h.home(tag); ; k = (k + 1) & mask {
+			if v := h.slots[k]; int(uint32(v)) == last+1 {
+				h.slots[k] = uint64(tag)<<32 | uint64(i+1)
+				break
+			}
+		}
+		h.fields[i] = moved
 	}
 	h.fields[last] = hashField{}
 	h.fields = h.fields[:last]
-	delete(h.index, f.name)
+	if len(h.slots) > 64 && len(h.fields)*8 < len(h.slots) {
+		h.resize(len(h.slots) / 2)
+	}
 	return true
+}
+
+// clearSlot empties slot s and shifts back the entries of its probe run
+// that would otherwise become unreachable (deletion without tombstones).
+func (h *hashObj) clearSlot(s int) {
+	mask := len(h.slots) - 1
+	for {
+		h.slots[s] = 0
+		j := s
+		for {
+			j = (j + 1) & mask
+			v := h.slots[j]
+			if v == 0 {
+				return
+			}
+			k := h.home(uint32(v >> 32))
+			// Leave v where it is if its home lies cyclically in (s, j].
+			if (s <= j && s < k && k <= j) || (s > j && (s < k || k <= j)) {
+				continue
+			}
+			h.slots[s] = v
+			s = j
+			break
+		}
+	}
 }
 
 func appendBytes(dst, p []byte) []byte {
@@ -113,7 +309,7 @@ func applyHSet(ks *Keyspace, o op, e *entry) error {
 		if !ok {
 			return fmt.Errorf("%w: HSET value", errBadOp)
 		}
-		h.set(name, base+uint64(j), len(val))
+		h.set(ks, name, base+uint64(i), len(val))
 		i = k
 	}
 	ks.objectChanged(o.db, e)
@@ -130,7 +326,7 @@ func applyHDel(ks *Keyspace, o op, e *entry) error {
 		if !ok {
 			return fmt.Errorf("%w: HDEL field", errBadOp)
 		}
-		h.del(name)
+		h.del(ks, name)
 		i = j
 	}
 	ks.objectChanged(o.db, e)
@@ -145,29 +341,42 @@ func (ks *Keyspace) typeOf(e *entry) string {
 }
 
 // HSet appends an operation setting fields of a hash: pairs alternates
-// field, value (semantics: redis.io HSET; the caller checks the type).
+// field, value (semantics: redis.io HSET; the caller checks the type). A
+// field given twice takes its last value.
 func (b *Batch) HSet(db int, key []byte, pairs ...[]byte) {
 	if len(pairs)%2 != 0 {
 		panic("keyspace: HSet needs field/value pairs")
 	}
-	var n int
-	for _, p := range pairs {
-		n += len(p) + binary.MaxVarintLen32
-	}
-	body := make([]byte, 0, n)
-	for _, p := range pairs {
-		body = appendBytes(body, p)
-	}
-	b.ObjectOp(opHSet, db, key, body)
+	b.hashOpList(opHSet, db, key, pairs)
 }
 
 // HDel appends an operation deleting fields of a hash.
 func (b *Batch) HDel(db int, key []byte, fields ...[]byte) {
-	var body []byte
-	for _, f := range fields {
-		body = appendBytes(body, f)
+	b.hashOpList(opHDel, db, key, fields)
+}
+
+// hashOpList appends an object operation whose body is items, each a
+// uvarint length and the bytes, encoded straight into the batch (no body
+// copy: HSET is a hot path).
+func (b *Batch) hashOpList(kind byte, db int, key []byte, items [][]byte) {
+	n := 0
+	for _, p := range items {
+		n += hashUvarintLen(uint64(len(p))) + len(p)
 	}
-	b.ObjectOp(opHDel, db, key, body)
+	b.head(kind, db)
+	b.bytes(key)
+	b.buf = binary.AppendUvarint(b.buf, uint64(n))
+	for _, p := range items {
+		b.buf = appendBytes(b.buf, p)
+	}
+}
+
+func hashUvarintLen(x uint64) int {
+	n := 1
+	for ; x >= 0x80; x >>= 7 {
+		n++
+	}
+	return n
 }
 
 // hash returns the hash at key (nil if missing) or ErrWrongType.
@@ -186,11 +395,11 @@ func (ks *Keyspace) HGet(db int, key, field []byte) (val []byte, ok bool, err er
 	if h == nil {
 		return nil, false, err
 	}
-	i, found := h.index[string(field)]
-	if !found {
+	i := h.get(ks, field)
+	if i < 0 {
 		return nil, false, nil
 	}
-	return ks.bytesAt(h.fields[i].loc), true, nil
+	return ks.hashFieldValue(h.fields[i]), true, nil
 }
 
 // HLen returns the number of fields (0 for a missing key).
@@ -209,17 +418,25 @@ func (ks *Keyspace) HRange(db int, key []byte, fn func(field, val []byte)) error
 		return err
 	}
 	for _, f := range h.fields {
-		fn([]byte(f.name), ks.bytesAt(f.loc))
+		fn(ks.hashFieldName(f), ks.hashFieldValue(f))
 	}
 	return nil
 }
 
 // HScan visits about count fields from cursor and returns the next cursor
-// (0 when done), with SCAN's guarantee (see Keyspace.Scan).
+// (0 when done), with SCAN's guarantee (see Keyspace.Scan). A hash Redis
+// would keep in a listpack is visited whole in one call whatever the cursor
+// and count, as Redis does.
 func (ks *Keyspace) HScan(db int, key []byte, cursor uint64, count int, fn func(field, val []byte)) (uint64, error) {
 	h, err := ks.hash(db, key)
 	if h == nil {
 		return 0, err
+	}
+	if !h.big {
+		for _, f := range h.fields {
+			fn(ks.hashFieldName(f), ks.hashFieldValue(f))
+		}
+		return 0, nil
 	}
 	pos := uint64(len(h.fields))
 	if cursor != 0 && cursor < pos {
@@ -228,26 +445,66 @@ func (ks *Keyspace) HScan(db int, key []byte, cursor uint64, count int, fn func(
 	for count = max(count, 1); pos > 0 && count > 0; count-- {
 		pos--
 		f := h.fields[pos]
-		fn([]byte(f.name), ks.bytesAt(f.loc))
+		fn(ks.hashFieldName(f), ks.hashFieldValue(f))
 	}
 	return pos, nil
 }
 
-// HRandomField returns a random field and its value; ok is false for a
-// missing key.
-func (ks *Keyspace) HRandomField(db int, key []byte) (field, val []byte, ok bool, err error) {
+// HashEncoding returns OBJECT ENCODING's reply for the hash at key
+// ("listpack" or "hashtable"); ok is false for a missing key.
+func (ks *Keyspace) HashEncoding(db int, key []byte) (enc string, ok bool, err error) {
 	h, err := ks.hash(db, key)
-	if h == nil || len(h.fields) == 0 {
-		return nil, nil, false, err
+	if h == nil {
+		return "", false, err
 	}
-	f := h.fields[rand.IntN(len(h.fields))]
-	return []byte(f.name), ks.bytesAt(f.loc), true, nil
+	return h.encoding(), true, nil
 }
 
-// HFieldAt returns the i-th field in the hash's internal order (0 <= i <
-// HLen), for sampling without replacement (HRANDFIELD with a count).
-func (ks *Keyspace) HFieldAt(db int, key []byte, i int) (field, val []byte) {
-	h, _ := ks.hash(db, key)
-	f := h.fields[i]
-	return []byte(f.name), ks.bytesAt(f.loc)
+// HRandomFields calls fn for count random fields of the hash at key and
+// their values. With unique, the fields are distinct, min(count, HLen) of
+// them, in the hash's order (Redis's listpack sampling); otherwise count
+// independent picks, repeats possible, in random order (HRANDFIELD with a
+// negative count). A missing key calls fn for nothing.
+func (ks *Keyspace) HRandomFields(db int, key []byte, count int, unique bool, fn func(field, val []byte)) error {
+	h, err := ks.hash(db, key)
+	if h == nil || count <= 0 {
+		return err
+	}
+	n := len(h.fields)
+	visit := func(i int) {
+		f := h.fields[i]
+		fn(ks.hashFieldName(f), ks.hashFieldValue(f))
+	}
+	switch {
+	case !unique:
+		for ; count > 0; count-- {
+			visit(rand.IntN(n))
+		}
+	case count >= n:
+		for i := range n {
+			visit(i)
+		}
+	default:
+		for _, i := range hashSampleDistinct(n, count) {
+			visit(int(i))
+		}
+	}
+	return nil
+}
+
+// hashSampleDistinct returns k distinct integers of [0, n), 0 < k < n, in
+// increasing order (Floyd's algorithm: O(k) picks, then a sort).
+func hashSampleDistinct(n, k int) []int32 {
+	chosen := make(map[int32]struct{}, k)
+	out := make([]int32, 0, k)
+	for j := n - k; j < n; j++ {
+		t := int32(rand.IntN(j + 1))
+		if _, dup := chosen[t]; dup {
+			t = int32(j)
+		}
+		chosen[t] = struct{}{}
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
 }
