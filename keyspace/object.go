@@ -236,3 +236,22 @@ func (ks *Keyspace) SetExpire(b *Batch, db int, key []byte, expireAtMs int64) bo
 	}
 	return true
 }
+
+// ObjectEncoding returns what OBJECT ENCODING replies for a collection
+// ("listpack", "hashtable", "intset", "quicklist", "skiplist", following
+// Redis 7.0's conversion rules as each type tracks them). isString is true
+// when the key holds a string (the caller derives its encoding from the
+// value); ok is false when the key does not exist.
+func (ks *Keyspace) ObjectEncoding(db int, key []byte) (enc string, isString, ok bool) {
+	e := ks.lookup(db, key)
+	switch {
+	case e == nil:
+		return "", false, false
+	case e.obj == nil:
+		return "", true, true
+	}
+	if en, has := e.obj.coll.(interface{ encoding() string }); has {
+		return en.encoding(), false, true
+	}
+	return "hashtable", false, true
+}

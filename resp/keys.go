@@ -640,24 +640,27 @@ func stringEncoding(val []byte) string {
 }
 
 // objectLookup reads key for an OBJECT subcommand: a missing key replies
-// nil and returns ok false.
+// nil and returns ok false; val is nil for a collection.
 func objectLookup(c *Client, key []byte) (val []byte, ok bool) {
-	val, found, err := c.KS.Get(c.DB, key)
-	if err != nil {
-		c.WriteErr(err)
-		return nil, false
-	}
-	if !found {
+	if !c.KS.Exists(c.DB, key) {
 		c.WriteNull()
 		return nil, false
 	}
+	val, _, _ = c.KS.Get(c.DB, key)
 	return val, true
 }
 
 // OBJECT ENCODING key
 func cmdObjectEncoding(c *Client, args [][]byte) {
-	if val, ok := objectLookup(c, args[2]); ok {
+	enc, isString, ok := c.KS.ObjectEncoding(c.DB, args[2])
+	switch {
+	case !ok:
+		c.WriteNull()
+	case isString:
+		val, _, _ := c.KS.Get(c.DB, args[2])
 		c.WriteBulkString(stringEncoding(val))
+	default:
+		c.WriteBulkString(enc)
 	}
 }
 
