@@ -12,9 +12,11 @@ build:
 	$(GO) build -o $(BIN)/persimmon-server ./cmd/persimmon-server
 	$(GO) build -o $(BIN)/persimmon-check ./cmd/persimmon-check
 
-# Start the server on ./data with the default settings (pmem durability, 127.0.0.1:6379).
+# Start the server on ./data with the default settings (pmem durability,
+# 127.0.0.1:6379); `make run PORT=6380` picks another port.
+PORT ?= 6379
 run: build
-	./$(BIN)/persimmon-server --dir ./data
+	./$(BIN)/persimmon-server --dir ./data --port $(PORT)
 
 # Unit, integration, crash, torn-write, differential tests, fuzz seed corpora,
 # and the race detector on the concurrent packages.

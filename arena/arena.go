@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -44,6 +45,9 @@ var (
 	ErrBadSeal     = errors.New("arena: seal word does not match segment")
 	// ErrNoSpace wraps a failure to create a segment because the disk is full.
 	ErrNoSpace = errors.New("arena: no space left on device")
+	// ErrLocked: another process (a server or persimmon-check) has the
+	// data directory open.
+	ErrLocked = errors.New("arena: data directory is in use by another process")
 )
 
 // Options configure Open.
@@ -51,6 +55,9 @@ type Options struct {
 	Dir         string
 	Mode        pmem.Mode
 	SegmentSize int64 // bytes; 0 means DefaultSegmentSize; rounded up to a page
+	// Inspect opens the directory for offline inspection: nothing is
+	// created, removed or changed by Open (persimmon-check verify/dump).
+	Inspect bool
 }
 
 // Segment is one mapped segment file. Its file is sparse: blocks are
@@ -180,12 +187,23 @@ func Open(opts Options) (*Arena, error) {
 		return nil, fmt.Errorf("arena: segment size %d is below the minimum %d", opts.SegmentSize, MinSegmentSize)
 	}
 	opts.SegmentSize = roundUp(opts.SegmentSize, pageSize)
-	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("arena: %w", err)
+	if !opts.Inspect {
+		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+			return nil, fmt.Errorf("arena: %w", err)
+		}
 	}
 	dir, err := os.Open(opts.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("arena: %w", err)
+	}
+	// One process at a time: a second server (or a repair) on a live
+	// directory would interleave appends and lose acknowledged writes.
+	if err := syscall.Flock(int(dir.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		dir.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%w: %s", ErrLocked, opts.Dir)
+		}
+		return nil, fmt.Errorf("arena: locking %s: %w", opts.Dir, err)
 	}
 	a := &Arena{opts: opts, dir: dir}
 	empty := []*Segment{}
@@ -199,9 +217,10 @@ func Open(opts Options) (*Arena, error) {
 	for i, id := range ids {
 		seg, err := a.openSegment(id)
 		if err != nil {
-			if i == len(ids)-1 && !errors.Is(err, ErrBadSeal) && isHeaderError(err) {
+			if i == len(ids)-1 && !opts.Inspect && isHeaderError(err) && a.unused(id) {
 				// Crash between creating the newest file and persisting its
-				// header: nothing was ever appended to it.
+				// header: nothing was ever appended to it (its records area
+				// is all zero), so there is nothing to lose.
 				if rmErr := os.Remove(a.segmentPath(id)); rmErr != nil {
 					a.Close()
 					return nil, fmt.Errorf("arena: removing half-created %s: %w", a.segmentPath(id), rmErr)
@@ -218,6 +237,30 @@ func Open(opts Options) (*Arena, error) {
 		a.publish(seg)
 	}
 	return a, nil
+}
+
+// unused reports whether segment id's file has nothing but zeros after its
+// header (never appended to). Read errors count as used.
+func (a *Arena) unused(id uint64) bool {
+	f, err := os.Open(a.segmentPath(id))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<16)
+	off := int64(HeaderSize)
+	for {
+		n, err := f.ReadAt(buf, off)
+		for _, c := range buf[:n] {
+			if c != 0 {
+				return false
+			}
+		}
+		off += int64(n)
+		if err != nil {
+			return errors.Is(err, io.EOF)
+		}
+	}
 }
 
 func isHeaderError(err error) bool {

@@ -215,3 +215,75 @@ func intact(orig, img []byte, ends []int64, i int) bool {
 	stop := start + wal.HeaderSize + int64(len(rec.Payload))
 	return string(orig[start:stop]) == string(img[start:stop])
 }
+
+// TestMidSegmentDamageIsCorruption: damage in the active segment followed by
+// more valid records than a torn write can leave stops start-up instead of
+// cutting acknowledged records; both a flipped bit and a zeroed page.
+func TestMidSegmentDamageIsCorruption(t *testing.T) {
+	for _, damage := range []string{"flip", "zero-page"} {
+		t.Run(damage, func(t *testing.T) {
+			dir := t.TempDir()
+			ks := open(t, dir, 0)
+			for i := 0; i < 3000; i++ { // ~300 KiB in one segment
+				set(t, ks, 0, fmt.Sprintf("k%d", i), fmt.Sprintf("value-%d-%080d", i, i))
+			}
+			ks.Close()
+			p := filepath.Join(dir, "seg-0000000000000001.arena")
+			img, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if damage == "flip" {
+				img[100_000] ^= 1
+			} else {
+				clear(img[98_304 : 98_304+4096])
+			}
+			os.WriteFile(p, img, 0o644)
+			_, _, err = Open(Options{Dir: dir, Mode: pmem.ModeNone})
+			if !errors.Is(err, wal.ErrCorruption) {
+				t.Fatalf("err = %v, want corruption", err)
+			}
+			t.Log(err)
+		})
+	}
+}
+
+// TestNewestHeaderDamageIsNotDeleted: a damaged header on a newest segment
+// that holds records is an error, not a half-created file to delete; an
+// empty one is removed.
+func TestNewestHeaderDamageIsNotDeleted(t *testing.T) {
+	dir := t.TempDir()
+	ks := open(t, dir, 0)
+	set(t, ks, 0, "k", "v")
+	ks.Close()
+	p := filepath.Join(dir, "seg-0000000000000001.arena")
+	img, _ := os.ReadFile(p)
+	img[9] ^= 1
+	os.WriteFile(p, img, 0o644)
+	if _, _, err := Open(Options{Dir: dir, Mode: pmem.ModeNone}); err == nil {
+		t.Fatalf("started with a damaged header on a segment holding records")
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("segment with records was removed: %v", err)
+	}
+	// an empty half-created newest segment is removed
+	clear(img[arena.HeaderSize:])
+	os.WriteFile(p, img, 0o644)
+	ks, rep, err := Open(Options{Dir: dir, Mode: pmem.ModeNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks.Close()
+	if rep.Segments != 0 {
+		t.Fatalf("%d segments, want the empty half-created one removed", rep.Segments)
+	}
+}
+
+func TestDirectoryLocked(t *testing.T) {
+	dir := t.TempDir()
+	ks := open(t, dir, 0)
+	defer ks.Close()
+	if _, _, err := Open(Options{Dir: dir, Mode: pmem.ModeNone}); !errors.Is(err, arena.ErrLocked) {
+		t.Fatalf("second open: %v, want ErrLocked", err)
+	}
+}

@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
@@ -213,6 +214,45 @@ func (w *WAL) Barrier() {
 // Sync makes everything appended so far durable.
 func (w *WAL) Sync() error { return w.WaitDurable(w.lastLSN.Load()) }
 
+// TornTailLimit is the most valid-record bytes that may follow a damaged
+// record (or a zeroed header) in the active segment for it to count as a
+// torn tail. A torn write can damage records of the last group commit in
+// any order, so a few intact records after a damaged one are expected;
+// more than this many means the damage is in the middle of the log, which
+// is corruption (start-up stops instead of silently cutting acknowledged
+// records).
+const TornTailLimit = 64 << 10
+
+// validRecordsAfter looks past a damaged record at off for records that
+// continue the log (LSN above last), scanning 8-byte aligned offsets. It
+// returns where the first one starts and the count and bytes of the
+// consecutive run starting there.
+func validRecordsAfter(buf []byte, off int64, last uint64) (first int64, n int, bytes int64) {
+	for p := off + 8; p+HeaderSize <= int64(len(buf)); p += 8 {
+		h := buf[p : p+HeaderSize]
+		if (h[4] != TypeBatch && h[4] != TypeCommit) || h[6] != 0 || h[7] != 0 {
+			continue
+		}
+		lsn := binary.LittleEndian.Uint64(h[8:])
+		if lsn <= last || lsn > last+1<<32 {
+			continue
+		}
+		rec, err := DecodeRecord(buf, p)
+		if err != nil {
+			continue
+		}
+		first = p
+		for prev := rec.LSN - 1; err == nil && rec.LSN == prev+1; rec, err = DecodeRecord(buf, p) {
+			n++
+			bytes += rec.Size
+			p += rec.Size
+			prev = rec.LSN
+		}
+		return first, n, bytes
+	}
+	return 0, 0, 0
+}
+
 // ScanSegment calls fn for each valid record of seg in order, starting at
 // arena.HeaderSize, checking that LSNs run consecutively from the segment's
 // base LSN. It returns the offset just past the last valid record and the
@@ -235,6 +275,12 @@ func ScanSegment(seg *arena.Segment, fn func(Record) error) (end int64, lastLSN 
 		}
 		if derr == nil && sealed && off+rec.Size > sealedEnd {
 			derr = fmt.Errorf("%w at offset %d: record of %d bytes runs past the sealed end %d", ErrInvalidRecord, off, rec.Size, sealedEnd)
+		}
+		if derr != nil && !sealed {
+			if first, n, bytes := validRecordsAfter(buf[:min(int64(len(buf)), seg.AllocatedBytes())], off, lastLSN); bytes > TornTailLimit {
+				return off, lastLSN, fmt.Errorf("%w: %s offset %d: %v; yet %d valid records (%d bytes, LSN %d on, from offset %d) follow it, more than a torn write of the last group commit can leave: run persimmon-check repair to cut the log here",
+					ErrCorruption, seg.Path(), off, derr, n, bytes, lastLSN+1, first)
+			}
 		}
 		switch {
 		case errors.Is(derr, ErrCleanEnd) && !sealed:

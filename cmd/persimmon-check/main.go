@@ -54,13 +54,13 @@ func main() {
 	}
 }
 
-func openArena(dir string) (*arena.Arena, error) {
-	return arena.Open(arena.Options{Dir: dir, Mode: pmem.ModeMsync})
+func openArena(dir string, inspect bool) (*arena.Arena, error) {
+	return arena.Open(arena.Options{Dir: dir, Mode: pmem.ModeMsync, Inspect: inspect})
 }
 
 // verify scans every segment; with dump it prints each record.
 func verify(dir string, dump bool) error {
-	a, err := openArena(dir)
+	a, err := openArena(dir, true)
 	if err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func flagNames(f uint8) string {
 
 // repair cuts the log at its first invalid record.
 func repair(dir string) error {
-	a, err := openArena(dir)
+	a, err := openArena(dir, false)
 	if err != nil {
 		return err
 	}

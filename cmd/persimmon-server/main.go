@@ -31,6 +31,7 @@ import (
 	"github.com/persimmon-db/persimmon/pmem"
 	"github.com/persimmon-db/persimmon/recovery"
 	"github.com/persimmon-db/persimmon/resp"
+	"github.com/persimmon-db/persimmon/wal"
 )
 
 func main() {
@@ -112,6 +113,9 @@ func run(args []string, stderr io.Writer) int {
 	ks, _, err := recovery.Open(opts)
 	if err != nil {
 		logf("fatal: cannot open %s: %v", opts.Dir, err)
+		if errors.Is(err, wal.ErrCorruption) {
+			logf("inspect it with: persimmon-check verify %s; persimmon-check repair %s keeps the longest valid prefix (later segments go to lost+found)", opts.Dir, opts.Dir)
+		}
 		return 1
 	}
 	logf("%s", pmem.Describe(opts.Mode, opts.Dir, pmem.ProbeDAX(opts.Dir)))
