@@ -111,7 +111,7 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 						} else {
 							b.Set(o.db, o.key, o.val, o.expireAt)
 						}
-					case o.kind >= opObjectBase && d.entries[i].obj != nil && d.entries[i].obj.firstSeg <= seg.ID() && !rewritten[d.entries[i].obj]:
+					case (o.kind >= opObjectBase || o.kind == opSet) && d.entries[i].obj != nil && d.entries[i].obj.firstSeg <= seg.ID() && !rewritten[d.entries[i].obj]:
 						// The object may have state in seg: write it whole.
 						e := &d.entries[i]
 						if e.expireAt != 0 && e.expireAt <= now {

@@ -115,6 +115,9 @@ func (ks *Keyspace) Get(db int, key []byte) (val []byte, ok bool, err error) {
 		return nil, false, nil
 	}
 	if e.obj != nil {
+		if s, ok := e.obj.coll.(*stringObj); ok {
+			return s.val, true, nil
+		}
 		return nil, false, ErrWrongType
 	}
 	return ks.value(e), true, nil

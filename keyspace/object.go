@@ -70,9 +70,10 @@ var objectAppliers = buildObjectAppliers()
 //	19-29   list  (list.go)
 //	30-39   set   (set.go)
 //	40-49   zset  (zset.go)
+//	50-59   patched strings (stringpatch.go)
 func buildObjectAppliers() map[byte]objectApplier {
 	m := map[byte]objectApplier{opExpire: applyExpire}
-	for _, register := range []func(map[byte]objectApplier){registerHashOps, registerListOps, registerSetOps, registerZSetOps} {
+	for _, register := range []func(map[byte]objectApplier){registerHashOps, registerListOps, registerSetOps, registerZSetOps, registerStringOps} {
 		register(m)
 	}
 	return m
@@ -213,6 +214,10 @@ func (ks *Keyspace) CopyValue(b *Batch, srcDB int, src []byte, dstDB int, dst []
 		b.Set(dstDB, dst, ks.value(e), expireAtMs)
 		return true
 	}
+	if s, ok := e.obj.coll.(*stringObj); ok {
+		b.Set(dstDB, dst, s.val, expireAtMs)
+		return true
+	}
 	b.Del(dstDB, dst)
 	e.obj.coll.rebuild(ks, b, dstDB, dst)
 	if expireAtMs != 0 {
@@ -249,6 +254,9 @@ func (ks *Keyspace) ObjectEncoding(db int, key []byte) (enc string, isString, ok
 		return "", false, false
 	case e.obj == nil:
 		return "", true, true
+	}
+	if _, ok := e.obj.coll.(*stringObj); ok {
+		return "raw", false, true // Redis: a string changed in place is raw
 	}
 	if en, has := e.obj.coll.(interface{ encoding() string }); has {
 		return en.encoding(), false, true

@@ -531,6 +531,11 @@ func cmdIncrByFloat(c *Client, args [][]byte) {
 
 // ---- APPEND, STRLEN, GETRANGE, SETRANGE ----
 
+// patchThreshold: APPEND, SETRANGE and SETBIT on a string at least this
+// long log only the bytes they change (keyspace Batch.SetRange) instead of
+// the whole new value, so they cost O(change), not O(length).
+const patchThreshold = 1024
+
 // APPEND key value
 func cmdAppend(c *Client, args [][]byte) {
 	key, tail := args[1], args[2]
@@ -543,6 +548,15 @@ func cmdAppend(c *Client, args [][]byte) {
 	if found {
 		if err := checkStringLength(int64(len(old)), int64(len(tail))); err != nil {
 			c.WriteErr(err)
+			return
+		}
+		if len(old) >= patchThreshold {
+			n := int64(len(old) + len(tail))
+			b := c.KS.NewBatch()
+			b.SetRange(c.DB, key, int64(len(old)), tail)
+			if commitReply(c, b, len(c.out)) {
+				c.WriteInt(n)
+			}
 			return
 		}
 		val = make([]byte, 0, len(old)+len(tail))
@@ -654,6 +668,14 @@ func cmdSetRange(c *Client, args [][]byte) {
 		return
 	}
 	size := max(int64(len(old)), off+int64(len(patch)))
+	if found && len(old) >= patchThreshold {
+		b := c.KS.NewBatch()
+		b.SetRange(c.DB, key, off, patch)
+		if commitReply(c, b, len(c.out)) {
+			c.WriteInt(size)
+		}
+		return
+	}
 	val := make([]byte, size)
 	copy(val, old)
 	copy(val[off:], patch)
@@ -722,6 +744,23 @@ func cmdSetBit(c *Client, args [][]byte) {
 	}
 	if found && idx < int64(len(old)) && oldBit == on {
 		c.WriteInt(int64(oldBit)) // nothing changes
+		return
+	}
+	if found && len(old) >= patchThreshold {
+		var nb byte
+		if idx < int64(len(old)) {
+			nb = old[idx]
+		}
+		if on == 1 {
+			nb |= mask
+		} else {
+			nb &^= mask
+		}
+		b := c.KS.NewBatch()
+		b.SetRange(c.DB, key, idx, []byte{nb})
+		if commitReply(c, b, len(c.out)) {
+			c.WriteInt(int64(oldBit))
+		}
 		return
 	}
 	val := make([]byte, max(int64(len(old)), idx+1))
