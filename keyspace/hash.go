@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
-	"math/bits"
 	"math/rand/v2"
 	"slices"
 )
@@ -46,7 +45,7 @@ const TypeHash = "hash"
 // then arbitrary as well. Both rules depend only on the operations applied,
 // so recovery rebuilds the same order.
 type hashObj struct {
-	slots  []uint64
+	idx    slotIndex
 	fields []hashField
 	bytes  int64
 	big    bool // has outgrown a listpack: "hashtable" encoding
@@ -135,56 +134,19 @@ func (h *hashObj) encoding() string {
 	return "listpack"
 }
 
-// home is the first slot probed for tag (Fibonacci hashing of the tag, so
-// that the index can be resized from the tags alone).
-func (h *hashObj) home(tag uint32) int {
-	return int((tag * 0x9E3779B9) >> (32 - bits.TrailingZeros(uint(len(h.slots)))))
-}
-
 // find returns the position in fields of the field name (-1 if absent)
-// and the slot that holds it, or the empty slot where it would go (-1 if
-// the table is empty).
+// and the index slot that holds it.
 func (h *hashObj) find(ks *Keyspace, name []byte, tag uint32) (slot int, idx int) {
-	if len(h.slots) == 0 {
-		return -1, -1
-	}
-	mask := len(h.slots) - 1
-	for s := h.home(tag); ; s = (s + 1) & mask {
-		v := h.slots[s]
-		if v == 0 {
-			return s, -1
-		}
-		if uint32(v>>32) == tag {
-			i := int(uint32(v)) - 1
-			if f := h.fields[i]; int(f.nlen) == len(name) && string(ks.hashFieldName(f)) == string(name) {
-				return s, i
-			}
-		}
-	}
+	return h.idx.find(tag, func(i int) bool {
+		f := h.fields[i]
+		return int(f.nlen) == len(name) && string(ks.hashFieldName(f)) == string(name)
+	})
 }
 
 // get returns the field's position in fields, or -1.
 func (h *hashObj) get(ks *Keyspace, name []byte) int {
 	_, i := h.find(ks, name, hashFieldTag(name))
 	return i
-}
-
-// resize rebuilds the slots at a capacity (a power of two, at least 8)
-// from the tags they hold.
-func (h *hashObj) resize(capacity int) {
-	old := h.slots
-	h.slots = make([]uint64, capacity)
-	mask := capacity - 1
-	for _, v := range old {
-		if v == 0 {
-			continue
-		}
-		s := h.home(uint32(v >> 32))
-		for h.slots[s] != 0 {
-			s = (s + 1) & mask
-		}
-		h.slots[s] = v
-	}
 }
 
 // set points name at the pair encoded at loc (the name's uvarint length),
@@ -194,18 +156,13 @@ func (h *hashObj) set(ks *Keyspace, name []byte, loc uint64, vlen int) bool {
 		h.big = true
 	}
 	tag := hashFieldTag(name)
-	s, i := h.find(ks, name, tag)
-	if i >= 0 {
+	if _, i := h.find(ks, name, tag); i >= 0 {
 		f := &h.fields[i]
 		h.bytes += int64(vlen) - int64(f.vlen)
 		f.loc, f.vlen = loc, uint32(vlen)
 		return false
 	}
-	if (len(h.fields)+1)*4 > len(h.slots)*3 {
-		h.resize(max(8, 2*len(h.slots)))
-		s, _ = h.find(ks, name, tag)
-	}
-	h.slots[s] = uint64(tag)<<32 | uint64(len(h.fields)+1)
+	h.idx.add(tag, len(h.fields), len(h.fields)+1)
 	h.fields = append(h.fields, hashField{loc: loc, nlen: uint32(len(name)), vlen: uint32(vlen)})
 	h.bytes += int64(len(name)+vlen) + 4
 	if len(h.fields) > hashMaxListpackEntries {
@@ -222,62 +179,23 @@ func (h *hashObj) del(ks *Keyspace, name []byte) bool {
 	}
 	f := h.fields[i]
 	h.bytes -= int64(f.nlen+f.vlen) + 4
-	h.clearSlot(s)
+	h.idx.remove(s, len(h.fields)-1)
 	last := len(h.fields) - 1
 	switch {
 	case !h.big:
 		// Keep insertion order (see hashObj): the fields after the hole
-		// move down one place, and so do their positions in the slots.
+		// move down one place, and so do their positions in the index.
 		copy(h.fields[i:], h.fields[i+1:])
-		for k, v := range h.slots {
-			if v != 0 && int(uint32(v))-1 > i {
-				h.slots[k] = v - 1
-			}
-		}
+		h.idx.shiftDown(i)
 	case i != last:
 		// The last field moves into the hole: repoint its slot.
 		moved := h.fields[last]
-		tag := hashFieldTag(ks.hashFieldName(moved))
-		mask := len(h.slots) - 1
-		for k := h.home(tag); ; k = (k + 1) & mask {
-			if v := h.slots[k]; int(uint32(v)) == last+1 {
-				h.slots[k] = uint64(tag)<<32 | uint64(i+1)
-				break
-			}
-		}
+		h.idx.repoint(hashFieldTag(ks.hashFieldName(moved)), last, i)
 		h.fields[i] = moved
 	}
 	h.fields[last] = hashField{}
 	h.fields = h.fields[:last]
-	if len(h.slots) > 64 && len(h.fields)*8 < len(h.slots) {
-		h.resize(len(h.slots) / 2)
-	}
 	return true
-}
-
-// clearSlot empties slot s and shifts back the entries of its probe run
-// that would otherwise become unreachable (deletion without tombstones).
-func (h *hashObj) clearSlot(s int) {
-	mask := len(h.slots) - 1
-	for {
-		h.slots[s] = 0
-		j := s
-		for {
-			j = (j + 1) & mask
-			v := h.slots[j]
-			if v == 0 {
-				return
-			}
-			k := h.home(uint32(v >> 32))
-			// Leave v where it is if its home lies cyclically in (s, j].
-			if (s <= j && s < k && k <= j) || (s > j && (s < k || k <= j)) {
-				continue
-			}
-			h.slots[s] = v
-			s = j
-			break
-		}
-	}
 }
 
 func appendBytes(dst, p []byte) []byte {

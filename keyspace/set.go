@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
-	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -54,7 +53,7 @@ const setMaxIntsetEntries = 512
 // SISMEMBER, SADD and SREM of one member are O(1): a hash, a probe, one
 // comparison in the mapping.
 type setObj struct {
-	slots   []uint64
+	idx     slotIndex
 	members []setMember
 	bytes   int64
 	// hashtable records that the set has left Redis's intset encoding (a
@@ -125,32 +124,13 @@ func (s *setObj) rebuild(ks *Keyspace, b *Batch, db int, key []byte) {
 	}
 }
 
-// home is the first slot probed for tag (Fibonacci hashing of the tag, so
-// that the table can be resized from the tags alone).
-func (s *setObj) home(tag uint32) int {
-	return int((tag * 0x9E3779B9) >> (32 - bits.TrailingZeros(uint(len(s.slots)))))
-}
-
-// find returns the position in members of m (-1 if absent) and the slot
-// that holds it, or the empty slot where it would go (-1 if the table is
-// empty).
+// find returns the position in members of m (-1 if absent) and the index
+// slot that holds it.
 func (s *setObj) find(ks *Keyspace, m []byte, tag uint32) (slot, pos int) {
-	if len(s.slots) == 0 {
-		return -1, -1
-	}
-	mask := len(s.slots) - 1
-	for i := s.home(tag); ; i = (i + 1) & mask {
-		v := s.slots[i]
-		if v == 0 {
-			return i, -1
-		}
-		if uint32(v>>32) == tag {
-			p := int(uint32(v)) - 1
-			if mm := s.members[p]; int(mm.n) == len(m) && string(ks.memberBytes(mm)) == string(m) {
-				return i, p
-			}
-		}
-	}
+	return s.idx.find(tag, func(p int) bool {
+		mm := s.members[p]
+		return int(mm.n) == len(m) && string(ks.memberBytes(mm)) == string(m)
+	})
 }
 
 // has reports whether m is a member.
@@ -159,37 +139,14 @@ func (s *setObj) has(ks *Keyspace, m []byte) bool {
 	return p >= 0
 }
 
-// resize rebuilds the slots at a capacity (a power of two, at least 8)
-// from the tags they hold.
-func (s *setObj) resize(capacity int) {
-	old := s.slots
-	s.slots = make([]uint64, capacity)
-	mask := capacity - 1
-	for _, v := range old {
-		if v == 0 {
-			continue
-		}
-		i := s.home(uint32(v >> 32))
-		for s.slots[i] != 0 {
-			i = (i + 1) & mask
-		}
-		s.slots[i] = v
-	}
-}
-
 // add inserts m, whose uvarint-prefixed bytes are logged at loc; false if
 // it was already a member (the member keeps its older location).
 func (s *setObj) add(ks *Keyspace, m []byte, loc uint64) bool {
 	tag := setMemberTag(m)
-	slot, p := s.find(ks, m, tag)
-	if p >= 0 {
+	if _, p := s.find(ks, m, tag); p >= 0 {
 		return false
 	}
-	if (len(s.members)+1)*4 > len(s.slots)*3 {
-		s.resize(max(8, 2*len(s.slots)))
-		slot, _ = s.find(ks, m, tag)
-	}
-	s.slots[slot] = uint64(tag)<<32 | uint64(len(s.members)+1)
+	s.idx.add(tag, len(s.members), len(s.members)+1)
 	s.members = append(s.members, setMember{loc: loc, n: uint32(len(m)), tag: tag})
 	s.bytes += int64(len(m)) + setMemberOverhead
 	if !s.hashtable && (len(s.members) > setMaxIntsetEntries || !setMemberIsInt(m)) {
@@ -206,50 +163,16 @@ func (s *setObj) del(ks *Keyspace, m []byte) bool {
 		return false
 	}
 	s.bytes -= int64(s.members[p].n) + setMemberOverhead
-	s.clearSlot(slot)
+	s.idx.remove(slot, len(s.members)-1)
 	last := len(s.members) - 1
 	if p != last {
 		moved := s.members[last]
-		mask := len(s.slots) - 1
-		for i := s.home(moved.tag); ; i = (i + 1) & mask {
-			if v := s.slots[i]; int(uint32(v)) == last+1 {
-				s.slots[i] = uint64(moved.tag)<<32 | uint64(p+1)
-				break
-			}
-		}
+		s.idx.repoint(moved.tag, last, p)
 		s.members[p] = moved
 	}
 	s.members[last] = setMember{}
 	s.members = s.members[:last]
-	if len(s.slots) > 64 && len(s.members)*8 < len(s.slots) {
-		s.resize(len(s.slots) / 2)
-	}
 	return true
-}
-
-// clearSlot empties slot i and shifts back the entries of its probe run
-// that would otherwise become unreachable (deletion without tombstones).
-func (s *setObj) clearSlot(i int) {
-	mask := len(s.slots) - 1
-	for {
-		s.slots[i] = 0
-		j := i
-		for {
-			j = (j + 1) & mask
-			v := s.slots[j]
-			if v == 0 {
-				return
-			}
-			k := s.home(uint32(v >> 32))
-			// Leave v where it is if its home lies cyclically in (i, j].
-			if (i <= j && i < k && k <= j) || (i > j && (i < k || k <= j)) {
-				continue
-			}
-			s.slots[i] = v
-			i = j
-			break
-		}
-	}
 }
 
 // encoding is what Redis 7.0's OBJECT ENCODING says for this set.
