@@ -416,45 +416,6 @@ func cmdHRandField(c *Client, args [][]byte) {
 	})
 }
 
-// hscanOptions are HSCAN's options after the cursor.
-type hscanOptions struct {
-	count int
-	match []byte // nil: every field
-}
-
-// parseHScanOptions parses [MATCH pattern] [COUNT count] as Redis's
-// scanGenericCommand does for a key: in any order, repeatable (the last
-// wins), COUNT an integer of at least 1; TYPE is SCAN's only, so here it
-// is a syntax error like any other token.
-func parseHScanOptions(args [][]byte) (hscanOptions, error) {
-	o := hscanOptions{count: scanDefaultCount}
-	for i := 0; i < len(args); i += 2 {
-		if i+1 >= len(args) {
-			return hscanOptions{}, errSyntax
-		}
-		a, v := args[i], args[i+1]
-		switch {
-		case argIs(a, "count"):
-			n, err := argInt64(v)
-			if err != nil {
-				return hscanOptions{}, err
-			}
-			if n < 1 {
-				return hscanOptions{}, errSyntax
-			}
-			o.count = int(min(n, math.MaxInt32))
-		case argIs(a, "match"):
-			o.match = v
-			if len(v) == 1 && v[0] == '*' {
-				o.match = nil
-			}
-		default:
-			return hscanOptions{}, errSyntax
-		}
-	}
-	return o, nil
-}
-
 // HSCAN key cursor [MATCH pattern] [COUNT count]: [next cursor, [field,
 // value, ...]]. Redis checks the cursor, then the key (a missing key
 // replies an empty scan without looking at the options), then the options.
@@ -478,7 +439,7 @@ func cmdHScan(c *Client, args [][]byte) {
 		c.WriteArray(0)
 		return
 	}
-	o, err := parseHScanOptions(args[3:])
+	o, err := parseScanOptions(args[3:], false)
 	if err != nil {
 		c.WriteErr(err)
 		return

@@ -475,12 +475,22 @@ const scanDefaultCount = 10
 // the cursor as strtoul reads it ("ERR invalid cursor"), options in any
 // order and repeatable (the last wins), COUNT at least 1.
 func parseScan(args [][]byte) (scanOptions, error) {
-	o := scanOptions{count: scanDefaultCount}
-	var ok bool
-	if o.cursor, ok = parseScanCursor(args[0]); !ok {
+	cursor, ok := parseScanCursor(args[0])
+	if !ok {
 		return scanOptions{}, replyError("ERR invalid cursor")
 	}
-	for i := 1; i < len(args); i += 2 {
+	o, err := parseScanOptions(args[1:], true)
+	o.cursor = cursor
+	return o, err
+}
+
+// parseScanOptions parses the options after a cursor as Redis's
+// scanGenericCommand does: [MATCH pattern] [COUNT count], plus [TYPE type]
+// for SCAN (withType), in any order, repeatable (the last wins), COUNT an
+// integer of at least 1. HSCAN, SSCAN and ZSCAN share it (without TYPE).
+func parseScanOptions(args [][]byte, withType bool) (scanOptions, error) {
+	o := scanOptions{count: scanDefaultCount}
+	for i := 0; i < len(args); i += 2 {
 		if i+1 >= len(args) {
 			return scanOptions{}, errSyntax
 		}
@@ -500,7 +510,7 @@ func parseScan(args [][]byte) (scanOptions, error) {
 			if len(v) == 1 && v[0] == '*' {
 				o.match = nil
 			}
-		case argIs(a, "type"):
+		case withType && argIs(a, "type"):
 			o.typeName = v
 		default:
 			return scanOptions{}, errSyntax

@@ -411,44 +411,6 @@ func cmdSInterCard(c *Client, args [][]byte) {
 	c.WriteInt(int64(len(ms)))
 }
 
-// sscanOptions are SSCAN's options after the cursor.
-type sscanOptions struct {
-	count int
-	match []byte // nil: every member
-}
-
-// parseSScanOptions parses [MATCH pattern] [COUNT count] as Redis's
-// scanGenericCommand does for a key's scan: in any order, repeatable (the
-// last wins), COUNT an integer of at least 1, no TYPE.
-func parseSScanOptions(args [][]byte) (sscanOptions, error) {
-	o := sscanOptions{count: scanDefaultCount}
-	for i := 0; i < len(args); i += 2 {
-		if i+1 >= len(args) {
-			return sscanOptions{}, errSyntax
-		}
-		a, v := args[i], args[i+1]
-		switch {
-		case argIs(a, "count"):
-			n, err := argInt64(v)
-			if err != nil {
-				return sscanOptions{}, err
-			}
-			if n < 1 {
-				return sscanOptions{}, errSyntax
-			}
-			o.count = int(min(n, math.MaxInt32))
-		case argIs(a, "match"):
-			o.match = v
-			if len(v) == 1 && v[0] == '*' {
-				o.match = nil
-			}
-		default:
-			return sscanOptions{}, errSyntax
-		}
-	}
-	return o, nil
-}
-
 // SSCAN key cursor [MATCH pattern] [COUNT count]. Redis checks the cursor,
 // then the key (a missing key answers an empty scan whatever the options),
 // then the options.
@@ -469,7 +431,7 @@ func cmdSScan(c *Client, args [][]byte) {
 		c.WriteArray(0)
 		return
 	}
-	o, err := parseSScanOptions(args[3:])
+	o, err := parseScanOptions(args[3:], false)
 	if err != nil {
 		c.WriteErr(err)
 		return
