@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -275,6 +276,7 @@ loop:
 	if need > cap(c.rbuf) {
 		c.rbuf = growBuf(c.rbuf, need)
 	} else if n == 0 && cap(c.rbuf) > shrinkAbove {
+		releasedLarge(cap(c.rbuf))
 		c.rbuf = make([]byte, 0, readBufSize)
 	}
 	c.flushStats()
@@ -283,9 +285,29 @@ loop:
 		return false
 	}
 	if cap(c.out) > shrinkAbove {
+		releasedLarge(cap(c.out))
 		c.out = nil
 	}
 	return true
+}
+
+// releaseAbove is the buffer size from which dropping it hands memory back
+// to the OS at once rather than when the runtime's scavenger gets to it
+// (a 512 MB value otherwise leaves the process gigabytes larger for
+// minutes).
+const releaseAbove = 64 << 20
+
+var releasing atomic.Bool
+
+// releasedLarge is called when a connection drops a buffer of n bytes.
+func releasedLarge(n int) {
+	if n < releaseAbove || !releasing.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer releasing.Store(false)
+		debug.FreeOSMemory()
+	}()
 }
 
 // flush waits until everything the batch so far wrote or read is durable,
