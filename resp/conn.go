@@ -48,8 +48,9 @@ type conn struct {
 	pend       []statDelta // commandstats not yet added to the shared counters
 	pendErrors int64       // error replies not attributed to a command
 	lastCmd    *Command
-	deadline   bool // a read deadline is set (timeout > 0)
-	inExec     bool // EXEC is running queued commands with the keyspace lock held
+	deadline   bool       // a read deadline is set (timeout > 0)
+	inExec     bool       // EXEC is running queued commands with the keyspace lock held
+	blk        blockState // blocking.go: a blocked command (BLPOP...) [lists: blocking]
 
 	infoMu sync.Mutex
 	info   clientInfo // what CLIENT LIST shows to other connections
@@ -189,6 +190,7 @@ func growBuf(b []byte, n int) []byte {
 }
 
 func (c *conn) finish() {
+	c.unblockOnClose() // [lists: blocking]
 	if c.Watch.Watching() {
 		c.srv.env.lock()
 		c.srv.env.unwatch(&c.Watch)

@@ -86,6 +86,9 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 	d := now.Sub(c.tick)
 	c.tick = now
 	c.count(cmd, d, len(c.out) > start && c.out[start] == '-', false)
+	if c.blk.pending { // [lists: blocking] the handler blocked: wait without the lock
+		c.serveBlocked(cmd, args)
+	}
 }
 
 // queue copies a request into the MULTI queue (args alias the read buffer).
