@@ -32,6 +32,8 @@ type Keyspace struct {
 	expires expiryHeap
 	watched map[watchKey][]*Watcher
 
+	keyReadyFn func(db int, key []byte) // OnKeyReady: wakes blocked clients
+
 	// recovery state
 	pending []pendingRecord
 

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"sync"
 )
 
 // List operations. Bodies (durable, never renumber the kinds):
@@ -476,11 +475,6 @@ func (v List) Len() int {
 // At returns element i, 0 <= i < Len (0 = head). O(1) at any index.
 func (v List) At(i int) []byte { return v.ks.bytesAt(v.l.at(i)) }
 
-// keyReadyHooks maps a *Keyspace to the function set by OnKeyReady. (A
-// field of Keyspace would be cheaper; keyspace.go belongs to the core, so
-// the hook lives here until it moves there.)
-var keyReadyHooks sync.Map
-
 // OnKeyReady sets fn to be called whenever a key gains elements a blocked
 // client could take (a list push or insert, including the pushes that
 // RENAME, COPY, MOVE are made of; not the cleaner's rewrites). fn runs
@@ -488,14 +482,14 @@ var keyReadyHooks sync.Map
 // take note (signal a channel), never call back into the keyspace. Call
 // with the lock held.
 func (ks *Keyspace) OnKeyReady(fn func(db int, key []byte)) {
-	keyReadyHooks.Store(ks, fn)
+	ks.keyReadyFn = fn
 }
 
 // keyReady calls the OnKeyReady hook, if any, for (db, key). Types whose
 // elements blocking commands take (lists, sorted sets) call it from the
 // appliers that add elements.
 func (ks *Keyspace) keyReady(db int, key []byte) {
-	if fn, ok := keyReadyHooks.Load(ks); ok {
-		fn.(func(int, []byte))(db, key)
+	if ks.keyReadyFn != nil && !ks.cleaning {
+		ks.keyReadyFn(db, key)
 	}
 }
