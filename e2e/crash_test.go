@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,12 +21,27 @@ type crashModel struct {
 	counter map[string]int64  // INCR key → last acknowledged value
 	mset    map[string]int64  // MSET group → last acknowledged value
 	txn     map[string]int64  // MULTI/EXEC pair → last acknowledged value
+
+	hcounter map[string]int64    // HINCRBY hash → last acknowledged value of field n
+	listLen  map[string]int64    // RPUSH list → last acknowledged length
+	members  map[string][]string // SADD set → acknowledged members
+	zscore   map[string]float64  // ZINCRBY zset → last acknowledged score of member m
+	smove    map[string]bool     // SMOVE member → true when last acknowledged in set a
 }
 
-// TestCrashKill9 runs concurrent writers (SET, INCR, MSET, MULTI/EXEC),
-// kills the server with SIGKILL at a random moment, restarts it on the
-// same directory and checks that every acknowledged write is there,
-// counters never go back, and no MSET or EXEC block is half-applied.
+func newCrashModel() *crashModel {
+	return &crashModel{
+		sets: map[string]string{}, counter: map[string]int64{}, mset: map[string]int64{}, txn: map[string]int64{},
+		hcounter: map[string]int64{}, listLen: map[string]int64{}, members: map[string][]string{},
+		zscore: map[string]float64{}, smove: map[string]bool{},
+	}
+}
+
+// TestCrashKill9 runs concurrent writers (SET, INCR, MSET, MULTI/EXEC,
+// HINCRBY, RPUSH, SADD, ZINCRBY, SMOVE), kills the server with SIGKILL at
+// a random moment, restarts it on the same directory and checks that every
+// acknowledged write is there, counters, list lengths and scores never go
+// back, and no MSET, EXEC block or SMOVE is half-applied.
 func TestCrashKill9(t *testing.T) {
 	rounds := 20
 	if testing.Short() {
@@ -40,7 +56,7 @@ func TestCrashKill9(t *testing.T) {
 	for _, mode := range []string{"pmem", "msync"} {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
-			m := &crashModel{sets: map[string]string{}, counter: map[string]int64{}, mset: map[string]int64{}, txn: map[string]int64{}}
+			m := newCrashModel()
 			for round := 0; round < rounds; round++ {
 				s := startServer(t, dir, "--durability", mode, "--segment-size", "1mb")
 				verifyCrashModel(t, s, m, round)
@@ -49,11 +65,21 @@ func TestCrashKill9(t *testing.T) {
 			}
 			s := startServer(t, dir, "--durability", mode, "--segment-size", "1mb")
 			verifyCrashModel(t, s, m, rounds)
+			// Every kind of write was acknowledged at least once, so every
+			// check above had something to check.
+			if len(m.sets) == 0 || len(m.counter) == 0 || len(m.mset) == 0 || len(m.txn) == 0 ||
+				len(m.hcounter) == 0 || len(m.listLen) == 0 || len(m.members) == 0 || len(m.zscore) == 0 || len(m.smove) == 0 {
+				t.Fatalf("some write kinds were never acknowledged: %d sets %d counters %d mset %d txn %d hash %d list %d set %d zset %d smove",
+					len(m.sets), len(m.counter), len(m.mset), len(m.txn), len(m.hcounter), len(m.listLen), len(m.members), len(m.zscore), len(m.smove))
+			}
 		})
 	}
 }
 
-const crashWriters = 4
+const (
+	crashWriters = 4
+	crashOps     = 9 // kinds of write each writer cycles through
+)
 
 // runUntilKilled starts the writers and kills the server once they have
 // had target operations acknowledged in total.
@@ -80,7 +106,7 @@ func runUntilKilled(t *testing.T, s *server, m *crashModel, round int, target in
 				default:
 				}
 				var err error
-				switch i % 4 {
+				switch i % crashOps {
 				case 0:
 					k, v := fmt.Sprintf("set:%d:%d:%d", round, w, i), fmt.Sprintf("v%d-%d", round, i)
 					if err = c.Set(ctx, k, v, 0).Err(); err == nil {
@@ -118,6 +144,62 @@ func runUntilKilled(t *testing.T, s *server, m *crashModel, round int, target in
 					if err == nil {
 						m.mu.Lock()
 						m.txn[g] = cmds[0].(*redis.IntCmd).Val()
+						m.mu.Unlock()
+					}
+				case 4:
+					k := fmt.Sprintf("hash:%d", w)
+					var n int64
+					if n, err = c.HIncrBy(ctx, k, "n", 1).Result(); err == nil {
+						m.mu.Lock()
+						m.hcounter[k] = n
+						m.mu.Unlock()
+					}
+				case 5:
+					k := fmt.Sprintf("list:%d", w)
+					var n int64
+					if n, err = c.RPush(ctx, k, fmt.Sprintf("e%d-%d", round, i)).Result(); err == nil {
+						m.mu.Lock()
+						m.listLen[k] = n
+						m.mu.Unlock()
+					}
+				case 6:
+					k, member := fmt.Sprintf("set:%d", w), fmt.Sprintf("m%d-%d", round, i)
+					if err = c.SAdd(ctx, k, member).Err(); err == nil {
+						m.mu.Lock()
+						m.members[k] = append(m.members[k], member)
+						m.mu.Unlock()
+					}
+				case 7:
+					k := fmt.Sprintf("zset:%d", w)
+					var f float64
+					if f, err = c.ZIncrBy(ctx, k, 1, "m").Result(); err == nil {
+						m.mu.Lock()
+						m.zscore[k] = f
+						m.mu.Unlock()
+					}
+				case 8:
+					// One member moves between two sets: after any crash it
+					// is in exactly one of them (SMOVE is atomic).
+					member := fmt.Sprintf("mover:%d", w)
+					a, b := fmt.Sprintf("smove:%d:a", w), fmt.Sprintf("smove:%d:b", w)
+					m.mu.Lock()
+					inA, seen := m.smove[member]
+					m.mu.Unlock()
+					if !seen {
+						if err = c.SAdd(ctx, a, member).Err(); err == nil {
+							m.mu.Lock()
+							m.smove[member] = true
+							m.mu.Unlock()
+						}
+						break
+					}
+					from, to := a, b
+					if !inA {
+						from, to = b, a
+					}
+					if err = c.SMove(ctx, from, to, member).Err(); err == nil {
+						m.mu.Lock()
+						m.smove[member] = !inA
 						m.mu.Unlock()
 					}
 				}
@@ -192,5 +274,42 @@ func verifyCrashModel(t *testing.T, s *server, m *crashModel, round int) {
 			t.Fatalf("round %d: EXEC %s went back: %d < acknowledged %d", round, g, a, v)
 		}
 		m.txn[g] = a
+	}
+	for k, n := range m.hcounter {
+		got, err := c.HGet(ctx, k, "n").Int64()
+		if err != nil || got < n || got > n+1 {
+			t.Fatalf("round %d: HINCRBY %s = %d (%v), acknowledged %d", round, k, got, err, n)
+		}
+		m.hcounter[k] = got
+	}
+	for k, n := range m.listLen {
+		got, err := c.LLen(ctx, k).Result()
+		if err != nil || got < n || got > n+1 {
+			t.Fatalf("round %d: RPUSH %s length %d (%v), acknowledged %d", round, k, got, err, n)
+		}
+		m.listLen[k] = got
+	}
+	for k, ms := range m.members {
+		for _, member := range ms {
+			if ok, err := c.SIsMember(ctx, k, member).Result(); err != nil || !ok {
+				t.Fatalf("round %d: acknowledged SADD %s %s lost (%v)", round, k, member, err)
+			}
+		}
+	}
+	for k, f := range m.zscore {
+		got, err := c.ZScore(ctx, k, "m").Result()
+		if err != nil || got < f || got > f+1 {
+			t.Fatalf("round %d: ZINCRBY %s score %v (%v), acknowledged %v", round, k, got, err, f)
+		}
+		m.zscore[k] = got
+	}
+	for member := range m.smove {
+		w := strings.TrimPrefix(member, "mover:")
+		inA, _ := c.SIsMember(ctx, "smove:"+w+":a", member).Result()
+		inB, _ := c.SIsMember(ctx, "smove:"+w+":b", member).Result()
+		if inA == inB {
+			t.Fatalf("round %d: SMOVE %s half-applied or lost: in a=%v, in b=%v", round, member, inA, inB)
+		}
+		m.smove[member] = inA // an unacknowledged SMOVE that landed counts from now on
 	}
 }
