@@ -330,7 +330,7 @@ func TestBlockingNewcomerYields(t *testing.T) {
 	if got := run(a, "BLPOP", "q", "0"); got != "" || !a.blk.pending {
 		t.Fatalf("BLPOP on an empty key replied %q instead of blocking", got)
 	}
-	listCmdReply(t, pusher, "RPUSH", "q", "x")
+	cmdReply(t, pusher, "RPUSH", "q", "x")
 	if !a.blk.b.woken {
 		t.Fatal("the push did not wake the blocked client")
 	}
@@ -360,7 +360,7 @@ func TestBlockingNewcomerYields(t *testing.T) {
 	// Nobody woken (elements that came without a push, as after SWAPDB):
 	// a newcomer takes them.
 	e := newConn()
-	listCmdReply(t, pusher, "RPUSH", "q", "y")
+	cmdReply(t, pusher, "RPUSH", "q", "y")
 	ks.Lock()
 	d.blk.b.woken = false
 	ks.Unlock()

@@ -40,50 +40,6 @@ func TestHashCommandInfo(t *testing.T) {
 	}
 }
 
-// hashTestCommands is the table the hash tests dispatch through: the hash
-// commands plus the string and generic ones the scripts also use.
-var hashTestCommands = func() map[string]Command {
-	m := make(map[string]Command)
-	for _, cmd := range append(append(stringCommands(), keyCommands()...), hashCommands()...) {
-		m[cmd.Name] = cmd
-		for _, sub := range cmd.Subcommands {
-			m[sub.Name] = sub
-		}
-	}
-	return m
-}()
-
-// hashReply runs one command as the server dispatches it (lookup, arity,
-// lock) and returns its reply; an unknown command replies as Redis does.
-func hashReply(t *testing.T, c *Client, args ...string) string {
-	t.Helper()
-	cmd, ok := hashTestCommands[strings.ToLower(args[0])]
-	if !ok {
-		var b strings.Builder
-		for _, a := range args[1:] {
-			fmt.Fprintf(&b, "'%s' ", a)
-		}
-		return "-ERR unknown command '" + args[0] + "', with args beginning with: " + b.String() + "\r\n"
-	}
-	if len(cmd.Subcommands) > 0 && len(args) >= 2 {
-		if sub, ok := hashTestCommands[cmd.Name+"|"+strings.ToLower(args[1])]; ok {
-			cmd = sub
-		}
-	}
-	if (cmd.Arity > 0 && len(args) != cmd.Arity) || (cmd.Arity < 0 && len(args) < -cmd.Arity) {
-		return "-" + WrongArgs(cmd.Name) + "\r\n"
-	}
-	argv := make([][]byte, len(args))
-	for i, a := range args {
-		argv[i] = []byte(a)
-	}
-	c.out = c.out[:0]
-	c.KS.Lock()
-	defer c.KS.Unlock()
-	cmd.Run(c, argv)
-	return string(c.out)
-}
-
 // Scripts and replies recorded from Redis 7.0.15 (each on an empty server,
 // by sending every command and keeping its raw reply).
 func TestHashCommands(t *testing.T) {
@@ -391,7 +347,7 @@ func TestHashCommands(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			c := newKeyspaceClient(t)
 			for i, st := range sc.steps {
-				if got := hashReply(t, c, st.args...); got != st.want {
+				if got := cmdReply(t, c, st.args...); got != st.want {
 					t.Errorf("step %d %q:\n got %q\nwant %q", i, st.args, got, st.want)
 				}
 			}
@@ -432,11 +388,11 @@ func TestHashScanAndGetAllBigHash(t *testing.T) {
 			want[f] = fmt.Sprint(j * 7)
 			args = append(args, f, want[f])
 		}
-		if got := hashReply(t, c, args...); got != ":50\r\n" {
+		if got := cmdReply(t, c, args...); got != ":50\r\n" {
 			t.Fatalf("HSET: %q", got)
 		}
 	}
-	all := hashBulks(t, hashReply(t, c, "HGETALL", "big"))
+	all := hashBulks(t, cmdReply(t, c, "HGETALL", "big"))
 	if len(all) != 2*n {
 		t.Fatalf("HGETALL: %d elements", len(all))
 	}
@@ -445,14 +401,14 @@ func TestHashScanAndGetAllBigHash(t *testing.T) {
 			t.Fatalf("HGETALL pair %q %q", all[i], all[i+1])
 		}
 	}
-	if keys, vals := hashBulks(t, hashReply(t, c, "HKEYS", "big")), hashBulks(t, hashReply(t, c, "HVALS", "big")); len(keys) != n || len(vals) != n {
+	if keys, vals := hashBulks(t, cmdReply(t, c, "HKEYS", "big")), hashBulks(t, cmdReply(t, c, "HVALS", "big")); len(keys) != n || len(vals) != n {
 		t.Fatalf("HKEYS %d, HVALS %d", len(keys), len(vals))
 	}
 	seen := map[string]int{}
 	cursor := "0"
 	steps := 0
 	for {
-		reply := hashReply(t, c, "HSCAN", "big", cursor, "COUNT", "20")
+		reply := cmdReply(t, c, "HSCAN", "big", cursor, "COUNT", "20")
 		// *2 $len cursor *m ...
 		lines := strings.SplitN(reply, "\r\n", 4)
 		if lines[0] != "*2" || len(lines) < 4 {
@@ -482,7 +438,7 @@ func TestHashScanAndGetAllBigHash(t *testing.T) {
 	matched := 0
 	cursor = "0"
 	for {
-		lines := strings.SplitN(hashReply(t, c, "HSCAN", "big", cursor, "MATCH", "field:4?", "COUNT", "1000"), "\r\n", 4)
+		lines := strings.SplitN(cmdReply(t, c, "HSCAN", "big", cursor, "MATCH", "field:4?", "COUNT", "1000"), "\r\n", 4)
 		cursor = lines[2]
 		elems := hashBulks(t, lines[3])
 		for i := 0; i < len(elems); i += 2 {
@@ -512,9 +468,9 @@ func TestHashRandField(t *testing.T) {
 		want[f] = fmt.Sprintf("v%d", i)
 		args = append(args, f, want[f])
 	}
-	hashReply(t, c, args...)
+	cmdReply(t, c, args...)
 	for trial := 0; trial < 50; trial++ {
-		got := hashBulks(t, hashReply(t, c, "HRANDFIELD", "h", "5", "WITHVALUES"))
+		got := hashBulks(t, cmdReply(t, c, "HRANDFIELD", "h", "5", "WITHVALUES"))
 		if len(got) != 10 {
 			t.Fatalf("count 5 WITHVALUES: %q", got)
 		}
@@ -525,7 +481,7 @@ func TestHashRandField(t *testing.T) {
 			}
 			distinct[got[i]] = true
 		}
-		got = hashBulks(t, hashReply(t, c, "HRANDFIELD", "h", "-30"))
+		got = hashBulks(t, cmdReply(t, c, "HRANDFIELD", "h", "-30"))
 		if len(got) != 30 {
 			t.Fatalf("count -30: %d fields", len(got))
 		}
@@ -534,12 +490,12 @@ func TestHashRandField(t *testing.T) {
 				t.Fatalf("count -30: unknown field %q", f)
 			}
 		}
-		one := hashReply(t, c, "HRANDFIELD", "h")
+		one := cmdReply(t, c, "HRANDFIELD", "h")
 		if f := strings.Split(one, "\r\n"); len(f) != 3 || want[f[1]] == "" {
 			t.Fatalf("HRANDFIELD h: %q", one)
 		}
 	}
-	if got := hashReply(t, c, "HRANDFIELD", "h", "-9223372036854775807"); got != "-ERR value is out of range\r\n" {
+	if got := cmdReply(t, c, "HRANDFIELD", "h", "-9223372036854775807"); got != "-ERR value is out of range\r\n" {
 		t.Fatalf("huge negative count: %q", got)
 	}
 }

@@ -86,41 +86,6 @@ func TestParseLMPop(t *testing.T) {
 	}
 }
 
-// listTable is the command table the list handler tests run against.
-var listTable = func() map[string]Command {
-	m := make(map[string]Command)
-	for _, cmd := range append(append(listCommands(), stringCommands()...), keyCommands()...) {
-		m[cmd.Name] = cmd
-		for _, sub := range cmd.Subcommands {
-			m[sub.Name] = sub
-		}
-	}
-	return m
-}()
-
-// listCmdReply runs one command as the server dispatches it (arity, lock;
-// no connection, so blocking commands answer as inside MULTI).
-func listCmdReply(t *testing.T, c *Client, args ...string) string {
-	t.Helper()
-	cmd, ok := listTable[strings.ToLower(args[0])]
-	if !ok {
-		t.Fatalf("no command %q in the table", args[0])
-	}
-	if len(cmd.Subcommands) > 0 && len(args) > 1 {
-		if cmd, ok = listTable[cmd.Name+"|"+strings.ToLower(args[1])]; !ok {
-			t.Fatalf("no subcommand %q %q in the table", args[0], args[1])
-		}
-	}
-	if !arityOK(cmd.Arity, len(args)) {
-		return "-" + WrongArgs(cmd.Name) + "\r\n"
-	}
-	c.out = c.out[:0]
-	c.KS.Lock()
-	defer c.KS.Unlock()
-	cmd.Run(c, bytesArgs(args...))
-	return string(c.out)
-}
-
 // TestListCommands runs scripts whose replies were recorded from Redis
 // 7.0.15 (each script on an empty database).
 func TestListCommands(t *testing.T) {
@@ -435,7 +400,7 @@ func TestListCommands(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			c := newKeyspaceClient(t)
 			for i, st := range sc.steps {
-				if got := listCmdReply(t, c, st.args...); got != st.want {
+				if got := cmdReply(t, c, st.args...); got != st.want {
 					t.Errorf("step %d %q:\n got %q\nwant %q", i, st.args, got, st.want)
 				}
 			}
@@ -462,7 +427,7 @@ func TestListBigValues(t *testing.T) {
 		{[]string{"OBJECT", "ENCODING", "l"}, "$9\r\nquicklist\r\n"},
 		{[]string{"TYPE", "l"}, "+list\r\n"},
 	} {
-		if got := listCmdReply(t, c, st.args...); got != st.want {
+		if got := cmdReply(t, c, st.args...); got != st.want {
 			t.Errorf("step %d %.40q:\n got %.80q\nwant %.80q", i, st.args, got, st.want)
 		}
 	}

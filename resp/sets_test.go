@@ -44,55 +44,6 @@ func TestSetCommandInfo(t *testing.T) {
 	}
 }
 
-// setTestCommands is the table the set tests dispatch through: the string
-// and key commands (SET, EXPIRE, TTL, TYPE...) and the set commands.
-var setTestCommands = func() map[string]Command {
-	m := make(map[string]Command)
-	for _, cmd := range append(append(stringCommands(), keyCommands()...), setCommands()...) {
-		m[cmd.Name] = cmd
-		for _, sub := range cmd.Subcommands {
-			m[sub.Name] = sub
-		}
-	}
-	return m
-}()
-
-// setReply runs one command through setTestCommands the way the server
-// dispatches it (lookup, arity, lock) and returns its reply.
-func setReply(t *testing.T, c *Client, args ...string) string {
-	t.Helper()
-	name := strings.ToLower(args[0])
-	if name == "select" { // the server owns SELECT
-		db, err := strconv.Atoi(args[1])
-		if err != nil {
-			t.Fatalf("SELECT %q", args[1])
-		}
-		c.DB = db
-		return "+OK\r\n"
-	}
-	cmd, ok := setTestCommands[name]
-	if !ok {
-		t.Fatalf("no command %q in the table", name)
-	}
-	if len(cmd.Subcommands) > 0 && len(args) >= 2 {
-		if cmd, ok = setTestCommands[name+"|"+strings.ToLower(args[1])]; !ok {
-			t.Fatalf("no subcommand %q", args[:2])
-		}
-	}
-	if !arityOK(cmd.Arity, len(args)) {
-		return "-" + WrongArgs(cmd.Name) + "\r\n"
-	}
-	argv := make([][]byte, len(args))
-	for i, a := range args {
-		argv[i] = []byte(a)
-	}
-	c.out = c.out[:0]
-	c.KS.Lock()
-	defer c.KS.Unlock()
-	cmd.Run(c, argv)
-	return string(c.out)
-}
-
 // setUnorderedRESP puts the element lines of a flat array reply in order, so
 // that replies whose order Redis does not define compare equal.
 func setUnorderedRESP(reply string) string {
@@ -108,37 +59,11 @@ func setUnorderedRESP(reply string) string {
 	return lines[0] + "\r\n" + strings.Join(elems, "\r\n") + "\r\n"
 }
 
-// runSetScripts runs each script on a fresh keyspace. A command name
-// written "~NAME" has a reply whose order Redis does not define: it is
-// compared as a set of elements.
-func runSetScripts(t *testing.T, scripts []struct {
-	name  string
-	steps []scriptStep
-}) {
-	for _, sc := range scripts {
-		t.Run(sc.name, func(t *testing.T) {
-			c := newKeyspaceClient(t)
-			for i, st := range sc.steps {
-				args := append([]string(nil), st.args...)
-				unordered := strings.HasPrefix(args[0], "~")
-				args[0] = strings.TrimPrefix(args[0], "~")
-				got, want := setReply(t, c, args...), st.want
-				if unordered {
-					got, want = setUnorderedRESP(got), setUnorderedRESP(want)
-				}
-				if got != want {
-					t.Errorf("step %d %q:\n got %q\nwant %q", i, st.args, got, want)
-				}
-			}
-		})
-	}
-}
-
 // Scripts and replies recorded from Redis 7.0.15 (each on an empty server).
 // Sets of integers are intset-encoded there, so their replies are in
 // ascending order and compared exactly.
 func TestSetCommands(t *testing.T) {
-	runSetScripts(t, []struct {
+	runRecordedScripts(t, []struct {
 		name  string
 		steps []scriptStep
 	}{
@@ -483,11 +408,11 @@ func TestSetRandomCommands(t *testing.T) {
 		all[m] = true
 		args = append(args, m)
 	}
-	if got := setReply(t, c, args...); got != ":200\r\n" {
+	if got := cmdReply(t, c, args...); got != ":200\r\n" {
 		t.Fatalf("SADD = %q", got)
 	}
 	for _, count := range []int{1, 5, 199, 200, 500} {
-		got := setMembersOf(t, setReply(t, c, "SRANDMEMBER", "s", strconv.Itoa(count)))
+		got := setMembersOf(t, cmdReply(t, c, "SRANDMEMBER", "s", strconv.Itoa(count)))
 		seen := map[string]bool{}
 		for _, m := range got {
 			if !all[m] || seen[m] {
@@ -499,7 +424,7 @@ func TestSetRandomCommands(t *testing.T) {
 			t.Errorf("SRANDMEMBER %d returned %d", count, len(got))
 		}
 	}
-	got := setMembersOf(t, setReply(t, c, "SRANDMEMBER", "s", "-1000"))
+	got := setMembersOf(t, cmdReply(t, c, "SRANDMEMBER", "s", "-1000"))
 	seen := map[string]int{}
 	for _, m := range got {
 		if !all[m] {
@@ -510,13 +435,13 @@ func TestSetRandomCommands(t *testing.T) {
 	if len(got) != 1000 || len(seen) == 1000 {
 		t.Errorf("SRANDMEMBER -1000: %d members, %d distinct", len(got), len(seen))
 	}
-	if m := setMembersOf(t, "*1\r\n"+setReply(t, c, "SRANDMEMBER", "s")); !all[m[0]] {
+	if m := setMembersOf(t, "*1\r\n"+cmdReply(t, c, "SRANDMEMBER", "s")); !all[m[0]] {
 		t.Errorf("SRANDMEMBER: %q", m)
 	}
-	if got := setReply(t, c, "SRANDMEMBER", "s", "-16777217"); got != "-ERR value is out of range\r\n" {
+	if got := cmdReply(t, c, "SRANDMEMBER", "s", "-16777217"); got != "-ERR value is out of range\r\n" {
 		t.Errorf("SRANDMEMBER beyond the repeat bound: %q", got)
 	}
-	if got := setReply(t, c, "SRANDMEMBER", "missing", "-16777217"); got != "*0\r\n" {
+	if got := cmdReply(t, c, "SRANDMEMBER", "missing", "-16777217"); got != "*0\r\n" {
 		t.Errorf("SRANDMEMBER of a missing key beyond the repeat bound: %q", got)
 	}
 
@@ -524,7 +449,7 @@ func TestSetRandomCommands(t *testing.T) {
 	popped := map[string]bool{}
 	pop := func(args ...string) []string {
 		var ms []string
-		reply := setReply(t, c, args...)
+		reply := cmdReply(t, c, args...)
 		if len(args) == 2 {
 			ms = setMembersOf(t, "*1\r\n"+reply)
 		} else {
@@ -535,12 +460,12 @@ func TestSetRandomCommands(t *testing.T) {
 				t.Fatalf("%q: %q foreign or popped before", args, m)
 			}
 			popped[m] = true
-			if got := setReply(t, c, "SISMEMBER", "s", m); got != ":0\r\n" {
+			if got := cmdReply(t, c, "SISMEMBER", "s", m); got != ":0\r\n" {
 				t.Fatalf("%q: %q still a member", args, m)
 			}
 		}
 		left -= len(ms)
-		if got := setReply(t, c, "SCARD", "s"); got != fmt.Sprintf(":%d\r\n", left) {
+		if got := cmdReply(t, c, "SCARD", "s"); got != fmt.Sprintf(":%d\r\n", left) {
 			t.Fatalf("%q: SCARD %q, want %d", args, got, left)
 		}
 		return ms
@@ -555,7 +480,7 @@ func TestSetRandomCommands(t *testing.T) {
 	if ms := pop("SPOP", "s", "1000"); len(ms) != 39 {
 		t.Errorf("SPOP 1000 popped %d of the last 39", len(ms))
 	}
-	if got := setReply(t, c, "EXISTS", "s"); got != ":0\r\n" {
+	if got := cmdReply(t, c, "EXISTS", "s"); got != ":0\r\n" {
 		t.Errorf("set emptied by SPOP still exists: %q", got)
 	}
 }
@@ -574,7 +499,7 @@ func TestSetSScanIteration(t *testing.T) {
 			want = append(want, m)
 		}
 	}
-	setReply(t, c, args...)
+	cmdReply(t, c, args...)
 	seen := map[string]bool{}
 	cursor := "0"
 	steps := 0
@@ -582,7 +507,7 @@ func TestSetSScanIteration(t *testing.T) {
 		if steps > 1000 {
 			t.Fatal("SSCAN does not terminate")
 		}
-		reply := setReply(t, c, "SSCAN", "s", cursor, "MATCH", "*7", "COUNT", "20")
+		reply := cmdReply(t, c, "SSCAN", "s", cursor, "MATCH", "*7", "COUNT", "20")
 		lines := strings.Split(reply, "\r\n")
 		if lines[0] != "*2" {
 			t.Fatalf("SSCAN reply %q", reply)
@@ -636,7 +561,7 @@ func TestSetWritesAreOneRecord(t *testing.T) {
 		{[]string{"SPOP", "missing", "3"}, 0},
 	} {
 		before := c.KS.LastLSN()
-		if got := setReply(t, c, st.args...); strings.HasPrefix(got, "-") {
+		if got := cmdReply(t, c, st.args...); strings.HasPrefix(got, "-") {
 			t.Fatalf("%q = %q", st.args, got)
 		}
 		if n := c.KS.LastLSN() - before; n != st.records {
@@ -645,11 +570,11 @@ func TestSetWritesAreOneRecord(t *testing.T) {
 	}
 	want := map[string]string{"a": "*2\r\n$1\r\n3\r\n$1\r\nx\r\n", "new": "*1\r\n$1\r\n2\r\n", "d": "*0\r\n"}
 	for k, w := range want {
-		if got := setReply(t, c, "SMEMBERS", k); setUnorderedRESP(got) != setUnorderedRESP(w) {
+		if got := cmdReply(t, c, "SMEMBERS", k); setUnorderedRESP(got) != setUnorderedRESP(w) {
 			t.Errorf("SMEMBERS %s = %q, want %q", k, got, w)
 		}
 	}
-	if got := setReply(t, c, "SCARD", "b"); got != ":1\r\n" {
+	if got := cmdReply(t, c, "SCARD", "b"); got != ":1\r\n" {
 		t.Errorf("SCARD b = %q after popping 3 of 4", got)
 	}
 }

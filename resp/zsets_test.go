@@ -70,76 +70,6 @@ func TestZSetCommandInfo(t *testing.T) {
 	checkCommandInfo(t, zsetCommands(), zsetCommandInfo)
 }
 
-// zsetTestTable is the command table the zset scripts run against: this
-// group plus the string and key commands they use.
-var zsetTestTable = func() map[string]Command {
-	m := map[string]Command{}
-	for _, cmd := range append(append(zsetCommands(), stringCommands()...), keyCommands()...) {
-		m[cmd.Name] = cmd
-		for _, sub := range cmd.Subcommands {
-			m[sub.Name] = sub
-		}
-	}
-	return m
-}()
-
-// zReply runs one command as the server dispatches it (arity, lock) and
-// returns its reply. "SADD key member..." is served through the keyspace
-// directly, so these tests do not depend on the set commands' table.
-func zReply(t *testing.T, c *Client, args ...string) string {
-	t.Helper()
-	name := strings.ToLower(args[0])
-	if name == "sadd" {
-		c.KS.Lock()
-		defer c.KS.Unlock()
-		b := c.KS.NewBatch()
-		var ms [][]byte
-		for _, m := range args[2:] {
-			ms = append(ms, []byte(m))
-		}
-		b.SAdd(c.DB, []byte(args[1]), ms...)
-		if err := c.KS.Commit(b); err != nil {
-			t.Fatal(err)
-		}
-		return ":" + strconv.Itoa(len(ms)) + "\r\n"
-	}
-	cmd, ok := zsetTestTable[name]
-	if !ok {
-		t.Fatalf("no command %q in the table", name)
-	}
-	if len(cmd.Subcommands) > 0 && len(args) >= 2 {
-		cmd = zsetTestTable[name+"|"+strings.ToLower(args[1])]
-	}
-	if (cmd.Arity > 0 && len(args) != cmd.Arity) || (cmd.Arity < 0 && len(args) < -cmd.Arity) {
-		return "-" + WrongArgs(cmd.Name) + "\r\n"
-	}
-	argv := make([][]byte, len(args))
-	for i, a := range args {
-		argv[i] = []byte(a)
-	}
-	c.out = c.out[:0]
-	c.KS.Lock()
-	defer c.KS.Unlock()
-	cmd.Run(c, argv)
-	return string(c.out)
-}
-
-func runZScripts(t *testing.T, scripts []struct {
-	name  string
-	steps []scriptStep
-}) {
-	for _, sc := range scripts {
-		t.Run(sc.name, func(t *testing.T) {
-			c := newKeyspaceClient(t)
-			for i, st := range sc.steps {
-				if got := zReply(t, c, st.args...); got != st.want {
-					t.Errorf("step %d %q:\n got %q\nwant %q", i, st.args, got, st.want)
-				}
-			}
-		})
-	}
-}
-
 func TestFormatScore(t *testing.T) {
 	for _, tt := range []struct {
 		f    float64
@@ -201,9 +131,9 @@ func TestZRandMemberDistinct(t *testing.T) {
 	for i := 0; i < 300; i++ {
 		args = append(args, strconv.Itoa(i), fmt.Sprintf("m%d", i))
 	}
-	zReply(t, c, args...)
+	cmdReply(t, c, args...)
 	for _, count := range []int{2, 50, 150, 299} {
-		got := zReply(t, c, "ZRANDMEMBER", "z", strconv.Itoa(count), "WITHSCORES")
+		got := cmdReply(t, c, "ZRANDMEMBER", "z", strconv.Itoa(count), "WITHSCORES")
 		lines := strings.Split(strings.TrimSuffix(got, "\r\n"), "\r\n")
 		if lines[0] != "*"+strconv.Itoa(2*count) {
 			t.Fatalf("count %d: header %q", count, lines[0])
@@ -223,12 +153,12 @@ func TestZRandMemberDistinct(t *testing.T) {
 			t.Fatalf("count %d: %d members", count, len(seen))
 		}
 	}
-	got := zReply(t, c, "ZRANDMEMBER", "z", "-1000")
+	got := cmdReply(t, c, "ZRANDMEMBER", "z", "-1000")
 	if !strings.HasPrefix(got, "*1000\r\n") {
 		t.Fatalf("negative count: %.20q", got)
 	}
 	for i := 0; i < 20; i++ {
-		if got := zReply(t, c, "ZRANDMEMBER", "z"); !strings.HasPrefix(got, "$") || !strings.Contains(got, "m") {
+		if got := cmdReply(t, c, "ZRANDMEMBER", "z"); !strings.HasPrefix(got, "$") || !strings.Contains(got, "m") {
 			t.Fatalf("ZRANDMEMBER z = %q", got)
 		}
 	}
@@ -243,11 +173,11 @@ func TestZScanLargeSet(t *testing.T) {
 	for i := 0; i < 500; i++ {
 		args = append(args, strconv.Itoa(i), fmt.Sprintf("m%d", i))
 	}
-	zReply(t, c, args...)
+	cmdReply(t, c, args...)
 	seen := map[string]bool{}
 	cursor := "0"
 	for steps := 0; ; steps++ {
-		got := zReply(t, c, "ZSCAN", "z", cursor, "COUNT", "20", "MATCH", "m*")
+		got := cmdReply(t, c, "ZSCAN", "z", cursor, "COUNT", "20", "MATCH", "m*")
 		lines := strings.Split(strings.TrimSuffix(got, "\r\n"), "\r\n")
 		cursor = lines[2]
 		for i := 5; i < len(lines); i += 4 {
@@ -266,7 +196,7 @@ func TestZScanLargeSet(t *testing.T) {
 	if len(seen) != 500 {
 		t.Fatalf("scan saw %d of 500 members", len(seen))
 	}
-	if got := zReply(t, c, "ZSCAN", "z", "0", "MATCH", "nothing*", "COUNT", "1000"); got != "*2\r\n$1\r\n0\r\n*0\r\n" {
+	if got := cmdReply(t, c, "ZSCAN", "z", "0", "MATCH", "nothing*", "COUNT", "1000"); got != "*2\r\n$1\r\n0\r\n*0\r\n" {
 		t.Fatalf("no match: %q", got)
 	}
 }
@@ -277,13 +207,13 @@ func TestZScanLargeSet(t *testing.T) {
 func TestZSetStoreSurvivesReopen(t *testing.T) {
 	dir := t.TempDir()
 	c := openZClient(t, dir)
-	zReply(t, c, "ZADD", "a", "1", "x", "2", "y")
-	zReply(t, c, "ZADD", "b", "3", "y", "4", "w")
-	zReply(t, c, "ZADD", "dst", "9", "old")
-	zReply(t, c, "ZUNIONSTORE", "dst", "2", "a", "b", "WEIGHTS", "1", "2")
-	zReply(t, c, "ZINCRBY", "a", "0.5", "x")
-	zReply(t, c, "ZRANGESTORE", "r", "dst", "0", "1")
-	zReply(t, c, "ZPOPMIN", "b")
+	cmdReply(t, c, "ZADD", "a", "1", "x", "2", "y")
+	cmdReply(t, c, "ZADD", "b", "3", "y", "4", "w")
+	cmdReply(t, c, "ZADD", "dst", "9", "old")
+	cmdReply(t, c, "ZUNIONSTORE", "dst", "2", "a", "b", "WEIGHTS", "1", "2")
+	cmdReply(t, c, "ZINCRBY", "a", "0.5", "x")
+	cmdReply(t, c, "ZRANGESTORE", "r", "dst", "0", "1")
+	cmdReply(t, c, "ZPOPMIN", "b")
 	c.KS.Close()
 	c = openZClient(t, dir)
 	for _, st := range []scriptStep{
@@ -292,7 +222,7 @@ func TestZSetStoreSurvivesReopen(t *testing.T) {
 		{[]string{"ZSCORE", "a", "x"}, "$3\r\n1.5\r\n"},
 		{[]string{"ZRANGE", "b", "0", "-1"}, "*1\r\n$1\r\nw\r\n"},
 	} {
-		if got := zReply(t, c, st.args...); got != st.want {
+		if got := cmdReply(t, c, st.args...); got != st.want {
 			t.Errorf("%q after reopen:\n got %q\nwant %q", st.args, got, st.want)
 		}
 	}
@@ -386,7 +316,7 @@ func TestBZPopWakesInArrivalOrder(t *testing.T) {
 }
 
 func TestZSetCommands(t *testing.T) {
-	runZScripts(t, []struct {
+	runRecordedScripts(t, []struct {
 		name  string
 		steps []scriptStep
 	}{
