@@ -1325,10 +1325,7 @@ func cmdZScan(c *Client, args [][]byte) {
 		c.WriteRaw([]byte("*2\r\n$1\r\n0\r\n*0\r\n"))
 		return
 	}
-	o, err := parseScan(args[2:])
-	if err == nil && o.typeName != nil {
-		err = errSyntax
-	}
+	o, err := parseScanOptions(args[3:], false)
 	if err != nil {
 		c.WriteErr(err)
 		return
