@@ -108,6 +108,7 @@ func newCommandTable() map[string]*Command {
 	cmds = append(cmds, listCommands()...)
 	cmds = append(cmds, setCommands()...)
 	cmds = append(cmds, zsetCommands()...)
+	cmds = append(cmds, memoryCommands()...)
 	return buildTable(cmds)
 }
 
