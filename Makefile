@@ -4,7 +4,7 @@ BIN      := bin
 PKGS     := ./...
 RACEPKGS := ./wal/... ./keyspace/... ./recovery/... ./resp/...
 
-.PHONY: all build run test testrace fuzz bench fmt vet clean
+.PHONY: all build run test testrace fuzz bench bench-seeds fmt vet clean
 
 all: build
 
@@ -34,6 +34,11 @@ fuzz:
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2000x ./pmem/
 	./scripts/bench.sh
+
+# The published tables (../shared/spec/benchmarks.md) reproduced side by side
+# with redis-server, scaled down for a 2-core machine; writes BENCHMARKS.md.
+bench-seeds: build
+	./scripts/bench-seeds.sh
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

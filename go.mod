@@ -3,6 +3,7 @@ module github.com/persimmon-db/persimmon
 go 1.26.8
 
 require (
+	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/edsrzf/mmap-go v1.2.0
 	github.com/redis/go-redis/v9 v9.23.0
