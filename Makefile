@@ -11,6 +11,7 @@ all: build
 build:
 	$(GO) build -o $(BIN)/persimmon-server ./cmd/persimmon-server
 	$(GO) build -o $(BIN)/persimmon-check ./cmd/persimmon-check
+	$(GO) build -o $(BIN)/persimmon-bench ./cmd/persimmon-bench
 
 # Start the server on ./data with the default settings (pmem durability,
 # 127.0.0.1:6379); `make run PORT=6380` picks another port.
@@ -29,11 +30,12 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRecord -fuzztime 30s ./wal/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeOp -fuzztime 30s ./keyspace/
 
-# Benchmarks (not tests): Go micro-benchmarks, then redis-benchmark side by
-# side with redis-server (see README).
+# Benchmarks (not tests): Go micro-benchmarks, then redis-benchmark and the
+# collection workloads side by side with redis-server (see README).
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2000x ./pmem/
 	./scripts/bench.sh
+	./scripts/bench-collections.sh
 
 # The published tables (../shared/spec/benchmarks.md) reproduced side by side
 # with redis-server, scaled down for a 2-core machine; writes BENCHMARKS.md.
