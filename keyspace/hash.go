@@ -39,7 +39,7 @@ const TypeHash = "hash"
 // listpack (see hashMaxListpackEntries), Redis replies HGETALL, HKEYS, HVALS and
 // HSCAN in insertion order; clients and tests see that order, so a small
 // hash deletes by shifting the fields after the hole down (O(n) for n <=
-// 128, as a listpack delete is) and keeps insertion order too. Once the hash
+// 512, as a listpack delete is) and keeps insertion order too. Once the hash
 // has outgrown a listpack (big, sticky as Redis's conversion to a hashtable
 // is) a delete moves the last field into the hole in O(1); Redis's order is
 // then arbitrary as well. Both rules depend only on the operations applied,
@@ -52,10 +52,12 @@ type hashObj struct {
 }
 
 // Redis 7's defaults for hash-max-listpack-entries and
-// hash-max-listpack-value: a hash stays a listpack while it has at most 128
-// fields and every field and value it was given is at most 64 bytes.
+// hash-max-listpack-value (CONFIG GET on redis-server 7.0: 512 and 64; the
+// 128 of zset-max-listpack-entries does not apply to hashes): a hash stays
+// a listpack while it has at most 512 fields and every field and value it
+// was given is at most 64 bytes.
 const (
-	hashMaxListpackEntries = 128
+	hashMaxListpackEntries = 512
 	hashMaxListpackValue   = 64
 )
 

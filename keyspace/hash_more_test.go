@@ -182,7 +182,7 @@ func TestHashCounterUpdatedManyTimesStaysCompact(t *testing.T) {
 }
 
 // TestHashOrderAndEncoding: a small hash keeps insertion order through
-// deletes and is a listpack; 129 fields or a 65-byte value or field make
+// deletes and is a listpack; 513 fields or a 65-byte value or field make
 // it a hashtable for good (Redis never converts back); a rebuilt copy that
 // fits is a listpack again.
 func TestHashOrderAndEncoding(t *testing.T) {
@@ -223,11 +223,11 @@ func TestHashOrderAndEncoding(t *testing.T) {
 			}
 		}
 	}
-	check("128 fields", fields(128), "listpack")
-	check("129 fields", fields(129), "hashtable")
+	check("512 fields", fields(512), "listpack")
+	check("513 fields", fields(513), "hashtable")
 	// Sticky: deleting back to 2 fields keeps the hashtable.
 	commit(t, ks, func(b *keyspace.Batch) {
-		for i := 1; i < 128; i++ {
+		for i := 1; i < 512; i++ {
 			b.HDel(0, k, []byte(fmt.Sprint(i)))
 		}
 	})
@@ -507,7 +507,7 @@ func TestHashIndexAgainstModel(t *testing.T) {
 					order = append(order, f)
 				}
 				model[f] = v
-				if len(model) > 128 {
+				if len(model) > 512 {
 					small = false
 				}
 			} else {
@@ -524,7 +524,7 @@ func TestHashIndexAgainstModel(t *testing.T) {
 		check(steps)
 	}
 	phase(3000, 100, 60)   // small: shifting deletes
-	phase(20000, 5000, 80) // grows past 128: hashtable
+	phase(20000, 5000, 80) // grows past 512: hashtable
 	phase(40000, 5000, 5)  // shrinks to nearly nothing
 	phase(10000, 3000, 70) // grows again
 	want := hashState(t, ks)

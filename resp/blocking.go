@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -124,11 +125,18 @@ type blocker struct {
 	ready    chan struct{} // buffered 1: a key of it may have gained elements
 	deadline time.Time     // zero: no timeout
 	woken    bool          // signalled and not yet re-run (keyspace lock)
+	// readyKeys are the keys signalled since the last run, in signal
+	// order: the re-run tries them first (see servingOrder).
+	readyKeys []blockKey
 }
 
-// wake signals b (with the keyspace lock held).
-func (b *blocker) wake() {
+// wake signals b that key may have gained elements (with the keyspace lock
+// held).
+func (b *blocker) wake(key blockKey) {
 	b.woken = true
+	if !slices.Contains(b.readyKeys, key) {
+		b.readyKeys = append(b.readyKeys, key)
+	}
 	select {
 	case b.ready <- struct{}{}:
 	default:
@@ -161,8 +169,9 @@ func (r *blockRegistry) signal(db int, key []byte) {
 	if len(r.waiters) == 0 {
 		return
 	}
-	if q := r.waiters[blockKey{db, string(key)}]; len(q) > 0 {
-		q[0].wake()
+	k := blockKey{db, string(key)}
+	if q := r.waiters[k]; len(q) > 0 {
+		q[0].wake(k)
 	}
 }
 
@@ -188,7 +197,7 @@ func (r *blockRegistry) remove(b *blocker) {
 			continue
 		}
 		r.waiters[k] = q
-		q[0].wake()
+		q[0].wake(k)
 	}
 }
 
@@ -216,6 +225,40 @@ func (c *Client) yieldsTo(key []byte) bool {
 	}
 	q := r.(*blockRegistry).waiters[blockKey{c.DB, string(key)}]
 	return len(q) > 0 && q[0].woken
+}
+
+// servingOrder returns keys in the order a blocking command must try them.
+// On its first run that is the argument order. On a re-run after a wake-up
+// the keys signalled since the last run come first, in the order they were
+// signalled, then the others in argument order: Redis serves a blocked
+// client from the keys in the order they became ready (signalKeyAsReady),
+// so BLPOP k1 k2 woken by a MULTI that pushed to k2 and then to k1 pops
+// from k2. Call with the keyspace lock held.
+func (c *Client) servingOrder(keys [][]byte) [][]byte {
+	cn := c.conn
+	if cn == nil || cn.blk.b == nil || len(cn.blk.b.readyKeys) == 0 {
+		return keys
+	}
+	out := make([][]byte, 0, len(keys))
+	first := make(map[string]bool, len(cn.blk.b.readyKeys))
+	for _, rk := range cn.blk.b.readyKeys {
+		if rk.db != c.DB || first[rk.key] {
+			continue
+		}
+		for _, k := range keys {
+			if string(k) == rk.key {
+				out = append(out, k)
+				first[rk.key] = true
+				break
+			}
+		}
+	}
+	for _, k := range keys {
+		if !first[string(k)] {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // blockState is a connection's blocking state (a field of conn).
@@ -306,6 +349,7 @@ func (c *conn) serveBlocked(cmd *Command, args [][]byte) {
 			env.lock()
 			b.woken = false
 			cmd.Run(&c.Client, args)
+			b.readyKeys = b.readyKeys[:0]
 			if c.blk.pending {
 				c.blk.pending = false
 				env.unlock()

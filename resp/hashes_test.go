@@ -374,12 +374,13 @@ func hashBulks(t *testing.T, reply string) []string {
 	return out
 }
 
-// A hash past the listpack limits: HSCAN walks it in steps whose cursor
-// is not 0 until the end and returns every field once when nothing
-// changes; HGETALL returns every pair; MATCH filters field names.
+// A hash past the listpack limits (hash-max-listpack-entries 512): HSCAN
+// walks it in steps whose cursor is not 0 until the end and returns every
+// field once when nothing changes; HGETALL returns every pair; MATCH
+// filters field names.
 func TestHashScanAndGetAllBigHash(t *testing.T) {
 	c := newKeyspaceClient(t)
-	const n = 500
+	const n = 1000
 	want := map[string]string{}
 	for i := 0; i < n; i += 50 {
 		args := []string{"HSET", "big"}

@@ -369,6 +369,12 @@ func cmdLPos(c *Client, args [][]byte) {
 	if o.rank < 0 {
 		skip = -o.rank - 1
 		step, i = -1, n-1
+		if o.rank == math.MinInt64 {
+			// Redis 7.0 negates the rank in place: -LLONG_MIN stays
+			// negative and its "matches >= rank" test passes for every
+			// match, so the search starts at the first match from the tail.
+			skip = 0
+		}
 	}
 	var found []int
 	want := o.count
@@ -687,7 +693,11 @@ func parseLMPop(args [][]byte) (lmpopArgs, error) {
 // and replies [key, [elements]]. It reports false (nothing replied) when
 // every list is empty; a key of another type answers WRONGTYPE.
 func listMPop(c *Client, m lmpopArgs, blocking bool) bool {
-	for _, key := range m.keys {
+	keys := m.keys
+	if blocking {
+		keys = c.servingOrder(keys)
+	}
+	for _, key := range keys {
 		v, ok := lookupList(c, key)
 		if !ok {
 			return true
@@ -732,7 +742,7 @@ func listBlockingPop(c *Client, args [][]byte, left bool) {
 		return
 	}
 	keys := args[1 : len(args)-1]
-	for _, key := range keys {
+	for _, key := range c.servingOrder(keys) {
 		v, ok := lookupList(c, key)
 		if !ok {
 			return

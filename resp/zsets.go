@@ -829,7 +829,7 @@ func bzpopCommand(c *Client, args [][]byte, fromMax bool) {
 		return
 	}
 	keys := args[1 : len(args)-1]
-	for _, key := range keys {
+	for _, key := range c.servingOrder(keys) {
 		z, ok := zsetAt(c, key)
 		if !ok {
 			return
@@ -904,7 +904,11 @@ func zmpopCommand(c *Client, args [][]byte, numkeysIdx int, block bool) {
 		}
 	}
 	keys := args[numkeysIdx+1 : whereIdx]
-	for _, key := range keys {
+	order := keys
+	if block {
+		order = c.servingOrder(keys)
+	}
+	for _, key := range order {
 		z, ok := zsetAt(c, key)
 		if !ok {
 			return
