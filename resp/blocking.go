@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -147,6 +148,15 @@ func (b *blocker) wake(key blockKey) {
 // the keyspace lock held.
 type blockRegistry struct {
 	waiters map[blockKey][]*blocker // per key, in arrival order
+	blocked atomic.Int64            // clients blocked now (INFO blocked_clients)
+}
+
+// blockedClients is the number of clients blocked on keys of ks.
+func blockedClients(ks *keyspace.Keyspace) int64 {
+	if r, ok := registries.Load(ks); ok {
+		return r.(*blockRegistry).blocked.Load()
+	}
+	return 0
 }
 
 // registries maps a *keyspace.Keyspace to its *blockRegistry.
@@ -176,6 +186,7 @@ func (r *blockRegistry) signal(db int, key []byte) {
 }
 
 func (r *blockRegistry) add(b *blocker) {
+	r.blocked.Add(1)
 	for _, k := range b.keys {
 		r.waiters[k] = append(r.waiters[k], b)
 	}
@@ -184,6 +195,7 @@ func (r *blockRegistry) add(b *blocker) {
 // remove takes b out of every queue and signals the new first waiter of
 // each of its keys, which may be able to take what b did not.
 func (r *blockRegistry) remove(b *blocker) {
+	r.blocked.Add(-1)
 	for _, k := range b.keys {
 		q := r.waiters[k]
 		for i, x := range q {

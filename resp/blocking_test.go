@@ -38,6 +38,10 @@ func waitListBlocked(t *testing.T, s *ksServer, key string, n int) {
 		got := registryOf(s.ks).waiting(0, key)
 		s.ks.Unlock()
 		if got == n {
+			// INFO blocked_clients counts clients, whatever their keys.
+			if b := blockedClients(s.ks); b < int64(n) {
+				t.Fatalf("blocked_clients %d with %d clients blocked on %s", b, n, key)
+			}
 			return
 		}
 		if time.Now().After(deadline) {

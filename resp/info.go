@@ -81,6 +81,7 @@ type infoData struct {
 	osName     string
 
 	connectedClients int
+	blockedClients   int64
 	maxClients       int64
 
 	heapObjects, heapInuse, rss uint64
@@ -126,6 +127,9 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 	}
 	if sel&secClients != 0 {
 		d.connectedClients = s.numClients()
+		if s.ks != nil {
+			d.blockedClients = blockedClients(s.ks)
+		}
 	}
 	if sel&secMemory != 0 {
 		d.heapObjects, d.heapInuse = goHeap()
@@ -272,7 +276,7 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("maxclients", d.maxClients)
 		line("client_recent_max_input_buffer", 0)
 		line("client_recent_max_output_buffer", 0)
-		line("blocked_clients", 0)
+		line("blocked_clients", d.blockedClients)
 		line("tracking_clients", 0)
 		line("clients_in_timeout_table", 0)
 	}
