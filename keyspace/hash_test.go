@@ -5,29 +5,7 @@ import (
 	"testing"
 
 	"github.com/persimmon-db/persimmon/keyspace"
-	"github.com/persimmon-db/persimmon/pmem"
-	"github.com/persimmon-db/persimmon/recovery"
 )
-
-func openKS(t *testing.T, dir string, segSize int64) *keyspace.Keyspace {
-	t.Helper()
-	ks, _, err := recovery.Open(recovery.Options{Dir: dir, Mode: pmem.ModeNone, SegmentSize: segSize})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ks
-}
-
-func commit(t *testing.T, ks *keyspace.Keyspace, fill func(b *keyspace.Batch)) {
-	t.Helper()
-	ks.Lock()
-	defer ks.Unlock()
-	b := ks.NewBatch()
-	fill(b)
-	if err := ks.Commit(b); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestHashUpdatedManyTimesStaysCompact updates one hash field 200,000
 // times: cleaning rewrites the hash whole, so the arena stays small, and

@@ -7,29 +7,7 @@ import (
 	"testing"
 
 	"github.com/persimmon-db/persimmon/keyspace"
-	"github.com/persimmon-db/persimmon/pmem"
-	"github.com/persimmon-db/persimmon/recovery"
 )
-
-func openListKS(t *testing.T, dir string, segSize int64) *keyspace.Keyspace {
-	t.Helper()
-	ks, _, err := recovery.Open(recovery.Options{Dir: dir, Mode: pmem.ModeNone, SegmentSize: segSize})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ks
-}
-
-func commitList(t *testing.T, ks *keyspace.Keyspace, fill func(b *keyspace.Batch)) {
-	t.Helper()
-	ks.Lock()
-	defer ks.Unlock()
-	b := ks.NewBatch()
-	fill(b)
-	if err := ks.Commit(b); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // listContents reads the list at key (nil when missing).
 func listContents(t *testing.T, ks *keyspace.Keyspace, db int, key string) []string {
@@ -72,7 +50,7 @@ func (m listModel) check(t *testing.T, ks *keyspace.Keyspace, when string) {
 // lists (LINSERT, LREM and LTRIM included).
 func TestListOpsReplay(t *testing.T) {
 	dir := t.TempDir()
-	ks := openListKS(t, dir, 1<<20)
+	ks := openKS(t, dir, 1<<20)
 	rng := rand.New(rand.NewPCG(1, 2))
 	m := listModel{}
 	keys := []string{"a", "b", "c"}
@@ -90,44 +68,44 @@ func TestListOpsReplay(t *testing.T) {
 				bs[i] = []byte(v)
 			}
 			if op == 0 {
-				commitList(t, ks, func(b *keyspace.Batch) { b.LPush(0, k, bs...) })
+				commit(t, ks, func(b *keyspace.Batch) { b.LPush(0, k, bs...) })
 				for _, v := range vals {
 					l = append([]string{v}, l...)
 				}
 			} else {
-				commitList(t, ks, func(b *keyspace.Batch) { b.RPush(0, k, bs...) })
+				commit(t, ks, func(b *keyspace.Batch) { b.RPush(0, k, bs...) })
 				l = append(l, vals...)
 			}
 		case op == 2:
 			c := 1 + rng.IntN(3)
-			commitList(t, ks, func(b *keyspace.Batch) { b.LPop(0, k, c) })
+			commit(t, ks, func(b *keyspace.Batch) { b.LPop(0, k, c) })
 			l = l[min(c, n):]
 		case op == 3:
 			c := 1 + rng.IntN(3)
-			commitList(t, ks, func(b *keyspace.Batch) { b.RPop(0, k, c) })
+			commit(t, ks, func(b *keyspace.Batch) { b.RPop(0, k, c) })
 			l = l[:n-min(c, n)]
 		case op == 4:
 			i, v := rng.IntN(n), val()
-			commitList(t, ks, func(b *keyspace.Batch) { b.LSet(0, k, i, []byte(v)) })
+			commit(t, ks, func(b *keyspace.Batch) { b.LSet(0, k, i, []byte(v)) })
 			l[i] = v
 		case op == 5:
 			i, v := rng.IntN(n+1), val()
-			commitList(t, ks, func(b *keyspace.Batch) { b.LInsert(0, k, i, []byte(v)) })
+			commit(t, ks, func(b *keyspace.Batch) { b.LInsert(0, k, i, []byte(v)) })
 			l = slices.Insert(l, i, v)
 		case op == 6:
 			c, v := int64(rng.IntN(5)-2), val()
-			commitList(t, ks, func(b *keyspace.Batch) { b.LRem(0, k, c, []byte(v)) })
+			commit(t, ks, func(b *keyspace.Batch) { b.LRem(0, k, c, []byte(v)) })
 			l = modelLRem(l, c, v)
 		case op == 7:
 			start := rng.IntN(n)
 			cnt := 1 + rng.IntN(n-start)
-			commitList(t, ks, func(b *keyspace.Batch) { b.LTrim(0, k, start, cnt) })
+			commit(t, ks, func(b *keyspace.Batch) { b.LTrim(0, k, start, cnt) })
 			l = l[start : start+cnt]
 		default:
 			// LMOVE-like: pop from one, push to another, one batch.
 			dst := keys[rng.IntN(len(keys))]
 			v := l[n-1]
-			commitList(t, ks, func(b *keyspace.Batch) {
+			commit(t, ks, func(b *keyspace.Batch) {
 				b.RPop(0, k, 1)
 				b.LPush(0, []byte(dst), []byte(v))
 			})
@@ -142,12 +120,12 @@ func TestListOpsReplay(t *testing.T) {
 	}
 	m.check(t, ks, "live")
 	ks.Close()
-	ks = openListKS(t, dir, 1<<20)
+	ks = openKS(t, dir, 1<<20)
 	m.check(t, ks, "after reopen")
 	ks.Clean()
 	m.check(t, ks, "after clean")
 	ks.Close()
-	ks = openListKS(t, dir, 1<<20)
+	ks = openKS(t, dir, 1<<20)
 	defer ks.Close()
 	m.check(t, ks, "after clean and reopen")
 }
@@ -181,7 +159,7 @@ func modelLRem(l []string, count int64, v string) []string {
 // the lists survive cleaning and reopening, TTL included.
 func TestListUpdatedManyTimesStaysCompact(t *testing.T) {
 	dir := t.TempDir()
-	ks := openListKS(t, dir, 1<<20)
+	ks := openKS(t, dir, 1<<20)
 	// A list longer than one rebuild chunk, written once at the start: the
 	// cleaner must carry all of it forward.
 	var big []string
@@ -190,34 +168,34 @@ func TestListUpdatedManyTimesStaysCompact(t *testing.T) {
 		big = append(big, fmt.Sprintf("big%d", i))
 		bigVals = append(bigVals, []byte(big[i]))
 	}
-	commitList(t, ks, func(b *keyspace.Batch) { b.RPush(0, []byte("big"), bigVals...) })
+	commit(t, ks, func(b *keyspace.Batch) { b.RPush(0, []byte("big"), bigVals...) })
 	var want []string
 	for i := 0; i < 50; i++ {
-		commitList(t, ks, func(b *keyspace.Batch) { b.RPush(0, []byte("l"), []byte(fmt.Sprintf("e%d", i))) })
+		commit(t, ks, func(b *keyspace.Batch) { b.RPush(0, []byte("l"), []byte(fmt.Sprintf("e%d", i))) })
 		want = append(want, fmt.Sprintf("e%d", i))
 	}
 	for i := 0; i < 200000; i++ {
-		commitList(t, ks, func(b *keyspace.Batch) { b.LSet(0, []byte("l"), 7, []byte(fmt.Sprintf("value-%d", i))) })
+		commit(t, ks, func(b *keyspace.Batch) { b.LSet(0, []byte("l"), 7, []byte(fmt.Sprintf("value-%d", i))) })
 	}
 	want[7] = "value-199999"
 	queue := []string{"q0", "q1", "q2"}
-	commitList(t, ks, func(b *keyspace.Batch) { b.RPush(0, []byte("q"), []byte("q0"), []byte("q1"), []byte("q2")) })
+	commit(t, ks, func(b *keyspace.Batch) { b.RPush(0, []byte("q"), []byte("q0"), []byte("q1"), []byte("q2")) })
 	for i := 3; i < 200003; i++ {
 		v := fmt.Sprintf("q%d", i)
-		commitList(t, ks, func(b *keyspace.Batch) {
+		commit(t, ks, func(b *keyspace.Batch) {
 			b.RPush(0, []byte("q"), []byte(v))
 			b.LPop(0, []byte("q"), 1)
 		})
 		queue = append(queue[1:], v)
 	}
-	commitList(t, ks, func(b *keyspace.Batch) { b.Expire(0, []byte("l"), ks.NowMs()+3600_000) })
+	commit(t, ks, func(b *keyspace.Batch) { b.Expire(0, []byte("l"), ks.NowMs()+3600_000) })
 	ks.Clean()
 	st := ks.Stats()
 	if st.ArenaBytes > 8<<20 {
 		t.Fatalf("arena %d bytes after 400,000 updates of small lists: not compacted (live %d)", st.ArenaBytes, st.LiveBytes)
 	}
 	ks.Close()
-	ks = openListKS(t, dir, 1<<20)
+	ks = openKS(t, dir, 1<<20)
 	defer ks.Close()
 	if got := listContents(t, ks, 0, "l"); !slices.Equal(got, want) {
 		t.Fatalf("l = %q", got)
@@ -239,9 +217,9 @@ func TestListUpdatedManyTimesStaysCompact(t *testing.T) {
 }
 
 func TestListWrongTypeAndHook(t *testing.T) {
-	ks := openListKS(t, t.TempDir(), 1<<20)
+	ks := openKS(t, t.TempDir(), 1<<20)
 	defer ks.Close()
-	commitList(t, ks, func(b *keyspace.Batch) { b.Set(0, []byte("s"), []byte("x"), 0) })
+	commit(t, ks, func(b *keyspace.Batch) { b.Set(0, []byte("s"), []byte("x"), 0) })
 	var ready []string
 	ks.Lock()
 	if _, err := ks.List(0, []byte("s")); err != keyspace.ErrWrongType {
@@ -252,18 +230,18 @@ func TestListWrongTypeAndHook(t *testing.T) {
 	}
 	ks.OnKeyReady(func(db int, key []byte) { ready = append(ready, fmt.Sprintf("%d/%s", db, key)) })
 	ks.Unlock()
-	commitList(t, ks, func(b *keyspace.Batch) { b.RPush(3, []byte("l"), []byte("a")) })
-	commitList(t, ks, func(b *keyspace.Batch) { b.LPop(3, []byte("l"), 1) })
-	commitList(t, ks, func(b *keyspace.Batch) { b.LPush(0, []byte("m"), []byte("a")) })
-	commitList(t, ks, func(b *keyspace.Batch) { b.LInsert(0, []byte("m"), 0, []byte("b")) })
-	commitList(t, ks, func(b *keyspace.Batch) { b.LSet(0, []byte("m"), 0, []byte("c")) })
+	commit(t, ks, func(b *keyspace.Batch) { b.RPush(3, []byte("l"), []byte("a")) })
+	commit(t, ks, func(b *keyspace.Batch) { b.LPop(3, []byte("l"), 1) })
+	commit(t, ks, func(b *keyspace.Batch) { b.LPush(0, []byte("m"), []byte("a")) })
+	commit(t, ks, func(b *keyspace.Batch) { b.LInsert(0, []byte("m"), 0, []byte("b")) })
+	commit(t, ks, func(b *keyspace.Batch) { b.LSet(0, []byte("m"), 0, []byte("c")) })
 	ks.Lock()
 	ok := ks.CopyValue(ks.NewBatch(), 0, []byte("m"), 1, []byte("copy"), 0)
 	ks.Unlock()
 	if !ok {
 		t.Fatal("CopyValue")
 	}
-	commitList(t, ks, func(b *keyspace.Batch) { ks.CopyValue(b, 0, []byte("m"), 1, []byte("copy"), 0) })
+	commit(t, ks, func(b *keyspace.Batch) { ks.CopyValue(b, 0, []byte("m"), 1, []byte("copy"), 0) })
 	want := []string{"3/l", "0/m", "0/m", "1/copy"}
 	if !slices.Equal(ready, want) {
 		t.Fatalf("OnKeyReady calls %q, want %q", ready, want)
@@ -276,7 +254,7 @@ func TestListWrongTypeAndHook(t *testing.T) {
 // TestListIndexLarge checks O(1) indexing over a ring that wrapped around
 // many times, against a model.
 func TestListIndexLarge(t *testing.T) {
-	ks := openListKS(t, t.TempDir(), 8<<20)
+	ks := openKS(t, t.TempDir(), 8<<20)
 	defer ks.Close()
 	var model []string
 	for round := 0; round < 20; round++ {
@@ -286,8 +264,8 @@ func TestListIndexLarge(t *testing.T) {
 			vals = append(vals, []byte(v))
 			model = append(model, v)
 		}
-		commitList(t, ks, func(b *keyspace.Batch) { b.RPush(0, []byte("big"), vals...) })
-		commitList(t, ks, func(b *keyspace.Batch) { b.LPop(0, []byte("big"), 700) })
+		commit(t, ks, func(b *keyspace.Batch) { b.RPush(0, []byte("big"), vals...) })
+		commit(t, ks, func(b *keyspace.Batch) { b.LPop(0, []byte("big"), 700) })
 		model = model[700:]
 	}
 	if got := listContents(t, ks, 0, "big"); !slices.Equal(got, model) {

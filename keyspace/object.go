@@ -19,11 +19,10 @@ import (
 // order exactly as live commands do, through the same apply function.
 //
 // Cleaning a collection: its operations since it was last written whole
-// are spread over segments. The object remembers the oldest segment that
-// holds one of them (firstSeg). When the cleaner meets an operation of the
-// object in a segment at or after firstSeg... that is, whenever the segment
-// being cleaned may hold part of the object's state, it re-writes the whole
-// object as one batch (delete, then operations that rebuild it, then its
+// are spread over segments, and the object remembers the oldest segment
+// that may hold one of them (firstSeg). When the cleaner cleans a segment at
+// or after firstSeg and meets an operation of the object there, it rewrites
+// the whole object as one batch (delete, the operations that rebuild it, its
 // expiry), which makes every older operation of the key dead. So a key
 // updated a million times keeps one compact copy alive, not a million
 // records.

@@ -14,26 +14,6 @@ import (
 	"github.com/persimmon-db/persimmon/recovery"
 )
 
-func openSetKS(t *testing.T, dir string, segSize int64) *keyspace.Keyspace {
-	t.Helper()
-	ks, _, err := recovery.Open(recovery.Options{Dir: dir, Mode: pmem.ModeNone, SegmentSize: segSize})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ks
-}
-
-func setCommit(t *testing.T, ks *keyspace.Keyspace, fill func(b *keyspace.Batch)) {
-	t.Helper()
-	ks.Lock()
-	defer ks.Unlock()
-	b := ks.NewBatch()
-	fill(b)
-	if err := ks.Commit(b); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func setArgs(s ...string) [][]byte {
 	out := make([][]byte, len(s))
 	for i, x := range s {
@@ -75,33 +55,33 @@ func setState(t *testing.T, ks *keyspace.Keyspace, keys ...string) map[string]st
 // rebuilds exactly the same sets.
 func TestSetOpsReplay(t *testing.T) {
 	dir := t.TempDir()
-	ks := openSetKS(t, dir, 1<<20)
-	setCommit(t, ks, func(b *keyspace.Batch) {
+	ks := openKS(t, dir, 1<<20)
+	commit(t, ks, func(b *keyspace.Batch) {
 		b.SAdd(0, []byte("ints"), setArgs("3", "1", "2", "-7")...)
 		b.SAdd(0, []byte("words"), setArgs("a", "b", "c", "d")...)
 		b.SAdd(0, []byte("gone"), setArgs("x")...)
 		b.Set(0, []byte("str"), []byte("v"), 0)
 	})
-	setCommit(t, ks, func(b *keyspace.Batch) { b.SRem(0, []byte("words"), setArgs("b", "nope")...) })
+	commit(t, ks, func(b *keyspace.Batch) { b.SRem(0, []byte("words"), setArgs("b", "nope")...) })
 	// Emptied: deleted.
-	setCommit(t, ks, func(b *keyspace.Batch) { b.SRem(0, []byte("gone"), setArgs("x")...) })
+	commit(t, ks, func(b *keyspace.Batch) { b.SRem(0, []byte("gone"), setArgs("x")...) })
 	// SMOVE words -> ints
-	setCommit(t, ks, func(b *keyspace.Batch) {
+	commit(t, ks, func(b *keyspace.Batch) {
 		b.SRem(0, []byte("words"), setArgs("a")...)
 		b.SAdd(0, []byte("ints"), setArgs("a")...)
 	})
 	// SUNIONSTORE str ints words: overwrites a string
-	setCommit(t, ks, func(b *keyspace.Batch) {
+	commit(t, ks, func(b *keyspace.Batch) {
 		b.Del(0, []byte("str"))
 		b.SAdd(0, []byte("str"), setArgs("1", "2", "c")...)
 	})
-	setCommit(t, ks, func(b *keyspace.Batch) { b.Expire(0, []byte("words"), ks.NowMs()+3600_000) })
+	commit(t, ks, func(b *keyspace.Batch) { b.Expire(0, []byte("words"), ks.NowMs()+3600_000) })
 	big := make([]string, 600)
 	for i := range big {
 		big[i] = strconv.Itoa(i)
 	}
-	setCommit(t, ks, func(b *keyspace.Batch) { b.SAdd(0, []byte("big"), setArgs(big...)...) })
-	setCommit(t, ks, func(b *keyspace.Batch) { b.SRem(0, []byte("big"), setArgs(big[10:]...)...) })
+	commit(t, ks, func(b *keyspace.Batch) { b.SAdd(0, []byte("big"), setArgs(big...)...) })
+	commit(t, ks, func(b *keyspace.Batch) { b.SRem(0, []byte("big"), setArgs(big[10:]...)...) })
 
 	keys := []string{"ints", "words", "gone", "str", "big", "never"}
 	before := setState(t, ks, keys...)
@@ -119,7 +99,7 @@ func TestSetOpsReplay(t *testing.T) {
 	if err := ks.Close(); err != nil {
 		t.Fatal(err)
 	}
-	ks = openSetKS(t, dir, 1<<20)
+	ks = openKS(t, dir, 1<<20)
 	defer ks.Close()
 	if after := setState(t, ks, keys...); !reflect.DeepEqual(after, before) {
 		t.Fatalf("state after reopen:\n%v\nwant\n%v", after, before)
@@ -130,7 +110,7 @@ func TestSetOpsReplay(t *testing.T) {
 // members is "intset"; a non-integer member or a 513th member makes it
 // "hashtable", and removing members never converts back.
 func TestSetEncoding(t *testing.T) {
-	ks := openSetKS(t, t.TempDir(), 1<<20)
+	ks := openKS(t, t.TempDir(), 1<<20)
 	defer ks.Close()
 	enc := func(key string) string {
 		ks.Lock()
@@ -141,7 +121,7 @@ func TestSetEncoding(t *testing.T) {
 		}
 		return e
 	}
-	setCommit(t, ks, func(b *keyspace.Batch) {
+	commit(t, ks, func(b *keyspace.Batch) {
 		b.SAdd(0, []byte("i"), setArgs("0", "-1", "9223372036854775807", "-9223372036854775808")...)
 		for _, m := range []string{"007", "-0", "1.0", "9223372036854775808", " 1", "+1", ""} {
 			b.SAdd(0, []byte("h"+m), []byte(m))
@@ -156,16 +136,16 @@ func TestSetEncoding(t *testing.T) {
 		}
 	}
 	for i := 0; i < 512-4; i++ {
-		setCommit(t, ks, func(b *keyspace.Batch) { b.SAdd(0, []byte("i"), []byte(strconv.Itoa(i+1))) })
+		commit(t, ks, func(b *keyspace.Batch) { b.SAdd(0, []byte("i"), []byte(strconv.Itoa(i+1))) })
 	}
 	if e := enc("i"); e != "intset" {
 		t.Errorf("512 integers: %s", e)
 	}
-	setCommit(t, ks, func(b *keyspace.Batch) { b.SAdd(0, []byte("i"), []byte("100000")) })
+	commit(t, ks, func(b *keyspace.Batch) { b.SAdd(0, []byte("i"), []byte("100000")) })
 	if e := enc("i"); e != "hashtable" {
 		t.Errorf("513 integers: %s", e)
 	}
-	setCommit(t, ks, func(b *keyspace.Batch) { b.SRem(0, []byte("i"), []byte("100000")) })
+	commit(t, ks, func(b *keyspace.Batch) { b.SRem(0, []byte("i"), []byte("100000")) })
 	if e := enc("i"); e != "hashtable" {
 		t.Errorf("back to 512: %s (Redis does not convert back)", e)
 	}
@@ -183,21 +163,21 @@ func TestSetEncoding(t *testing.T) {
 // hashtable through the rewrite).
 func TestSetUpdatedManyTimesStaysCompact(t *testing.T) {
 	dir := t.TempDir()
-	ks := openSetKS(t, dir, 1<<20)
+	ks := openKS(t, dir, 1<<20)
 	for i := 0; i < 50; i++ {
-		setCommit(t, ks, func(b *keyspace.Batch) { b.SAdd(0, []byte("s"), []byte(fmt.Sprintf("m%d", i))) })
+		commit(t, ks, func(b *keyspace.Batch) { b.SAdd(0, []byte("s"), []byte(fmt.Sprintf("m%d", i))) })
 	}
 	big := make([]string, 600)
 	for i := range big {
 		big[i] = strconv.Itoa(i)
 	}
-	setCommit(t, ks, func(b *keyspace.Batch) { b.SAdd(0, []byte("ht"), setArgs(big...)...) })
-	setCommit(t, ks, func(b *keyspace.Batch) { b.SRem(0, []byte("ht"), setArgs(big[3:]...)...) })
+	commit(t, ks, func(b *keyspace.Batch) { b.SAdd(0, []byte("ht"), setArgs(big...)...) })
+	commit(t, ks, func(b *keyspace.Batch) { b.SRem(0, []byte("ht"), setArgs(big[3:]...)...) })
 	for i := 0; i < 100000; i++ {
-		setCommit(t, ks, func(b *keyspace.Batch) { b.SAdd(0, []byte("s"), []byte("hot-member-with-some-length")) })
-		setCommit(t, ks, func(b *keyspace.Batch) { b.SRem(0, []byte("s"), []byte("hot-member-with-some-length")) })
+		commit(t, ks, func(b *keyspace.Batch) { b.SAdd(0, []byte("s"), []byte("hot-member-with-some-length")) })
+		commit(t, ks, func(b *keyspace.Batch) { b.SRem(0, []byte("s"), []byte("hot-member-with-some-length")) })
 	}
-	setCommit(t, ks, func(b *keyspace.Batch) {
+	commit(t, ks, func(b *keyspace.Batch) {
 		b.SAdd(0, []byte("s"), []byte("last"))
 		b.SRem(0, []byte("s"), []byte("m0"))
 		b.Expire(0, []byte("s"), ks.NowMs()+3600_000)
@@ -214,7 +194,7 @@ func TestSetUpdatedManyTimesStaysCompact(t *testing.T) {
 	if err := ks.Close(); err != nil {
 		t.Fatal(err)
 	}
-	ks = openSetKS(t, dir, 1<<20)
+	ks = openKS(t, dir, 1<<20)
 	defer ks.Close()
 	after := setState(t, ks, "s", "ht")
 	if !reflect.DeepEqual(before, after) {
@@ -239,9 +219,9 @@ func TestSetUpdatedManyTimesStaysCompact(t *testing.T) {
 }
 
 func TestSetWrongType(t *testing.T) {
-	ks := openSetKS(t, t.TempDir(), 1<<20)
+	ks := openKS(t, t.TempDir(), 1<<20)
 	defer ks.Close()
-	setCommit(t, ks, func(b *keyspace.Batch) {
+	commit(t, ks, func(b *keyspace.Batch) {
 		b.Set(0, []byte("str"), []byte("v"), 0)
 		b.SAdd(0, []byte("s"), []byte("a"))
 	})
@@ -280,14 +260,14 @@ func TestSetWrongType(t *testing.T) {
 // is returned at least once, while other members are added and removed
 // between the steps.
 func TestSetScanSurvivesDeletions(t *testing.T) {
-	ks := openSetKS(t, t.TempDir(), 4<<20)
+	ks := openKS(t, t.TempDir(), 4<<20)
 	defer ks.Close()
 	var stable, churn []string
 	for i := 0; i < 1000; i++ {
 		stable = append(stable, fmt.Sprintf("stable-%d", i))
 		churn = append(churn, fmt.Sprintf("churn-%d", i))
 	}
-	setCommit(t, ks, func(b *keyspace.Batch) {
+	commit(t, ks, func(b *keyspace.Batch) {
 		b.SAdd(0, []byte("s"), setArgs(stable...)...)
 		b.SAdd(0, []byte("s"), setArgs(churn...)...)
 	})
@@ -307,7 +287,7 @@ func TestSetScanSurvivesDeletions(t *testing.T) {
 			break
 		}
 		cursor = next
-		setCommit(t, ks, func(b *keyspace.Batch) {
+		commit(t, ks, func(b *keyspace.Batch) {
 			if step < len(churn) {
 				b.SRem(0, []byte("s"), []byte(churn[rand.IntN(len(churn))]))
 			}
@@ -322,13 +302,13 @@ func TestSetScanSurvivesDeletions(t *testing.T) {
 }
 
 func TestSetSampling(t *testing.T) {
-	ks := openSetKS(t, t.TempDir(), 1<<20)
+	ks := openKS(t, t.TempDir(), 1<<20)
 	defer ks.Close()
 	var all []string
 	for i := 0; i < 100; i++ {
 		all = append(all, fmt.Sprintf("m%d", i))
 	}
-	setCommit(t, ks, func(b *keyspace.Batch) { b.SAdd(0, []byte("s"), setArgs(all...)...) })
+	commit(t, ks, func(b *keyspace.Batch) { b.SAdd(0, []byte("s"), setArgs(all...)...) })
 	ks.Lock()
 	defer ks.Unlock()
 	for _, n := range []int{0, 1, 2, 50, 99, 100, 1000} {
@@ -380,7 +360,7 @@ func TestSetSampling(t *testing.T) {
 // reopening.
 func TestSetAgainstModel(t *testing.T) {
 	dir := t.TempDir()
-	ks := openSetKS(t, dir, 1<<20)
+	ks := openKS(t, dir, 1<<20)
 	model := map[string]bool{}
 	universe := make([]string, 5000)
 	for i := range universe {
@@ -428,7 +408,7 @@ func TestSetAgainstModel(t *testing.T) {
 				rem = append(rem, []byte(m))
 			}
 		}
-		setCommit(t, ks, func(b *keyspace.Batch) {
+		commit(t, ks, func(b *keyspace.Batch) {
 			b.SAdd(0, []byte("s"), add...)
 			b.SRem(0, []byte("s"), rem...)
 		})
@@ -443,7 +423,7 @@ func TestSetAgainstModel(t *testing.T) {
 	if err := ks.Close(); err != nil {
 		t.Fatal(err)
 	}
-	ks = openSetKS(t, dir, 1<<20)
+	ks = openKS(t, dir, 1<<20)
 	defer ks.Close()
 	check(-1)
 }
