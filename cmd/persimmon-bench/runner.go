@@ -43,22 +43,11 @@ func runPipelined(o runOpts, newBuilder func() builder) (*result, error) {
 	if o.dur <= 0 && o.total <= 0 {
 		return nil, fmt.Errorf("need a duration or a command count")
 	}
-	conns := make([]*conn, o.workers)
-	for i := range conns {
-		c, err := dial(o.addr, o.auth)
-		if err != nil {
-			for _, c := range conns[:i] {
-				c.Close()
-			}
-			return nil, err
-		}
-		conns[i] = c
+	conns, err := dialAll(o.addr, o.auth, o.workers)
+	if err != nil {
+		return nil, err
 	}
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
+	defer closeAll(conns)
 
 	live := &liveCounters{}
 	var (
@@ -205,4 +194,25 @@ func runWorker(c *conn, b builder, r *rand.Rand, rec *recorder, o runOpts, deadl
 		}
 	}
 	return nil
+}
+
+// dialAll opens n connections (authenticated with auth when set); on an
+// error it closes the ones already open.
+func dialAll(addr, auth string, n int) ([]*conn, error) {
+	conns := make([]*conn, n)
+	for i := range conns {
+		c, err := dial(addr, auth)
+		if err != nil {
+			closeAll(conns[:i])
+			return nil, err
+		}
+		conns[i] = c
+	}
+	return conns, nil
+}
+
+func closeAll(conns []*conn) {
+	for _, c := range conns {
+		c.Close()
+	}
 }

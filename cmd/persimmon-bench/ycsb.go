@@ -243,22 +243,11 @@ func runYCSBPhase(cfg ycsbConfig) (*result, error) {
 	if load {
 		total = cfg.recordCount
 	}
-	conns := make([]*conn, cfg.threads)
-	for i := range conns {
-		c, err := dial(cfg.addr, cfg.auth)
-		if err != nil {
-			for _, c := range conns[:i] {
-				c.Close()
-			}
-			return nil, err
-		}
-		conns[i] = c
+	conns, err := dialAll(cfg.addr, cfg.auth, cfg.threads)
+	if err != nil {
+		return nil, err
 	}
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
+	defer closeAll(conns)
 	live := &liveCounters{}
 	var (
 		claimed     atomic.Int64
