@@ -11,17 +11,19 @@ import (
 // FlagNoMulti commands are refused inside MULTI ("ERR Command not allowed
 // inside a transaction"); the ones that run at once there are Immediate.
 const (
-	FlagWrite     = 1 << iota // may modify the keyspace: "write"
-	FlagReadonly              // reads the keyspace only: "readonly"
-	FlagDenyOOM               // may grow memory: "denyoom"
-	FlagAdmin                 // "admin"
-	FlagNoScript              // "noscript"
-	FlagLoading               // allowed while loading: "loading"
-	FlagStale                 // "stale"
-	FlagFast                  // O(1) or O(log n): "fast"
-	FlagNoAuth                // allowed before AUTH: "no_auth"
-	FlagNoMulti               // refused inside MULTI: "no_multi"
-	FlagAllowBusy             // "allow_busy"
+	FlagWrite       = 1 << iota // may modify the keyspace: "write"
+	FlagReadonly                // reads the keyspace only: "readonly"
+	FlagDenyOOM                 // may grow memory: "denyoom"
+	FlagAdmin                   // "admin"
+	FlagNoScript                // "noscript"
+	FlagLoading                 // allowed while loading: "loading"
+	FlagStale                   // "stale"
+	FlagFast                    // O(1) or O(log n): "fast"
+	FlagNoAuth                  // allowed before AUTH: "no_auth"
+	FlagNoMulti                 // refused inside MULTI: "no_multi"
+	FlagAllowBusy               // "allow_busy"
+	FlagBlocking                // may block the client (BLPOP...): "blocking"
+	FlagMovableKeys             // keys are found by parsing the arguments: "movablekeys"
 )
 
 // Handler runs one parsed command. args[0] is the command name as sent.

@@ -58,17 +58,17 @@ func listCommands() []Command {
 		{Name: "rpoplpush", Arity: 3, Flags: w | dm, FirstKey: 1, LastKey: 2, Step: 1, Group: "list", Since: "1.2.0",
 			Summary: "Remove the last element in a list, prepend it to another list and return it", Run: cmdRPopLPush},
 		// Redis reports LMPOP's and BLMPOP's keys as movable (numkeys), with 0 0 0.
-		{Name: "lmpop", Arity: -4, Flags: w, Group: "list", Since: "7.0.0",
+		{Name: "lmpop", Arity: -4, Flags: w | FlagMovableKeys, Group: "list", Since: "7.0.0",
 			Summary: "Pop elements from a list", Run: cmdLMPop},
-		{Name: "blpop", Arity: -3, Flags: w | ns, FirstKey: 1, LastKey: -2, Step: 1, Group: "list", Since: "2.0.0",
+		{Name: "blpop", Arity: -3, Flags: w | ns | FlagBlocking, FirstKey: 1, LastKey: -2, Step: 1, Group: "list", Since: "2.0.0",
 			Summary: "Remove and get the first element in a list, or block until one is available", Run: cmdBLPop},
-		{Name: "brpop", Arity: -3, Flags: w | ns, FirstKey: 1, LastKey: -2, Step: 1, Group: "list", Since: "2.0.0",
+		{Name: "brpop", Arity: -3, Flags: w | ns | FlagBlocking, FirstKey: 1, LastKey: -2, Step: 1, Group: "list", Since: "2.0.0",
 			Summary: "Remove and get the last element in a list, or block until one is available", Run: cmdBRPop},
-		{Name: "blmove", Arity: 6, Flags: w | dm | ns, FirstKey: 1, LastKey: 2, Step: 1, Group: "list", Since: "6.2.0",
+		{Name: "blmove", Arity: 6, Flags: w | dm | ns | FlagBlocking, FirstKey: 1, LastKey: 2, Step: 1, Group: "list", Since: "6.2.0",
 			Summary: "Pop an element from a list, push it to another list and return it; or block until one is available", Run: cmdBLMove},
-		{Name: "brpoplpush", Arity: 4, Flags: w | dm | ns, FirstKey: 1, LastKey: 2, Step: 1, Group: "list", Since: "2.2.0",
+		{Name: "brpoplpush", Arity: 4, Flags: w | dm | ns | FlagBlocking, FirstKey: 1, LastKey: 2, Step: 1, Group: "list", Since: "2.2.0",
 			Summary: "Pop an element from a list, push it to another list and return it; or block until one is available", Run: cmdBRPopLPush},
-		{Name: "blmpop", Arity: -5, Flags: w, Group: "list", Since: "7.0.0",
+		{Name: "blmpop", Arity: -5, Flags: w | FlagBlocking | FlagMovableKeys, Group: "list", Since: "7.0.0",
 			Summary: "Pop elements from a list, or block until one is available", Run: cmdBLMPop},
 	}
 }

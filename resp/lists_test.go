@@ -29,12 +29,12 @@ var listCommandInfo = []struct {
 	{"lpos", -3, FlagReadonly, 1, 1, 1},
 	{"lmove", 5, FlagWrite | FlagDenyOOM, 1, 2, 1},
 	{"rpoplpush", 3, FlagWrite | FlagDenyOOM, 1, 2, 1},
-	{"lmpop", -4, FlagWrite, 0, 0, 0},
-	{"blpop", -3, FlagWrite | FlagNoScript, 1, -2, 1},
-	{"brpop", -3, FlagWrite | FlagNoScript, 1, -2, 1},
-	{"blmove", 6, FlagWrite | FlagDenyOOM | FlagNoScript, 1, 2, 1},
-	{"brpoplpush", 4, FlagWrite | FlagDenyOOM | FlagNoScript, 1, 2, 1},
-	{"blmpop", -5, FlagWrite, 0, 0, 0},
+	{"lmpop", -4, FlagWrite | FlagMovableKeys, 0, 0, 0},
+	{"blpop", -3, FlagWrite | FlagNoScript | FlagBlocking, 1, -2, 1},
+	{"brpop", -3, FlagWrite | FlagNoScript | FlagBlocking, 1, -2, 1},
+	{"blmove", 6, FlagWrite | FlagDenyOOM | FlagNoScript | FlagBlocking, 1, 2, 1},
+	{"brpoplpush", 4, FlagWrite | FlagDenyOOM | FlagNoScript | FlagBlocking, 1, 2, 1},
+	{"blmpop", -5, FlagWrite | FlagBlocking | FlagMovableKeys, 0, 0, 0},
 }
 
 func TestListCommandInfo(t *testing.T) {

@@ -45,7 +45,7 @@ func setCommands() []Command {
 		{Name: "sinter", Arity: -2, Flags: r, FirstKey: 1, LastKey: -1, Step: 1, Group: "set", Since: "1.0.0",
 			Summary: "Intersect multiple sets", Run: cmdSInter},
 		// Redis reports SINTERCARD's keys as movable (numkeys), with 0 0 0.
-		{Name: "sintercard", Arity: -3, Flags: r, Group: "set", Since: "7.0.0",
+		{Name: "sintercard", Arity: -3, Flags: r | FlagMovableKeys, Group: "set", Since: "7.0.0",
 			Summary: "Intersect multiple sets and return the cardinality of the result", Run: cmdSInterCard},
 		{Name: "sunion", Arity: -2, Flags: r, FirstKey: 1, LastKey: -1, Step: 1, Group: "set", Since: "1.0.0",
 			Summary: "Add multiple sets", Run: cmdSUnion},

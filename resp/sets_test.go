@@ -26,7 +26,7 @@ var setCommandInfo = []struct {
 	{"srandmember", -2, FlagReadonly, 1, 1, 1},
 	{"smove", 4, FlagWrite | FlagFast, 1, 2, 1},
 	{"sinter", -2, FlagReadonly, 1, -1, 1},
-	{"sintercard", -3, FlagReadonly, 0, 0, 0},
+	{"sintercard", -3, FlagReadonly | FlagMovableKeys, 0, 0, 0},
 	{"sunion", -2, FlagReadonly, 1, -1, 1},
 	{"sdiff", -2, FlagReadonly, 1, -1, 1},
 	{"sinterstore", -3, FlagWrite | FlagDenyOOM, 1, -1, 1},

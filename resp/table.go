@@ -176,9 +176,9 @@ var flagNames = []struct {
 	name string
 }{
 	{FlagWrite, "write"}, {FlagReadonly, "readonly"}, {FlagDenyOOM, "denyoom"},
-	{FlagAdmin, "admin"}, {FlagNoScript, "noscript"}, {FlagLoading, "loading"},
-	{FlagStale, "stale"}, {FlagFast, "fast"}, {FlagNoAuth, "no_auth"},
-	{FlagNoMulti, "no_multi"}, {FlagAllowBusy, "allow_busy"},
+	{FlagAdmin, "admin"}, {FlagNoScript, "noscript"}, {FlagBlocking, "blocking"},
+	{FlagLoading, "loading"}, {FlagStale, "stale"}, {FlagFast, "fast"}, {FlagNoAuth, "no_auth"},
+	{FlagNoMulti, "no_multi"}, {FlagMovableKeys, "movablekeys"}, {FlagAllowBusy, "allow_busy"},
 }
 
 // groupCategory is the ACL category of each redis.io command group.
@@ -223,6 +223,9 @@ func aclCategories(cmd *Command) []string {
 		has["@fast"] = true
 	} else {
 		has["@slow"] = true
+	}
+	if cmd.Flags&FlagBlocking != 0 {
+		has["@blocking"] = true
 	}
 	var cats []string
 	for _, c := range aclCategoryOrder {
