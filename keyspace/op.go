@@ -86,7 +86,7 @@ func decodeOp(p []byte) (op, error) {
 			return op{}, fmt.Errorf("%w: truncated key of kind %d", errBadOp, o.kind)
 		}
 		n, w := binary.Uvarint(p[i:])
-		if w <= 0 || n > uint64(len(p)-i-w) {
+		if w <= 0 || (w > 1 && p[i+w-1] == 0) || n > uint64(len(p)-i-w) {
 			return op{}, fmt.Errorf("%w: truncated body of kind %d", errBadOp, o.kind)
 		}
 		o.bodyOff = i + w
@@ -99,7 +99,9 @@ func decodeOp(p []byte) (op, error) {
 
 func readBytes(p []byte, i int) ([]byte, int, bool) {
 	n, w := binary.Uvarint(p[i:])
-	if w <= 0 || n > uint64(len(p)-i-w) {
+	// A length must be in its shortest form (a last byte of 0 after a
+	// continuation is a padded encoding no writer produces).
+	if w <= 0 || (w > 1 && p[i+w-1] == 0) || n > uint64(len(p)-i-w) {
 		return nil, i, false
 	}
 	i += w
