@@ -594,29 +594,26 @@ func parseRange(startArg, endArg []byte) (start, end int64, err error) {
 // substring returns s[start..end] (inclusive, negative counting from the
 // end) with GETRANGE's clamping rules.
 func substring(s []byte, start, end int64) []byte {
-	n := int64(len(s))
-	if start < 0 && end < 0 && start > end {
+	start, end, ok := clampRange(start, end, int64(len(s)))
+	if !ok {
 		return nil
 	}
+	return s[start : end+1]
+}
+
+// clampRange resolves an inclusive index range over n items with Redis's
+// rules (negative counts from the end; out-of-range ends are clamped); ok is
+// false when the range is empty. GETRANGE, BITCOUNT and BITPOS share it.
+func clampRange(start, end, n int64) (int64, int64, bool) {
 	if start < 0 {
 		start += n
 	}
 	if end < 0 {
 		end += n
 	}
-	if start < 0 {
-		start = 0
-	}
-	if end < 0 {
-		end = 0
-	}
-	if end >= n {
-		end = n - 1
-	}
-	if start > end || n == 0 {
-		return nil
-	}
-	return s[start : end+1]
+	start, end = max(start, 0), max(end, 0)
+	end = min(end, n-1)
+	return start, end, start <= end
 }
 
 // GETRANGE key start end (also SUBSTR)
@@ -910,22 +907,8 @@ func (r bitRange) bitSpan(n int64) (first, last int64, ok bool) {
 	if r.bitUnit {
 		total *= 8
 	}
-	if start < 0 {
-		start += total
-	}
-	if end < 0 {
-		end += total
-	}
-	if start < 0 {
-		start = 0
-	}
-	if end < 0 {
-		end = 0
-	}
-	if end >= total {
-		end = total - 1
-	}
-	if start > end {
+	start, end, ok = clampRange(start, end, total)
+	if !ok {
 		return 0, 0, false
 	}
 	if r.bitUnit {
