@@ -432,3 +432,31 @@ func (c *conn) watchGone() (gone <-chan struct{}, stop func()) {
 		c.nc.SetReadDeadline(time.Time{})
 	}
 }
+
+// blockingPop runs a command shaped like BLPOP: keys, then a timeout as the
+// last argument. It tries the keys in serving order, skipping those whose
+// elements belong to an already-woken client; pop(key) either serves the
+// key (replies, returns true) or finds it empty (false), and sets failed
+// after writing an error (a wrong type stops the search, as in Redis).
+// When nothing is served the client blocks, or inside MULTI gets the null
+// array at once.
+func blockingPop(c *Client, args [][]byte, pop func(key []byte) (served, failed bool)) {
+	timeout, err := parseBlockTimeout(args[len(args)-1])
+	if err != nil {
+		c.WriteErr(err)
+		return
+	}
+	keys := args[1 : len(args)-1]
+	for _, key := range c.servingOrder(keys) {
+		if c.yieldsTo(key) {
+			continue
+		}
+		served, failed := pop(key)
+		if served || failed {
+			return
+		}
+	}
+	if !c.blockOn(keys, timeout) {
+		c.WriteNullArray() // may not block here (MULTI/EXEC): Redis's timeout reply
+	}
+}

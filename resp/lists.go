@@ -736,30 +736,21 @@ func cmdBRPop(c *Client, args [][]byte) { listBlockingPop(c, args, false) }
 // listBlockingPop: BLPOP/BRPOP key [key ...] timeout. Replies [key, element]
 // from the first non-empty list, or blocks.
 func listBlockingPop(c *Client, args [][]byte, left bool) {
-	timeout, err := parseBlockTimeout(args[len(args)-1])
-	if err != nil {
-		c.WriteErr(err)
-		return
-	}
-	keys := args[1 : len(args)-1]
-	for _, key := range c.servingOrder(keys) {
+	blockingPop(c, args, func(key []byte) (served, failed bool) {
 		v, ok := lookupList(c, key)
 		if !ok {
-			return
+			return false, true
 		}
-		if !v.Exists() || c.yieldsTo(key) {
-			continue
+		if !v.Exists() {
+			return false, false
 		}
 		mark := len(c.out)
 		c.WriteArray(2)
 		c.WriteBulk(key)
 		c.WriteBulk(listEnd(v, left, 0))
 		listPopCommit(c, key, left, 1, mark)
-		return
-	}
-	if !c.blockOn(keys, timeout) {
-		c.WriteNullArray()
-	}
+		return true, false
+	})
 }
 
 // BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout

@@ -823,26 +823,17 @@ func cmdBZPopMax(c *Client, args [][]byte) { bzpopCommand(c, args, true) }
 // members) reaches one of the keys. As in Redis 7.0 the timeout is
 // checked first, then the keys in order: a wrong type stops the search.
 func bzpopCommand(c *Client, args [][]byte, fromMax bool) {
-	timeout, err := parseBlockTimeout(args[len(args)-1])
-	if err != nil {
-		c.WriteErr(err)
-		return
-	}
-	keys := args[1 : len(args)-1]
-	for _, key := range c.servingOrder(keys) {
+	blockingPop(c, args, func(key []byte) (served, failed bool) {
 		z, ok := zsetAt(c, key)
 		if !ok {
-			return
+			return false, true
 		}
 		if z == nil || z.Len() == 0 {
-			continue
+			return false, false
 		}
 		zpop(c, key, z, 1, fromMax, key, false)
-		return
-	}
-	if !c.blockOn(keys, timeout) {
-		c.WriteNullArray() // may not block here (MULTI/EXEC): Redis's timeout reply
-	}
+		return true, false
+	})
 }
 
 // ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]
