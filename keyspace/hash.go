@@ -126,15 +126,17 @@ func (h *hashObj) rebuild(ks *Keyspace, b *Batch, db int, key []byte) {
 }
 
 // encoding is OBJECT ENCODING's reply for the hash: "listpack" while Redis
-// would keep it in one, "hashtable" once it has outgrown it. Rebuilding the
-// hash (cleaning, COPY, RENAME, MOVE) starts a new object, which is small
-// again if its fields now fit, as after a Redis restart.
+// would keep it in one, "hashtable" once it has outgrown it. A rebuild
+// (cleaning, COPY, RENAME, MOVE) keeps "hashtable" through opBigEncoding.
 func (h *hashObj) encoding() string {
 	if h.big {
 		return "hashtable"
 	}
 	return "listpack"
 }
+
+func (h *hashObj) converted() bool { return h.big }
+func (h *hashObj) convert()        { h.big = true }
 
 // find returns the position in fields of the field name (-1 if absent)
 // and the index slot that holds it.

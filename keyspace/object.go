@@ -26,10 +26,25 @@ import (
 // expiry), which makes every older operation of the key dead. So a key
 // updated a million times keeps one compact copy alive, not a million
 // records.
+//
+// Encodings. A hash, set or sorted set starts in Redis's small encoding
+// (listpack, or intset for a set of integers) and converts to its big one
+// (hashtable, skiplist) once it outgrows the thresholds; Redis never
+// converts back, and RENAME, MOVE and COPY keep the converted encoding. The
+// conversion itself needs no operation: it follows from the operations
+// applied, so replay reaches it again. A rebuild does not replay those
+// operations, so CopyValue ends the rebuild of a converted collection with
+// an opBigEncoding, and the copy (or the cleaner's rewrite) is converted
+// too, live and after recovery.
 const (
 	opObjectBase = 16
 	// opExpire sets or clears (0) a collection's expiry: body is int64 LE.
 	opExpire = 16
+	// opBigEncoding has an empty body: the collection at key takes its big
+	// encoding (see convertible) whatever its elements. A missing key or a
+	// collection with one encoding ignores it. Records written before it
+	// existed (no marker after a rebuild) replay as they always did.
+	opBigEncoding = 60
 )
 
 // collection is the in-memory form of a hash, list, set or sorted set.
@@ -43,6 +58,14 @@ type collection interface {
 	rebuild(ks *Keyspace, b *Batch, db int, key []byte)
 	// liveBytes estimates the log bytes its current state needs.
 	liveBytes() int64
+}
+
+// convertible is a collection with a small and a big encoding (hash, set,
+// sorted set). converted reports whether it has its big encoding; convert
+// gives it that encoding for good.
+type convertible interface {
+	converted() bool
+	convert()
 }
 
 // object is a collection plus what the keyspace tracks about it.
@@ -70,8 +93,9 @@ var objectAppliers = buildObjectAppliers()
 //	30-39   set   (set.go)
 //	40-49   zset  (zset.go)
 //	50-59   patched strings (stringpatch.go)
+//	60      big encoding (any convertible collection)
 func buildObjectAppliers() map[byte]objectApplier {
-	m := map[byte]objectApplier{opExpire: applyExpire}
+	m := map[byte]objectApplier{opExpire: applyExpire, opBigEncoding: applyBigEncoding}
 	for _, register := range []func(map[byte]objectApplier){registerHashOps, registerListOps, registerSetOps, registerZSetOps, registerStringOps} {
 		register(m)
 	}
@@ -124,6 +148,23 @@ func applyExpire(ks *Keyspace, o op, e *entry) error {
 	if at != 0 {
 		d.volatile++
 		ks.expires.push(expiryItem{at: at, db: o.db, key: e.key})
+	}
+	return nil
+}
+
+// BigEncoding marks the collection at key as converted to its big encoding
+// (opBigEncoding).
+func (b *Batch) BigEncoding(db int, key []byte) { b.ObjectOp(opBigEncoding, db, key, nil) }
+
+func applyBigEncoding(ks *Keyspace, o op, e *entry) error {
+	if len(o.body) != 0 {
+		return fmt.Errorf("%w: big-encoding body of %d bytes", errBadOp, len(o.body))
+	}
+	if e == nil || e.obj == nil {
+		return nil
+	}
+	if c, ok := e.obj.coll.(convertible); ok {
+		c.convert()
 	}
 	return nil
 }
@@ -201,9 +242,11 @@ func (ks *Keyspace) bytesAt(loc uint64) []byte {
 
 // CopyValue appends to b the operations that give (dstDB, dst) the value
 // of (srcDB, src) with the expiry expireAtMs: a string Set, or for a
-// collection a delete of dst, the operations rebuilding it, and its expiry.
-// It returns false when src does not exist. (RENAME, COPY, MOVE, and the
-// cleaner's rewrite.)
+// collection a delete of dst, the operations rebuilding it, the marker of
+// its big encoding if it has converted (Redis's RENAME and MOVE move the
+// object, and COPY duplicates its encoding), and its expiry. It returns
+// false when src does not exist. (RENAME, COPY, MOVE, and the cleaner's
+// rewrite.)
 func (ks *Keyspace) CopyValue(b *Batch, srcDB int, src []byte, dstDB int, dst []byte, expireAtMs int64) bool {
 	e := ks.lookup(srcDB, src)
 	if e == nil {
@@ -219,6 +262,9 @@ func (ks *Keyspace) CopyValue(b *Batch, srcDB int, src []byte, dstDB int, dst []
 	}
 	b.Del(dstDB, dst)
 	e.obj.coll.rebuild(ks, b, dstDB, dst)
+	if c, ok := e.obj.coll.(convertible); ok && c.converted() {
+		b.BigEncoding(dstDB, dst)
+	}
 	if expireAtMs != 0 {
 		b.Expire(dstDB, dst, expireAtMs)
 	}

@@ -19,7 +19,9 @@ import (
 //	opFlushAll (empty; db is 0)
 //	opSwapDB   other db u8
 //
-// where key and value are a uvarint length followed by the bytes. An opSet
+// where key and value are a uvarint length followed by the bytes. Kinds 16
+// and up are object operations (collections, patched strings, the
+// big-encoding marker): their layout and kind table are in object.go. An opSet
 // holds the whole state of a string key, so the key's live data is always
 // exactly one operation (the one the index points at).
 const (

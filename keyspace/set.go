@@ -15,8 +15,10 @@ import (
 //	opSAdd        repeated member, each a uvarint length + bytes
 //	opSRem        repeated member
 //	opSHashtable  empty: the set has Redis's "hashtable" encoding even if
-//	              its members alone would not give it (written by rebuild,
-//	              so cleaning keeps OBJECT ENCODING as it was)
+//	              its members alone would not give it. Written by earlier
+//	              versions' rebuild; now CopyValue writes the generic
+//	              opBigEncoding (object.go), which has the same effect, and
+//	              opSHashtable is only replayed.
 //
 // Commands log results, never choices: SPOP picks its victims when the
 // command runs and logs an opSRem of exactly those members, so replay is
@@ -119,9 +121,6 @@ func (s *setObj) rebuild(ks *Keyspace, b *Batch, db int, key []byte) {
 			b.buf = append(b.buf, ks.setRaw(m.loc, uvarintLen(uint64(m.n))+int(m.n))...)
 		}
 	}
-	if s.hashtable && !s.needsHashtable(ks) {
-		b.ObjectOp(opSHashtable, db, key, nil)
-	}
 }
 
 // find returns the position in members of m (-1 if absent) and the index
@@ -175,26 +174,15 @@ func (s *setObj) del(ks *Keyspace, m []byte) bool {
 	return true
 }
 
+func (s *setObj) converted() bool { return s.hashtable }
+func (s *setObj) convert()        { s.hashtable = true }
+
 // encoding is what Redis 7.0's OBJECT ENCODING says for this set.
 func (s *setObj) encoding() string {
 	if s.hashtable {
 		return "hashtable"
 	}
 	return "intset"
-}
-
-// needsHashtable reports whether Redis would give a set of exactly the
-// current members the hashtable encoding.
-func (s *setObj) needsHashtable(ks *Keyspace) bool {
-	if len(s.members) > setMaxIntsetEntries {
-		return true
-	}
-	for _, m := range s.members {
-		if !setMemberIsInt(ks.memberBytes(m)) {
-			return true
-		}
-	}
-	return false
 }
 
 // setMemberIsInt reports whether m is an integer as Redis's string2ll

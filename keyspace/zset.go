@@ -420,7 +420,8 @@ func (z *ZSet) LexRanks(r LexRange, reverse bool) (lo, hi int) {
 }
 
 // Encoding is OBJECT ENCODING's reply: "listpack" while the set is small
-// enough for Redis to keep it as one, else "skiplist".
+// enough for Redis to keep it as one, else "skiplist" (for good, a rebuild
+// included: see opBigEncoding).
 func (z *ZSet) Encoding() string {
 	if z.grown {
 		return "skiplist"
@@ -429,6 +430,8 @@ func (z *ZSet) Encoding() string {
 }
 
 func (z *ZSet) encoding() string { return z.Encoding() }
+func (z *ZSet) converted() bool  { return z.grown }
+func (z *ZSet) convert()         { z.grown = true }
 
 // Scan visits about count elements from cursor and returns the next cursor
 // (0 when done). Elements keep their node slot while they live (a score

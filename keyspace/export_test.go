@@ -1,0 +1,16 @@
+package keyspace
+
+// Test hooks for the external tests (package keyspace_test).
+
+// ObjectFirstSeg returns the oldest segment that may hold an operation of
+// the collection at key; ok is false when key holds no collection.
+func (ks *Keyspace) ObjectFirstSeg(db int, key []byte) (seg uint64, ok bool) {
+	e := ks.lookup(db, key)
+	if e == nil || e.obj == nil {
+		return 0, false
+	}
+	return e.obj.firstSeg, true
+}
+
+// OldestSegment is the ID of the oldest segment of the arena.
+func (ks *Keyspace) OldestSegment() uint64 { return ks.arena.Segments()[0].ID() }
