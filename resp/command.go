@@ -26,6 +26,57 @@ const (
 	FlagMovableKeys             // keys are found by parsing the arguments: "movablekeys"
 )
 
+// Key specification flags, as COMMAND INFO reports them in each key spec's
+// "flags" (semantics: redis.io "Command key specifications"). The first
+// four say what happens to the key's value (read only, read-write,
+// overwrite, remove); the next four what the command does with the data.
+const (
+	KeyRO            = 1 << iota // "RO": reads the value
+	KeyRW                        // "RW": reads and modifies the value
+	KeyOW                        // "OW": overwrites the value, does not read it
+	KeyRM                        // "RM": deletes the key
+	KeyAccess                    // "access": returns, copies or uses user data
+	KeyUpdate                    // "update": updates the value (or its TTL)
+	KeyInsert                    // "insert": only adds data
+	KeyDelete                    // "delete": explicitly deletes some content
+	KeyNotKey                    // "not_key": the argument is not a key (ACL checks only)
+	KeyIncomplete                // "incomplete": the spec may miss keys
+	KeyVariableFlags             // "variable_flags": the flags depend on the arguments
+)
+
+// KeySpec is one Redis 7 key specification: where the search for keys
+// begins (begin_search) and how keys are found from there (find_keys).
+// COMMAND INFO reports a command's specs and COMMAND GETKEYS follows them.
+type KeySpec struct {
+	Notes string // "notes", if not empty
+	Flags int    // Key* bits
+
+	// begin_search: the argument Index, or (Keyword set) the argument after
+	// the first Keyword found from StartFrom (negative: from the end, backwards).
+	Index     int
+	Keyword   string
+	StartFrom int
+
+	// find_keys: without KeyNum a range, keys from the beginning to LastKey
+	// (relative to it; negative counts from the end of the arguments) every
+	// KeyStep, with Limit for a negative LastKey (0: no limit); with KeyNum
+	// the number of keys is the argument KeyNumIdx after the beginning and
+	// the keys start FirstKey after it, every KeyStep.
+	KeyNum    bool
+	LastKey   int
+	KeyStep   int
+	Limit     int
+	KeyNumIdx int
+	FirstKey  int
+}
+
+// KeyRef is one key a command's arguments name: its argument position and
+// the key spec flags that apply to it.
+type KeyRef struct {
+	Pos   int
+	Flags int
+}
+
 // Handler runs one parsed command. args[0] is the command name as sent.
 // It is called with the keyspace lock held (unless the command has
 // NoLock) and appends exactly one reply to c. args alias the connection's
@@ -46,6 +97,20 @@ type Command struct {
 	Summary  string  // one line, for COMMAND DOCS
 	Run      Handler // the handler
 	NoLock   bool    // run without taking the keyspace lock (connection/server commands)
+
+	// KeySpecs are the command's key specifications, as Redis 7.0 declares
+	// them (COMMAND INFO, COMMAND GETKEYS). A command with keys but no
+	// specs gets one derived from FirstKey/LastKey/Step.
+	KeySpecs []KeySpec
+	// GetKeys is Redis's getkeys_proc: COMMAND GETKEYS falls back to it
+	// when the key specs do not fit the arguments (a bad numkeys) or have
+	// variable flags (SET). It returns no keys for arguments it rejects.
+	GetKeys func(args [][]byte) []KeyRef
+	// Tips are COMMAND INFO's command tips (e.g. "nondeterministic_output").
+	Tips []string
+	// ACL lists ACL categories beyond the ones derived from Flags and
+	// Group (e.g. "@dangerous"), as COMMAND INFO reports them.
+	ACL []string
 
 	// Immediate commands run at once inside MULTI instead of being queued
 	// (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET).

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -18,10 +19,15 @@ func newCommandTable() map[string]*Command {
 		adminFlags = FlagAdmin | FlagNoScript | FlagLoading | FlagStale
 		clientSub  = FlagNoScript | FlagLoading | FlagStale
 	)
+	var (
+		connCat   = []string{"@connection"}                   // COMMAND is in @connection too
+		unordered = []string{"nondeterministic_output_order"} // tip
+	)
 	cmds := []Command{
 		// connection
 		{Name: "ping", Arity: -1, Flags: FlagFast, Group: "connection", Since: "1.0.0",
-			Summary: "Returns the server's liveliness response.", Run: pingCommand, NoLock: true},
+			Summary: "Returns the server's liveliness response.", Run: pingCommand, NoLock: true,
+			Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}},
 		{Name: "echo", Arity: 2, Flags: FlagLoading | FlagStale | FlagFast, Group: "connection", Since: "1.0.0",
 			Summary: "Returns the given string.", Run: echoCommand, NoLock: true},
 		{Name: "select", Arity: 2, Flags: FlagLoading | FlagStale | FlagFast, Group: "connection", Since: "1.0.0",
@@ -45,9 +51,11 @@ func newCommandTable() map[string]*Command {
 				{Name: "client|setinfo", Arity: 4, Flags: clientSub, Group: "connection", Since: "7.2.0",
 					Summary: "Sets information specific to the client or connection.", Run: clientSetinfoCommand, NoLock: true},
 				{Name: "client|info", Arity: 2, Flags: clientSub, Group: "connection", Since: "6.2.0",
-					Summary: "Returns information about the connection.", Run: clientInfoCommand, NoLock: true},
+					Summary: "Returns information about the connection.", Run: clientInfoCommand, NoLock: true,
+					Tips: []string{"nondeterministic_output"}},
 				{Name: "client|list", Arity: -2, Flags: adminFlags, Group: "connection", Since: "2.4.0",
-					Summary: "Lists open connections.", Run: clientListCommand, NoLock: true},
+					Summary: "Lists open connections.", Run: clientListCommand, NoLock: true,
+					Tips: []string{"nondeterministic_output"}},
 				{Name: "client|kill", Arity: -3, Flags: adminFlags, Group: "connection", Since: "2.4.0",
 					Summary: "Terminates open connections.", Run: clientKillCommand, NoLock: true},
 				{Name: "client|no-evict", Arity: 3, Flags: adminFlags, Group: "connection", Since: "7.0.0",
@@ -58,9 +66,11 @@ func newCommandTable() map[string]*Command {
 
 		// server
 		{Name: "time", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Group: "server", Since: "2.6.0",
-			Summary: "Returns the server time.", Run: timeCommand, NoLock: true},
+			Summary: "Returns the server time.", Run: timeCommand, NoLock: true,
+			Tips: []string{"nondeterministic_output"}},
 		{Name: "info", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", Since: "1.0.0",
-			Summary: "Returns information and statistics about the server.", Run: infoCommand, NoLock: true},
+			Summary: "Returns information and statistics about the server.", Run: infoCommand, NoLock: true,
+			ACL: []string{"@dangerous"}, Tips: []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}},
 		{Name: "shutdown", Arity: -1, Flags: adminFlags | FlagNoMulti | FlagAllowBusy, Group: "server", Since: "1.0.0",
 			Summary: "Makes every write durable, then shuts down the server.", Run: shutdownCommand, NoLock: true},
 		{Name: "config", Arity: -2, Group: "server", Since: "2.0.0",
@@ -68,26 +78,33 @@ func newCommandTable() map[string]*Command {
 				{Name: "config|get", Arity: -3, Flags: adminFlags, Group: "server", Since: "2.0.0",
 					Summary: "Returns the effective values of configuration parameters.", Run: configGetCommand, NoLock: true},
 				{Name: "config|set", Arity: -4, Flags: adminFlags, Group: "server", Since: "2.0.0",
-					Summary: "Sets configuration parameters in-flight.", Run: configSetCommand, NoLock: true},
+					Summary: "Sets configuration parameters in-flight.", Run: configSetCommand, NoLock: true,
+					Tips: []string{"request_policy:all_nodes", "response_policy:all_succeeded"}},
 				{Name: "config|resetstat", Arity: 2, Flags: adminFlags, Group: "server", Since: "2.0.0",
 					Summary: "Resets the server's statistics.", Run: configResetstatCommand, NoLock: true},
 				{Name: "config|help", Arity: 2, Flags: FlagLoading | FlagStale, Group: "server", Since: "5.0.0",
 					Summary: "Returns helpful text about the different subcommands.", Run: configHelpCommand, NoLock: true},
 			}},
 		{Name: "command", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", Since: "2.8.13",
-			Summary: "Returns detailed information about all commands.", Run: commandCommand, NoLock: true, Subcommands: []Command{
+			Summary: "Returns detailed information about all commands.", Run: commandCommand, NoLock: true,
+			ACL: connCat, Tips: unordered, Subcommands: []Command{
 				{Name: "command|count", Arity: 2, Flags: FlagLoading | FlagStale, Group: "server", Since: "2.8.13",
-					Summary: "Returns a count of commands.", Run: commandCountCommand, NoLock: true},
+					Summary: "Returns a count of commands.", Run: commandCountCommand, NoLock: true, ACL: connCat},
 				{Name: "command|info", Arity: -2, Flags: FlagLoading | FlagStale, Group: "server", Since: "2.8.13",
-					Summary: "Returns information about one, multiple or all commands.", Run: commandInfoCommand, NoLock: true},
+					Summary: "Returns information about one, multiple or all commands.", Run: commandInfoCommand, NoLock: true,
+					ACL: connCat, Tips: unordered},
 				{Name: "command|docs", Arity: -2, Flags: FlagLoading | FlagStale, Group: "server", Since: "7.0.0",
-					Summary: "Returns documentary information about one, multiple or all commands.", Run: commandDocsCommand, NoLock: true},
+					Summary: "Returns documentary information about one, multiple or all commands.", Run: commandDocsCommand, NoLock: true,
+					ACL: connCat, Tips: unordered},
 				{Name: "command|list", Arity: -2, Flags: FlagLoading | FlagStale, Group: "server", Since: "7.0.0",
-					Summary: "Returns a list of command names.", Run: commandListCommand, NoLock: true},
+					Summary: "Returns a list of command names.", Run: commandListCommand, NoLock: true,
+					ACL: connCat, Tips: unordered},
 				{Name: "command|getkeys", Arity: -4, Flags: FlagLoading | FlagStale, Group: "server", Since: "2.8.13",
-					Summary: "Extracts the key names from an arbitrary command.", Run: commandGetkeysCommand, NoLock: true},
+					Summary: "Extracts the key names from an arbitrary command.", Run: commandGetkeysCommand, NoLock: true, ACL: connCat},
+				{Name: "command|getkeysandflags", Arity: -4, Flags: FlagLoading | FlagStale, Group: "server", Since: "7.0.0",
+					Summary: "Extract keys and access flags given a full Redis command", Run: commandGetkeysandflagsCommand, NoLock: true, ACL: connCat},
 				{Name: "command|help", Arity: 2, Flags: FlagLoading | FlagStale, Group: "server", Since: "5.0.0",
-					Summary: "Returns helpful text about the different subcommands.", Run: commandHelpCommand, NoLock: true},
+					Summary: "Returns helpful text about the different subcommands.", Run: commandHelpCommand, NoLock: true, ACL: connCat},
 			}},
 
 		// transactions
@@ -98,7 +115,8 @@ func newCommandTable() map[string]*Command {
 		{Name: "discard", Arity: 1, Flags: txnFlags, Group: "transactions", Since: "2.0.0",
 			Summary: "Discards a transaction.", Run: discardCommand, Immediate: true},
 		{Name: "watch", Arity: -2, Flags: txnFlags, FirstKey: 1, LastKey: -1, Step: 1, Group: "transactions", Since: "2.2.0",
-			Summary: "Monitors changes to keys to determine the execution of a transaction.", Run: watchCommand, Immediate: true},
+			Summary: "Monitors changes to keys to determine the execution of a transaction.", Run: watchCommand, Immediate: true,
+			KeySpecs: []KeySpec{keyRange(KeyRO, 1, -1, 1)}},
 		{Name: "unwatch", Arity: 1, Flags: txnFlags, Group: "transactions", Since: "2.2.0",
 			Summary: "Forgets about watched keys of a transaction.", Run: unwatchCommand},
 	}
@@ -157,6 +175,16 @@ func checkEntry(cmd *Command, container string) {
 	case cmd.Arity == 0:
 		panic(fmt.Errorf("resp: command %q has arity 0", cmd.Name))
 	}
+	for _, cat := range cmd.ACL {
+		if !slices.Contains(aclCategoryOrder, cat) {
+			panic(fmt.Errorf("resp: command %q: unknown ACL category %q", cmd.Name, cat))
+		}
+	}
+	for i, sp := range cmd.KeySpecs {
+		if (sp.Index > 0) == (sp.Keyword != "") || sp.KeyStep < 1 || sp.Limit < 0 {
+			panic(fmt.Errorf("resp: command %q: key spec %d needs an index or a keyword (not both) and a key step", cmd.Name, i))
+		}
+	}
 }
 
 func sortedCommands(table map[string]*Command) []*Command {
@@ -212,8 +240,12 @@ func aclCategories(cmd *Command) []string {
 	if cmd.Flags&FlagReadonly != 0 {
 		has["@read"] = true
 	}
-	if g, ok := groupCategory[cmd.Group]; ok {
+	// Redis gives a container (CLIENT, OBJECT) no category of its group.
+	if g, ok := groupCategory[cmd.Group]; ok && len(cmd.Subcommands) == 0 {
 		has[g] = true
+	}
+	for _, c := range cmd.ACL {
+		has[c] = true
 	}
 	if cmd.Flags&FlagAdmin != 0 {
 		has["@admin"] = true
@@ -271,11 +303,14 @@ func appendCommandInfo(b []byte, cmd *Command) []byte {
 	for _, cat := range cats {
 		b = redcon.AppendString(b, cat)
 	}
-	b = redcon.AppendArray(b, 0) // tips
-	if cmd.FirstKey > 0 {
-		b = appendKeySpec(b, cmd)
-	} else {
-		b = redcon.AppendArray(b, 0)
+	b = redcon.AppendArray(b, len(cmd.Tips))
+	for _, tip := range cmd.Tips {
+		b = redcon.AppendBulkString(b, tip)
+	}
+	specs := keySpecsOf(cmd)
+	b = redcon.AppendArray(b, len(specs))
+	for i := range specs {
+		b = appendKeySpec(b, &specs[i])
 	}
 	b = redcon.AppendArray(b, len(cmd.Subcommands))
 	for i := range cmd.Subcommands {
@@ -284,46 +319,288 @@ func appendCommandInfo(b []byte, cmd *Command) []byte {
 	return b
 }
 
-// appendKeySpec appends the one key specification a first/last/step
-// triple describes: begin at index FirstKey, take keys up to LastKey
-// (relative to the first; negative counts from the end) every Step.
-func appendKeySpec(b []byte, cmd *Command) []byte {
-	flags := []string{"RO", "access"}
+// keySpecFlagNames maps each key spec flag to its COMMAND INFO name, in
+// Redis's order.
+var keySpecFlagNames = []struct {
+	bit  int
+	name string
+}{
+	{KeyRO, "RO"}, {KeyRW, "RW"}, {KeyOW, "OW"}, {KeyRM, "RM"},
+	{KeyAccess, "access"}, {KeyUpdate, "update"}, {KeyInsert, "insert"}, {KeyDelete, "delete"},
+	{KeyNotKey, "not_key"}, {KeyIncomplete, "incomplete"}, {KeyVariableFlags, "variable_flags"},
+}
+
+// appendKeySpecFlags appends key spec flags as an array of simple strings.
+func appendKeySpecFlags(b []byte, flags int) []byte {
+	n := 0
+	for _, f := range keySpecFlagNames {
+		if flags&f.bit != 0 {
+			n++
+		}
+	}
+	b = redcon.AppendArray(b, n)
+	for _, f := range keySpecFlagNames {
+		if flags&f.bit != 0 {
+			b = redcon.AppendString(b, f.name)
+		}
+	}
+	return b
+}
+
+// keySpecsOf returns cmd's key specs; a command with keys but no specs
+// (not one of the table's, which all have them) gets the one spec its
+// first/last/step triple describes, "RO access" or, for a write, "RW update".
+func keySpecsOf(cmd *Command) []KeySpec {
+	if len(cmd.KeySpecs) > 0 || cmd.FirstKey <= 0 {
+		return cmd.KeySpecs
+	}
+	flags := KeyRO | KeyAccess
 	if cmd.Flags&FlagWrite != 0 {
-		flags = []string{"RW", "update"}
+		flags = KeyRW | KeyUpdate
 	}
 	last := cmd.LastKey
 	if last >= 0 {
 		last -= cmd.FirstKey
 	}
-	b = redcon.AppendArray(b, 1)
-	b = redcon.AppendArray(b, 6)
-	b = redcon.AppendBulkString(b, "flags")
-	b = redcon.AppendArray(b, len(flags))
-	for _, f := range flags {
-		b = redcon.AppendString(b, f)
+	return []KeySpec{{Flags: flags, Index: cmd.FirstKey, LastKey: last, KeyStep: max(cmd.Step, 1)}}
+}
+
+// appendKeySpec appends one key spec, Redis 7.0's shape: a map of
+// [notes,] flags, begin_search and find_keys.
+func appendKeySpec(b []byte, sp *KeySpec) []byte {
+	if sp.Notes != "" {
+		b = redcon.AppendArray(b, 8)
+		b = redcon.AppendBulkString(b, "notes")
+		b = redcon.AppendBulkString(b, sp.Notes)
+	} else {
+		b = redcon.AppendArray(b, 6)
 	}
+	b = redcon.AppendBulkString(b, "flags")
+	b = appendKeySpecFlags(b, sp.Flags)
 	b = redcon.AppendBulkString(b, "begin_search")
 	b = redcon.AppendArray(b, 4)
 	b = redcon.AppendBulkString(b, "type")
-	b = redcon.AppendBulkString(b, "index")
-	b = redcon.AppendBulkString(b, "spec")
-	b = redcon.AppendArray(b, 2)
-	b = redcon.AppendBulkString(b, "index")
-	b = redcon.AppendInt(b, int64(cmd.FirstKey))
+	if sp.Keyword == "" {
+		b = redcon.AppendBulkString(b, "index")
+		b = redcon.AppendBulkString(b, "spec")
+		b = redcon.AppendArray(b, 2)
+		b = redcon.AppendBulkString(b, "index")
+		b = redcon.AppendInt(b, int64(sp.Index))
+	} else {
+		b = redcon.AppendBulkString(b, "keyword")
+		b = redcon.AppendBulkString(b, "spec")
+		b = redcon.AppendArray(b, 4)
+		b = redcon.AppendBulkString(b, "keyword")
+		b = redcon.AppendBulkString(b, sp.Keyword)
+		b = redcon.AppendBulkString(b, "startfrom")
+		b = redcon.AppendInt(b, int64(sp.StartFrom))
+	}
 	b = redcon.AppendBulkString(b, "find_keys")
 	b = redcon.AppendArray(b, 4)
 	b = redcon.AppendBulkString(b, "type")
-	b = redcon.AppendBulkString(b, "range")
-	b = redcon.AppendBulkString(b, "spec")
-	b = redcon.AppendArray(b, 6)
-	b = redcon.AppendBulkString(b, "lastkey")
-	b = redcon.AppendInt(b, int64(last))
-	b = redcon.AppendBulkString(b, "keystep")
-	b = redcon.AppendInt(b, int64(cmd.Step))
-	b = redcon.AppendBulkString(b, "limit")
-	b = redcon.AppendInt(b, 0)
+	if !sp.KeyNum {
+		b = redcon.AppendBulkString(b, "range")
+		b = redcon.AppendBulkString(b, "spec")
+		b = redcon.AppendArray(b, 6)
+		b = redcon.AppendBulkString(b, "lastkey")
+		b = redcon.AppendInt(b, int64(sp.LastKey))
+		b = redcon.AppendBulkString(b, "keystep")
+		b = redcon.AppendInt(b, int64(sp.KeyStep))
+		b = redcon.AppendBulkString(b, "limit")
+		b = redcon.AppendInt(b, int64(sp.Limit))
+	} else {
+		b = redcon.AppendBulkString(b, "keynum")
+		b = redcon.AppendBulkString(b, "spec")
+		b = redcon.AppendArray(b, 6)
+		b = redcon.AppendBulkString(b, "keynumidx")
+		b = redcon.AppendInt(b, int64(sp.KeyNumIdx))
+		b = redcon.AppendBulkString(b, "firstkey")
+		b = redcon.AppendInt(b, int64(sp.FirstKey))
+		b = redcon.AppendBulkString(b, "keystep")
+		b = redcon.AppendInt(b, int64(sp.KeyStep))
+	}
 	return b
+}
+
+// ---- key spec constructors for the table entries ----
+
+// key1 is the specs of a command whose one key is argument 1.
+func key1(flags int) []KeySpec { return []KeySpec{keyAt(flags, 1)} }
+
+// keyAt is one key at argument index i.
+func keyAt(flags, i int) KeySpec { return KeySpec{Flags: flags, Index: i, KeyStep: 1} }
+
+// keyRange is keys from argument index i to last (relative to i; negative
+// counts from the end: -1 is the last argument) every step.
+func keyRange(flags, i, last, step int) KeySpec {
+	return KeySpec{Flags: flags, Index: i, LastKey: last, KeyStep: step}
+}
+
+// keyNumkeys is a numkeys argument at index i followed by that many keys.
+func keyNumkeys(flags, i int) KeySpec {
+	return KeySpec{Flags: flags, Index: i, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}
+}
+
+// ---- COMMAND GETKEYS: which arguments are keys (semantics: Redis 7.0 db.c) ----
+
+// commandKeys returns the keys args (the command name first) name, Redis
+// 7.0's way: by the key specs when they fit the arguments and have no
+// variable flags, else by the command's GetKeys. No keys means the
+// arguments are invalid.
+func commandKeys(cmd *Command, args [][]byte) []KeyRef {
+	specs := keySpecsOf(cmd)
+	hasKey, varFlags := false, false
+	for i := range specs {
+		hasKey = hasKey || specs[i].Flags&KeyNotKey == 0
+		varFlags = varFlags || specs[i].Flags&KeyVariableFlags != 0
+	}
+	if hasKey && !varFlags {
+		if refs, ok := keysFromSpecs(specs, args); ok {
+			return refs
+		}
+	}
+	if cmd.GetKeys != nil {
+		return cmd.GetKeys(args)
+	}
+	return nil
+}
+
+// keysFromSpecs follows specs over args (getKeysUsingKeySpecs). ok is
+// false when a spec does not fit the arguments (a numkeys that is not an
+// integer or points past the end, a range out of bounds) or is incomplete.
+func keysFromSpecs(specs []KeySpec, args [][]byte) (refs []KeyRef, ok bool) {
+	argc := len(args)
+	for i := range specs {
+		sp := &specs[i]
+		if sp.Flags&KeyNotKey != 0 {
+			continue
+		}
+		first := sp.Index
+		if sp.Keyword != "" {
+			first = 0
+			start, end := sp.StartFrom, 1
+			if start > 0 {
+				end = argc - 1
+			} else {
+				start = argc + sp.StartFrom
+			}
+			for j := start; j != end; {
+				if j >= argc || j < 1 {
+					break
+				}
+				if argIs(args[j], sp.Keyword) {
+					first = j + 1
+					break
+				}
+				if start <= end {
+					j++
+				} else {
+					j--
+				}
+			}
+			if first == 0 {
+				continue // keyword not found: no keys from this spec
+			}
+		}
+		var last int
+		switch {
+		case sp.KeyNum:
+			at := first + sp.KeyNumIdx
+			if at >= argc {
+				return nil, false
+			}
+			n, ok := parseInt64(args[at])
+			if !ok || n < 0 {
+				return nil, false
+			}
+			first += sp.FirstKey
+			last = first + int(int32(n)) - 1 // Redis casts numkeys to int
+		case sp.LastKey >= 0:
+			last = first + sp.LastKey
+		case sp.Limit == 0:
+			last = argc + sp.LastKey
+		default:
+			last = first + ((argc-first)/sp.Limit + sp.LastKey)
+		}
+		if last >= argc || last < first || first >= argc {
+			return nil, false
+		}
+		for j := first; j <= last; j += max(sp.KeyStep, 1) {
+			refs = append(refs, KeyRef{Pos: j, Flags: sp.Flags})
+		}
+		if sp.Flags&KeyIncomplete != 0 {
+			return nil, false
+		}
+	}
+	return refs, true
+}
+
+// numkeysGetKeys is Redis's genericGetKeys for a numkeys argument at index
+// count followed by the keys from index first, plus (store > 0) the
+// destination key at index store, listed last. numkeys is read the way C's
+// atoi does, and a count below 1 or past the arguments gives no keys.
+// These keys carry no flags.
+func numkeysGetKeys(store, count, first int) func(args [][]byte) []KeyRef {
+	return func(args [][]byte) []KeyRef {
+		num := cAtoi(args[count])
+		if num < 1 || num > len(args)-first {
+			return nil
+		}
+		refs := make([]KeyRef, 0, num+1)
+		for i := range num {
+			refs = append(refs, KeyRef{Pos: first + i})
+		}
+		if store > 0 {
+			refs = append(refs, KeyRef{Pos: store})
+		}
+		return refs
+	}
+}
+
+// setGetKeys is Redis's setGetKeys: SET's key is read too ("RW access
+// update") when a GET argument follows the value, else overwritten.
+func setGetKeys(args [][]byte) []KeyRef {
+	for _, a := range args[min(3, len(args)):] {
+		if argIs(a, "get") {
+			return []KeyRef{{Pos: 1, Flags: KeyRW | KeyAccess | KeyUpdate}}
+		}
+	}
+	return []KeyRef{{Pos: 1, Flags: KeyOW | KeyUpdate}}
+}
+
+// cAtoi is C's atoi as glibc implements it, (int)strtol(s, NULL, 10):
+// leading white space, an optional sign, digits up to the first other byte
+// (or NUL); out-of-range values clamp to the long range, then truncate to
+// 32 bits.
+func cAtoi(b []byte) int {
+	i := 0
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	neg := false
+	if i < len(b) && (b[i] == '+' || b[i] == '-') {
+		neg = b[i] == '-'
+		i++
+	}
+	const limit = uint64(1) << 63
+	var v uint64
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		if v > limit/10 {
+			v = limit
+		} else {
+			v = min(v*10+uint64(b[i]-'0'), limit)
+		}
+	}
+	var l int64
+	switch {
+	case neg:
+		l = int64(-v) // -2^63 stays -2^63
+	case v == limit:
+		l = math.MaxInt64
+	default:
+		l = int64(v)
+	}
+	return int(int32(l))
 }
 
 // appendCommandDocs appends a COMMAND DOCS value: a flat map of summary,
@@ -448,7 +725,13 @@ func commandListCommand(c *Client, args [][]byte) {
 }
 
 // commandGetkeysCommand: COMMAND GETKEYS command [arg ...].
-func commandGetkeysCommand(c *Client, args [][]byte) {
+func commandGetkeysCommand(c *Client, args [][]byte) { getkeys(c, args, false) }
+
+// commandGetkeysandflagsCommand: COMMAND GETKEYSANDFLAGS command [arg ...];
+// each key comes with the flags of the key spec that found it.
+func commandGetkeysandflagsCommand(c *Client, args [][]byte) { getkeys(c, args, true) }
+
+func getkeys(c *Client, args [][]byte, withFlags bool) {
 	target := args[2:]
 	cmd := lookupCommand(c.Srv.table, target[0])
 	if cmd != nil && cmd.subs != nil && len(target) >= 2 {
@@ -458,22 +741,27 @@ func commandGetkeysCommand(c *Client, args [][]byte) {
 	case cmd == nil:
 		c.WriteError("ERR Invalid command specified")
 		return
-	case cmd.FirstKey == 0:
+	case cmd.GetKeys == nil && len(keySpecsOf(cmd)) == 0:
 		c.WriteError("ERR The command has no key arguments")
 		return
 	case !arityOK(cmd.Arity, len(target)):
 		c.WriteError("ERR Invalid number of arguments specified for command")
 		return
 	}
-	last := lastKeyIndex(cmd, len(target))
-	step := max(cmd.Step, 1)
-	var keys [][]byte
-	for i := cmd.FirstKey; i <= last && i < len(target); i += step {
-		keys = append(keys, target[i])
+	refs := commandKeys(cmd, target)
+	if len(refs) == 0 {
+		c.WriteError("ERR Invalid arguments specified for command")
+		return
 	}
-	c.WriteArray(len(keys))
-	for _, k := range keys {
-		c.WriteBulk(k)
+	c.WriteArray(len(refs))
+	for _, r := range refs {
+		if withFlags {
+			c.WriteArray(2)
+			c.WriteBulk(target[r.Pos])
+			c.out = appendKeySpecFlags(c.out, r.Flags)
+		} else {
+			c.WriteBulk(target[r.Pos])
+		}
 	}
 }
 
@@ -495,5 +783,7 @@ func commandHelpCommand(c *Client, _ [][]byte) {
 		"    commands are returned.",
 		"GETKEYS <full-command>",
 		"    Return the keys from a full Redis command.",
+		"GETKEYSANDFLAGS <full-command>",
+		"    Return the keys and the access flags from a full Redis command.",
 	})
 }
