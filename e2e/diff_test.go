@@ -25,8 +25,10 @@ import (
 //	# comment                        blank lines and lines starting with # are skipped
 //	sort: KEYS *                     sort the reply's array elements before comparing
 //	ignore: TIME                     send to both, do not compare
-//	scan: SCAN 0 MATCH k* COUNT 2    iterate the cursor (argument 1) to 0 on each server and
-//	                                 compare the sorted set of every key returned
+//	scan: SCAN 0 MATCH k* COUNT 2    iterate the cursor to 0 on each server and compare the
+//	scan: HSCAN h 0 COUNT 2          sorted set of every element returned; the cursor is
+//	                                 argument 1 of SCAN, argument 2 of HSCAN/SSCAN/ZSCAN;
+//	                                 HSCAN's and ZSCAN's elements are compared as pairs
 //	@2 SET k v                       send on connection 2 (default 1); connections are opened
 //	                                 on first use and reopened after the server closes one
 //
@@ -39,7 +41,11 @@ type scriptLine struct {
 	text string // the command as written, for messages
 	mode string // "", "sort", "ignore", "scan"
 	conn int
-	args [][]byte
+	// scan: the cursor's argument index, and whether the reply lists
+	// (field, value) or (member, score) pairs
+	cursor int
+	pairs  bool
+	args   [][]byte
 }
 
 func (l scriptLine) pos() string { return fmt.Sprintf("%s:%d", l.file, l.num) }
@@ -88,12 +94,33 @@ func parseScript(path string) ([]scriptLine, error) {
 		if len(l.args) == 0 {
 			return nil, fmt.Errorf("%s: no command", l.pos())
 		}
-		if l.mode == "scan" && len(l.args) < 2 {
-			return nil, fmt.Errorf("%s: scan: needs a cursor argument", l.pos())
+		if l.mode == "scan" {
+			if l.cursor, l.pairs, err = scanCursor(l.args); err != nil {
+				return nil, fmt.Errorf("%s: scan: %v", l.pos(), err)
+			}
 		}
 		out = append(out, l)
 	}
 	return out, sc.Err()
+}
+
+// scanCursor returns where a SCAN-family command takes its cursor and
+// whether its reply lists pairs.
+func scanCursor(args [][]byte) (cursor int, pairs bool, err error) {
+	switch name := strings.ToLower(string(args[0])); name {
+	case "scan":
+		cursor = 1
+	case "sscan":
+		cursor = 2
+	case "hscan", "zscan":
+		cursor, pairs = 2, true
+	default:
+		return 0, false, fmt.Errorf("%q is not SCAN, HSCAN, SSCAN or ZSCAN", args[0])
+	}
+	if len(args) <= cursor {
+		return 0, false, errors.New("needs a cursor argument")
+	}
+	return cursor, pairs, nil
 }
 
 // splitArgs splits a script line into arguments (see the format above).
@@ -215,9 +242,10 @@ func (d *diffTarget) ioFailure(conn int, err error) string {
 	return "<connection closed>"
 }
 
-// scanAll follows a SCAN-like cursor from the first reply to the end and
-// renders the sorted, de-duplicated elements (a full iteration may return
-// an element twice; the cursors themselves are not comparable).
+// scanAll follows a SCAN-like cursor (argument l.cursor) from the first
+// reply to the end and renders the sorted, de-duplicated elements, or
+// (field value) pairs (a full iteration may return an element twice; the
+// cursors themselves are not comparable).
 func (d *diffTarget) scanAll(l scriptLine, first reply) string {
 	seen := map[string]bool{}
 	r := first
@@ -229,8 +257,17 @@ func (d *diffTarget) scanAll(l scriptLine, first reply) string {
 		if r.kind != '*' || len(r.elems) != 2 || r.elems[0].kind != '$' || r.elems[1].kind != '*' {
 			return "<bad SCAN reply " + r.String() + ">"
 		}
-		for _, e := range r.elems[1].elems {
-			seen[e.String()] = true
+		elems := r.elems[1].elems
+		if !l.pairs {
+			for _, e := range elems {
+				seen[e.String()] = true
+			}
+		} else if len(elems)%2 != 0 {
+			return "<odd number of elements in " + r.String() + ">"
+		} else {
+			for i := 0; i < len(elems); i += 2 {
+				seen["("+elems[i].String()+" "+elems[i+1].String()+")"] = true
+			}
 		}
 		cursor := r.elems[0].str
 		if cursor == "0" {
@@ -239,7 +276,7 @@ func (d *diffTarget) scanAll(l scriptLine, first reply) string {
 		if calls == 10000 {
 			return "<SCAN did not finish after 10000 calls>"
 		}
-		args[1] = []byte(cursor)
+		args[l.cursor] = []byte(cursor)
 		var err error
 		if r, err = d.exchange(l.conn, args); err != nil {
 			return d.ioFailure(l.conn, err)
@@ -266,6 +303,14 @@ func runDiffScript(want, got *diffTarget, lines []scriptLine) []string {
 			l.pos(), l.text, want.name+":", w, got.name+":", g))
 	}
 	return mismatches
+}
+
+func bytesArgs(ss ...string) [][]byte {
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		out[i] = []byte(s)
+	}
+	return out
 }
 
 // resetTargets closes every connection and empties every database.
@@ -304,6 +349,50 @@ func TestDiff(t *testing.T) {
 		m := runDiffScript(redisSide, persimmonSide, lines)
 		if len(m) != 1 || !strings.Contains(m[0], `"redis"`) || !strings.Contains(m[0], `"persimmon"`) {
 			t.Fatalf("differ reported %q, want one mismatch on GET k", m)
+		}
+	})
+
+	// scan: must follow the cursor where each command takes it: over big
+	// (hashtable / skiplist) collections a full iteration takes many calls,
+	// and must return every element on both servers; an element only one
+	// server has must then show as a mismatch.
+	t.Run("selfcheck-scan", func(t *testing.T) {
+		resetTargets(t, redisSide, persimmonSide)
+		const n = 600
+		hset, sadd, zadd := []string{"HSET", "h"}, []string{"SADD", "s"}, []string{"ZADD", "z"}
+		for i := range n {
+			hset = append(hset, fmt.Sprintf("f%d", i), fmt.Sprintf("v%d", i))
+			sadd = append(sadd, fmt.Sprintf("m%d", i))
+			zadd = append(zadd, strconv.Itoa(i), fmt.Sprintf("m%d", i))
+		}
+		for _, d := range []*diffTarget{redisSide, persimmonSide} {
+			for _, cmd := range [][]string{hset, sadd, zadd} {
+				if r, err := d.exchange(1, bytesArgs(cmd...)); err != nil || r.String() != ":"+strconv.Itoa(n) {
+					t.Fatalf("%s: %s: %v %v", d.name, cmd[0], r, err)
+				}
+			}
+		}
+		var lines []scriptLine
+		for i, text := range []string{"HSCAN h 0 COUNT 3", "SSCAN s 0 COUNT 3", "ZSCAN z 0 COUNT 3", "hscan h 0 MATCH f1*"} {
+			l := scriptLine{file: "selfcheck-scan", num: i + 1, text: text, conn: 1, mode: "scan", args: bytesArgs(strings.Fields(text)...)}
+			var err error
+			if l.cursor, l.pairs, err = scanCursor(l.args); err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, l)
+		}
+		for _, d := range []*diffTarget{redisSide, persimmonSide} {
+			for i, want := range []string{`scan600[("f0" "v0"), `, `scan600["m0", `, `scan600[("m0" "0"), `, `scan111[("f1" "v1"), `} {
+				if got := d.run(lines[i]); !strings.HasPrefix(got, want) {
+					t.Errorf("%s: %s = %.80s, want %s...", d.name, lines[i].text, got, want)
+				}
+			}
+		}
+		persimmonSide.exchange(1, bytesArgs("HSET", "h", "f1extra", "x"))
+		m := runDiffScript(redisSide, persimmonSide, lines)
+		if len(m) != 2 || !strings.Contains(m[0], "selfcheck-scan:1:") || !strings.Contains(m[1], "selfcheck-scan:4:") ||
+			!strings.Contains(m[0], "f1extra") || !strings.Contains(m[1], "f1extra") {
+			t.Fatalf("differ reported %q, want mismatches on the two HSCANs of h", m)
 		}
 	})
 
