@@ -25,6 +25,7 @@ test: build
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 	$(GO) test -count=1 -race -timeout 20m $(RACEPKGS)
+	PERSIMMON_TEST_IO=loop $(GO) test -count=1 -race -timeout 20m ./resp/
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRecord -fuzztime 30s ./wal/

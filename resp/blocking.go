@@ -65,9 +65,15 @@ import (
 // to the waiters (c.yieldsTo), so blocked clients are served in arrival
 // order even against newcomers.
 //
-// Known differences from Redis: in that window a NON-blocking command of
-// another client (LPOP, LMOVE...) may still take the elements first (the
-// woken waiter then keeps waiting, first in line); a waiter re-runs the
+// On the event loop (loop.go, the default for pmem and none) there is no
+// such window: a woken waiter is re-run by the loop right after the
+// command that pushed, before the keyspace lock is released (serveReady),
+// exactly as Redis serves blocked clients after each command.
+//
+// Known differences from Redis: with a goroutine per connection (msync
+// mode), in that window a NON-blocking command of another client (LPOP,
+// LMOVE...) may still take the elements first (the woken waiter then keeps
+// waiting, first in line); a waiter re-runs the
 // command, so a key that became another type meanwhile answers WRONGTYPE
 // (Redis 7.2 behaviour; 7.0 keeps such a client blocked); SWAPDB and
 // FLUSHALL do not wake waiters (no elements are pushed); a client that
@@ -129,14 +135,30 @@ type blocker struct {
 	// readyKeys are the keys signalled since the last run, in signal
 	// order: the re-run tries them first (see servingOrder).
 	readyKeys []blockKey
+
+	// Loop mode (loop.go): the parked connection, its command with a copy
+	// of its arguments, the deadline's timer, and whether b is on the
+	// registry's ready list.
+	conn   *conn
+	cmd    *Command
+	args   [][]byte
+	timer  *time.Timer
+	queued bool
 }
 
 // wake signals b that key may have gained elements (with the keyspace lock
 // held).
-func (b *blocker) wake(key blockKey) {
+func (b *blocker) wake(r *blockRegistry, key blockKey) {
 	b.woken = true
 	if !slices.Contains(b.readyKeys, key) {
 		b.readyKeys = append(b.readyKeys, key)
+	}
+	if b.conn != nil { // parked on the event loop: served by serveReady
+		if !b.queued {
+			b.queued = true
+			r.ready = append(r.ready, b)
+		}
+		return
 	}
 	select {
 	case b.ready <- struct{}{}:
@@ -149,6 +171,7 @@ func (b *blocker) wake(key blockKey) {
 type blockRegistry struct {
 	waiters map[blockKey][]*blocker // per key, in arrival order
 	blocked atomic.Int64            // clients blocked now (INFO blocked_clients)
+	ready   []*blocker              // loop mode: woken waiters to serve, in wake-up order
 }
 
 // blockedClients is the number of clients blocked on keys of ks.
@@ -161,6 +184,15 @@ func blockedClients(ks *keyspace.Keyspace) int64 {
 
 // registries maps a *keyspace.Keyspace to its *blockRegistry.
 var registries sync.Map
+
+// loadRegistry returns the registry of ks, or nil if no client ever
+// blocked on it.
+func loadRegistry(ks any) *blockRegistry {
+	if r, ok := registries.Load(ks); ok {
+		return r.(*blockRegistry)
+	}
+	return nil
+}
 
 // registryOf returns the registry of ks, creating it and installing the
 // keyspace hook on first use. Call with the keyspace lock held.
@@ -181,7 +213,7 @@ func (r *blockRegistry) signal(db int, key []byte) {
 	}
 	k := blockKey{db, string(key)}
 	if q := r.waiters[k]; len(q) > 0 {
-		q[0].wake(k)
+		q[0].wake(r, k)
 	}
 }
 
@@ -209,7 +241,7 @@ func (r *blockRegistry) remove(b *blocker) {
 			continue
 		}
 		r.waiters[k] = q
-		q[0].wake(k)
+		q[0].wake(r, k)
 	}
 }
 
@@ -318,6 +350,10 @@ func (c *conn) unblock() {
 	if c.blk.b == nil {
 		return
 	}
+	if t := c.blk.b.timer; t != nil {
+		t.Stop()
+	}
+	c.parked.Store(false)
 	registryOf(c.KS).remove(c.blk.b)
 	c.blk.b = nil
 	c.blk.pending = false
@@ -330,6 +366,9 @@ func (c *conn) unblockOnClose() {
 	}
 	c.srv.env.lock()
 	c.unblock()
+	if c.gc != nil {
+		serveReady(c.KS) // the waiters it leaves first in line may be served now
+	}
 	c.srv.env.unlock()
 }
 

@@ -375,3 +375,47 @@ func TestBlockingNewcomerYields(t *testing.T) {
 	d.unblock()
 	ks.Unlock()
 }
+
+// On the event loop a woken client is served right after the command that
+// pushed, before any other command runs, as in Redis: an LPOP pipelined
+// behind the RPUSH finds the list empty, and the waiters' pipelined
+// commands follow their replies. (A goroutine per connection leaves a
+// window, see blocking.go's known differences.)
+func TestBlockingServedBeforeNextCommand(t *testing.T) {
+	if testIO() != IOLoop {
+		t.Skip("exact only on the event loop (PERSIMMON_TEST_IO=loop)")
+	}
+	s := startKeyspaceServer(t, t.TempDir(), pmem.ModePmem)
+	a, a2, b := dialListKS(t, s), dialListKS(t, s), dialListKS(t, s)
+	a.send(multibulk("BLPOP", "q", "0"))
+	waitListBlocked(t, s, "q", 1)
+	a2.send(multibulk("BRPOP", "q", "0") + multibulk("PING"))
+	waitListBlocked(t, s, "q", 2)
+	b.send(multibulk("RPUSH", "q", "x", "y") + multibulk("LPOP", "q") + multibulk("EXISTS", "q"))
+	for _, want := range []string{":2\r\n", "$-1\r\n", ":0\r\n"} {
+		if got := b.reply(); got != want {
+			t.Fatalf("pusher got %q, want %q", got, want)
+		}
+	}
+	if got := a.reply(); got != "*2\r\n"+bulk("q")+bulk("x") {
+		t.Fatalf("first waiter got %q", got)
+	}
+	if got := a2.reply(); got != "*2\r\n"+bulk("q")+bulk("y") {
+		t.Fatalf("second waiter got %q", got)
+	}
+	if got := a2.reply(); got != "+PONG\r\n" {
+		t.Fatalf("second waiter's pipelined PING got %q", got)
+	}
+	// A MULTI that pushes serves the waiter when EXEC ends.
+	a.send(multibulk("BLPOP", "m", "0"))
+	waitListBlocked(t, s, "m", 1)
+	b.send(multibulk("MULTI") + multibulk("RPUSH", "m", "1") + multibulk("EXEC") + multibulk("LPOP", "m"))
+	for _, want := range []string{"+OK\r\n", "+QUEUED\r\n", "*1\r\n:1\r\n", "$-1\r\n"} {
+		if got := b.reply(); got != want {
+			t.Fatalf("MULTI pusher got %q, want %q", got, want)
+		}
+	}
+	if got := a.reply(); got != "*2\r\n"+bulk("m")+bulk("1") {
+		t.Fatalf("waiter woken by EXEC got %q", got)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/panjf2000/gnet/v2"
 	"github.com/tidwall/redcon"
 )
 
@@ -56,6 +57,13 @@ type conn struct {
 	info   clientInfo // what CLIENT LIST shows to other connections
 
 	killed atomic.Bool // CLIENT KILL or server close
+
+	// Loop mode (loop.go): gc is the connection's gnet conn, used on the
+	// loop only; lc is the same for other goroutines (Close); parked is
+	// set while a blocking command holds the connection.
+	gc     gnet.Conn
+	lc     atomic.Pointer[loopConn]
+	parked atomic.Bool
 }
 
 // clientInfo is a connection's state as published for other connections,
@@ -126,6 +134,12 @@ func connFD(nc net.Conn) int {
 // cannot hold the server's close up for long.
 func (c *conn) shutdown() {
 	c.killed.Store(true)
+	if c.srv.loop != nil {
+		if lc := c.lc.Load(); lc != nil {
+			lc.Close()
+		}
+		return
+	}
 	if tc, ok := c.nc.(*net.TCPConn); ok {
 		tc.CloseRead()
 		tc.SetWriteDeadline(time.Now().Add(5 * time.Second))
@@ -137,6 +151,12 @@ func (c *conn) shutdown() {
 // kill closes the connection at once (CLIENT KILL).
 func (c *conn) kill() {
 	c.killed.Store(true)
+	if c.srv.loop != nil {
+		if lc := c.lc.Load(); lc != nil {
+			lc.Close()
+		}
+		return
+	}
 	c.nc.Close()
 }
 
@@ -207,10 +227,9 @@ func (c *conn) finish() {
 func (c *conn) processInput() bool {
 	data := c.rbuf
 	need := 0
-	c.batchLSN = 0
 	c.tick = time.Now()
 loop:
-	for len(data) > 0 && !c.closeAfterReply {
+	for len(data) > 0 && !c.closeAfterReply && c.blk.b == nil {
 		var args [][]byte
 		if data[0] == '*' {
 			complete, a, _, rest, err := redcon.ReadNextCommand(data, c.argsbuf)
@@ -329,7 +348,13 @@ func (c *conn) flush() bool {
 	if len(c.out) == 0 {
 		return true
 	}
-	n, err := c.nc.Write(c.out)
+	var n int
+	var err error
+	if c.gc != nil {
+		n, err = c.gc.Write(c.out)
+	} else {
+		n, err = c.nc.Write(c.out)
+	}
 	c.srv.stats.netOut.Add(int64(n))
 	c.srv.stats.writes.Add(1)
 	c.out = c.out[:0]

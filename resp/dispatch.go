@@ -71,11 +71,19 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 	if cmd.NoLock || locked {
 		cmd.Run(&c.Client, args)
 		now = time.Now()
+		if c.gc != nil && !locked && loadRegistry(c.KS) != nil {
+			c.srv.env.lock() // EXEC may have pushed to keys clients wait on
+			serveReady(c.KS)
+			c.srv.env.unlock()
+		}
 	} else {
 		env := &c.srv.env
 		env.lock()
 		c.tick = time.Now() // time spent waiting for the lock is not the command's
 		cmd.Run(&c.Client, args)
+		if c.gc != nil {
+			serveReady(c.KS) // before anyone else runs, as Redis does
+		}
 		lsn := env.lastLSN()
 		now = time.Now()
 		env.unlock()
@@ -87,7 +95,11 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 	c.tick = now
 	c.count(cmd, d, len(c.out) > start && c.out[start] == '-', false)
 	if c.blk.pending { // [lists: blocking] the handler blocked: wait without the lock
-		c.serveBlocked(cmd, args)
+		if c.gc != nil {
+			c.park(cmd, args)
+		} else {
+			c.serveBlocked(cmd, args)
+		}
 	}
 }
 

@@ -1,6 +1,8 @@
 // Package resp serves the Redis protocol (RESP2) over the keyspace.
 //
-// Connections: one goroutine per connection reads whatever the socket has
+// Connections are served either by one event loop (loop.go; the default
+// for pmem and none durability) or by a goroutine each. Either way, each
+// connection reads whatever the socket has
 // into a reused buffer and splits it with redcon.ReadNextCommand
 // (multibulk) or a Redis-compatible inline splitter. Every complete command
 // in the buffer is one pipeline batch: each runs to completion (under the
@@ -37,6 +39,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/panjf2000/gnet/v2"
+
 	"github.com/persimmon-db/persimmon/keyspace"
 )
 
@@ -69,6 +73,10 @@ type Config struct {
 	Durability      string
 	SegmentSize     int64
 	ConfigFile      string // reported by INFO server as config_file
+	// IO is how connections are served: IOGoroutine ("" too) or IOLoop
+	// (one event loop; only where a batch's durability wait never blocks:
+	// pmem and none modes, see loop.go).
+	IO string
 }
 
 // commitEnv is what the connection loop needs from the keyspace to run a
@@ -166,6 +174,8 @@ type Server struct {
 	done     chan struct{} // closed when Close has finished
 	closeErr error
 	once     sync.Once
+
+	loop *gnet.Client // loop mode: the event loop serving every connection
 }
 
 // NewServer returns a server over ks. It does not listen yet.
@@ -208,6 +218,11 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 		s.runID = hex.EncodeToString(id[:])
 	} else {
 		s.runID = strings.Repeat("0", 40)
+	}
+	if cfg.IO == IOLoop {
+		if err := s.startLoop(); err != nil {
+			s.logf("event loop unavailable (%v): serving a goroutine per connection", err)
+		}
 	}
 	go s.ops.run(s)
 	return s
@@ -313,6 +328,9 @@ func (s *Server) close() {
 		c.shutdown()
 	}
 	s.conns.Wait()
+	if s.loop != nil {
+		s.loop.Stop()
+	}
 	var err error
 	if s.env.close != nil {
 		err = s.env.close()
@@ -490,6 +508,13 @@ func (s *Server) accept(nc net.Conn) {
 	s.clients[c.ID] = c
 	s.conns.Add(1)
 	s.mu.Unlock()
+	if s.loop != nil {
+		if !s.enroll(c) {
+			nc.Close()
+			s.removeClient(c)
+		}
+		return
+	}
 	go c.serve()
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -117,11 +118,18 @@ type wireServer struct {
 
 // startWire starts a server on a loopback port with the real connection
 // and server commands plus testCmds, over f. It is closed at cleanup.
+// testIO is the I/O model the wire tests serve with: PERSIMMON_TEST_IO
+// (loop or goroutine; make test runs the package once with each).
+func testIO() string { return os.Getenv("PERSIMMON_TEST_IO") }
+
 func startWire(t *testing.T, cfg Config, f *fakeKS) *wireServer {
 	t.Helper()
 	table := newCommandTable()
 	for name, cmd := range buildTable(testCmds(f)) {
 		table[name] = cmd
+	}
+	if cfg.IO == "" {
+		cfg.IO = testIO()
 	}
 	s := newServer(cfg, f.env(), t.Logf, table)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

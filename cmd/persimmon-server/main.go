@@ -56,6 +56,30 @@ var directives = []directive{
 	{"timeout", "0", "close a client idle for this many seconds (0: never)"},
 	{"proto-max-bulk-len", "512mb", "largest bulk string a request may carry"},
 	{"threads", "auto", "Go scheduler threads (GOMAXPROCS): auto = 1 for pmem and none, all CPUs for msync"},
+	{"io", "auto", "how connections are served: loop (one event loop), goroutine (one per connection), auto = loop for pmem and none, goroutine for msync"},
+}
+
+// ioModel resolves the io setting. The event loop costs 10-20% less CPU
+// per request than a goroutine per connection (measured on 2 cores shared
+// with the client), but it must never wait: in msync mode a batch waits
+// for an msync that group commit shares between connections, so there
+// every connection keeps its own goroutine.
+func ioModel(v string, mode pmem.Mode) (string, error) {
+	switch v {
+	case "", "auto":
+		if mode == pmem.ModeMsync {
+			return resp.IOGoroutine, nil
+		}
+		return resp.IOLoop, nil
+	case resp.IOLoop:
+		if mode == pmem.ModeMsync {
+			return "", fmt.Errorf("io loop needs durability pmem or none (msync waits would stall every client)")
+		}
+		return v, nil
+	case resp.IOGoroutine:
+		return v, nil
+	}
+	return "", fmt.Errorf("io must be auto, loop or goroutine, not %q", v)
 }
 
 // schedulerThreads resolves the threads setting. Measured on 2 cores shared
@@ -271,6 +295,10 @@ func buildConfig(s settings) (resp.Config, recovery.Options, error) {
 	if err != nil || timeout < 0 {
 		return cfg, opts, fmt.Errorf("timeout %q: want seconds, 0 for none", s["timeout"])
 	}
+	io, err := ioModel(s["io"], mode)
+	if err != nil {
+		return cfg, opts, err
+	}
 	cfg = resp.Config{
 		Bind:            s["bind"],
 		Port:            port,
@@ -282,6 +310,7 @@ func buildConfig(s settings) (resp.Config, recovery.Options, error) {
 		Dir:             s["dir"],
 		Durability:      mode.String(),
 		SegmentSize:     segSize,
+		IO:              io,
 	}
 	opts = recovery.Options{Dir: s["dir"], Mode: mode, SegmentSize: segSize}
 	return cfg, opts, nil
