@@ -495,5 +495,5 @@ func writeHelp(c *Client, container string, lines []string) {
 		c.WriteString(l)
 	}
 	c.WriteString("HELP")
-	c.WriteString("    Print this help.")
+	c.WriteString("    Prints this help.")
 }

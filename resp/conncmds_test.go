@@ -102,3 +102,16 @@ func TestTimeAndEcho(t *testing.T) {
 		t.Fatalf("ECHO \"\" = %q", got)
 	}
 }
+
+// Every HELP reply ends as Redis's addReplyHelp ends it (redis-server
+// 7.0.15: "HELP", "    Prints this help.").
+func TestHelpReplyEnding(t *testing.T) {
+	s := startWire(t, Config{}, &fakeKS{})
+	w := dialWire(t, s)
+	const ending = "+HELP\r\n+    Prints this help.\r\n"
+	for _, cmd := range []string{"CLIENT", "CONFIG", "OBJECT", "COMMAND"} {
+		if got := w.do(cmd, "HELP"); !strings.HasSuffix(got, ending) {
+			t.Errorf("%s HELP ends %q, want %q", cmd, got[max(0, len(got)-40):], ending)
+		}
+	}
+}
