@@ -7,7 +7,8 @@ import (
 )
 
 // Arity, flags and key positions as Redis 7.0.15's COMMAND INFO reports
-// them (Persimmon has no "blocking" or "movablekeys" flag).
+// them (the blocking and movablekeys flags and key specs are checked by
+// table_test.go and the COMMAND diff script e2e/testdata/diff/command-keys.txt).
 var listCommandInfo = []struct {
 	name                    string
 	arity, flags            int
