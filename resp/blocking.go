@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -75,8 +76,7 @@ import (
 // LMOVE...) may still take the elements first (the woken waiter then keeps
 // waiting, first in line); a waiter re-runs the
 // command, so a key that became another type meanwhile answers WRONGTYPE
-// (Redis 7.2 behaviour; 7.0 keeps such a client blocked); SWAPDB and
-// FLUSHALL do not wake waiters (no elements are pushed); a client that
+// (Redis 7.2 behaviour; 7.0 keeps such a client blocked); a client that
 // pipelines more commands after a blocking one and then closes is noticed
 // only when it is woken or times out.
 
@@ -214,6 +214,36 @@ func (r *blockRegistry) signal(db int, key []byte) {
 	k := blockKey{db, string(key)}
 	if q := r.waiters[k]; len(q) > 0 {
 		q[0].wake(r, k)
+	}
+}
+
+// signalSwapped wakes, after SWAPDB, the first waiter of every key of the
+// swapped databases that now holds a list or a sorted set, as Redis 7.0's
+// scanDatabaseForReadyKeys does (a key of another type wakes nobody: the
+// waiter keeps waiting instead of answering WRONGTYPE). Keys are signalled
+// in sorted order. Call with the keyspace lock held.
+func signalSwapped(ks *keyspace.Keyspace, db1, db2 int) {
+	r := loadRegistry(ks)
+	if r == nil || len(r.waiters) == 0 {
+		return
+	}
+	var keys []blockKey
+	for k := range r.waiters {
+		if k.db != db1 && k.db != db2 {
+			continue
+		}
+		if t := ks.Type(k.db, []byte(k.key)); t == "list" || t == "zset" {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b blockKey) int {
+		if a.db != b.db {
+			return a.db - b.db
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	for _, k := range keys {
+		r.waiters[k][0].wake(r, k)
 	}
 }
 

@@ -419,3 +419,34 @@ func TestBlockingServedBeforeNextCommand(t *testing.T) {
 		t.Fatalf("waiter woken by EXEC got %q", got)
 	}
 }
+
+// SWAPDB wakes clients blocked on keys that now hold a list (Redis 7.0's
+// scanDatabaseForReadyKeys); a key of another type wakes nobody.
+func TestBlockingWokenBySwapDB(t *testing.T) {
+	s := startKeyspaceServer(t, t.TempDir(), pmem.ModePmem)
+	a, b, d := dialListKS(t, s), dialListKS(t, s), dialListKS(t, s)
+	a.send(multibulk("BLPOP", "q", "0"))
+	waitListBlocked(t, s, "q", 1)
+	d.send(multibulk("BLPOP", "s", "0"))
+	waitListBlocked(t, s, "s", 1)
+	script(t, b, [][2]string{
+		{"select 1", "+OK\r\n"},
+		{"rpush q x", ":1\r\n"},
+		{"set s v", "+OK\r\n"},
+		{"swapdb 0 1", "+OK\r\n"},
+	})
+	if got := a.reply(); got != "*2\r\n"+bulk("q")+bulk("x") {
+		t.Fatalf("BLPOP after SWAPDB = %q", got)
+	}
+	waitListBlocked(t, s, "q", 0)
+	// The client on the string key still waits; a push to it (after the
+	// string is gone) serves it.
+	script(t, b, [][2]string{
+		{"select 0", "+OK\r\n"},
+		{"del s", ":1\r\n"},
+		{"rpush s y", ":1\r\n"},
+	})
+	if got := d.reply(); got != "*2\r\n"+bulk("s")+bulk("y") {
+		t.Fatalf("BLPOP on the swapped-in string's key = %q", got)
+	}
+}

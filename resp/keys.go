@@ -464,6 +464,7 @@ func cmdSwapDB(c *Client, args [][]byte) {
 	b := c.KS.NewBatch()
 	b.SwapDB(db1, db2)
 	if commitReply(c, b, len(c.out)) {
+		signalSwapped(c.KS, db1, db2) // waiters on keys that came in
 		c.WriteOK()
 	}
 }
