@@ -22,6 +22,11 @@ import (
 // operations per lock hold, so commands keep being served while it works.
 // When the garbage sits in the active segment (no sealed segment is left to
 // clean), the active segment is sealed early so it can be cleaned.
+//
+// A chunk that rewrites a huge collection is one batch of many operations;
+// Commit writes it as a group of records of bounded size (commitGroup),
+// under one lock hold: the rewrite must not interleave with other writers'
+// records (the wal's groups cannot) nor show half a collection.
 const (
 	cleanRatio    = 2
 	cleanSlack    = 2 << 20

@@ -14,3 +14,11 @@ func (ks *Keyspace) ObjectFirstSeg(db int, key []byte) (seg uint64, ok bool) {
 
 // OldestSegment is the ID of the oldest segment of the arena.
 func (ks *Keyspace) OldestSegment() uint64 { return ks.arena.Segments()[0].ID() }
+
+// SetRecordLimit lowers the largest batch record payload Commit writes (a
+// larger batch becomes a group of records), so tests can make groups of
+// many records from small collections.
+func (ks *Keyspace) SetRecordLimit(n int) { ks.recordLimit = n }
+
+// RecordLimit is the largest batch record payload Commit writes.
+const RecordLimit = maxRecordPayload

@@ -112,17 +112,15 @@ func (ks *Keyspace) hashFieldValue(f hashField) []byte {
 }
 
 func (h *hashObj) rebuild(ks *Keyspace, b *Batch, db int, key []byte) {
-	// One op per chunk of fields keeps ops bounded in size; each pair is
-	// copied as it is encoded in the log.
-	const chunk = 1024
-	var body []byte
-	for i := 0; i < len(h.fields); i += chunk {
-		body = body[:0]
-		for _, f := range h.fields[i:min(i+chunk, len(h.fields))] {
-			body = append(body, ks.hashRawAt(f.loc, f.pairLen())...)
-		}
-		b.ObjectOp(opHSet, db, key, body)
+	// Each pair is copied as it is encoded in the log, in ops of bounded
+	// size (opChunker).
+	c := opChunker{b: b, kind: opHSet, db: db, key: key}
+	for _, f := range h.fields {
+		n := f.pairLen()
+		c.room(n)
+		c.body = append(c.body, ks.hashRawAt(f.loc, n)...)
 	}
+	c.flush()
 }
 
 // encoding is OBJECT ENCODING's reply for the hash: "listpack" while Redis
@@ -264,33 +262,18 @@ func (ks *Keyspace) typeOf(e *entry) string {
 
 // HSet appends an operation setting fields of a hash: pairs alternates
 // field, value (semantics: redis.io HSET; the caller checks the type). A
-// field given twice takes its last value.
+// field given twice takes its last value. Very many fields are split into
+// several operations (itemOps), applied in order.
 func (b *Batch) HSet(db int, key []byte, pairs ...[]byte) {
 	if len(pairs)%2 != 0 {
 		panic("keyspace: HSet needs field/value pairs")
 	}
-	b.hashOpList(opHSet, db, key, pairs)
+	b.itemOps(opHSet, db, key, pairs, 2)
 }
 
 // HDel appends an operation deleting fields of a hash.
 func (b *Batch) HDel(db int, key []byte, fields ...[]byte) {
-	b.hashOpList(opHDel, db, key, fields)
-}
-
-// hashOpList appends an object operation whose body is items, each a
-// uvarint length and the bytes, encoded straight into the batch (no body
-// copy: HSET is a hot path).
-func (b *Batch) hashOpList(kind byte, db int, key []byte, items [][]byte) {
-	n := 0
-	for _, p := range items {
-		n += hashUvarintLen(uint64(len(p))) + len(p)
-	}
-	b.head(kind, db)
-	b.bytes(key)
-	b.buf = binary.AppendUvarint(b.buf, uint64(n))
-	for _, p := range items {
-		b.buf = appendBytes(b.buf, p)
-	}
+	b.itemOps(opHDel, db, key, fields, 1)
 }
 
 func hashUvarintLen(x uint64) int {

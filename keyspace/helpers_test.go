@@ -10,7 +10,7 @@ import (
 
 // openKS opens (recovers) a keyspace on dir with durability off (the tests
 // reopen directories; crash durability is the e2e package's business).
-func openKS(t *testing.T, dir string, segSize int64) *keyspace.Keyspace {
+func openKS(t testing.TB, dir string, segSize int64) *keyspace.Keyspace {
 	t.Helper()
 	ks, _, err := recovery.Open(recovery.Options{Dir: dir, Mode: pmem.ModeNone, SegmentSize: segSize})
 	if err != nil {

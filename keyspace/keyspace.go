@@ -22,12 +22,13 @@ type Keyspace struct {
 	wal   *wal.WAL
 	dbs   [NumDBs]*db
 
-	batch     Batch // scratch batch handed out by NewBatch
-	txnOpen   bool
-	txnWrote  bool
-	cleaning  bool  // applying the cleaner's copies: not a change WATCH sees
-	failed    error // set when the in-memory state may be ahead of the log
-	liveBytes int64
+	batch       Batch // scratch batch handed out by NewBatch
+	recordLimit int   // maxRecordPayload (tests lower it)
+	txnOpen     bool
+	txnWrote    bool
+	cleaning    bool  // applying the cleaner's copies: not a change WATCH sees
+	failed      error // set when the in-memory state may be ahead of the log
+	liveBytes   int64
 
 	expires expiryHeap
 	watched map[watchKey][]*Watcher
@@ -51,7 +52,7 @@ type Keyspace struct {
 }
 
 func newKeyspace(a *arena.Arena) *Keyspace {
-	ks := &Keyspace{arena: a, watched: map[watchKey][]*Watcher{}, stop: make(chan struct{})}
+	ks := &Keyspace{arena: a, watched: map[watchKey][]*Watcher{}, stop: make(chan struct{}), recordLimit: maxRecordPayload}
 	for i := range ks.dbs {
 		ks.dbs[i] = newDB()
 	}
@@ -207,23 +208,35 @@ func (ks *Keyspace) Keys(db int, fn func(key string)) {
 }
 
 // NewBatch returns an empty batch. A batch is the unit of atomicity: it is
-// written as one wal record and recovered whole or not at all. The batch is
-// reused: it is valid until the next NewBatch.
+// recovered whole or not at all. The batch is reused: it is valid until the
+// next NewBatch.
 func (ks *Keyspace) NewBatch() *Batch {
 	ks.batch.Reset()
 	return &ks.batch
 }
 
-// Commit writes b as one record (marked as part of the open transaction if
-// BeginTxn was called) and applies it to the in-memory index. It returns
-// ErrNoSpace or ErrTooLarge without applying anything when the record cannot
-// be written. An empty batch is a no-op.
+// Commit writes b to the log and applies it to the in-memory index. A batch
+// of at most maxRecordPayload bytes, or of one operation, is one record
+// (marked as part of the open transaction if BeginTxn was called); a larger
+// one is several (see commitGroup). It returns ErrNoSpace or ErrTooLarge without applying
+// anything when the batch cannot be written. An empty batch is a no-op.
 func (ks *Keyspace) Commit(b *Batch) error {
 	if b.n == 0 {
 		return nil
 	}
 	if ks.failed != nil {
 		return ks.failed
+	}
+	if len(b.buf) > ks.recordLimit {
+		ends, err := splitPayload(b.buf, ks.recordLimit)
+		if err != nil {
+			panic(fmt.Sprintf("keyspace: batch does not decode: %v", err))
+		}
+		if len(ends) > 1 {
+			return ks.commitGroup(b, ends)
+		}
+		// One operation larger than the limit (a huge string value): a
+		// record of its own, as any single operation.
 	}
 	var flags uint8
 	if ks.txnOpen {
@@ -239,11 +252,87 @@ func (ks *Keyspace) Commit(b *Batch) error {
 	if ks.txnOpen {
 		ks.txnWrote = true
 	}
-	start := loc.Off + wal.HeaderSize
-	if err := ks.applyPayload(loc.Seg, start, start+int64(len(b.buf))); err != nil {
-		panic(fmt.Sprintf("keyspace: record just written does not decode: %v", err))
+	ks.applyRecord(loc, len(b.buf))
+	return nil
+}
+
+// commitGroup writes a batch larger than one record may be as records of
+// at most recordLimit bytes (ends: each record's end in b, from
+// splitPayload) that form a transaction group, so a rewrite of
+// a huge collection (the cleaner, COPY, RENAME, MOVE, a *STORE) never makes
+// a huge record and recovery still applies it whole or not at all:
+//
+//   - outside a transaction the records are a group of their own (the first
+//     flagged txn-begin) followed by a commit record;
+//   - inside one (MULTI/EXEC, scripts) they join the open group, whose
+//     commit record EndTxn writes.
+//
+// Nothing is applied until every record is written, so a failed append
+// applies nothing: the records already written are an unfinished group,
+// which the next record (outside any group, or beginning one) abandons
+// and recovery drops. The one exception is a failure inside a transaction
+// group whose earlier records are already applied: the group can then be
+// neither committed (this command would be half done) nor abandoned (the
+// earlier commands are in memory), so the keyspace fails-stop as EndTxn
+// does.
+//
+// Each record but the last is made durable before the next is appended.
+// Recovery takes a damaged record in the active segment for a torn tail
+// only if at most wal.TornTailLimit bytes of valid records follow it (a
+// torn write of one group commit); a group persisted by one flush could
+// leave a damaged early record followed by megabytes of intact ones, which
+// recovery would have to call corruption. Persisting record by record
+// leaves at most the record in flight (and the 24-byte commit record)
+// after a damaged one. It costs one flush+fence or msync per record
+// instead of one per batch.
+//
+// The keyspace lock is held throughout, as for any commit: a record of
+// another writer between two records of the group would end the group
+// (the wal's groups cannot interleave), and the in-memory state must not
+// show half a batch.
+func (ks *Keyspace) commitGroup(b *Batch, ends []int) error {
+	joined := ks.txnOpen && ks.txnWrote // earlier records of the group are applied
+	locs := make([]wal.Location, 0, len(ends))
+	start := 0
+	for i, end := range ends {
+		flags := uint8(wal.FlagTxn)
+		if i == 0 && !joined {
+			flags |= wal.FlagTxnBegin
+		}
+		loc, err := ks.wal.Append(wal.TypeBatch, flags, b.buf[start:end])
+		if err == nil && i < len(ends)-1 {
+			err = ks.wal.WaitDurable(loc.LSN)
+		}
+		if err != nil {
+			if joined && i > 0 {
+				ks.failed = fmt.Errorf("ERR persistence failure, writes refused: a transaction's records were cut short: %v", err)
+				return ks.failed
+			}
+			return mapWriteError(err)
+		}
+		locs = append(locs, loc)
+		start = end
+	}
+	if ks.txnOpen {
+		ks.txnWrote = true
+	} else if _, err := ks.wal.Append(wal.TypeCommit, wal.FlagTxn, nil); err != nil {
+		return mapWriteError(err)
+	}
+	start = 0
+	for i, loc := range locs {
+		ks.applyRecord(loc, ends[i]-start)
+		start = ends[i]
 	}
 	return nil
+}
+
+// applyRecord applies the batch record of n payload bytes just written at
+// loc.
+func (ks *Keyspace) applyRecord(loc wal.Location, n int) {
+	start := loc.Off + wal.HeaderSize
+	if err := ks.applyPayload(loc.Seg, start, start+int64(n)); err != nil {
+		panic(fmt.Sprintf("keyspace: record just written does not decode: %v", err))
+	}
 }
 
 func mapWriteError(err error) error {

@@ -65,16 +65,14 @@ func (l *listObj) liveBytes() int64 { return l.bytes }
 func (l *listObj) encoding() string { return "quicklist" }
 
 func (l *listObj) rebuild(ks *Keyspace, b *Batch, db int, key []byte) {
-	// One op per chunk of elements keeps ops bounded in size.
-	const chunk = 1024
-	var body []byte
-	for i := 0; i < l.n; i += chunk {
-		body = body[:0]
-		for j := i; j < min(i+chunk, l.n); j++ {
-			body = appendBytes(body, ks.bytesAt(l.at(j)))
-		}
-		b.ObjectOp(opRPush, db, key, body)
+	// Ops of bounded size (opChunker).
+	c := opChunker{b: b, kind: opRPush, db: db, key: key}
+	for j := 0; j < l.n; j++ {
+		v := ks.bytesAt(l.at(j))
+		c.room(uvarintLen(uint64(len(v))) + len(v))
+		c.body = appendBytes(c.body, v)
 	}
+	c.flush()
 }
 
 func (l *listObj) mask() int { return len(l.ring) - 1 }
@@ -375,20 +373,10 @@ func (b *Batch) LPush(db int, key []byte, vals ...[]byte) { b.push(opLPush, db, 
 // RPush appends an operation pushing vals at the tail of the list at key.
 func (b *Batch) RPush(db int, key []byte, vals ...[]byte) { b.push(opRPush, db, key, vals) }
 
+// push writes one operation, or several of bounded size when vals are
+// very many (itemOps): pushing them in turn gives the same list.
 func (b *Batch) push(kind byte, db int, key []byte, vals [][]byte) {
-	n := 0
-	for _, v := range vals {
-		n += len(v) + binary.MaxVarintLen32
-	}
-	var stack [256]byte // the common small push builds its body without allocating
-	body := stack[:0]
-	if n > len(stack) {
-		body = make([]byte, 0, n)
-	}
-	for _, v := range vals {
-		body = appendBytes(body, v)
-	}
-	b.ObjectOp(kind, db, key, body)
+	b.itemOps(kind, db, key, vals, 1)
 }
 
 // LPop appends an operation removing count elements from the head (at most

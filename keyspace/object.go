@@ -23,7 +23,8 @@ import (
 // that may hold one of them (firstSeg). When the cleaner cleans a segment at
 // or after firstSeg and meets an operation of the object there, it rewrites
 // the whole object as one batch (delete, the operations that rebuild it, its
-// expiry), which makes every older operation of the key dead. So a key
+// expiry; a large batch is several bounded records forming one group, see
+// Keyspace.Commit), which makes every older operation of the key dead. So a key
 // updated a million times keeps one compact copy alive, not a million
 // records.
 //

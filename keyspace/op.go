@@ -110,6 +110,25 @@ func readBytes(p []byte, i int) ([]byte, int, bool) {
 	return p[i : i+int(n)], i + int(n), true
 }
 
+// Bounds on what one write puts in the log (not durable: records written
+// under other bounds replay the same).
+//
+// maxRecordPayload: Commit writes a batch larger than this as a
+// transaction group of several records, each at most this size, split
+// between operations (an operation larger than it gets a record of its
+// own); recovery applies the group whole or not at all.
+//
+// maxOpBody and maxOpElems: the operations that carry many elements (adds,
+// removes, pushes, a collection's rebuild) are split into operations of at
+// most maxOpBody body bytes (an element larger than that gets an operation
+// of its own), and a rebuild also puts at most maxOpElems elements in one,
+// so a multi-GB collection or *STORE result never needs a multi-GB record.
+const (
+	maxRecordPayload = 1 << 20
+	maxOpBody        = 256 << 10
+	maxOpElems       = 1024
+)
+
 // Batch collects the operations of one command. Methods only encode;
 // nothing is visible until Keyspace.Commit writes it as one record.
 type Batch struct {
@@ -128,6 +147,85 @@ func (b *Batch) head(kind byte, db int) {
 func (b *Batch) bytes(p []byte) {
 	b.buf = binary.AppendUvarint(b.buf, uint64(len(p)))
 	b.buf = append(b.buf, p...)
+}
+
+// itemOps appends operations of kind whose bodies are items, each a uvarint
+// length and the bytes, encoded straight into the batch (no body copy:
+// HSET and SADD are hot paths). The items are split into several
+// operations when one body would exceed maxOpBody, between groups of unit
+// items (a hash field stays with its value); a group larger than that gets
+// an operation of its own. No items still writes one, empty, operation.
+func (b *Batch) itemOps(kind byte, db int, key []byte, items [][]byte, unit int) {
+	for start := 0; ; {
+		n, end := 0, start
+		for end < len(items) {
+			next := min(end+unit, len(items))
+			g := 0
+			for _, p := range items[end:next] {
+				g += uvarintLen(uint64(len(p))) + len(p)
+			}
+			if end > start && n+g > maxOpBody {
+				break
+			}
+			n, end = n+g, next
+		}
+		b.head(kind, db)
+		b.bytes(key)
+		b.buf = binary.AppendUvarint(b.buf, uint64(n))
+		for _, p := range items[start:end] {
+			b.bytes(p)
+		}
+		if start = end; start >= len(items) {
+			return
+		}
+	}
+}
+
+// opChunker writes the elements of a collection's rebuild as operations of
+// one kind, each holding at most maxOpElems elements and, unless one
+// element is larger, maxOpBody body bytes. Per element: room(size of its
+// encoding), then append the encoding to body; flush at the end.
+type opChunker struct {
+	b    *Batch
+	kind byte
+	db   int
+	key  []byte
+	body []byte
+	k    int // elements in body
+}
+
+func (c *opChunker) room(n int) {
+	if c.k > 0 && (c.k == maxOpElems || len(c.body)+n > maxOpBody) {
+		c.flush()
+	}
+	c.k++
+}
+
+func (c *opChunker) flush() {
+	if c.k > 0 {
+		c.b.ObjectOp(c.kind, c.db, c.key, c.body)
+		c.body, c.k = c.body[:0], 0
+	}
+}
+
+// splitPayload cuts a batch payload into runs of whole operations of at
+// most limit bytes each (one operation larger than limit is a run of its
+// own). It returns the end offset of each run.
+func splitPayload(p []byte, limit int) ([]int, error) {
+	var ends []int
+	start := 0
+	for off := 0; off < len(p); {
+		o, err := decodeOp(p[off:])
+		if err != nil {
+			return nil, err
+		}
+		if off > start && off+o.size-start > limit {
+			ends = append(ends, off)
+			start = off
+		}
+		off += o.size
+	}
+	return append(ends, len(p)), nil
 }
 
 // Set stores a string value with an absolute expiry (Unix ms, 0 = none).

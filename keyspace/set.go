@@ -2,7 +2,6 @@ package keyspace
 
 import (
 	"cmp"
-	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"math/rand/v2"
@@ -105,22 +104,15 @@ func (ks *Keyspace) memberBytes(m setMember) []byte {
 }
 
 func (s *setObj) rebuild(ks *Keyspace, b *Batch, db int, key []byte) {
-	// One op per chunk of members keeps ops bounded in size; each member
-	// is copied as it is encoded in the log.
-	const chunk = 1024
-	for i := 0; i < len(s.members); i += chunk {
-		part := s.members[i:min(i+chunk, len(s.members))]
-		n := 0
-		for _, m := range part {
-			n += uvarintLen(uint64(m.n)) + int(m.n)
-		}
-		b.head(opSAdd, db)
-		b.bytes(key)
-		b.buf = binary.AppendUvarint(b.buf, uint64(n))
-		for _, m := range part {
-			b.buf = append(b.buf, ks.setRaw(m.loc, uvarintLen(uint64(m.n))+int(m.n))...)
-		}
+	// Each member is copied as it is encoded in the log, in ops of bounded
+	// size (opChunker).
+	c := opChunker{b: b, kind: opSAdd, db: db, key: key}
+	for _, m := range s.members {
+		n := uvarintLen(uint64(m.n)) + int(m.n)
+		c.room(n)
+		c.body = append(c.body, ks.setRaw(m.loc, n)...)
 	}
+	c.flush()
 }
 
 // find returns the position in members of m (-1 if absent) and the index
@@ -275,31 +267,16 @@ func applySHashtable(ks *Keyspace, o op, e *entry) error {
 // SAdd appends an operation adding members to the set at key, creating it
 // if needed (the caller checks the type; members already present are
 // ignored at apply time, so a caller logs only the new ones). The members
-// are copied into the batch: they may alias the mapping.
+// are copied into the batch: they may alias the mapping. Very many members
+// (a *STORE result) are split into several operations (itemOps).
 func (b *Batch) SAdd(db int, key []byte, members ...[]byte) {
-	appendMembersOp(b, opSAdd, db, key, members)
+	b.itemOps(opSAdd, db, key, members, 1)
 }
 
 // SRem appends an operation removing members from the set at key (the
 // key is deleted when it becomes empty).
 func (b *Batch) SRem(db int, key []byte, members ...[]byte) {
-	appendMembersOp(b, opSRem, db, key, members)
-}
-
-// appendMembersOp encodes an operation whose body is a list of members
-// straight into the batch (no intermediate body buffer).
-func appendMembersOp(b *Batch, kind byte, db int, key []byte, members [][]byte) {
-	n := 0
-	for _, m := range members {
-		n += uvarintLen(uint64(len(m))) + len(m)
-	}
-	b.head(kind, db)
-	b.bytes(key)
-	b.buf = binary.AppendUvarint(b.buf, uint64(n))
-	for _, m := range members {
-		b.buf = binary.AppendUvarint(b.buf, uint64(len(m)))
-		b.buf = append(b.buf, m...)
-	}
+	b.itemOps(opSRem, db, key, members, 1)
 }
 
 func uvarintLen(x uint64) int {

@@ -26,10 +26,6 @@ const (
 // TypeZSet is TYPE's reply for a sorted set.
 const TypeZSet = "zset"
 
-// zsetChunk bounds the members of one op written by rebuild and by the
-// multi-member Batch methods (a batch may hold many ops).
-const zsetChunk = 1024
-
 // Redis keeps a small sorted set as a listpack (zset-max-listpack-entries
 // 128, zset-max-listpack-value 64); ZSCAN then returns it whole in order.
 const (
@@ -69,18 +65,13 @@ func (z *ZSet) length() int      { return z.zsl.n }
 func (z *ZSet) liveBytes() int64 { return z.bytes }
 
 func (z *ZSet) rebuild(ks *Keyspace, b *Batch, db int, key []byte) {
-	var body []byte
-	k := 0
+	c := opChunker{b: b, kind: opZAdd, db: db, key: key}
 	for x := z.zsl.first(); x != 0; x = z.zsl.next(x) {
-		body = appendZMember(body, z.zsl.nodes[x].score, z.zsl.member(x))
-		if k++; k == zsetChunk {
-			b.ObjectOp(opZAdd, db, key, body)
-			body, k = body[:0], 0
-		}
+		m := z.zsl.member(x)
+		c.room(8 + uvarintLen(uint64(len(m))) + len(m))
+		c.body = appendZMember(c.body, z.zsl.nodes[x].score, m)
 	}
-	if k > 0 {
-		b.ObjectOp(opZAdd, db, key, body)
-	}
+	c.flush()
 }
 
 func memberBytes(m []byte) int64 { return int64(len(m)) + 10 }
@@ -196,18 +187,12 @@ func zaddChunks[T string | []byte](b *Batch, db int, key []byte, members []T, sc
 	if len(members) != len(scores) {
 		panic("keyspace: ZAdd needs one score per member")
 	}
-	for i := 0; i < len(members); i += zsetChunk {
-		end := min(i+zsetChunk, len(members))
-		n := 0
-		for _, m := range members[i:end] {
-			n += len(m) + 8 + binary.MaxVarintLen32
-		}
-		body := make([]byte, 0, n)
-		for j := i; j < end; j++ {
-			body = appendZMember(body, scores[j], members[j])
-		}
-		b.ObjectOp(opZAdd, db, key, body)
+	c := opChunker{b: b, kind: opZAdd, db: db, key: key}
+	for i, m := range members {
+		c.room(8 + uvarintLen(uint64(len(m))) + len(m))
+		c.body = appendZMember(c.body, scores[i], m)
 	}
+	c.flush()
 }
 
 // ZRem appends operations removing members from a sorted set.
@@ -217,14 +202,13 @@ func (b *Batch) ZRem(db int, key []byte, members [][]byte) { zremChunks(b, db, k
 func (b *Batch) ZRemStrings(db int, key []byte, members []string) { zremChunks(b, db, key, members) }
 
 func zremChunks[T string | []byte](b *Batch, db int, key []byte, members []T) {
-	for i := 0; i < len(members); i += zsetChunk {
-		var body []byte
-		for _, m := range members[i:min(i+zsetChunk, len(members))] {
-			body = binary.AppendUvarint(body, uint64(len(m)))
-			body = append(body, m...)
-		}
-		b.ObjectOp(opZRem, db, key, body)
+	c := opChunker{b: b, kind: opZRem, db: db, key: key}
+	for _, m := range members {
+		c.room(uvarintLen(uint64(len(m))) + len(m))
+		c.body = binary.AppendUvarint(c.body, uint64(len(m)))
+		c.body = append(c.body, m...)
 	}
+	c.flush()
 }
 
 // ZSetAt returns the sorted set at key: nil, nil when the key does not
