@@ -26,9 +26,10 @@
 //
 // Flags (durable: never renumber):
 //
-//	1 txn       the record belongs to a transaction group (MULTI/EXEC or a
-//	            script); it takes effect only when the group's commit record
-//	            follows
+//	1 txn       the record belongs to a transaction group (MULTI/EXEC, a
+//	            script, or one keyspace batch over 1 MiB split into records
+//	            of at most 1 MiB); it takes effect only when the group's
+//	            commit record follows
 //	2 txn-begin the first record of a group; an open group that is followed
 //	            by a new group or a record outside any group was abandoned
 //	            (its EXEC never finished) and is discarded
