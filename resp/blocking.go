@@ -286,11 +286,16 @@ func (r *blockRegistry) waiting(db int, key string) int {
 // serves blocked clients right after the command that pushed, before any
 // other command, so a blocking command arriving in between finds nothing;
 // the handler treats key as empty (and blocks behind the others). Outside
-// that window (nobody woken) the elements are anyone's. Call with the
-// keyspace lock held.
+// that window (nobody woken) the elements are anyone's.
+//
+// A blocked client's re-run yields every key on which it is not first in
+// line: Redis serves a key's waiters in arrival order, so a client woken
+// through one key (say its first waiter left) cannot take the elements of
+// another key from the clients that blocked on that key before it. Call
+// with the keyspace lock held.
 func (c *Client) yieldsTo(key []byte) bool {
 	cn := c.conn
-	if cn == nil || cn.inExec || cn.blk.b != nil {
+	if cn == nil || cn.inExec {
 		return false
 	}
 	r, ok := registries.Load(c.KS)
@@ -298,6 +303,9 @@ func (c *Client) yieldsTo(key []byte) bool {
 		return false
 	}
 	q := r.(*blockRegistry).waiters[blockKey{c.DB, string(key)}]
+	if cn.blk.b != nil {
+		return len(q) > 0 && q[0] != cn.blk.b
+	}
 	return len(q) > 0 && q[0].woken
 }
 

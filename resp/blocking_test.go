@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -448,5 +449,47 @@ func TestBlockingWokenBySwapDB(t *testing.T) {
 	})
 	if got := d.reply(); got != "*2\r\n"+bulk("s")+bulk("y") {
 		t.Fatalf("BLPOP on the swapped-in string's key = %q", got)
+	}
+}
+
+// A client blocked on several keys, woken because the first waiter of one
+// of them left, does not take another key's elements from the clients that
+// blocked on that key before it (Redis serves each key's waiters in
+// arrival order).
+func TestBlockingArrivalOrderAcrossKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name, push       string
+		first, mid, last []string
+		want             [2]string // replies of first and mid
+	}{
+		{"lists", "RPUSH oq a b",
+			[]string{"BLPOP", "other", "oq", "0"}, []string{"BLPOP", "oq", "0"},
+			[]string{"BLMPOP", "0", "2", "other", "oq", "LEFT"},
+			[2]string{"*2\r\n" + bulk("oq") + bulk("a"), "*2\r\n" + bulk("oq") + bulk("b")}},
+		{"sorted sets", "ZADD oq 1 a 2 b",
+			[]string{"BZPOPMIN", "other", "oq", "0"}, []string{"BZPOPMIN", "oq", "0"},
+			[]string{"BZMPOP", "0", "2", "other", "oq", "MIN"},
+			[2]string{"*3\r\n" + bulk("oq") + bulk("a") + bulk("1"), "*3\r\n" + bulk("oq") + bulk("b") + bulk("2")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startKeyspaceServer(t, t.TempDir(), pmem.ModePmem)
+			a, b, c, p := dialListKS(t, s), dialListKS(t, s), dialListKS(t, s), dialListKS(t, s)
+			a.send(multibulk(tc.first...))
+			waitListBlocked(t, s, "oq", 1)
+			b.send(multibulk(tc.mid...))
+			waitListBlocked(t, s, "oq", 2)
+			c.send(multibulk(tc.last...))
+			waitListBlocked(t, s, "oq", 3)
+			p.send(multibulk(strings.Fields(tc.push)...))
+			p.reply()
+			if got := a.reply(); got != tc.want[0] {
+				t.Fatalf("first waiter got %q, want %q", got, tc.want[0])
+			}
+			if got := b.reply(); got != tc.want[1] {
+				t.Fatalf("second waiter (blocked before the third) got %q, want %q", got, tc.want[1])
+			}
+			waitListBlocked(t, s, "oq", 1) // the third still waits
+			waitListBlocked(t, s, "other", 1)
+		})
 	}
 }

@@ -939,7 +939,7 @@ func zmpopCommand(c *Client, args [][]byte, numkeysIdx int, block bool) {
 		if !ok {
 			return
 		}
-		if z == nil || z.Len() == 0 {
+		if z == nil || z.Len() == 0 || block && c.yieldsTo(key) {
 			continue
 		}
 		zpop(c, key, z, count, fromMax, nil, true)
