@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -64,6 +65,8 @@ type conn struct {
 	gc     gnet.Conn
 	lc     atomic.Pointer[loopConn]
 	parked atomic.Bool
+	// idleOut is the output gnet still held at the last idle check.
+	idleOut int
 }
 
 // clientInfo is a connection's state as published for other connections,
@@ -327,6 +330,9 @@ func releasedLarge(n int) {
 	}
 	go func() {
 		defer releasing.Store(false)
+		// Two collections: buffers parked in sync.Pools (gnet's output
+		// buffers) survive the first one as the pools' victims.
+		runtime.GC()
 		debug.FreeOSMemory()
 	}()
 }

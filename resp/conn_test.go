@@ -2,12 +2,15 @@ package resp
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/persimmon-db/persimmon/pmem"
 )
 
 func TestPipelinedPingsInOneWrite(t *testing.T) {
@@ -327,6 +330,38 @@ func TestIdleTimeout(t *testing.T) {
 	if d := time.Since(start); d < 900*time.Millisecond {
 		t.Fatalf("closed after %v, before the 1 s timeout", d)
 	}
+}
+
+// A client still taking a large reply is not idle, however long it takes
+// (Redis counts writes as interaction); once it has it all and stays
+// silent, the timeout closes it.
+func TestIdleTimeoutSpareSlowReader(t *testing.T) {
+	s := startKeyspaceServer(t, t.TempDir(), pmem.ModePmem)
+	w := dialListKS(t, s)
+	const size = 12 << 20
+	if got := w.do("SET", "big", strings.Repeat("v", size)); got != "+OK\r\n" {
+		t.Fatalf("SET = %q", got)
+	}
+	if got := w.do("CONFIG", "SET", "timeout", "1"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET timeout = %q", got)
+	}
+	r := dialListKS(t, s)
+	r.nc.(*net.TCPConn).SetReadBuffer(64 << 10)
+	r.send(multibulk("GET", "big"))
+	// Take the reply at about 4 MB/s: three seconds, over the 1 s timeout.
+	start := time.Now()
+	buf := make([]byte, 64<<10)
+	want := len(fmt.Sprintf("$%d\r\n", size)) + size + 2
+	got := 0
+	for got < want {
+		n, err := r.nc.Read(buf)
+		got += n
+		if err != nil {
+			t.Fatalf("connection closed after %d of %d bytes (%v): %v", got, want, time.Since(start), err)
+		}
+		time.Sleep(15 * time.Millisecond)
+	}
+	r.expectClosed() // and then it is idle
 }
 
 func TestScanMultibulk(t *testing.T) {

@@ -118,6 +118,15 @@ func (h *loopHandler) OnClose(gc gnet.Conn, _ error) gnet.Action {
 	c := gc.Context().(*conn)
 	c.killed.Store(true)
 	c.finish()
+	if n := gc.OutboundBuffered(); n >= releaseAbove {
+		// Replies a client never read: gnet pools the buffers once the
+		// close is done; hand the memory back after that, not minutes
+		// later.
+		gc.EventLoop().Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+			releasedLarge(n)
+			return nil
+		}))
+	}
 	return gnet.None
 }
 
@@ -145,10 +154,36 @@ func (s *Server) idleCloser() {
 			c.infoMu.Lock()
 			idle := c.info.lastActive.Before(limit)
 			c.infoMu.Unlock()
-			if idle {
-				c.kill()
+			if lc := c.lc.Load(); idle && lc != nil {
+				lc.EventLoop().Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+					c.closeIfIdle(limit)
+					return nil
+				}))
 			}
 		}
+	}
+}
+
+// closeIfIdle closes the connection (on the loop) if it did nothing since
+// limit. Replies still leaving count as activity, as in Redis, for as long
+// as the client takes them: a slow download of a large value is not idle,
+// a client that stopped reading is.
+func (c *conn) closeIfIdle(limit time.Time) {
+	if c.parked.Load() || c.killed.Load() {
+		return
+	}
+	if n := c.gc.OutboundBuffered(); n > 0 && n != c.idleOut {
+		c.idleOut = n
+		c.infoMu.Lock()
+		c.info.lastActive = time.Now()
+		c.infoMu.Unlock()
+		return
+	}
+	c.infoMu.Lock()
+	idle := c.info.lastActive.Before(limit)
+	c.infoMu.Unlock()
+	if idle {
+		c.kill()
 	}
 }
 
