@@ -766,7 +766,7 @@ func TestRequestBeyondLimits(t *testing.T) {
 	for _, tc := range []struct{ req, reply string }{
 		{"*1\r\n$600000000\r\n", "-ERR Protocol error: invalid bulk length"},
 		{"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$536870913\r\n", "-ERR Protocol error: invalid bulk length"},
-		{"*2000000\r\n", "-ERR Protocol error: invalid multibulk length"},
+		{"*2147483648\r\n", "-ERR Protocol error: invalid multibulk length"},
 	} {
 		nc, err := net.DialTimeout("tcp", s.Addr, 5*time.Second)
 		ok(t, "dial", err)

@@ -20,7 +20,7 @@ import (
 const (
 	readBufSize     = 16 << 10  // initial read buffer
 	maxInlineSize   = 64 << 10  // PROTO_INLINE_MAX_SIZE: an inline line, or a count line
-	maxMultibulkLen = 1 << 20   // declared arguments of one request
+	maxMultibulkLen = 1<<31 - 1 // declared arguments of one request (INT_MAX, as Redis 7)
 	unauthMaxArgs   = 10        // declared arguments before AUTH, when a password is set
 	unauthMaxBulk   = 16 << 10  // declared argument length before AUTH
 	maxQueryBuf     = 1 << 30   // client-query-buffer-limit: bytes buffered for one client
@@ -247,12 +247,17 @@ loop:
 				case v.skip > 0:
 					data = data[v.skip:]
 					continue
-				case err != nil && v.complete:
-					c.protocolError(protocolErrorText(err))
+				case v.complete:
+					// Whole, but not as redcon wants it (a bulk not
+					// followed by CRLF): Redis takes the two bytes after
+					// each bulk without looking at them.
+					a, rest = splitMultibulk(data, c.argsbuf[:0])
 				default:
 					need = v.need
 				}
-				break loop
+				if !v.complete || v.err != "" {
+					break loop
+				}
 			}
 			if msg := c.checkArgs(a); msg != "" {
 				c.protocolError(msg)
@@ -492,6 +497,24 @@ func scanMultibulk(b []byte, lim protoLimits) (v mbVerdict) {
 	}
 	v.complete = true
 	return v
+}
+
+// splitMultibulk splits the multibulk request at the start of b, which
+// scanMultibulk found complete and well-formed, into its arguments
+// (appended to args, aliasing b) and the bytes after it. The two bytes
+// after each bulk are skipped unchecked, as Redis does.
+func splitMultibulk(b []byte, args [][]byte) (_ [][]byte, rest []byte) {
+	cr := bytes.IndexByte(b, '\r')
+	count, _ := parseInt64(b[1:cr])
+	pos := cr + 2
+	for j := int64(0); j < count; j++ {
+		cr := pos + bytes.IndexByte(b[pos:], '\r')
+		n, _ := parseInt64(b[pos+1 : cr])
+		start := cr + 2
+		args = append(args, b[start:start+int(n):start+int(n)])
+		pos = start + int(n) + 2
+	}
+	return args, b[pos:]
 }
 
 // splitArgs splits an inline request line into arguments the way Redis's

@@ -67,6 +67,24 @@ func TestInlineRequests(t *testing.T) {
 // Each request is answered with exactly the bytes Redis 7.0.15 sends, and
 // then the connection is closed. Replies of commands before the error in
 // the same read still come first.
+// Redis takes the two bytes after a bulk argument without checking that
+// they are CRLF (redis-server 7.0.15 answers "*1\r\n$4\r\nPINGxx" with
+// +PONG and keeps the connection).
+func TestBulkTerminatorNotChecked(t *testing.T) {
+	s := startWire(t, Config{}, &fakeKS{})
+	w := dialWire(t, s)
+	w.send("*1\r\n$4\r\nPINGxx*2\r\n$4\r\nECHO\r\n$2\r\nhi--")
+	if got := w.reply(); got != "+PONG\r\n" {
+		t.Fatalf("PING with a bad terminator = %q", got)
+	}
+	if got := w.reply(); got != bulk("hi") {
+		t.Fatalf("ECHO with bad terminators = %q", got)
+	}
+	if got := w.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING afterwards = %q", got)
+	}
+}
+
 func TestProtocolErrorsCloseTheConnection(t *testing.T) {
 	for _, tt := range []struct{ name, req, want string }{
 		{"huge bulk length", "*1\r\n$999999999999\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
@@ -75,8 +93,7 @@ func TestProtocolErrorsCloseTheConnection(t *testing.T) {
 		{"bad bulk length", "*1\r\n$abc\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
 		{"missing dollar", "*1\r\nx3\r\n", "-ERR Protocol error: expected '$', got 'x'\r\n"},
 		{"bad count", "*abc\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
-		{"count over limit", "*1048577\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
-		{"bulk not followed by CRLF", "*1\r\n$4\r\nPINGXY", "-ERR Protocol error: invalid bulk length\r\n"},
+		{"count over INT_MAX", "*2147483648\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
 		{"too big inline", strings.Repeat("x", 70000), "-ERR Protocol error: too big inline request\r\n"},
 		{"too big count line", "*" + strings.Repeat("1", 70000), "-ERR Protocol error: too big mbulk count string\r\n"},
 		{"too big bulk line", "*1\r\n$" + strings.Repeat("1", 70000), "-ERR Protocol error: too big bulk count string\r\n"},
@@ -381,7 +398,8 @@ func TestScanMultibulk(t *testing.T) {
 		{"*-1\r\nPING", lim, mbVerdict{skip: 5}},
 		{"*01\r\n", lim, mbVerdict{err: "invalid multibulk length"}},
 		{"*+1\r\n", lim, mbVerdict{err: "invalid multibulk length"}},
-		{"*1048577\r\n", lim, mbVerdict{err: "invalid multibulk length"}},
+		{"*2147483648\r\n", lim, mbVerdict{err: "invalid multibulk length"}},
+		{"*2147483647\r\n", lim, mbVerdict{}},
 		{"*1048576\r\n", lim, mbVerdict{}},
 		{"*11\r\n", protoLimits{maxBulk: 512 << 20, unauth: true}, mbVerdict{err: "unauthenticated multibulk length"}},
 		{"*1\r\n$16385\r\n", protoLimits{maxBulk: 512 << 20, unauth: true}, mbVerdict{err: "unauthenticated bulk length"}},
