@@ -95,6 +95,9 @@ func (h *loopHandler) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 
 func (h *loopHandler) OnTraffic(gc gnet.Conn) gnet.Action {
 	c := gc.Context().(*conn)
+	if c.killed.Load() { // CLIENT KILL: its close is queued behind this event
+		return gnet.Close
+	}
 	buf, _ := gc.Next(-1)
 	if len(buf) > 0 {
 		if len(c.rbuf)+len(buf) > maxQueryBuf {
