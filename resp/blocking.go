@@ -144,6 +144,51 @@ type blocker struct {
 	args   [][]byte
 	timer  *time.Timer
 	queued bool
+
+	// unblocked is set by CLIENT UNBLOCK (goroutine mode): the waiter
+	// ends with its timeout reply, or the UNBLOCKED error if asError.
+	unblocked, asError bool
+}
+
+// errUnblocked is what CLIENT UNBLOCK ... ERROR makes the blocked command
+// reply.
+const errUnblocked = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+
+// unblockByClient ends c's blocked command as CLIENT UNBLOCK asks (with
+// the timeout reply, or the UNBLOCKED error). It reports whether c was
+// blocked. Called from another connection, without the keyspace lock.
+func (c *conn) unblockByClient(asError bool) bool {
+	env := &c.srv.env
+	env.lock()
+	defer env.unlock()
+	b := c.blk.b
+	if b == nil || b.unblocked {
+		return false
+	}
+	if c.gc == nil { // goroutine mode: serveBlocked answers
+		b.unblocked, b.asError = true, asError
+		select {
+		case b.ready <- struct{}{}:
+		default:
+		}
+		return true
+	}
+	// Event loop: this runs on the loop, as every command does.
+	c.unblock()
+	c.writeUnblocked(asError)
+	serveReady(c.KS)
+	c.resume()
+	return true
+}
+
+// writeUnblocked writes the reply of a blocked command ended by CLIENT
+// UNBLOCK.
+func (c *conn) writeUnblocked(asError bool) {
+	if asError {
+		c.WriteError(errUnblocked)
+	} else {
+		c.WriteNullArray()
+	}
 }
 
 // wake signals b that key may have gained elements (with the keyspace lock
@@ -436,6 +481,12 @@ func (c *conn) serveBlocked(cmd *Command, args [][]byte) {
 		select {
 		case <-b.ready:
 			env.lock()
+			if b.unblocked { // CLIENT UNBLOCK
+				c.unblock()
+				env.unlock()
+				c.writeUnblocked(b.asError)
+				return
+			}
 			b.woken = false
 			cmd.Run(&c.Client, args)
 			b.readyKeys = b.readyKeys[:0]
@@ -452,8 +503,11 @@ func (c *conn) serveBlocked(cmd *Command, args [][]byte) {
 			}
 			return
 		case <-timeout:
-			c.unblockOnClose()
-			c.WriteNullArray()
+			env.lock()
+			asError := b.unblocked && b.asError // CLIENT UNBLOCK ERROR came first
+			c.unblock()
+			env.unlock()
+			c.writeUnblocked(asError)
 			return
 		case <-gone:
 			c.unblockOnClose()

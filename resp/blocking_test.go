@@ -493,3 +493,40 @@ func TestBlockingArrivalOrderAcrossKeys(t *testing.T) {
 		})
 	}
 }
+
+// CLIENT UNBLOCK ends a blocked command with its timeout reply or, with
+// ERROR, the UNBLOCKED error (replies as redis-server 7.0.15 gives them).
+func TestClientUnblock(t *testing.T) {
+	s := startKeyspaceServer(t, t.TempDir(), pmem.ModePmem)
+	a, b := dialListKS(t, s), dialListKS(t, s)
+	id := strings.TrimSuffix(strings.TrimPrefix(a.do("CLIENT", "ID"), ":"), "\r\n")
+	script(t, b, [][2]string{
+		{"client unblock " + id, ":0\r\n"},
+		{"client unblock abc", "-ERR value is not an integer or out of range\r\n"},
+		{"client unblock " + id + " foo", "-ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR\r\n"},
+		{"client unblock 999999", ":0\r\n"},
+	})
+	a.send(multibulk("BLPOP", "q", "0") + multibulk("PING"))
+	waitListBlocked(t, s, "q", 1)
+	if got := b.do("CLIENT", "UNBLOCK", id); got != ":1\r\n" {
+		t.Fatalf("CLIENT UNBLOCK = %q", got)
+	}
+	if got := a.reply(); got != "*-1\r\n" {
+		t.Fatalf("unblocked BLPOP = %q", got)
+	}
+	if got := a.reply(); got != "+PONG\r\n" {
+		t.Fatalf("pipelined PING after the unblocked BLPOP = %q", got)
+	}
+	a.send(multibulk("BZPOPMIN", "z", "q", "0"))
+	waitListBlocked(t, s, "q", 1)
+	if got := b.do("CLIENT", "UNBLOCK", id, "error"); got != ":1\r\n" {
+		t.Fatalf("CLIENT UNBLOCK ERROR = %q", got)
+	}
+	if got := a.reply(); got != "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n" {
+		t.Fatalf("BZPOPMIN unblocked with ERROR = %q", got)
+	}
+	waitListBlocked(t, s, "q", 0)
+	if got := b.do("CLIENT", "UNBLOCK", id); got != ":0\r\n" {
+		t.Fatalf("CLIENT UNBLOCK of a client no longer blocked = %q", got)
+	}
+}

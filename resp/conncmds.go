@@ -452,6 +452,47 @@ func killClient(self, other *conn) {
 	other.kill()
 }
 
+// clientUnblockCommand: CLIENT UNBLOCK client-id [TIMEOUT|ERROR]
+// (semantics: redis.io CLIENT UNBLOCK). The client blocked in BLPOP & co.
+// gets its timeout reply, or with ERROR the -UNBLOCKED error; the reply is
+// 1 if a blocked client was unblocked, else 0.
+func clientUnblockCommand(c *Client, args [][]byte) {
+	id, ok := parseInt64(args[2])
+	if !ok {
+		c.WriteErr(errNotInteger)
+		return
+	}
+	asError := false
+	if len(args) == 4 {
+		switch {
+		case argIs(args[3], "timeout"):
+		case argIs(args[3], "error"):
+			asError = true
+		default:
+			c.WriteError("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+			return
+		}
+	} else if len(args) > 4 {
+		c.WriteErr(errSyntax)
+		return
+	}
+	var target *conn
+	for _, other := range c.Srv.clientsSnapshot() {
+		if other.ID == id {
+			target = other
+		}
+	}
+	if target == nil || target == c.conn {
+		c.WriteInt(0)
+		return
+	}
+	if target.unblockByClient(asError) {
+		c.WriteInt(1)
+	} else {
+		c.WriteInt(0)
+	}
+}
+
 func clientHelpCommand(c *Client, _ [][]byte) {
 	writeHelp(c, "CLIENT", []string{
 		"GETNAME",
@@ -484,6 +525,8 @@ func clientHelpCommand(c *Client, _ [][]byte) {
 		"    Accepted for client libraries; not kept.",
 		"NO-EVICT (ON|OFF)",
 		"    Protect current client connection from eviction.",
+		"UNBLOCK <clientid> [TIMEOUT|ERROR]",
+		"    Unblock the specified blocked client.",
 	})
 }
 
