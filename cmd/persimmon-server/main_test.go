@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/persimmon-db/persimmon/pmem"
+	"github.com/persimmon-db/persimmon/resp"
 )
 
 func TestParseConfigFile(t *testing.T) {
@@ -91,6 +92,28 @@ func TestBuildConfig(t *testing.T) {
 		bad[k] = v
 		if _, _, err := buildConfig(bad); err == nil {
 			t.Errorf("%s %s accepted", k, v)
+		}
+	}
+}
+
+func TestIOModel(t *testing.T) {
+	for _, tt := range []struct {
+		v       string
+		mode    pmem.Mode
+		want    string
+		wantErr bool
+	}{
+		{"auto", pmem.ModePmem, resp.IOLoop, false},
+		{"", pmem.ModeNone, resp.IOLoop, false},
+		{"auto", pmem.ModeMsync, resp.IOGoroutine, false},
+		{"goroutine", pmem.ModePmem, resp.IOGoroutine, false},
+		{"loop", pmem.ModeNone, resp.IOLoop, false},
+		{"loop", pmem.ModeMsync, "", true}, // msync waits would stall the loop
+		{"threads", pmem.ModePmem, "", true},
+	} {
+		got, err := ioModel(tt.v, tt.mode)
+		if got != tt.want || (err != nil) != tt.wantErr {
+			t.Errorf("ioModel(%q, %v) = %q, %v; want %q, error %v", tt.v, tt.mode, got, err, tt.want, tt.wantErr)
 		}
 	}
 }
