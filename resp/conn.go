@@ -704,7 +704,7 @@ func (c *conn) publish() {
 	if c.InMulti {
 		multi = len(c.MultiCmds)
 	}
-	cmd := c.info.cmd
+	cmd := "NULL"
 	if c.lastCmd != nil {
 		cmd = c.lastCmd.Name
 	}

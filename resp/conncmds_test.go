@@ -115,3 +115,36 @@ func TestHelpReplyEnding(t *testing.T) {
 		}
 	}
 }
+
+// CLIENT LIST's cmd= is the last command looked up, as in Redis 7.0.15:
+// a queued command inside MULTI, a command refused for its arity, EXEC
+// after a transaction, NULL after an unknown command.
+func TestClientListLastCommand(t *testing.T) {
+	s := startWire(t, Config{}, &fakeKS{})
+	a, b := dialWire(t, s), dialWire(t, s)
+	idA := strings.TrimSuffix(strings.TrimPrefix(a.do("CLIENT", "ID"), ":"), "\r\n")
+	lastOfA := func() string {
+		list := b.do("CLIENT", "LIST", "ID", idA)
+		for _, f := range strings.Fields(list) {
+			if strings.HasPrefix(f, "cmd=") {
+				return strings.TrimPrefix(f, "cmd=")
+			}
+		}
+		t.Fatalf("no cmd= in %q", list)
+		return ""
+	}
+	for _, step := range [][2]string{
+		{"multi", "multi"},
+		{"ping", "ping"},
+		{"get", "get"},
+		{"exec", "exec"},
+		{"nosuchcommand", "NULL"},
+		{"echo x", "echo"},
+	} {
+		a.send(step[0] + "\r\n")
+		a.reply()
+		if got := lastOfA(); got != step[1] {
+			t.Errorf("after %q: cmd=%s, want %s", step[0], got, step[1])
+		}
+	}
+}

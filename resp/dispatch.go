@@ -14,6 +14,7 @@ const errNotInMultiAllowed = "ERR Command not allowed inside a transaction"
 // queueing, then run it.
 func (c *conn) execute(args [][]byte) {
 	cmd, msg := c.srv.resolve(args)
+	c.lastCmd = cmd // what CLIENT LIST shows, queued or rejected too (nil: NULL), as in Redis
 	if msg != "" {
 		c.reject(cmd, msg)
 		return
