@@ -106,6 +106,11 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 
 // queue copies a request into the MULTI queue (args alias the read buffer).
 func (c *conn) queue(args [][]byte) {
+	c.MultiCmds = append(c.MultiCmds, copyArgs(args))
+}
+
+// copyArgs copies args (which alias the read buffer) into one allocation.
+func copyArgs(args [][]byte) [][]byte {
 	n := 0
 	for _, a := range args {
 		n += len(a)
@@ -116,7 +121,7 @@ func (c *conn) queue(args [][]byte) {
 		buf = append(buf, a...)
 		q[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
 	}
-	c.MultiCmds = append(c.MultiCmds, q)
+	return q
 }
 
 // resolve finds the table entry for a request and checks its arity. On

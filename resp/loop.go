@@ -210,21 +210,6 @@ func (c *conn) park(cmd *Command, args [][]byte) {
 	}
 }
 
-// copyArgs copies args into one allocation.
-func copyArgs(args [][]byte) [][]byte {
-	n := 0
-	for _, a := range args {
-		n += len(a)
-	}
-	buf := make([]byte, 0, n)
-	q := make([][]byte, len(args))
-	for i, a := range args {
-		buf = append(buf, a...)
-		q[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
-	}
-	return q
-}
-
 // blockTimedOut runs on the loop when b's deadline passes: if b is still
 // the connection's blocked command, it is unregistered and answered with
 // the null array, and the connection resumes.
