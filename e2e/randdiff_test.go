@@ -11,8 +11,9 @@ import (
 )
 
 // Randomized differential test: a pseudo-random command sequence over a
-// small keyspace (8 keys, 13 members/fields, one of them 68 bytes long, small integer and float scores
-// including inf, values including "" and integers) is sent to redis-server
+// small keyspace (8 keys, 13 members/fields, one of them 68 bytes long,
+// small integer and float scores including inf, values including "" and
+// integers) is sent to redis-server
 // and to persimmon-server over raw RESP, and each pair of replies must
 // render identically, after normalisation for replies whose order or
 // content Redis leaves unspecified:
@@ -28,13 +29,16 @@ import (
 //	       persimmon's choice (SADD back what it popped, SREM what persimmon
 //	       popped, which must all have been members)
 //
+// Lexicographical ranges over a sorted set whose scores differ are not sent
+// (Redis leaves their result unspecified; see rdLexKey).
+//
 // Environment:
 //
 //	PERSIMMON_RANDDIFF_SEED      first seed (default 1)
 //	PERSIMMON_RANDDIFF_SEEDS     number of consecutive seeds to run (default 1)
 //	PERSIMMON_RANDDIFF_COUNT     commands per seed (default 3000)
 //	PERSIMMON_RANDDIFF_KNOWN     1: also generate and compare the known persimmon
-//	                             divergences (rdKnownBug, rdNegZero)
+//	                             divergences (rdKnownBug, rdKnownBugAt, rdNegZero)
 //	PERSIMMON_RANDDIFF_MINIMIZE  1: shrink the first mismatch of each seed to a
 //	                             short sequence that reproduces it (slow)
 //
