@@ -619,6 +619,9 @@ func parseRange(startArg, endArg []byte) (start, end int64, err error) {
 // substring returns s[start..end] (inclusive, negative counting from the
 // end) with GETRANGE's clamping rules.
 func substring(s []byte, start, end int64) []byte {
+	if start < 0 && end < 0 && start > end {
+		return nil // checked before clamping, as Redis does (-1 -5 is empty)
+	}
 	start, end, ok := clampRange(start, end, int64(len(s)))
 	if !ok {
 		return nil
@@ -1021,6 +1024,10 @@ func cmdBitCount(c *Client, args [][]byte) {
 	}
 	if parseErr != nil {
 		c.WriteErr(parseErr)
+		return
+	}
+	if r.given && r.start < 0 && r.end < 0 && r.start > r.end {
+		c.WriteInt(0) // checked before clamping, as Redis's BITCOUNT does (BITPOS does not)
 		return
 	}
 	c.WriteInt(bitCount(val, r))

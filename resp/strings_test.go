@@ -196,6 +196,11 @@ func TestSubstring(t *testing.T) {
 			t.Errorf("substring(%d, %d) = %q, want %q", tt.start, tt.end, got, tt.want)
 		}
 	}
+	// Redis checks "both negative, start after end" before clamping: on a
+	// one-byte string -1 -5 would otherwise clamp to 0 0.
+	if got := substring([]byte("x"), -1, -5); len(got) != 0 {
+		t.Errorf("substring(x, -1, -5) = %q, want empty", got)
+	}
 	if got := substring(nil, 0, -1); len(got) != 0 {
 		t.Errorf("substring of empty = %q", got)
 	}
