@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"bytes"
 	"math"
 
 	"github.com/persimmon-db/persimmon/keyspace"
@@ -654,18 +655,34 @@ func listMove(c *Client, src, dst []byte, fromLeft, toLeft, blocking bool) listM
 	mark := len(c.out)
 	c.WriteBulk(val)
 	b := c.KS.NewBatch()
-	if fromLeft {
-		b.LPop(c.DB, src, 1)
-	} else {
-		b.RPop(c.DB, src, 1)
+	pop := func() {
+		if fromLeft {
+			b.LPop(c.DB, src, 1)
+		} else {
+			b.RPop(c.DB, src, 1)
+		}
 	}
-	if toLeft {
-		b.LPush(c.DB, dst, val)
+	if bytes.Equal(src, dst) {
+		// A rotation: push first, so that a one-element list never
+		// empties (which would delete the key and its TTL); Redis pushes
+		// before it checks the source for emptiness.
+		pushListEnd(b, c.DB, dst, val, toLeft)
+		pop()
 	} else {
-		b.RPush(c.DB, dst, val)
+		pop()
+		pushListEnd(b, c.DB, dst, val, toLeft)
 	}
 	commitReply(c, b, mark)
 	return listMoveDone
+}
+
+// pushListEnd appends to b the push of val at the left or right end of key.
+func pushListEnd(b *keyspace.Batch, db int, key, val []byte, left bool) {
+	if left {
+		b.LPush(db, key, val)
+	} else {
+		b.RPush(db, key, val)
+	}
 }
 
 // lmpopArgs are LMPOP's arguments after parsing.
