@@ -38,7 +38,7 @@ import (
 //	PERSIMMON_RANDDIFF_SEEDS     number of consecutive seeds to run (default 1)
 //	PERSIMMON_RANDDIFF_COUNT     commands per seed (default 3000)
 //	PERSIMMON_RANDDIFF_KNOWN     1: also generate and compare the known persimmon
-//	                             divergences (rdKnownBug, rdKnownBugAt, rdNegZero)
+//	                             divergences (rdKnownBug, rdKnownBugAt)
 //	PERSIMMON_RANDDIFF_MINIMIZE  1: shrink the first mismatch of each seed to a
 //	                             short sequence that reproduces it (slow)
 //
@@ -677,32 +677,11 @@ func (g *rdGen) unit() rdUnit {
 // rdKnown: PERSIMMON_RANDDIFF_KNOWN=1, compare the known divergences too.
 var rdKnown = os.Getenv("PERSIMMON_RANDDIFF_KNOWN") == "1"
 
-// rdNegZero renders the score -0 as 0 unless rdKnown. Known persimmon
-// divergence: a score that is a negative zero (ZADD z -3 m; ZUNION 1 z
-// WEIGHTS 0 WITHSCORES) is "-0" in redis-server (%.17g) and "0" in persimmon.
-func rdNegZero(r reply) reply {
-	if rdKnown {
-		return r
-	}
-	if r.kind == '$' && r.str == "-0" {
-		r.str = "0"
-	}
-	if len(r.elems) > 0 {
-		elems := make([]reply, len(r.elems))
-		for i, e := range r.elems {
-			elems[i] = rdNegZero(e)
-		}
-		r.elems = elems
-	}
-	return r
-}
-
 // normalize renders r for comparison under mode.
 func rdNormalize(r reply, mode string) string {
 	if r.kind == '-' {
 		return r.String()
 	}
-	r = rdNegZero(r)
 	switch mode {
 	case "sort":
 		return r.sorted().String()

@@ -225,6 +225,13 @@ func (ks *Keyspace) ZSetAt(db int, key []byte) (*ZSet, error) {
 // Len is the number of members.
 func (z *ZSet) Len() int { return z.zsl.n }
 
+// ZSetListpackFits reports whether a sorted set of n members, none longer
+// than maxLen bytes, is in Redis's small encoding (listpack:
+// zset-max-listpack-entries 128, zset-max-listpack-value 64).
+func ZSetListpackFits(n, maxLen int) bool {
+	return n <= zsetSmallEntries && maxLen <= zsetSmallValue
+}
+
 // Score returns member's score: O(1).
 func (z *ZSet) Score(member []byte) (float64, bool) {
 	x := z.index.lookup(&z.zsl, member)

@@ -30,10 +30,23 @@ func appendScore(dst []byte, f float64) []byte {
 		return append(dst, "inf"...)
 	case math.IsInf(f, -1):
 		return append(dst, "-inf"...)
+	case f == 0 && math.Signbit(f):
+		return append(dst, "-0"...) // as %.17g prints it
 	case f == 0:
 		return append(dst, '0')
 	}
 	return strconv.AppendFloat(dst, f, 'g', 17, 64)
+}
+
+// listpackScore is the score a sorted set in Redis's small (listpack)
+// encoding keeps for f: a listpack stores the text "-0", which reads back
+// as the integer 0, so a negative zero becomes 0 there (a skiplist keeps
+// -0, and ZUNION/ZINTER reply it as "-0").
+func listpackScore(f float64) float64 {
+	if f == 0 {
+		return 0
+	}
+	return f
 }
 
 // formatScore is appendScore as a string.

@@ -224,6 +224,13 @@ options:
 	var last float64
 	members := make([][]byte, 0, n)
 	set := make([]float64, 0, n)
+	// Whether the set is in its small encoding as each member is written:
+	// Redis converts before inserting the member that does not fit, and a
+	// small set keeps no negative zero (listpackScore).
+	small, size := z == nil || z.Small(), 0
+	if z != nil {
+		size = z.Len()
+	}
 	for j := 0; j < n; j++ {
 		member, score := pairs[2*j+1], scores[j]
 		cur, exists := pending[string(member)]
@@ -247,6 +254,9 @@ options:
 			}
 			processed++
 			last = score
+			if small {
+				score = listpackScore(score)
+			}
 			if score != cur {
 				updated++
 				members, set = append(members, member), append(set, score)
@@ -255,6 +265,10 @@ options:
 			added++
 			processed++
 			last = score
+			size++
+			if small = small && keyspace.ZSetListpackFits(size, len(member)); small {
+				score = listpackScore(score)
+			}
 			members, set = append(members, member), append(set, score)
 		default:
 			continue
@@ -647,6 +661,15 @@ func storeZSet(c *Client, dst []byte, members []string, scores []float64) {
 	c.WriteInt(int64(len(members)))
 	if len(members) == 0 && !c.KS.Exists(c.DB, dst) {
 		return
+	}
+	maxLen := 0
+	for _, m := range members {
+		maxLen = max(maxLen, len(m))
+	}
+	if keyspace.ZSetListpackFits(len(members), maxLen) {
+		for i, f := range scores {
+			scores[i] = listpackScore(f)
+		}
 	}
 	b := c.KS.NewBatch()
 	b.Del(c.DB, dst)

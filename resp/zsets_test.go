@@ -85,7 +85,7 @@ func TestFormatScore(t *testing.T) {
 		{123456789012345678, "1.2345678901234568e+17"},
 		{math.Inf(1), "inf"},
 		{math.Inf(-1), "-inf"},
-		{math.Copysign(0, -1), "0"},
+		{math.Copysign(0, -1), "-0"}, // %.17g; sets in the small encoding keep no -0 (listpackScore)
 		{-2.5, "-2.5"},
 		{1e-320, "9.9998886718268301e-321"},
 	} {
