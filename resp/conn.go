@@ -137,10 +137,7 @@ func connFD(nc net.Conn) int {
 // cannot hold the server's close up for long.
 func (c *conn) shutdown() {
 	c.killed.Store(true)
-	if c.srv.loop != nil {
-		if lc := c.lc.Load(); lc != nil {
-			lc.Close()
-		}
+	if c.closeOnLoop() {
 		return
 	}
 	if tc, ok := c.nc.(*net.TCPConn); ok {
@@ -154,10 +151,7 @@ func (c *conn) shutdown() {
 // kill closes the connection at once (CLIENT KILL).
 func (c *conn) kill() {
 	c.killed.Store(true)
-	if c.srv.loop != nil {
-		if lc := c.lc.Load(); lc != nil {
-			lc.Close()
-		}
+	if c.closeOnLoop() {
 		return
 	}
 	c.nc.Close()
@@ -244,20 +238,18 @@ loop:
 				switch {
 				case v.err != "":
 					c.protocolError(v.err)
+					break loop
 				case v.skip > 0:
 					data = data[v.skip:]
 					continue
-				case v.complete:
-					// Whole, but not as redcon wants it (a bulk not
-					// followed by CRLF): Redis takes the two bytes after
-					// each bulk without looking at them.
-					a, rest = splitMultibulk(data, c.argsbuf[:0])
-				default:
+				case !v.complete:
 					need = v.need
-				}
-				if !v.complete || v.err != "" {
 					break loop
 				}
+				// Whole, but not as redcon wants it (a bulk not followed
+				// by CRLF): Redis takes the two bytes after each bulk
+				// without looking at them.
+				a, rest = splitMultibulk(data, c.argsbuf[:0])
 			}
 			if msg := c.checkArgs(a); msg != "" {
 				c.protocolError(msg)

@@ -72,8 +72,8 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 	if cmd.NoLock || locked {
 		cmd.Run(&c.Client, args)
 		now = time.Now()
-		if c.gc != nil && !locked && loadRegistry(c.KS) != nil {
-			c.srv.env.lock() // EXEC may have pushed to keys clients wait on
+		if c.gc != nil && !locked && c.readyWaiters() {
+			c.srv.env.lock() // EXEC pushed to keys clients wait on
 			serveReady(c.KS)
 			c.srv.env.unlock()
 		}
@@ -82,7 +82,7 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 		env.lock()
 		c.tick = time.Now() // time spent waiting for the lock is not the command's
 		cmd.Run(&c.Client, args)
-		if c.gc != nil {
+		if c.gc != nil && c.readyWaiters() {
 			serveReady(c.KS) // before anyone else runs, as Redis does
 		}
 		lsn := env.lastLSN()

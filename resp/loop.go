@@ -83,6 +83,33 @@ func (s *Server) enroll(c *conn) bool {
 // loop (Close is safe anywhere).
 type loopConn struct{ gnet.Conn }
 
+// closeOnLoop queues the close of a loop connection (safe from any
+// goroutine) and reports whether the connection is served by the loop. One
+// still being enrolled closes in OnOpen, which sees killed.
+func (c *conn) closeOnLoop() bool {
+	if c.srv.loop == nil {
+		return false
+	}
+	if lc := c.lc.Load(); lc != nil {
+		lc.Close()
+	}
+	return true
+}
+
+// readyWaiters reports whether woken waiters wait on the registry's ready
+// list (loop mode, on the loop: the list is only touched there). The
+// registry is looked up once, then kept on the server.
+func (c *conn) readyWaiters() bool {
+	r := c.srv.blockReg
+	if r == nil {
+		if r = loadRegistry(c.KS); r == nil {
+			return false
+		}
+		c.srv.blockReg = r
+	}
+	return len(r.ready) > 0
+}
+
 func (h *loopHandler) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	c := gc.Context().(*conn)
 	c.gc = gc

@@ -175,7 +175,8 @@ type Server struct {
 	closeErr error
 	once     sync.Once
 
-	loop *gnet.Client // loop mode: the event loop serving every connection
+	loop     *gnet.Client   // loop mode: the event loop serving every connection
+	blockReg *blockRegistry // loop mode: the keyspace's blocking registry, once used (loop only)
 }
 
 // NewServer returns a server over ks. It does not listen yet.
