@@ -277,7 +277,7 @@ func signalSwapped(ks *keyspace.Keyspace, db1, db2 int) {
 		if k.db != db1 && k.db != db2 {
 			continue
 		}
-		if t := ks.Type(k.db, []byte(k.key)); t == "list" || t == "zset" {
+		if t := ks.Type(k.db, []byte(k.key)); t == keyspace.TypeList || t == keyspace.TypeZSet {
 			keys = append(keys, k)
 		}
 	}
