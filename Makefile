@@ -37,6 +37,7 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2000x ./pmem/
 	./scripts/bench.sh
 	./scripts/bench-collections.sh
+	./scripts/bench-io.sh
 
 # The published tables (../shared/spec/benchmarks.md) reproduced side by side
 # with redis-server, scaled down for a 2-core machine; writes BENCHMARKS.md.
