@@ -20,9 +20,9 @@ import (
 // connection's read buffer and runs processInput exactly as the
 // goroutine-per-connection mode does; flush writes the replies with
 // gnet's Write (straight to the socket, the rest buffered by gnet).
-// Measured on 2 cores shared with the client, this costs 10-20% less
-// server CPU per request than a goroutine per connection (DESIGN.md,
-// "Measured ceilings").
+// Measured on 2 cores shared with the client, this costs about 10-20%
+// less server CPU per request than a goroutine per connection
+// (scripts/bench-io.sh; DESIGN.md, "Measured ceilings").
 //
 // The loop must never wait for another goroutine, so it is only used where
 // a batch's durability wait returns at once: pmem mode (the flush and fence
