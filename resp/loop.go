@@ -66,7 +66,6 @@ func (s *Server) startLoop() error {
 	}
 	s.loop = cli
 	go s.idleCloser()
-	s.logf("connections served by one event loop (--io loop)")
 	return nil
 }
 

@@ -143,6 +143,7 @@ func run(args []string, stderr io.Writer) int {
 		return 1
 	}
 	logf("%s", pmem.Describe(opts.Mode, opts.Dir, pmem.ProbeDAX(opts.Dir)))
+	logf("connections: --io %s; scheduler threads (GOMAXPROCS): %d", cfg.IO, threads)
 
 	srv := resp.NewServer(cfg, ks, logf)
 	sigc := make(chan os.Signal, 1)
