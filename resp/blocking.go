@@ -174,10 +174,7 @@ func (c *conn) unblockByClient(asError bool) bool {
 		return true
 	}
 	// Event loop: this runs on the loop, as every command does.
-	c.unblock()
-	c.writeUnblocked(asError)
-	serveReady(c.KS)
-	c.resume()
+	c.endParked(asError)
 	return true
 }
 

@@ -6,6 +6,8 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/panjf2000/gnet/v2/pkg/logging"
+
+	"github.com/persimmon-db/persimmon/keyspace"
 )
 
 // The event loop (Config.IO == IOLoop).
@@ -247,10 +249,19 @@ func (c *conn) blockTimedOut(b *blocker) {
 		env.unlock()
 		return
 	}
-	c.unblock()
-	c.WriteNullArray()
-	serveReady(c.KS)
+	c.endParked(false)
 	env.unlock()
+}
+
+// endParked ends a parked connection's blocked command without serving it
+// (timeout, CLIENT UNBLOCK): it is unregistered, answered with the
+// timeout reply (or the UNBLOCKED error if asError), the waiters it leaves
+// first in line are served, and the connection resumes. On the loop, with
+// the keyspace lock held.
+func (c *conn) endParked(asError bool) {
+	c.unblock()
+	c.writeUnblocked(asError)
+	serveReady(c.KS)
 	c.resume()
 }
 
@@ -267,7 +278,7 @@ func (c *conn) resume() {
 // whose command blocks again keeps its place in the queues; a served one
 // is unregistered (which may wake the next waiter of its keys: it is
 // queued and served in this same call) and resumed.
-func serveReady(ks any) {
+func serveReady(ks *keyspace.Keyspace) {
 	r := loadRegistry(ks)
 	if r == nil {
 		return
@@ -293,9 +304,7 @@ func serveReady(ks any) {
 		}
 		cn.resume()
 	}
-	if len(r.ready) == 0 {
-		r.ready = nil
-	}
+	r.ready = nil // drop the drained backing array
 }
 
 // loopLogger routes gnet's warnings and errors to the server log; its
