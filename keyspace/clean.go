@@ -76,6 +76,36 @@ func (ks *Keyspace) clean() {
 	}
 }
 
+// cleanOp adds to b a copy of what is live of operation o (at loc, in
+// segment segID) under its key in database dbi: a string set that is still
+// the key's value, or the whole collection when the key holds one that may
+// have state in the segment. rewritten holds the collections already
+// copied in this chunk.
+func (ks *Keyspace) cleanOp(b *Batch, o op, dbi int, loc, segID uint64, now int64, rewritten map[*object]bool) {
+	d := ks.dbs[dbi]
+	i, ok := d.index[string(o.key)]
+	if !ok {
+		return
+	}
+	e := &d.entries[i]
+	switch {
+	case o.kind == opSet && e.loc == loc:
+		if o.expireAt != 0 && o.expireAt <= now {
+			ks.expire(dbi, e.key)
+		} else {
+			b.Set(dbi, o.key, o.val, o.expireAt)
+		}
+	case (o.kind >= opObjectBase || o.kind == opSet) && e.obj != nil && e.obj.firstSeg <= segID && !rewritten[e.obj]:
+		// The object may have state in the segment: write it whole.
+		if e.expireAt != 0 && e.expireAt <= now {
+			ks.expire(dbi, e.key)
+		} else {
+			ks.CopyValue(b, dbi, o.key, dbi, o.key, e.expireAt)
+			rewritten[e.obj] = true
+		}
+	}
+}
+
 // cleanSegment copies the live operations out of seg and removes it. It
 // returns false if it stopped early (closing, or a write failed).
 func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
@@ -107,24 +137,15 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 						panic(err)
 					}
 					loc := seg.ID()<<40 | uint64(p)
-					d := ks.dbs[o.db]
-					switch i, ok := d.index[string(o.key)]; {
-					case !ok:
-					case o.kind == opSet && d.entries[i].loc == loc:
-						if o.expireAt != 0 && o.expireAt <= now {
-							ks.expire(o.db, d.entries[i].key)
-						} else {
-							b.Set(o.db, o.key, o.val, o.expireAt)
-						}
-					case (o.kind >= opObjectBase || o.kind == opSet) && d.entries[i].obj != nil && d.entries[i].obj.firstSeg <= seg.ID() && !rewritten[d.entries[i].obj]:
-						// The object may have state in seg: write it whole.
-						e := &d.entries[i]
-						if e.expireAt != 0 && e.expireAt <= now {
-							ks.expire(o.db, e.key)
-						} else {
-							ks.CopyValue(&b, o.db, o.key, o.db, o.key, e.expireAt)
-							rewritten[e.obj] = true
-						}
+					// Before a SWAPDB, o.db may no longer be where the key
+					// lives: look in every database (locations are unique,
+					// so only the key's current entry can match).
+					dbLo, dbHi := int(o.db), int(o.db)+1
+					if seg.ID() < ks.swappedSeg {
+						dbLo, dbHi = 0, len(ks.dbs)
+					}
+					for dbi := dbLo; dbi < dbHi; dbi++ {
+						ks.cleanOp(&b, o, dbi, loc, seg.ID(), now, rewritten)
 					}
 					p += int64(o.size)
 					ops++

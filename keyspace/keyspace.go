@@ -26,9 +26,13 @@ type Keyspace struct {
 	recordLimit int   // maxRecordPayload (tests lower it)
 	txnOpen     bool
 	txnWrote    bool
-	cleaning    bool  // applying the cleaner's copies: not a change WATCH sees
-	failed      error // set when the in-memory state may be ahead of the log
-	liveBytes   int64
+	cleaning    bool // applying the cleaner's copies: not a change WATCH sees
+	// swappedSeg is 1 + the segment of the last SWAPDB applied (0: none).
+	// Operations in segments up to it may name the database their key was
+	// in before the swap; the cleaner then looks for it in every database.
+	swappedSeg uint64
+	failed     error // set when the in-memory state may be ahead of the log
+	liveBytes  int64
 
 	expires expiryHeap
 	watched map[watchKey][]*Watcher
@@ -399,6 +403,7 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 		}
 	case opSwapDB:
 		ks.dbs[o.db], ks.dbs[o.db2] = ks.dbs[o.db2], ks.dbs[o.db]
+		ks.swappedSeg = max(ks.swappedSeg, loc>>40+1)
 		ks.touchDB(o.db)
 		ks.touchDB(o.db2)
 		ks.expires.rebuild(ks.dbs[:])
