@@ -55,7 +55,7 @@ var directives = []directive{
 	{"maxclients", strconv.Itoa(resp.DefaultMaxClients), "maximum number of connected clients"},
 	{"timeout", "0", "close a client idle for this many seconds (0: never)"},
 	{"proto-max-bulk-len", "512mb", "largest bulk string a request may carry"},
-	{"threads", "auto", "Go scheduler threads (GOMAXPROCS): auto = 1 for pmem and none, all CPUs for msync"},
+	{"threads", "auto", "Go scheduler threads (GOMAXPROCS): auto = all CPUs, except 1 for --io goroutine in pmem and none modes"},
 	{"io", "auto", "how connections are served: loop (one event loop), goroutine (one per connection), auto = loop for pmem and none, goroutine for msync"},
 }
 
@@ -82,18 +82,30 @@ func ioModel(v string, mode pmem.Mode) (string, error) {
 	return "", fmt.Errorf("io must be auto, loop or goroutine, not %q", v)
 }
 
-// schedulerThreads resolves the threads setting. Measured on 2 cores shared
-// with redis-benchmark (-c 50): in pmem mode one scheduler thread serves
-// SET/GET at about 1.0x redis-server, two at about 0.76x (the connection
-// goroutines contend for both cores with the client); in msync mode one
-// thread stalls every connection while a group commit sits in msync, so it
-// uses every CPU. GOMAXPROCS in the environment wins over auto.
-func schedulerThreads(v string, mode pmem.Mode) (int, error) {
+// schedulerThreads resolves the threads setting for the durability mode
+// and the I/O model (resp.IOLoop or resp.IOGoroutine). GOMAXPROCS in the
+// environment wins over auto. Measured on 2 cores shared with the client
+// (persimmon-bench resp -c 50):
+//
+//   - event loop: every CPU. The segment cleaner needs a thread of its
+//     own: with one P it runs only when the loop goes idle, so under
+//     sustained writes it falls behind without bound (redis-benchmark MSET
+//     -r 100000, 1M requests: arena 927 MB for 9.2 MB live on one thread,
+//     21 MB on two). A second P also stops sysmon taking the P from the
+//     loop thread each time it blocks in epoll_wait; reads gain about a
+//     tenth (scripts/bench-collections.sh, same run: HGET 0.89x → 1.00x,
+//     ZSCORE 0.88x → 1.02x of redis-server).
+//   - goroutine per connection in pmem/none mode: one. Two threads serve
+//     SET/GET at about 0.76x redis-server instead of 1.0x: the connection
+//     goroutines contend for both cores with the client.
+//   - msync mode: every CPU; one thread would stall every connection while a
+//     group commit sits in msync.
+func schedulerThreads(v string, mode pmem.Mode, io string) (int, error) {
 	if v == "" || v == "auto" {
 		if env := os.Getenv("GOMAXPROCS"); env != "" {
 			return runtime.GOMAXPROCS(0), nil
 		}
-		if mode == pmem.ModeMsync {
+		if mode == pmem.ModeMsync || io == resp.IOLoop {
 			return runtime.NumCPU(), nil
 		}
 		return 1, nil
@@ -127,7 +139,7 @@ func run(args []string, stderr io.Writer) int {
 	}
 	cfg.ConfigFile = configFile
 	opts.Logf = logf
-	threads, err := schedulerThreads(set["threads"], opts.Mode)
+	threads, err := schedulerThreads(set["threads"], opts.Mode, cfg.IO)
 	if err != nil {
 		logf("fatal: %v", err)
 		return 2

@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -114,6 +115,32 @@ func TestIOModel(t *testing.T) {
 		got, err := ioModel(tt.v, tt.mode)
 		if got != tt.want || (err != nil) != tt.wantErr {
 			t.Errorf("ioModel(%q, %v) = %q, %v; want %q, error %v", tt.v, tt.mode, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestSchedulerThreads(t *testing.T) {
+	t.Setenv("GOMAXPROCS", "")
+	cpus := runtime.NumCPU()
+	for _, tt := range []struct {
+		v       string
+		mode    pmem.Mode
+		io      string
+		want    int
+		wantErr bool
+	}{
+		{"auto", pmem.ModePmem, resp.IOLoop, cpus, false},
+		{"", pmem.ModeNone, resp.IOLoop, cpus, false},
+		{"auto", pmem.ModePmem, resp.IOGoroutine, 1, false},
+		{"auto", pmem.ModeNone, resp.IOGoroutine, 1, false},
+		{"auto", pmem.ModeMsync, resp.IOGoroutine, cpus, false},
+		{"3", pmem.ModePmem, resp.IOLoop, 3, false},
+		{"0", pmem.ModePmem, resp.IOLoop, 0, true},
+		{"many", pmem.ModePmem, resp.IOLoop, 0, true},
+	} {
+		got, err := schedulerThreads(tt.v, tt.mode, tt.io)
+		if got != tt.want || (err != nil) != tt.wantErr {
+			t.Errorf("schedulerThreads(%q, %v, %q) = %d, %v; want %d, error %v", tt.v, tt.mode, tt.io, got, err, tt.want, tt.wantErr)
 		}
 	}
 }
