@@ -418,6 +418,9 @@ func (s *Segment) ensure(end int64) error {
 // Dir is the data directory.
 func (a *Arena) Dir() string { return a.opts.Dir }
 
+// SegmentSize is the size of a new segment file in bytes.
+func (a *Arena) SegmentSize() int64 { return a.opts.SegmentSize }
+
 // Mode is the durability mode of every mapping.
 func (a *Arena) Mode() pmem.Mode { return a.opts.Mode }
 

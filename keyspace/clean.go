@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"runtime"
+	"slices"
 
 	"github.com/persimmon-db/persimmon/arena"
 	"github.com/persimmon-db/persimmon/wal"
@@ -18,10 +19,22 @@ import (
 // nothing older than them remains that they could hide.
 //
 // It runs while the disk space of the segment files exceeds cleanRatio
-// times the live bytes plus cleanSlack, in chunks of at most cleanChunkOps
+// times the live bytes plus one segment, in chunks of at most cleanChunkOps
 // operations per lock hold, so commands keep being served while it works.
+// The segment of slack (64 MiB by default, like Redis's
+// auto-aof-rewrite-min-size) lets overwrites age before their segment is
+// cleaned: with little live data and a tighter bound the cleaner would
+// seal and clean the segment being written, most of it still live
+// (redis-benchmark MSET -r 100000 -n 1M: 44k requests/s with a 2 MiB
+// slack, 60k with one segment, arena 82 MB for 9.2 MB live).
 // When the garbage sits in the active segment (no sealed segment is left to
 // clean), the active segment is sealed early so it can be cleaned.
+//
+// Deciding that an operation is dead costs a key lookup (a cache miss or
+// two). Set operations are known dead the moment their key is overwritten,
+// deleted, expired or flushed, so apply records their offsets per segment
+// (Keyspace.deadSets) and the cleaner skips those without a lookup (MSET
+// above: 42k → 46-49k requests/s with the 2 MiB slack).
 //
 // A chunk that rewrites a huge collection is one batch of many operations;
 // Commit writes it as a group of records of bounded size (commitGroup),
@@ -29,13 +42,12 @@ import (
 // records (the wal's groups cannot) nor show half a collection.
 const (
 	cleanRatio    = 2
-	cleanSlack    = 2 << 20
 	cleanChunkOps = 256
 )
 
 // needsCleaning reports whether the arena holds too much dead data.
 func (ks *Keyspace) needsCleaning() bool {
-	return ks.arena.Bytes() > cleanRatio*ks.liveSnapshot.Load()+cleanSlack
+	return ks.arena.Bytes() > cleanRatio*ks.liveSnapshot.Load()+ks.arena.SegmentSize()
 }
 
 // Clean runs segment cleaning now, until the arena is within its bound or
@@ -113,6 +125,13 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 	buf := seg.Bytes()
 	var b Batch
 	off := int64(arena.HeaderSize)
+	// Set operations already known dead are skipped without a key lookup;
+	// those that die while the segment is being cleaned are looked up.
+	ks.mu.Lock()
+	dead := slices.Clone(ks.deadSets[seg.ID()])
+	ks.Unlock()
+	slices.Sort(dead)
+	nextDead := 0
 	for off < end {
 		ks.mu.Lock()
 		if ks.closed {
@@ -135,6 +154,14 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 					o, err := decodeOp(buf[p:pend])
 					if err != nil {
 						panic(err)
+					}
+					for nextDead < len(dead) && int64(dead[nextDead]) < p {
+						nextDead++
+					}
+					if o.kind == opSet && nextDead < len(dead) && int64(dead[nextDead]) == p {
+						p += int64(o.size)
+						ops++
+						continue
 					}
 					loc := seg.ID()<<40 | uint64(p)
 					// Before a SWAPDB, o.db may no longer be where the key
@@ -180,6 +207,7 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 	if err := ks.arena.Remove(seg.ID()); err != nil {
 		return false
 	}
+	delete(ks.deadSets, seg.ID())
 	ks.cleanedBytes.Add(size)
 	return true
 }

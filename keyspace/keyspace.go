@@ -31,8 +31,12 @@ type Keyspace struct {
 	// Operations in segments up to it may name the database their key was
 	// in before the swap; the cleaner then looks for it in every database.
 	swappedSeg uint64
-	failed     error // set when the in-memory state may be ahead of the log
-	liveBytes  int64
+	// deadSets holds, per segment ID, the offsets of set operations that
+	// no longer hold their key's value (overwritten, deleted, expired,
+	// flushed): hints that let the cleaner skip them without a key lookup.
+	deadSets  map[uint64][]uint32
+	failed    error // set when the in-memory state may be ahead of the log
+	liveBytes int64
 
 	expires expiryHeap
 	watched map[watchKey][]*Watcher
@@ -56,7 +60,7 @@ type Keyspace struct {
 }
 
 func newKeyspace(a *arena.Arena) *Keyspace {
-	ks := &Keyspace{arena: a, watched: map[watchKey][]*Watcher{}, stop: make(chan struct{}), recordLimit: maxRecordPayload}
+	ks := &Keyspace{arena: a, watched: map[watchKey][]*Watcher{}, stop: make(chan struct{}), recordLimit: maxRecordPayload, deadSets: map[uint64][]uint32{}}
 	for i := range ks.dbs {
 		ks.dbs[i] = newDB()
 	}
@@ -382,6 +386,9 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 			if e.expireAt != 0 {
 				d.volatile--
 			}
+			if e.obj == nil {
+				ks.setDied(e.loc)
+			}
 			e.loc, e.expireAt, e.size, e.obj = loc, o.expireAt, uint32(o.size), nil
 		} else {
 			d.insert(entry{key: string(o.key), loc: loc, expireAt: o.expireAt, size: uint32(o.size)})
@@ -424,12 +431,29 @@ func entryBytes(e *entry) int64 {
 func (ks *Keyspace) removeKey(dbi int, key string) {
 	if e, ok := ks.dbs[dbi].remove(key); ok {
 		ks.liveBytes -= entryBytes(&e)
+		if e.obj == nil {
+			ks.setDied(e.loc)
+		}
+	}
+}
+
+// setDied records that the set operation at loc no longer holds its key's
+// value (see deadSets). Only a string entry's own location may be given:
+// the base value of a patched string (stringpatch) stays live inside its
+// object and must not be recorded. Offsets past 4 GiB get no hint.
+func (ks *Keyspace) setDied(loc uint64) {
+	if off := loc & (1<<40 - 1); off < 1<<32 {
+		ks.deadSets[loc>>40] = append(ks.deadSets[loc>>40], uint32(off))
 	}
 }
 
 func (ks *Keyspace) flushDB(dbi int) {
 	for i := range ks.dbs[dbi].entries {
-		ks.liveBytes -= entryBytes(&ks.dbs[dbi].entries[i])
+		e := &ks.dbs[dbi].entries[i]
+		ks.liveBytes -= entryBytes(e)
+		if e.obj == nil {
+			ks.setDied(e.loc)
+		}
 	}
 	ks.dbs[dbi] = newDB()
 	ks.touchDB(dbi)

@@ -91,7 +91,7 @@ func ioModel(v string, mode pmem.Mode) (string, error) {
 //     own: with one P it runs only when the loop goes idle, so under
 //     sustained writes it falls behind without bound (redis-benchmark MSET
 //     -r 100000, 1M requests: arena 927 MB for 9.2 MB live on one thread,
-//     21 MB on two). A second P also stops sysmon taking the P from the
+//     within the cleaner's bound on two). A second P also stops sysmon taking the P from the
 //     loop thread each time it blocks in epoll_wait; reads gain about a
 //     tenth (scripts/bench-collections.sh, same run: HGET 0.89x → 1.00x,
 //     ZSCORE 0.88x → 1.02x of redis-server).
