@@ -74,7 +74,7 @@ func testCleaningRandomModel(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	m := newCleanModel()
 	filler := bytes.Repeat([]byte("f"), 8<<10) // past the cleaner's 2 MiB slack
-	var cleaned int64 // bytes cleaned over every open
+	var cleaned int64                          // bytes cleaned over every open
 	steps := 12000
 	if testing.Short() {
 		steps = 3000
