@@ -73,7 +73,7 @@ func testCleaningRandomModel(t *testing.T, seed uint64) {
 	defer func() { ks.Close() }()
 	rng := rand.New(rand.NewPCG(seed, 0))
 	m := newCleanModel()
-	filler := bytes.Repeat([]byte("f"), 8<<10) // past the cleaner's 2 MiB slack
+	filler := bytes.Repeat([]byte("f"), 8<<10) // turns segments over quickly
 	var cleaned int64                          // bytes cleaned over every open
 	steps := 12000
 	if testing.Short() {
