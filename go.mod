@@ -9,6 +9,7 @@ require (
 	github.com/panjf2000/gnet/v2 v2.9.7
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/tidwall/redcon v1.6.4
+	github.com/yuin/gopher-lua v1.1.2
 	golang.org/x/sys v0.50.0
 )
 

@@ -129,6 +129,7 @@ func newCommandTable() map[string]*Command {
 	cmds = append(cmds, setCommands()...)
 	cmds = append(cmds, zsetCommands()...)
 	cmds = append(cmds, memoryCommands()...)
+	cmds = append(cmds, scriptingCommands()...)
 	return buildTable(cmds)
 }
 
@@ -222,6 +223,7 @@ var groupCategory = map[string]string{
 	"sorted-set":   "@sortedset",
 	"connection":   "@connection",
 	"transactions": "@transaction",
+	"scripting":    "@scripting",
 }
 
 // aclCategoryOrder is the order Redis lists categories in (its bit order).
@@ -239,7 +241,7 @@ func aclCategories(cmd *Command) []string {
 	if cmd.Flags&FlagWrite != 0 {
 		has["@write"] = true
 	}
-	if cmd.Flags&FlagReadonly != 0 {
+	if cmd.Flags&FlagReadonly != 0 && cmd.Group != "scripting" { // Redis leaves EVAL_RO out of @read
 		has["@read"] = true
 	}
 	// Redis gives a container (CLIENT, OBJECT) no category of its group.

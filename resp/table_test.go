@@ -150,6 +150,10 @@ decrby 1 1 1 RW+access+update@1:range(0,1,0)
 del 1 -1 1 RM+delete@1:range(-1,1,0)
 discard 0 0 0
 echo 0 0 0
+eval 0 0 0 movable RW+access+update@2:keynum(0,1,1){We cannot tell how the keys will be used so we assume the worst, RW and UPDATE}
+eval_ro 0 0 0 movable RO+access@2:keynum(0,1,1){We cannot tell how the keys will be used so we assume the worst, RO and ACCESS}
+evalsha 0 0 0 movable RW+access+update@2:keynum(0,1,1)
+evalsha_ro 0 0 0 movable RO+access@2:keynum(0,1,1)
 exec 0 0 0
 exists 1 -1 1 RO@1:range(-1,1,0)
 expire 1 1 1 RW+update@1:range(0,1,0)

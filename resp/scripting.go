@@ -1,0 +1,831 @@
+package resp
+
+// Lua scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT (semantics:
+// redis.io/commands/eval, "Scripting with Lua" and "Redis Lua API
+// reference", Redis 7.0), on gopher-lua (Lua 5.1).
+//
+// Atomicity and durability: EVAL is an ordinary locked command, so the
+// keyspace lock is held for the whole script and no other client's command
+// interleaves with it. Outside EXEC the script's commands form one
+// transaction group (BeginTxn/EndTxn, as EXEC does), so recovery applies
+// them whole or not at all (DESIGN.md invariant 2); inside EXEC they belong
+// to EXEC's group. As in Redis a script error does not roll back the writes
+// made before it: they are committed with the group. The reply leaves after
+// the group is durable, through the batch LSN like every command's.
+//
+// redis.call runs a command through the server's own command table on the
+// calling client (its database, its connection's commandstats), with the
+// connection marked inExec so blocking commands that are allowed in scripts
+// (BLMPOP, BZMPOP) answer at once as they do inside MULTI. The command's
+// reply is captured from the client's output buffer and parsed back into
+// Lua values. A SELECT inside a script changes the database for the rest of
+// the script only.
+//
+// One Lua state per server serves every script: scripts run under the
+// keyspace lock, which also guards the script cache. Scripts see a
+// read-only global environment (Redis 7): reading an undefined global or
+// assigning any global is an error. Only the base, table, string and math
+// libraries are loaded, without dofile, loadfile, require and module;
+// print does nothing. Left out: redis.setresp, redis.set_repl,
+// redis.replicate_commands, redis.breakpoint/debug (SCRIPT DEBUG), the
+// bit, cjson, cmsgpack and struct libraries, and busy-script handling: a
+// script that never ends holds the keyspace lock forever (SCRIPT KILL
+// always answers NOTBUSY, since it can only run between scripts).
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+)
+
+// Redis's script error texts.
+const (
+	errNoScript          = "NOSCRIPT No matching script. Please use EVAL."
+	errScriptNotAllowed  = "ERR This Redis command is not allowed from script"
+	errScriptUnknownCmd  = "ERR Unknown Redis command called from script"
+	errScriptWrongArgs   = "ERR Wrong number of args calling Redis command from script"
+	errScriptNoArgs      = "ERR Please specify at least one argument for this redis lib call"
+	errScriptArgType     = "ERR Lua redis lib command arguments must be strings or integers"
+	errScriptWriteInRO   = "ERR Write commands are not allowed from read-only scripts."
+	errScriptStackLimit  = "ERR reached lua stack limit"
+	scriptChunkName      = "user_script"
+	maxScriptReplyDepth  = 1000 // nesting of a script's reply before "reached lua stack limit"
+	luaCallStackSize     = 1024
+	luaRegistrySize      = 1024 * 20
+	luaRegistryMaxSize   = 1024 * 1024 * 16
+	scriptErrSourceLabel = "@" + scriptChunkName
+)
+
+// cachedScript is one compiled script body.
+type cachedScript struct {
+	proto    *lua.FunctionProto
+	noWrites bool // shebang flags=no-writes: runs as EVAL_RO
+}
+
+// scriptRun is the script running now.
+type scriptRun struct {
+	c        *Client
+	readOnly bool
+	errLine  int // line of the last error() call, for errors without a position
+}
+
+// scriptEngine is a server's Lua state and script cache. Every field is
+// guarded by the keyspace lock.
+type scriptEngine struct {
+	L       *lua.LState
+	globals *lua.LTable // the real globals (library tables, KEYS, ARGV)
+	env     *lua.LTable // what scripts see: a read-only view of globals
+	scripts map[string]*cachedScript
+	run     *scriptRun
+	logf    func(string, ...any)
+}
+
+// scriptEngines maps a *Server to its *scriptEngine, made on first use.
+var scriptEngines sync.Map
+
+func (s *Server) scriptEngine() *scriptEngine {
+	if e, ok := scriptEngines.Load(s); ok {
+		return e.(*scriptEngine)
+	}
+	e, _ := scriptEngines.LoadOrStore(s, newScriptEngine(s.logf))
+	return e.(*scriptEngine)
+}
+
+func newScriptEngine(logf func(string, ...any)) *scriptEngine {
+	e := &scriptEngine{scripts: make(map[string]*cachedScript), logf: logf}
+	e.reset()
+	return e
+}
+
+// reset makes a fresh Lua state (SCRIPT FLUSH does this too, as Redis does).
+func (e *scriptEngine) reset() {
+	if e.L != nil {
+		e.L.Close()
+	}
+	L := lua.NewState(lua.Options{
+		SkipOpenLibs:     true,
+		CallStackSize:    luaCallStackSize,
+		RegistrySize:     luaRegistrySize,
+		RegistryMaxSize:  luaRegistryMaxSize,
+		RegistryGrowStep: luaRegistrySize,
+	})
+	for _, lib := range []struct {
+		name string
+		open lua.LGFunction
+	}{
+		{lua.BaseLibName, lua.OpenBase},
+		{lua.TabLibName, lua.OpenTable},
+		{lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath},
+	} {
+		L.Push(L.NewFunction(lib.open))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	g := L.G.Global
+	for _, name := range []string{"dofile", "loadfile", "require", "module", "_printregs"} {
+		g.RawSetString(name, lua.LNil)
+	}
+	g.RawSetString("print", L.NewFunction(func(*lua.LState) int { return 0 }))
+	g.RawSetString("error", L.NewFunction(e.luaError))
+	g.RawSetString("pcall", L.NewFunction(luaPCall))
+
+	redis := L.NewTable()
+	redis.RawSetString("call", L.NewFunction(func(L *lua.LState) int { return e.luaCall(L, true) }))
+	redis.RawSetString("pcall", L.NewFunction(func(L *lua.LState) int { return e.luaCall(L, false) }))
+	redis.RawSetString("error_reply", L.NewFunction(luaErrorReply))
+	redis.RawSetString("status_reply", L.NewFunction(luaStatusReply))
+	redis.RawSetString("sha1hex", L.NewFunction(luaSHA1Hex))
+	redis.RawSetString("log", L.NewFunction(e.luaLog))
+	redis.RawSetString("LOG_DEBUG", lua.LNumber(0))
+	redis.RawSetString("LOG_VERBOSE", lua.LNumber(1))
+	redis.RawSetString("LOG_NOTICE", lua.LNumber(2))
+	redis.RawSetString("LOG_WARNING", lua.LNumber(3))
+	g.RawSetString("redis", redis)
+
+	// Globals are read-only (Redis 7): the scripts' environment is an empty
+	// table whose reads fall through to the globals and whose writes fail;
+	// the globals table itself refuses new names (_G.x = 1).
+	readonly := L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("Attempt to modify a readonly table")
+		return 0
+	})
+	gmeta := L.NewTable()
+	gmeta.RawSetString("__newindex", readonly)
+	L.SetMetatable(g, gmeta)
+	env := L.NewTable()
+	meta := L.NewTable()
+	meta.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		k := L.Get(2)
+		v := g.RawGet(k)
+		if v == lua.LNil {
+			L.RaiseError("Script attempted to access nonexistent global variable '%s'", k.String())
+		}
+		L.Push(v)
+		return 1
+	}))
+	meta.RawSetString("__newindex", readonly)
+	meta.RawSetString("__metatable", lua.LFalse)
+	L.SetMetatable(env, meta)
+	e.L, e.globals, e.env = L, g, env
+}
+
+// ---- commands ----
+
+func scriptingCommands() []Command {
+	const evalFlags = FlagNoScript | FlagStale | FlagMovableKeys
+	evalKeys := func(flags int, notes string) []KeySpec {
+		return []KeySpec{{Notes: notes, Flags: flags, Index: 2, KeyNum: true, FirstKey: 1, KeyStep: 1}}
+	}
+	const rwNotes = "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"
+	const roNotes = "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"
+	getKeys := numkeysGetKeys(0, 2, 3)
+	return []Command{
+		{Name: "eval", Arity: -3, Flags: evalFlags, Group: "scripting", Since: "2.6.0",
+			Summary: "Execute a Lua script server side", Run: evalCommand,
+			KeySpecs: evalKeys(KeyRW|KeyAccess|KeyUpdate, rwNotes), GetKeys: getKeys},
+		{Name: "evalsha", Arity: -3, Flags: evalFlags, Group: "scripting", Since: "2.6.0",
+			Summary: "Execute a Lua script server side", Run: evalshaCommand,
+			KeySpecs: evalKeys(KeyRW|KeyAccess|KeyUpdate, ""), GetKeys: getKeys},
+		{Name: "eval_ro", Arity: -3, Flags: evalFlags | FlagReadonly, Group: "scripting", Since: "7.0.0",
+			Summary: "Execute a read-only Lua script server side", Run: evalROCommand,
+			KeySpecs: evalKeys(KeyRO|KeyAccess, roNotes), GetKeys: getKeys},
+		{Name: "evalsha_ro", Arity: -3, Flags: evalFlags | FlagReadonly, Group: "scripting", Since: "7.0.0",
+			Summary: "Execute a read-only Lua script server side", Run: evalshaROCommand,
+			KeySpecs: evalKeys(KeyRO|KeyAccess, ""), GetKeys: getKeys},
+		{Name: "script", Arity: -2, Group: "scripting", Since: "2.6.0",
+			Summary: "A container for Lua scripts management commands", Subcommands: []Command{
+				{Name: "script|load", Arity: 3, Flags: FlagNoScript | FlagStale, Group: "scripting", Since: "2.6.0",
+					Summary: "Load the specified Lua script into the script cache.", Run: scriptLoadCommand,
+					Tips: []string{"request_policy:all_nodes", "response_policy:all_succeeded"}},
+				{Name: "script|exists", Arity: -3, Flags: FlagNoScript, Group: "scripting", Since: "2.6.0",
+					Summary: "Check existence of scripts in the script cache.", Run: scriptExistsCommand,
+					Tips: []string{"request_policy:all_shards", "response_policy:agg_logical_and"}},
+				{Name: "script|flush", Arity: -2, Flags: FlagNoScript, Group: "scripting", Since: "2.6.0",
+					Summary: "Remove all the scripts from the script cache.", Run: scriptFlushCommand,
+					Tips: []string{"request_policy:all_nodes", "response_policy:all_succeeded"}},
+				{Name: "script|kill", Arity: 2, Flags: FlagNoScript | FlagAllowBusy, Group: "scripting", Since: "2.6.0",
+					Summary: "Kill the script currently in execution.", Run: scriptKillCommand, NoLock: true,
+					Tips: []string{"request_policy:all_shards", "response_policy:one_succeeded"}},
+				{Name: "script|help", Arity: 2, Flags: FlagLoading | FlagStale, Group: "scripting", Since: "5.0.0",
+					Summary: "Show helpful text about the different subcommands", Run: scriptHelpCommand, NoLock: true},
+			}},
+	}
+}
+
+func evalCommand(c *Client, args [][]byte)      { evalGeneric(c, args, false, false) }
+func evalshaCommand(c *Client, args [][]byte)   { evalGeneric(c, args, true, false) }
+func evalROCommand(c *Client, args [][]byte)    { evalGeneric(c, args, false, true) }
+func evalshaROCommand(c *Client, args [][]byte) { evalGeneric(c, args, true, true) }
+func scriptKillCommand(c *Client, _ [][]byte) {
+	c.WriteError("NOTBUSY No scripts in execution right now.")
+}
+func scriptLoadCommand(c *Client, args [][]byte) { scriptLoad(c, args[2]) }
+
+// evalGeneric runs EVAL/EVALSHA[_RO] with the keyspace lock held. Redis
+// 7.0's order of checks: an EVALSHA sha that is not 40 bytes, then numkeys,
+// then the script lookup or compilation.
+func evalGeneric(c *Client, args [][]byte, bySHA, readOnly bool) {
+	if bySHA && len(args[1]) != 40 {
+		c.WriteError(errNoScript)
+		return
+	}
+	numkeys, ok := parseInt64(args[2])
+	switch {
+	case !ok:
+		c.WriteError(ErrNotInteger)
+		return
+	case numkeys > int64(len(args)-3):
+		c.WriteError("ERR Number of keys can't be greater than number of args")
+		return
+	case numkeys < 0:
+		c.WriteError("ERR Number of keys can't be negative")
+		return
+	}
+	e := c.Srv.scriptEngine()
+	var sha string
+	var sc *cachedScript
+	if bySHA {
+		sha = strings.ToLower(string(args[1]))
+		if sc = e.scripts[sha]; sc == nil {
+			c.WriteError(errNoScript)
+			return
+		}
+	} else {
+		var msg string
+		if sha, sc, msg = e.load(args[1]); msg != "" {
+			c.WriteError(msg)
+			return
+		}
+	}
+	keys, argv := args[3:3+numkeys], args[3+numkeys:]
+
+	cn := c.conn
+	inTxn := cn != nil && cn.inExec // EXEC's group covers the script
+	env := &c.Srv.env
+	if !inTxn {
+		env.beginTxn()
+	}
+	mark := len(c.out)
+	e.runScript(c, sha, sc, keys, argv, readOnly || sc.noWrites)
+	if !inTxn {
+		if err := env.endTxn(); err != nil {
+			// The commit marker was not written: recovery drops the
+			// script's writes, so the client must not see them acknowledged.
+			c.out = c.out[:mark]
+			c.WriteErr(err)
+		}
+	}
+}
+
+// runScript calls the compiled script and appends its reply.
+func (e *scriptEngine) runScript(c *Client, sha string, sc *cachedScript, keys, argv [][]byte, readOnly bool) {
+	L := e.L
+	e.globals.RawSetString("KEYS", e.argTable(keys))
+	e.globals.RawSetString("ARGV", e.argTable(argv))
+	fn := L.NewFunctionFromProto(sc.proto)
+	fn.Env = e.env
+
+	db := c.DB
+	cn := c.conn
+	var inExec bool
+	var lastCmd *Command
+	if cn != nil {
+		inExec, lastCmd = cn.inExec, cn.lastCmd
+		cn.inExec = true
+	}
+	run := &scriptRun{c: c, readOnly: readOnly}
+	e.run = run
+	L.Push(fn)
+	err := L.PCall(0, 1, nil)
+	e.run = nil
+	c.DB = db
+	if cn != nil {
+		cn.inExec, cn.lastCmd = inExec, lastCmd
+	}
+	if err != nil {
+		var obj lua.LValue = lua.LString(err.Error())
+		var apiErr *lua.ApiError
+		if errors.As(err, &apiErr) && apiErr.Object != nil {
+			obj = apiErr.Object
+		}
+		c.WriteError(scriptErrorReply(sha, obj, run.errLine))
+		return
+	}
+	ret := L.Get(-1)
+	L.Pop(1)
+	c.out = appendLuaReply(c.out, ret, 0)
+}
+
+func (e *scriptEngine) argTable(args [][]byte) *lua.LTable {
+	t := e.L.CreateTable(len(args), 0)
+	for i, a := range args {
+		t.RawSetInt(i+1, lua.LString(a))
+	}
+	return t
+}
+
+// scriptErrorReply is Redis 7.0's reply to a script that raised obj: the
+// error's message, then where it was raised ("script: <sha>, on
+// @user_script:<line>.") when that is known: from an error table, from
+// the position in an error message, else errLine (where error() was last
+// called).
+func scriptErrorReply(sha string, obj lua.LValue, errLine int) string {
+	var msg, source string
+	line := 0
+	if t, ok := obj.(*lua.LTable); ok {
+		msg = "ERR unknown error"
+		if s, ok := t.RawGetString("err").(lua.LString); ok {
+			msg = string(s)
+		}
+		if s, ok := t.RawGetString("source").(lua.LString); ok {
+			source = string(s)
+		}
+		if n, ok := t.RawGetString("line").(lua.LNumber); ok {
+			line = int(n)
+		}
+	} else {
+		text := obj.String()
+		msg = "ERR " + text
+		if n, ok := chunkLine(text); ok {
+			source, line = scriptErrSourceLabel, n
+		} else if errLine > 0 {
+			source, line = scriptErrSourceLabel, errLine
+		}
+	}
+	if source != "" && line > 0 {
+		msg += " script: " + sha + ", on " + source + ":" + strconv.Itoa(line) + "."
+	}
+	return oneLine(msg)
+}
+
+// chunkLine reads the line number of a Lua error position "user_script:N: ...".
+func chunkLine(text string) (int, bool) {
+	rest, ok := strings.CutPrefix(text, scriptChunkName+":")
+	if !ok {
+		return 0, false
+	}
+	num, _, ok := strings.Cut(rest, ":")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(num)
+	return n, err == nil
+}
+
+// load compiles body (or finds it in the cache) and caches it. msg is the
+// error reply when it does not compile.
+func (e *scriptEngine) load(body []byte) (sha string, sc *cachedScript, msg string) {
+	sum := sha1.Sum(body)
+	sha = hex.EncodeToString(sum[:])
+	if sc = e.scripts[sha]; sc != nil {
+		return sha, sc, ""
+	}
+	src := string(body)
+	noWrites := false
+	if strings.HasPrefix(src, "#!") {
+		first, rest, _ := strings.Cut(src, "\n")
+		if noWrites, msg = parseShebang(first); msg != "" {
+			return "", nil, msg
+		}
+		src = "\n" + rest // keep the line numbers
+	}
+	chunk, err := parse.Parse(strings.NewReader(src), scriptChunkName)
+	if err != nil {
+		return "", nil, compileError(err)
+	}
+	proto, err := lua.Compile(chunk, scriptChunkName)
+	if err != nil {
+		return "", nil, compileError(err)
+	}
+	sc = &cachedScript{proto: proto, noWrites: noWrites}
+	e.scripts[sha] = sc
+	return sha, sc, ""
+}
+
+func compileError(err error) string {
+	text := strings.TrimSpace(err.Error())
+	var pe *parse.Error
+	if errors.As(err, &pe) {
+		if pe.Pos.Line == parse.EOF {
+			text = scriptChunkName + ": " + pe.Message + " near <eof>"
+		} else {
+			text = scriptChunkName + ":" + strconv.Itoa(pe.Pos.Line) + ": " + pe.Message + " near '" + pe.Token + "'"
+		}
+	}
+	return oneLine("ERR Error compiling script (new function): " + text)
+}
+
+// parseShebang reads a Redis 7 script's first line, "#!lua [flags=f1,f2]".
+func parseShebang(line string) (noWrites bool, msg string) {
+	parts := strings.Fields(strings.TrimRight(line, "\r"))
+	if len(parts) == 0 || parts[0] != "#!lua" {
+		engine := line
+		if len(parts) > 0 {
+			engine = parts[0]
+		}
+		return false, "ERR Unexpected engine in script shebang: " + engine
+	}
+	for _, p := range parts[1:] {
+		flags, ok := strings.CutPrefix(p, "flags=")
+		if !ok {
+			return false, "ERR Unknown lua shebang option: " + p
+		}
+		for f := range strings.SplitSeq(flags, ",") {
+			switch f {
+			case "no-writes":
+				noWrites = true
+			case "", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys":
+			default:
+				return false, "ERR Unexpected flag in script shebang: " + f
+			}
+		}
+	}
+	return noWrites, ""
+}
+
+// ---- redis.* ----
+
+// luaCall is redis.call (raise) and redis.pcall: run a command as the
+// script's client and return its reply as Lua values. An error reply is
+// raised by redis.call and returned as {err=...} by redis.pcall.
+func (e *scriptEngine) luaCall(L *lua.LState, raise bool) int {
+	r := e.run
+	if r == nil {
+		return luaFail(L, raise, "ERR redis.call called outside a script")
+	}
+	n := L.GetTop()
+	if n == 0 {
+		return luaFail(L, raise, errScriptNoArgs)
+	}
+	args := make([][]byte, n)
+	for i := 1; i <= n; i++ {
+		switch v := L.Get(i).(type) {
+		case lua.LString:
+			args[i-1] = []byte(v)
+		case lua.LNumber:
+			// Redis formats numbers with %.17g, not Lua's lossy %.14g.
+			args[i-1] = strconv.AppendFloat(nil, float64(v), 'g', 17, 64)
+		default:
+			return luaFail(L, raise, errScriptArgType)
+		}
+	}
+	c := r.c
+	cmd, msg := c.Srv.resolve(args)
+	switch {
+	case cmd == nil && strings.HasPrefix(msg, "ERR wrong number of arguments"):
+		return luaFail(L, raise, errScriptWrongArgs) // a container without its subcommand
+	case cmd == nil:
+		return luaFail(L, raise, errScriptUnknownCmd)
+	case msg != "":
+		return luaFail(L, raise, errScriptWrongArgs)
+	case cmd.Flags&FlagNoScript != 0:
+		return luaFail(L, raise, errScriptNotAllowed)
+	case r.readOnly && cmd.Flags&FlagWrite != 0:
+		return luaFail(L, raise, errScriptWriteInRO)
+	}
+	mark := len(c.out)
+	if cn := c.conn; cn != nil {
+		cn.call(cmd, args, true)
+	} else {
+		cmd.Run(c, args)
+	}
+	v, _ := respToLua(L, c.out[mark:])
+	c.out = c.out[:mark]
+	if t, ok := v.(*lua.LTable); ok && raise {
+		if errMsg, ok := t.RawGetString("err").(lua.LString); ok {
+			return luaFail(L, true, string(errMsg))
+		}
+	}
+	L.Push(v)
+	return 1
+}
+
+// luaFail returns (or, raise, raises) the error table {err=msg}; msg is
+// normalised as Redis's luaPushError does: a leading '-' is dropped, a
+// message without an error code gets "ERR ", and trailing CR/LF go.
+func luaFail(L *lua.LState, raise bool, msg string) int {
+	t := errorTable(L, msg)
+	if raise {
+		setErrorPosition(L, t)
+		L.Error(t, 0)
+		return 0
+	}
+	L.Push(t)
+	return 1
+}
+
+func errorTable(L *lua.LState, msg string) *lua.LTable {
+	msg = strings.TrimPrefix(msg, "-")
+	if !strings.Contains(msg, " ") {
+		msg = "ERR " + msg
+	}
+	msg = strings.TrimRight(msg, "\r\n")
+	t := L.NewTable()
+	t.RawSetString("err", lua.LString(msg))
+	return t
+}
+
+// setErrorPosition records in an error table where the Lua code that
+// raised it is (the caller of the Go function running now), as Redis's
+// error handler adds source and line.
+func setErrorPosition(L *lua.LState, t *lua.LTable) {
+	dbg, ok := L.GetStack(1)
+	if !ok {
+		return
+	}
+	if _, err := L.GetInfo("Sl", dbg, nil); err != nil || dbg.CurrentLine <= 0 {
+		return
+	}
+	t.RawSetString("source", lua.LString("@"+dbg.Source))
+	t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
+}
+
+// luaError replaces Lua's error(): a table gets the position it was
+// raised at, and a number is positioned like a string (Lua 5.1 does that;
+// gopher-lua does not).
+func (e *scriptEngine) luaError(L *lua.LState) int {
+	v := L.Get(1)
+	level := L.OptInt(2, 1)
+	switch v := v.(type) {
+	case *lua.LTable:
+		setErrorPosition(L, v)
+		L.Error(v, 0)
+	case lua.LNumber:
+		L.Error(lua.LString(v.String()), level)
+	default:
+		if dbg, ok := L.GetStack(1); ok && e.run != nil {
+			if _, err := L.GetInfo("l", dbg, nil); err == nil {
+				e.run.errLine = dbg.CurrentLine
+			}
+		}
+		L.Error(v, level)
+	}
+	return 0
+}
+
+// luaPCall replaces Lua's pcall as Redis 7 does: an error table's err
+// string is what the caller gets (pcall(redis.call, ...) returns false and
+// the error message, not a table).
+func luaPCall(L *lua.LState) int {
+	v := L.CheckAny(1)
+	if v.Type() != lua.LTFunction && L.GetMetaField(v, "__call").Type() != lua.LTFunction {
+		L.Push(lua.LFalse)
+		L.Push(lua.LString("attempt to call a " + v.Type().String() + " value"))
+		return 2
+	}
+	if err := L.PCall(L.GetTop()-1, lua.MultRet, nil); err != nil {
+		var obj lua.LValue = lua.LString(err.Error())
+		var apiErr *lua.ApiError
+		if errors.As(err, &apiErr) && apiErr.Object != nil {
+			obj = apiErr.Object
+		}
+		if t, ok := obj.(*lua.LTable); ok {
+			if s, ok := t.RawGetString("err").(lua.LString); ok {
+				obj = s
+			}
+		}
+		L.Push(lua.LFalse)
+		L.Push(obj)
+		return 2
+	}
+	L.Insert(lua.LTrue, 1)
+	return L.GetTop()
+}
+
+// luaErrorReply is redis.error_reply(msg).
+func luaErrorReply(L *lua.LState) int {
+	s, ok := L.Get(1).(lua.LString)
+	if L.GetTop() != 1 || !ok {
+		L.Push(errorTable(L, "wrong number or type of arguments"))
+		return 1
+	}
+	L.Push(errorTable(L, "-"+strings.TrimPrefix(string(s), "-")))
+	return 1
+}
+
+// luaStatusReply is redis.status_reply(msg).
+func luaStatusReply(L *lua.LState) int {
+	s, ok := L.Get(1).(lua.LString)
+	if L.GetTop() != 1 || !ok {
+		L.Push(errorTable(L, "wrong number or type of arguments"))
+		return 1
+	}
+	t := L.NewTable()
+	t.RawSetString("ok", s)
+	L.Push(t)
+	return 1
+}
+
+// luaSHA1Hex is redis.sha1hex(s).
+func luaSHA1Hex(L *lua.LState) int {
+	if L.GetTop() != 1 {
+		return luaFail(L, true, "wrong number of arguments")
+	}
+	sum := sha1.Sum([]byte(L.ToString(1)))
+	L.Push(lua.LString(hex.EncodeToString(sum[:])))
+	return 1
+}
+
+// luaLog is redis.log(level, message...): warnings and notices go to the
+// server log (Redis's default verbosity is notice).
+func (e *scriptEngine) luaLog(L *lua.LState) int {
+	n := L.GetTop()
+	if n < 2 {
+		return luaFail(L, true, "redis.log() requires two arguments or more.")
+	}
+	lv, ok := L.Get(1).(lua.LNumber)
+	if !ok {
+		return luaFail(L, true, "First argument must be a number (log level).")
+	}
+	if lv < 0 || lv > 3 {
+		return luaFail(L, true, "Invalid debug level.")
+	}
+	if lv < 2 || e.logf == nil {
+		return 0
+	}
+	parts := make([]string, 0, n-1)
+	for i := 2; i <= n; i++ {
+		parts = append(parts, L.ToString(i))
+	}
+	e.logf("script: %s", strings.Join(parts, " "))
+	return 0
+}
+
+// ---- conversions ----
+
+// respToLua parses one RESP2 reply from b into Lua values, the Redis Lua
+// API way: integer → number, bulk → string, null → false, array → table,
+// status → {ok=...}, error → {err=...}. It returns the rest of b.
+func respToLua(L *lua.LState, b []byte) (lua.LValue, []byte) {
+	i := bytes.Index(b, []byte("\r\n"))
+	if len(b) == 0 || i < 0 {
+		return lua.LFalse, nil
+	}
+	line, rest := b[1:i], b[i+2:]
+	switch b[0] {
+	case '+':
+		t := L.NewTable()
+		t.RawSetString("ok", lua.LString(line))
+		return t, rest
+	case '-':
+		return errorTable(L, string(line)), rest
+	case ':':
+		n, _ := strconv.ParseInt(string(line), 10, 64)
+		return lua.LNumber(n), rest
+	case '$':
+		n, _ := strconv.Atoi(string(line))
+		if n < 0 || n+2 > len(rest) {
+			return lua.LFalse, rest
+		}
+		return lua.LString(rest[:n]), rest[n+2:]
+	case '*':
+		n, _ := strconv.Atoi(string(line))
+		if n < 0 {
+			return lua.LFalse, rest
+		}
+		t := L.CreateTable(n, 0)
+		for j := 1; j <= n; j++ {
+			var v lua.LValue
+			v, rest = respToLua(L, rest)
+			t.RawSetInt(j, v)
+		}
+		return t, rest
+	}
+	return lua.LFalse, nil
+}
+
+// appendLuaReply appends a script's return value as RESP2, the Redis Lua
+// API way: number → integer (truncated), string → bulk, true → 1,
+// false/nil → null, {err=s} → error, {ok=s} → status, any other table →
+// array of its elements 1..n up to the first nil.
+func appendLuaReply(b []byte, v lua.LValue, depth int) []byte {
+	switch v := v.(type) {
+	case lua.LString:
+		return appendBulkString(b, string(v))
+	case lua.LNumber:
+		return append(strconv.AppendInt(append(b, ':'), luaNumberToInt(float64(v)), 10), "\r\n"...)
+	case lua.LBool:
+		if v {
+			return append(b, ":1\r\n"...)
+		}
+		return append(b, "$-1\r\n"...)
+	case *lua.LTable:
+		if depth >= maxScriptReplyDepth {
+			return appendError(b, errScriptStackLimit)
+		}
+		if s, ok := v.RawGetString("err").(lua.LString); ok {
+			return appendError(b, oneLine(string(s)))
+		}
+		if s, ok := v.RawGetString("ok").(lua.LString); ok {
+			return append(append(append(b, '+'), oneLine(string(s))...), "\r\n"...)
+		}
+		n := 0
+		for v.RawGetInt(n+1) != lua.LNil {
+			n++
+		}
+		b = strconv.AppendInt(append(b, '*'), int64(n), 10)
+		b = append(b, "\r\n"...)
+		for i := 1; i <= n; i++ {
+			b = appendLuaReply(b, v.RawGetInt(i), depth+1)
+		}
+		return b
+	}
+	return append(b, "$-1\r\n"...)
+}
+
+func appendBulkString(b []byte, s string) []byte {
+	b = strconv.AppendInt(append(b, '$'), int64(len(s)), 10)
+	b = append(b, "\r\n"...)
+	b = append(b, s...)
+	return append(b, "\r\n"...)
+}
+
+func appendError(b []byte, msg string) []byte {
+	return append(append(append(b, '-'), msg...), "\r\n"...)
+}
+
+// luaNumberToInt converts as Redis's (long long) cast does on x86-64:
+// toward zero, and NaN or out of range gives the minimum.
+func luaNumberToInt(f float64) int64 {
+	if math.IsNaN(f) || f >= math.MaxInt64 || f < math.MinInt64 {
+		return math.MinInt64
+	}
+	return int64(f)
+}
+
+// oneLine replaces CR and LF, which cannot appear in an error or status
+// reply, with spaces (as Redis does).
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\r' || r == '\n' {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// ---- SCRIPT ----
+
+func scriptLoad(c *Client, body []byte) {
+	sha, _, msg := c.Srv.scriptEngine().load(body)
+	if msg != "" {
+		c.WriteError(msg)
+		return
+	}
+	c.WriteBulkString(sha)
+}
+
+func scriptExistsCommand(c *Client, args [][]byte) {
+	e := c.Srv.scriptEngine()
+	c.WriteArray(len(args) - 2)
+	for _, sha := range args[2:] {
+		if e.scripts[strings.ToLower(string(sha))] != nil {
+			c.WriteInt(1)
+		} else {
+			c.WriteInt(0)
+		}
+	}
+}
+
+// scriptFlushCommand: SCRIPT FLUSH [ASYNC|SYNC]; both flush at once.
+func scriptFlushCommand(c *Client, args [][]byte) {
+	if len(args) > 3 || (len(args) == 3 && !argIs(args[2], "async") && !argIs(args[2], "sync")) {
+		c.WriteError("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+		return
+	}
+	e := c.Srv.scriptEngine()
+	clear(e.scripts)
+	e.reset()
+	c.WriteOK()
+}
+
+func scriptHelpCommand(c *Client, _ [][]byte) {
+	writeHelp(c, "SCRIPT", []string{
+		"DEBUG (YES|SYNC|NO)",
+		"    Set the debug mode for subsequent scripts executed.",
+		"EXISTS <sha1> [<sha1> ...]",
+		"    Return information about the existence of the scripts in the script cache.",
+		"FLUSH [ASYNC|SYNC]",
+		"    Flush the Lua scripts cache. Very dangerous on replicas.",
+		"    When called without the optional mode argument, the behavior is determined by the",
+		"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+		"    * ASYNC: Asynchronously flush the scripts cache.",
+		"    * SYNC: Synchronously flush the scripts cache.",
+		"KILL",
+		"    Kill the currently executing Lua script.",
+		"LOAD <script>",
+		"    Load a script into the scripts cache without executing it.",
+	})
+}
