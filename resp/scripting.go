@@ -40,7 +40,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync"
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
@@ -88,15 +87,13 @@ type scriptEngine struct {
 	logf    func(string, ...any)
 }
 
-// scriptEngines maps a *Server to its *scriptEngine, made on first use.
-var scriptEngines sync.Map
-
+// scriptEngine returns the server's script engine, made on first use.
+// Call it with the keyspace lock held (it guards Server.scripting too).
 func (s *Server) scriptEngine() *scriptEngine {
-	if e, ok := scriptEngines.Load(s); ok {
-		return e.(*scriptEngine)
+	if s.scripting == nil {
+		s.scripting = newScriptEngine(s.logf)
 	}
-	e, _ := scriptEngines.LoadOrStore(s, newScriptEngine(s.logf))
-	return e.(*scriptEngine)
+	return s.scripting
 }
 
 func newScriptEngine(logf func(string, ...any)) *scriptEngine {

@@ -158,6 +158,8 @@ type Server struct {
 	table   map[string]*Command
 	cmdList []*Command // table entries sorted by name (COMMAND)
 
+	scripting *scriptEngine // Lua state and script cache; keyspace lock
+
 	started time.Time
 	runID   string
 	stats   serverStats
