@@ -14,12 +14,13 @@ import (
 type cleanModel struct {
 	strs   [3]map[string][]byte
 	hashes [3]map[string]map[string]string
+	lists  [3]map[string][]string
 }
 
 func newCleanModel() *cleanModel {
 	m := &cleanModel{}
 	for i := range m.strs {
-		m.strs[i], m.hashes[i] = map[string][]byte{}, map[string]map[string]string{}
+		m.strs[i], m.hashes[i], m.lists[i] = map[string][]byte{}, map[string]map[string]string{}, map[string][]string{}
 	}
 	return m
 }
@@ -29,13 +30,24 @@ func (m *cleanModel) check(t *testing.T, ks *keyspace.Keyspace, when string) {
 	ks.Lock()
 	defer ks.Unlock()
 	for db := range m.strs {
-		if got, want := ks.DBSize(db), len(m.strs[db])+len(m.hashes[db]); got != want {
+		if got, want := ks.DBSize(db), len(m.strs[db])+len(m.hashes[db])+len(m.lists[db]); got != want {
 			t.Fatalf("%s: db %d holds %d keys, want %d", when, db, got, want)
 		}
 		for k, want := range m.strs[db] {
 			v, ok, err := ks.Get(db, []byte(k))
 			if err != nil || !ok || !bytes.Equal(v, want) {
 				t.Fatalf("%s: db %d %s = %q (ok %v, err %v), want %q", when, db, k, v, ok, err, want)
+			}
+		}
+		for k, want := range m.lists[db] {
+			l, err := ks.List(db, []byte(k))
+			if err != nil || l.Len() != len(want) {
+				t.Fatalf("%s: db %d LLEN %s = %d (err %v), want %d", when, db, k, l.Len(), err, len(want))
+			}
+			for i, w := range want {
+				if got := string(l.At(i)); got != w {
+					t.Fatalf("%s: db %d LINDEX %s %d = %q, want %q", when, db, k, i, got, w)
+				}
 			}
 		}
 		for k, fields := range m.hashes[db] {
@@ -85,17 +97,40 @@ func testCleaningRandomModel(t *testing.T, seed uint64) {
 		// once, cold ones keep operations old enough to be cleaned.
 		key := fmt.Sprintf("k%d", min(int(rng.ExpFloat64()*8), 60))
 		_, isHash := m.hashes[db][key]
+		_, isList := m.lists[db][key]
+		_, isStr := m.strs[db][key]
 		switch r := rng.IntN(100); {
-		case r < 40: // SET, over a string or a hash
+		case r < 25: // SET, over any type
 			v := []byte(fmt.Sprintf("v%d-%d", step, rng.IntN(1000)))
 			commit(t, ks, func(b *keyspace.Batch) { b.Set(db, []byte(key), v, 0) })
 			delete(m.hashes[db], key)
+			delete(m.lists[db], key)
 			m.strs[db][key] = v
-		case r < 50: // DEL
+		case r < 32: // DEL
 			commit(t, ks, func(b *keyspace.Batch) { b.Del(db, []byte(key)) })
 			delete(m.strs[db], key)
 			delete(m.hashes[db], key)
-		case r < 62 && !isHash: // SETRANGE: the string becomes a patched object
+			delete(m.lists[db], key)
+		case r < 45 && !isHash && !isStr: // RPUSH: lists empty and come back often
+			v := fmt.Sprintf("e%d", step)
+			commit(t, ks, func(b *keyspace.Batch) { b.RPush(db, []byte(key), []byte(v)) })
+			m.lists[db][key] = append(m.lists[db][key], v)
+		case r < 52 && isList: // LPOP/RPOP of 1-3 elements; an emptied list goes away
+			n := min(1+rng.IntN(3), len(m.lists[db][key]))
+			l := m.lists[db][key]
+			if rng.IntN(2) == 0 {
+				commit(t, ks, func(b *keyspace.Batch) { b.LPop(db, []byte(key), n) })
+				l = l[n:]
+			} else {
+				commit(t, ks, func(b *keyspace.Batch) { b.RPop(db, []byte(key), n) })
+				l = l[:len(l)-n]
+			}
+			if len(l) == 0 {
+				delete(m.lists[db], key)
+			} else {
+				m.lists[db][key] = l
+			}
+		case r < 62 && !isHash && !isList: // SETRANGE: the string becomes a patched object
 			off := int64(rng.IntN(8))
 			p := []byte{byte('a' + rng.IntN(26))}
 			commit(t, ks, func(b *keyspace.Batch) { b.SetRange(db, []byte(key), off, p) })
@@ -106,7 +141,7 @@ func testCleaningRandomModel(t *testing.T, seed uint64) {
 			v = append([]byte(nil), v...)
 			v[off] = p[0]
 			m.strs[db][key] = v
-		case r < 80 && m.strs[db][key] == nil: // HSET on a hash or a new key
+		case r < 80 && !isStr && !isList: // HSET on a hash or a new key
 			f, v := fmt.Sprintf("f%d", rng.IntN(4)), fmt.Sprintf("h%d", step)
 			commit(t, ks, func(b *keyspace.Batch) { b.HSet(db, []byte(key), []byte(f), []byte(v)) })
 			if m.hashes[db][key] == nil {
@@ -118,9 +153,10 @@ func testCleaningRandomModel(t *testing.T, seed uint64) {
 			commit(t, ks, func(b *keyspace.Batch) { b.SwapDB(a, c) })
 			m.strs[a], m.strs[c] = m.strs[c], m.strs[a]
 			m.hashes[a], m.hashes[c] = m.hashes[c], m.hashes[a]
+			m.lists[a], m.lists[c] = m.lists[c], m.lists[a]
 		case r < 85 && rng.IntN(40) == 0: // rare: a flush empties the cold keys too
 			commit(t, ks, func(b *keyspace.Batch) { b.FlushDB(db) })
-			m.strs[db], m.hashes[db] = map[string][]byte{}, map[string]map[string]string{}
+			m.strs[db], m.hashes[db], m.lists[db] = map[string][]byte{}, map[string]map[string]string{}, map[string][]string{}
 		default: // filler in database 5 turns segments over
 			commit(t, ks, func(b *keyspace.Batch) { b.Set(5, []byte("filler"), filler, 0) })
 		}

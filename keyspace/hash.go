@@ -212,7 +212,7 @@ func registerHashOps(m map[byte]objectApplier) {
 
 func applyHSet(ks *Keyspace, o op, e *entry) error {
 	if e != nil && (e.obj == nil || e.obj.coll.typeName() != TypeHash) {
-		return fmt.Errorf("%w: HSET on a %s", errBadOp, ks.typeOf(e))
+		return fmt.Errorf("%w: HSET on a %s", errOpType, ks.typeOf(e))
 	}
 	if e == nil {
 		e = ks.createObject(o.db, o.key, newHash(), o.loc)

@@ -44,7 +44,9 @@ type Keyspace struct {
 	keyReadyFn func(db int, key []byte) // OnKeyReady: wakes blocked clients
 
 	// recovery state
-	pending []pendingRecord
+	pending       []pendingRecord
+	replaying     bool // applying records at recovery (see errStaleOp)
+	replaySkipped int  // operations recovery skipped as stale
 
 	expiredKeys  atomic.Int64
 	cleanedBytes atomic.Int64

@@ -164,11 +164,10 @@ func registerListOps(m map[byte]objectApplier) {
 // listOf returns the list of e for an applier; e must hold a list.
 func (ks *Keyspace) listOf(o op, e *entry) (*listObj, error) {
 	if e == nil || e.obj == nil || e.obj.coll.typeName() != TypeList {
-		what := "a missing key"
-		if e != nil {
-			what = "a " + ks.typeOf(e)
+		if e == nil {
+			return nil, fmt.Errorf("%w: list op %d on a missing key", errStaleOp, o.kind)
 		}
-		return nil, fmt.Errorf("%w: list op %d on %s", errBadOp, o.kind, what)
+		return nil, fmt.Errorf("%w: list op %d on a %s", errOpType, o.kind, ks.typeOf(e))
 	}
 	return e.obj.coll.(*listObj), nil
 }
@@ -178,7 +177,7 @@ func applyRPush(ks *Keyspace, o op, e *entry) error { return applyPush(ks, o, e,
 
 func applyPush(ks *Keyspace, o op, e *entry, front bool) error {
 	if e != nil && (e.obj == nil || e.obj.coll.typeName() != TypeList) {
-		return fmt.Errorf("%w: push on a %s", errBadOp, ks.typeOf(e))
+		return fmt.Errorf("%w: push on a %s", errOpType, ks.typeOf(e))
 	}
 	if len(o.body) == 0 {
 		return nil
@@ -255,7 +254,7 @@ func applyLSet(ks *Keyspace, o op, e *entry) error {
 		return err
 	}
 	if idx >= uint64(l.n) {
-		return fmt.Errorf("%w: LSET index %d of %d", errBadOp, idx, l.n)
+		return fmt.Errorf("%w: LSET index %d of %d", errStaleOp, idx, l.n)
 	}
 	l.bytes += int64(vlen) + elemOverhead - ks.elemBytes(l.at(int(idx)))
 	l.setAt(int(idx), loc)
@@ -273,7 +272,7 @@ func applyLInsert(ks *Keyspace, o op, e *entry) error {
 		return err
 	}
 	if idx > uint64(l.n) {
-		return fmt.Errorf("%w: LINSERT index %d of %d", errBadOp, idx, l.n)
+		return fmt.Errorf("%w: LINSERT index %d of %d", errStaleOp, idx, l.n)
 	}
 	l.insert(int(idx), loc)
 	l.bytes += int64(vlen) + elemOverhead
@@ -350,8 +349,11 @@ func applyLTrim(ks *Keyspace, o op, e *entry) error {
 		return fmt.Errorf("%w: LTRIM start", errBadOp)
 	}
 	n, w2 := binary.Uvarint(o.body[w:])
-	if w2 <= 0 || w+w2 != len(o.body) || start > uint64(l.n) || n > uint64(l.n)-start {
+	if w2 <= 0 || w+w2 != len(o.body) {
 		return fmt.Errorf("%w: LTRIM range", errBadOp)
+	}
+	if start > uint64(l.n) || n > uint64(l.n)-start {
+		return fmt.Errorf("%w: LTRIM range %d+%d of %d", errStaleOp, start, n, l.n)
 	}
 	for i := 0; i < int(start); i++ {
 		l.bytes -= ks.elemBytes(l.at(i))

@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 )
 
@@ -220,7 +221,19 @@ func (ks *Keyspace) applyObject(o op, loc uint64) error {
 			e = nil
 		}
 	}
-	if err := fn(ks, o, e); err != nil {
+	err := fn(ks, o, e)
+	if err != nil && ks.replaying {
+		// See errStaleOp.
+		if errors.Is(err, errOpType) && e != nil {
+			ks.removeKey(o.db, e.key)
+			err = fn(ks, o, nil)
+		}
+		if errors.Is(err, errStaleOp) || errors.Is(err, errOpType) {
+			ks.replaySkipped++
+			err = nil
+		}
+	}
+	if err != nil {
 		return err
 	}
 	ks.touch(o.db, o.key)

@@ -22,6 +22,8 @@ func NewRecovering(a *arena.Arena) *Keyspace { return newKeyspace(a) }
 // transaction group are held until the group's commit record; a group that
 // is followed by anything else was abandoned and is dropped.
 func (ks *Keyspace) ReplayRecord(seg *arena.Segment, rec wal.Record) error {
+	ks.replaying = true
+	defer func() { ks.replaying = false }()
 	off := rec.Offset + wal.HeaderSize
 	end := off + int64(len(rec.Payload))
 	switch {
@@ -45,6 +47,10 @@ func (ks *Keyspace) ReplayRecord(seg *arena.Segment, rec wal.Record) error {
 	ks.pending = ks.pending[:0]
 	return ks.applyPayload(seg, off, end)
 }
+
+// ReplaySkipped is the number of operations recovery skipped because they
+// did not fit the state left by segment cleaning (see errStaleOp).
+func (ks *Keyspace) ReplaySkipped() int { return ks.replaySkipped }
 
 // PendingRecords is the number of records of a transaction group still
 // waiting for a commit record (an EXEC cut short by a crash).

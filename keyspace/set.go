@@ -217,7 +217,7 @@ func registerSetOps(m map[byte]objectApplier) {
 
 func applySAdd(ks *Keyspace, o op, e *entry) error {
 	if e != nil && (e.obj == nil || e.obj.coll.typeName() != TypeSet) {
-		return fmt.Errorf("%w: SADD on a %s", errBadOp, ks.typeOf(e))
+		return fmt.Errorf("%w: SADD on a %s", errOpType, ks.typeOf(e))
 	}
 	if len(o.body) == 0 {
 		return nil // nothing to add: an empty set does not exist

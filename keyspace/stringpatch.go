@@ -68,7 +68,7 @@ func applySetRange(ks *Keyspace, o op, e *entry) error {
 	default:
 		var isString bool
 		if s, isString = e.obj.coll.(*stringObj); !isString {
-			return fmt.Errorf("%w: SETRANGE on a %s", errBadOp, ks.typeOf(e))
+			return fmt.Errorf("%w: SETRANGE on a %s", errOpType, ks.typeOf(e))
 		}
 	}
 	end := int(off) + len(p)

@@ -118,7 +118,7 @@ func registerZSetOps(m map[byte]objectApplier) {
 
 func applyZAdd(ks *Keyspace, o op, e *entry) error {
 	if e != nil && (e.obj == nil || e.obj.coll.typeName() != TypeZSet) {
-		return fmt.Errorf("%w: ZADD on a %s", errBadOp, ks.typeOf(e))
+		return fmt.Errorf("%w: ZADD on a %s", errOpType, ks.typeOf(e))
 	}
 	p := o.body
 	// Validate first: a bad op must not leave a half-applied set behind.

@@ -108,8 +108,8 @@ func Open(opts Options) (*keyspace.Keyspace, Report, error) {
 	ks.Start(w)
 	rep.Keys = ks.KeyCount()
 	rep.Duration = time.Since(start)
-	logf("recovery: %d segments, %d records, %d keys, %d bytes, %d ms (torn tail cut: %d bytes; unfinished transaction records dropped: %d)",
-		rep.Segments, rep.Records, rep.Keys, rep.Bytes, rep.Duration.Milliseconds(), rep.TornBytes, rep.Dropped)
+	logf("recovery: %d segments, %d records, %d keys, %d bytes, %d ms (torn tail cut: %d bytes; unfinished transaction records dropped: %d; operations of cleaned-away collection states skipped: %d)",
+		rep.Segments, rep.Records, rep.Keys, rep.Bytes, rep.Duration.Milliseconds(), rep.TornBytes, rep.Dropped, ks.ReplaySkipped())
 	return ks, rep, nil
 }
 
