@@ -295,7 +295,10 @@ loop:
 	n := copy(c.rbuf, data)
 	c.rbuf = c.rbuf[:n]
 	if need > cap(c.rbuf) {
-		c.rbuf = growBuf(c.rbuf, need)
+		// Room for what the request declares, but at most twice what has
+		// arrived: a client that announces a 512 MB bulk and sends three
+		// bytes must not cost 512 MB (doubling keeps big values linear).
+		c.rbuf = growBuf(c.rbuf, min(need, 2*max(len(c.rbuf), readBufSize)))
 	} else if n == 0 && cap(c.rbuf) > shrinkAbove {
 		releasedLarge(cap(c.rbuf))
 		c.rbuf = make([]byte, 0, readBufSize)

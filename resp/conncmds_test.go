@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -146,5 +147,48 @@ func TestClientListLastCommand(t *testing.T) {
 		if got := lastOfA(); got != step[1] {
 			t.Errorf("after %q: cmd=%s, want %s", step[0], got, step[1])
 		}
+	}
+}
+
+// TestQueryBufferFollowsArrivedBytes: a request that declares a 512 MB
+// bulk but sends a few bytes of it gets a query buffer sized by what
+// arrived, not by the declaration (a few such clients used to cost GBs);
+// a big argument sent in pieces still arrives whole.
+func TestQueryBufferFollowsArrivedBytes(t *testing.T) {
+	s := startWire(t, Config{}, &fakeKS{})
+	a, b := dialWire(t, s), dialWire(t, s)
+	idA := strings.TrimSuffix(strings.TrimPrefix(a.do("CLIENT", "ID"), ":"), "\r\n")
+	field := func(name string) int {
+		list := b.do("CLIENT", "LIST", "ID", idA)
+		for _, f := range strings.Fields(list) {
+			if v, ok := strings.CutPrefix(f, name+"="); ok {
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					t.Fatalf("%s in %q: %v", name, list, err)
+				}
+				return n
+			}
+		}
+		t.Fatalf("no %s= in %q", name, list)
+		return 0
+	}
+	a.send("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$536870912\r\nabc")
+	for field("qbuf") == 0 { // until the server has read the partial request
+	}
+	if free := field("qbuf-free"); free > 1<<20 {
+		t.Fatalf("qbuf-free=%d after 30 bytes of a request declaring 512 MB", free)
+	}
+
+	c := dialWire(t, s)
+	const size = 3 << 20
+	c.send(fmt.Sprintf("*2\r\n$4\r\nECHO\r\n$%d\r\n", size))
+	chunk := strings.Repeat("x", 64<<10)
+	for sent := 0; sent < size; sent += len(chunk) {
+		c.send(chunk)
+	}
+	c.send("\r\n")
+	want := fmt.Sprintf("$%d\r\n%s\r\n", size, strings.Repeat("x", size))
+	if got := c.reply(); got != want {
+		t.Fatalf("ECHO of %d bytes sent in pieces: reply of %d bytes, want %d", size, len(got), len(want))
 	}
 }
