@@ -323,6 +323,9 @@ func TestShutdownClosesEverything(t *testing.T) {
 	if got := w.do("SHUTDOWN", "foo"); got != "-ERR syntax error\r\n" {
 		t.Fatalf("SHUTDOWN foo = %q", got)
 	}
+	if got := w.do("SHUTDOWN", "SAVE", "NOSAVE"); got != "-ERR syntax error\r\n" {
+		t.Fatalf("SHUTDOWN SAVE NOSAVE = %q", got)
+	}
 	if got := w.do("SHUTDOWN", "ABORT"); got != "-ERR No shutdown in progress.\r\n" {
 		t.Fatalf("SHUTDOWN ABORT = %q", got)
 	}

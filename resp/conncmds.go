@@ -196,16 +196,24 @@ func resetCommand(c *Client, _ [][]byte) {
 // (which flushes and fences what is left) and exits. Like Redis, a
 // successful SHUTDOWN sends no reply: the connection just closes.
 func shutdownCommand(c *Client, args [][]byte) {
-	abort := false
+	abort, save, nosave := false, false, false
 	for _, a := range args[1:] {
 		switch {
-		case argIs(a, "nosave"), argIs(a, "save"), argIs(a, "now"), argIs(a, "force"):
+		case argIs(a, "nosave"):
+			nosave = true
+		case argIs(a, "save"):
+			save = true
+		case argIs(a, "now"), argIs(a, "force"):
 		case argIs(a, "abort"):
 			abort = true
 		default:
 			c.WriteError(ErrSyntax)
 			return
 		}
+	}
+	if save && nosave { // Redis 7: SAVE and NOSAVE exclude each other
+		c.WriteError(ErrSyntax)
+		return
 	}
 	if abort {
 		if len(args) > 2 {
