@@ -103,6 +103,36 @@ var configParams = []configParam{
 		get:   func(*Server) string { return "no" },
 		set:   func(*Server, string) error { return nil },
 		check: fixedValue("no", "every write is durable before its reply; there is no AOF")},
+	// Asked for by clients and tools (queue libraries check maxmemory and
+	// its policy): the values say what the server does, and CONFIG SET
+	// accepts only those.
+	{name: "maxmemory",
+		get: func(*Server) string { return "0" },
+		set: func(*Server, string) error { return nil },
+		check: func(v string) error {
+			if n, err := ParseMemory(v); err != nil || n != 0 {
+				return errors.New("there is no eviction: the keyspace is limited by its disk, not by maxmemory")
+			}
+			return nil
+		}},
+	{name: "maxmemory-policy",
+		get:   func(*Server) string { return "noeviction" },
+		set:   func(*Server, string) error { return nil },
+		check: fixedValue("noeviction", "there is no eviction")},
+	{name: "appendfsync",
+		get:   func(*Server) string { return "always" },
+		set:   func(*Server, string) error { return nil },
+		check: fixedValue("always", "every write is durable before its reply")},
+	{name: "notify-keyspace-events", get: func(*Server) string { return "" }},
+	{name: "cluster-enabled", get: func(*Server) string { return "no" }},
+	// The encoding thresholds of Redis 7.0's defaults, which OBJECT
+	// ENCODING follows (keyspace package).
+	{name: "hash-max-listpack-entries", get: func(*Server) string { return "512" }},
+	{name: "hash-max-listpack-value", get: func(*Server) string { return "64" }},
+	{name: "set-max-intset-entries", get: func(*Server) string { return "512" }},
+	{name: "zset-max-listpack-entries", get: func(*Server) string { return "128" }},
+	{name: "zset-max-listpack-value", get: func(*Server) string { return "64" }},
+	{name: "list-max-listpack-size", get: func(*Server) string { return "-2" }},
 }
 
 // fixedValue accepts only the value the parameter already has.

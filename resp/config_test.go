@@ -36,7 +36,7 @@ func TestConfigMatches(t *testing.T) {
 	}{
 		{[]string{"port"}, "port"},
 		{[]string{"PORT"}, "port"},
-		{[]string{"*max*"}, "proto-max-bulk-len maxclients"},
+		{[]string{"*max*"}, "proto-max-bulk-len maxclients maxmemory maxmemory-policy hash-max-listpack-entries hash-max-listpack-value set-max-intset-entries zset-max-listpack-entries zset-max-listpack-value list-max-listpack-size"},
 		{[]string{"port", "p*", "save"}, "port protected-mode proto-max-bulk-len save"},
 		{[]string{"nosuch"}, ""},
 		{[]string{"d[iu]*"}, "dir durability"},
@@ -68,6 +68,13 @@ func TestConfigGetSet(t *testing.T) {
 		{"config set timeout 1 timeout 2", "-ERR CONFIG SET failed (possibly related to argument 'timeout') - duplicate parameter\r\n"},
 		{"config set appendonly yes", "-ERR CONFIG SET failed (possibly related to argument 'appendonly') - every write is durable before its reply; there is no AOF\r\n"},
 		{`config set save ""`, "+OK\r\n"},
+		{"config get maxmemory maxmemory-policy", "*4\r\n" + bulk("maxmemory") + bulk("0") + bulk("maxmemory-policy") + bulk("noeviction")},
+		{"config set maxmemory 0", "+OK\r\n"},
+		{"config set maxmemory 1gb", "-ERR CONFIG SET failed (possibly related to argument 'maxmemory') - there is no eviction: the keyspace is limited by its disk, not by maxmemory\r\n"},
+		{"config set maxmemory-policy allkeys-lru", "-ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - there is no eviction\r\n"},
+		{"config get appendfsync", "*2\r\n" + bulk("appendfsync") + bulk("always")},
+		{"config get hash-max-listpack-entries", "*2\r\n" + bulk("hash-max-listpack-entries") + bulk("512")},
+		{"config set hash-max-listpack-entries 10", "-ERR CONFIG SET failed (possibly related to argument 'hash-max-listpack-entries') - can't set immutable config\r\n"},
 		// Nothing is set when one value is bad.
 		{"config set timeout 5 maxclients abc", "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument couldn't be parsed into an integer\r\n"},
 		{"config get timeout", "*2\r\n" + bulk("timeout") + bulk("0")},
