@@ -66,14 +66,15 @@ func (m *cleanModel) check(t *testing.T, ks *keyspace.Keyspace, when string) {
 }
 
 // TestCleaningRandomModel runs random overwrites, deletes, string patches,
-// hash updates, SWAPDB and FLUSHDB over a few keys in three databases, with
+// list pushes, pops and index operations, hash updates, SWAPDB and FLUSHDB
+// over a few keys in three databases, with
 // small segments, cleaning often and reopening now and then, and checks
 // the keyspace against a model each time. It covers the cleaner's
 // liveness rules: set operations it skips as dead (deadSets), patched
 // strings whose base set must stay, objects rewritten whole, and keys
 // whose operations name the database they were in before a swap.
 func TestCleaningRandomModel(t *testing.T) {
-	for seed := uint64(1); seed <= 4; seed++ {
+	for seed := uint64(1); seed <= 8; seed++ {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) { testCleaningRandomModel(t, seed) })
 	}
 }
@@ -112,7 +113,7 @@ func testCleaningRandomModel(t *testing.T, seed uint64) {
 			delete(m.hashes[db], key)
 			delete(m.lists[db], key)
 		case r < 45 && !isHash && !isStr: // RPUSH: lists empty and come back often
-			v := fmt.Sprintf("e%d", step)
+			v := fmt.Sprintf("e%d", rng.IntN(4)) // repeats, for LREM
 			commit(t, ks, func(b *keyspace.Batch) { b.RPush(db, []byte(key), []byte(v)) })
 			m.lists[db][key] = append(m.lists[db][key], v)
 		case r < 52 && isList: // LPOP/RPOP of 1-3 elements; an emptied list goes away
@@ -124,6 +125,29 @@ func testCleaningRandomModel(t *testing.T, seed uint64) {
 			} else {
 				commit(t, ks, func(b *keyspace.Batch) { b.RPop(db, []byte(key), n) })
 				l = l[:len(l)-n]
+			}
+			if len(l) == 0 {
+				delete(m.lists[db], key)
+			} else {
+				m.lists[db][key] = l
+			}
+		case r < 56 && isList: // LSET, LTRIM or LREM: index and value ops (see errStaleOp)
+			l := append([]string(nil), m.lists[db][key]...)
+			switch rng.IntN(3) {
+			case 0:
+				i, v := rng.IntN(len(l)), fmt.Sprintf("s%d", step)
+				commit(t, ks, func(b *keyspace.Batch) { b.LSet(db, []byte(key), i, []byte(v)) })
+				l[i] = v
+			case 1:
+				start := rng.IntN(len(l) + 1)
+				n := rng.IntN(len(l) - start + 1)
+				commit(t, ks, func(b *keyspace.Batch) { b.LTrim(db, []byte(key), start, n) })
+				l = l[start : start+n]
+			default:
+				v := fmt.Sprintf("e%d", rng.IntN(4))
+				count := int64(rng.IntN(3) - 1)
+				commit(t, ks, func(b *keyspace.Batch) { b.LRem(db, []byte(key), count, []byte(v)) })
+				l = modelLRem(l, count, v)
 			}
 			if len(l) == 0 {
 				delete(m.lists[db], key)
