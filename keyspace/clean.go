@@ -16,7 +16,11 @@ import (
 // key as a new record at the head of the log (a fresh LSN, so replay order
 // stays log order), waits until those copies are durable, and deletes the
 // segment. Deletions and flushes in the oldest segment are simply dropped:
-// nothing older than them remains that they could hide.
+// nothing older than them remains that they could hide. A collection (or
+// patched string) with an operation in the segment is reset at the head:
+// written whole if it exists, deleted if not, because the operations of
+// the same incarnation in later segments would otherwise replay over a
+// partial state (cleanOp).
 //
 // It runs while the disk space of the segment files exceeds cleanRatio
 // times the live bytes plus one segment, in chunks of at most cleanChunkOps
@@ -88,34 +92,48 @@ func (ks *Keyspace) clean() {
 	}
 }
 
-// cleanOp adds to b a copy of what is live of operation o (at loc, in
-// segment segID) under its key in database dbi: a string set that is still
-// the key's value, or the whole collection when the key holds one that may
-// have state in the segment. rewritten holds the collections already
-// copied in this chunk.
-func (ks *Keyspace) cleanOp(b *Batch, o op, dbi int, loc, segID uint64, now int64, rewritten map[*object]bool) {
-	d := ks.dbs[dbi]
-	i, ok := d.index[string(o.key)]
-	if !ok {
+// cleanOp adds to b what operation o (at loc, in segment segID, under
+// its key in database dbi) needs written again before the segment goes:
+//
+//   - a set that is still its key's value: the set again;
+//   - any other set or collection operation: the key is reset at the head
+//     of the log, once per segment (reset), by writing its current value
+//     whole (CopyValue) or, if it no longer exists, a delete. Either o is
+//     part of the current collection, which may have state in the
+//     segment, or o belongs to an earlier incarnation of the key whose
+//     later operations, in later segments, replay over a partial state
+//     (see errStaleOp): a list emptied by pops, a hash that expired (no
+//     record says so) would otherwise come back at recovery.
+//
+// Deletions, flushes and swaps need nothing: nothing older than them
+// remains that they could hide.
+func (ks *Keyspace) cleanOp(b *Batch, o op, dbi int, loc, segID uint64, now int64, reset map[string]bool) {
+	if o.kind != opSet && o.kind < opObjectBase {
 		return
 	}
-	e := &d.entries[i]
-	switch {
-	case o.kind == opSet && e.loc == loc:
-		if o.expireAt != 0 && o.expireAt <= now {
-			ks.expire(dbi, e.key)
-		} else {
-			b.Set(dbi, o.key, o.val, o.expireAt)
-		}
-	case (o.kind >= opObjectBase || o.kind == opSet) && e.obj != nil && e.obj.firstSeg <= segID && !rewritten[e.obj]:
-		// The object may have state in the segment: write it whole.
+	d := ks.dbs[dbi]
+	var e *entry
+	if i, ok := d.index[string(o.key)]; ok {
+		e = &d.entries[i]
 		if e.expireAt != 0 && e.expireAt <= now {
 			ks.expire(dbi, e.key)
-		} else {
-			ks.CopyValue(b, dbi, o.key, dbi, o.key, e.expireAt)
-			rewritten[e.obj] = true
+			e = nil
 		}
 	}
+	if e != nil && o.kind == opSet && e.loc == loc {
+		b.Set(dbi, o.key, o.val, o.expireAt)
+		return
+	}
+	k := string(append([]byte{byte(dbi)}, o.key...))
+	if reset[k] {
+		return
+	}
+	reset[k] = true
+	if e == nil {
+		b.Del(dbi, o.key)
+		return
+	}
+	ks.CopyValue(b, dbi, o.key, dbi, o.key, e.expireAt)
 }
 
 // cleanSegment copies the live operations out of seg and removes it. It
@@ -132,6 +150,7 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 	ks.Unlock()
 	slices.Sort(dead)
 	nextDead := 0
+	reset := map[string]bool{} // db byte + key: keys already reset from this segment
 	for off < end {
 		ks.mu.Lock()
 		if ks.closed {
@@ -140,7 +159,6 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 		}
 		b.Reset()
 		now := ks.NowMs()
-		rewritten := map[*object]bool{} // objects already rewritten in this chunk
 		for ops := 0; off < end && ops < cleanChunkOps; {
 			rec, err := wal.DecodeRecord(buf, off)
 			if err != nil {
@@ -172,7 +190,7 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 						dbLo, dbHi = 0, len(ks.dbs)
 					}
 					for dbi := dbLo; dbi < dbHi; dbi++ {
-						ks.cleanOp(&b, o, dbi, loc, seg.ID(), now, rewritten)
+						ks.cleanOp(&b, o, dbi, loc, seg.ID(), now, reset)
 					}
 					p += int64(o.size)
 					ops++

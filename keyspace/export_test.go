@@ -22,3 +22,21 @@ func (ks *Keyspace) SetRecordLimit(n int) { ks.recordLimit = n }
 
 // RecordLimit is the largest batch record payload Commit writes.
 const RecordLimit = maxRecordPayload
+
+// AdvanceClock moves the keyspace's clock forward by ms milliseconds.
+func (ks *Keyspace) AdvanceClock(ms int64) { ks.clockSkew.Add(ms) }
+
+// CleanOldest cleans the oldest segment if it is sealed, whatever the
+// space bound says; it reports whether it did.
+func (ks *Keyspace) CleanOldest() bool {
+	ks.cleanMu.Lock()
+	defer ks.cleanMu.Unlock()
+	segs := ks.arena.Segments()
+	if len(segs) < 2 {
+		return false
+	}
+	if _, sealed := segs[0].Sealed(); !sealed {
+		return false
+	}
+	return ks.cleanSegment(segs[0])
+}

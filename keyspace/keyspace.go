@@ -48,6 +48,7 @@ type Keyspace struct {
 	replaying     bool // applying records at recovery (see errStaleOp)
 	replaySkipped int  // operations recovery skipped as stale
 
+	clockSkew    atomic.Int64 // ms added to the wall clock (tests)
 	expiredKeys  atomic.Int64
 	cleanedBytes atomic.Int64
 	liveSnapshot atomic.Int64
@@ -78,8 +79,9 @@ func (ks *Keyspace) Unlock() {
 	ks.mu.Unlock()
 }
 
-// NowMs is the current time in Unix milliseconds as the keyspace sees it.
-func (ks *Keyspace) NowMs() int64 { return time.Now().UnixMilli() }
+// NowMs is the current time in Unix milliseconds as the keyspace sees it
+// (tests move it forward with a skew).
+func (ks *Keyspace) NowMs() int64 { return time.Now().UnixMilli() + ks.clockSkew.Load() }
 
 // lookup returns the live entry of key, removing it first if it expired.
 func (ks *Keyspace) lookup(dbi int, key []byte) *entry {
