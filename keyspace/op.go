@@ -38,11 +38,12 @@ var errBadOp = errors.New("keyspace: malformed operation")
 // they mean a bug. At recovery they are expected where segment cleaning
 // removed a collection's earlier operations: the operations of that
 // incarnation still in later segments replay over a partial state (a
-// pop of a missing list, an index past its end). Such an incarnation is
-// either dead by the end of the log, or still live and then rewritten
-// whole later in the log (the cleaner's rule), so replay skips them
-// (errStaleOp) or, for an operation of another type, drops the partial
-// value and applies the operation to a fresh key (errOpType).
+// pop of a missing list, an index past its end). The cleaner wrote a
+// reset of that key (its value whole, or a delete) later in the log
+// (cleanOp), so whatever the partial state becomes is replaced there:
+// replay skips such operations (errStaleOp) or, for an operation of
+// another type, drops the partial value and applies the operation to a
+// fresh key (errOpType).
 var (
 	errStaleOp = fmt.Errorf("%w: does not fit the key's state", errBadOp)
 	errOpType  = fmt.Errorf("%w: of another type than the key", errBadOp)
