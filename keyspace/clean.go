@@ -136,6 +136,22 @@ func (ks *Keyspace) cleanOp(b *Batch, o op, dbi int, loc, segID uint64, now int6
 	ks.CopyValue(b, dbi, o.key, dbi, o.key, e.expireAt)
 }
 
+// liveSetDB returns the database whose key o (a set at loc) is still the
+// value of, or -1. Before a SWAPDB an operation may name another database
+// than its key's (swappedSeg): a live set is copied for that database
+// alone, where anything else is reset in every database.
+func (ks *Keyspace) liveSetDB(o op, loc uint64) int {
+	if o.kind != opSet {
+		return -1
+	}
+	for dbi, d := range ks.dbs {
+		if i, ok := d.index[string(o.key)]; ok && d.entries[i].loc == loc && d.entries[i].obj == nil {
+			return dbi
+		}
+	}
+	return -1
+}
+
 // cleanSegment copies the live operations out of seg and removes it. It
 // returns false if it stopped early (closing, or a write failed).
 func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
@@ -185,12 +201,14 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 					// Before a SWAPDB, o.db may no longer be where the key
 					// lives: look in every database (locations are unique,
 					// so only the key's current entry can match).
-					dbLo, dbHi := int(o.db), int(o.db)+1
-					if seg.ID() < ks.swappedSeg {
-						dbLo, dbHi = 0, len(ks.dbs)
-					}
-					for dbi := dbLo; dbi < dbHi; dbi++ {
+					if seg.ID() >= ks.swappedSeg {
+						ks.cleanOp(&b, o, int(o.db), loc, seg.ID(), now, reset)
+					} else if dbi := ks.liveSetDB(o, loc); dbi >= 0 {
 						ks.cleanOp(&b, o, dbi, loc, seg.ID(), now, reset)
+					} else {
+						for dbi := range ks.dbs {
+							ks.cleanOp(&b, o, dbi, loc, seg.ID(), now, reset)
+						}
 					}
 					p += int64(o.size)
 					ops++
