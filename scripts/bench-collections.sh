@@ -7,96 +7,136 @@
 # ratios to redis-server without persistence.
 #
 #   scripts/bench-collections.sh                 # defaults
-#   SECONDS_PER=10 CONNS=50 scripts/bench-collections.sh
+#   SECONDS_PER=10 ROUNDS=5 scripts/bench-collections.sh
+#   PIN=0 scripts/bench-collections.sh           # no CPU pinning
+#
+# Method. The three servers run side by side for the whole run, and each
+# workload is measured ROUNDS times, the servers taking turns (redis,
+# Persimmon, redis AOF, redis, ...): slow drift of a shared machine hits
+# every server alike. Each cell is the median of its rounds. With PIN=1 (the
+# default on 2 or more CPUs) the servers share the last CPU and the client
+# gets the others, so requests/s is one server's CPU cost per request, as in
+# the vendors' set-up with clients on other machines; Persimmon gets that one
+# CPU too (--threads 2 on it: the event loop and the segment cleaner take
+# turns, as redis-server's main thread and its bio threads do). Before each
+# measurement the script waits until no server uses CPU, so nothing a server
+# does in the background is charged to another one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SECS=${SECONDS_PER:-8}
-ROUNDS=${ROUNDS:-2}       # interleaved rounds; the best figure of each cell is kept
+SECS=${SECONDS_PER:-6}
+ROUNDS=${ROUNDS:-3}       # measurements per cell, servers interleaved; the median is kept
 CONNS=${CONNS:-50}
 KEYS=${KEYS:-1000}        # published: 1,000 keys
 ELEMS=${ELEMS:-1000}      # published: 10,000 (10,007) elements per key; scaled down
-PORT=${PORT:-16390}
+PORT=${PORT:-16390}       # servers listen on PORT, PORT+1, PORT+2
+NCPU=$(nproc)
+PIN=${PIN:-$([ "$NCPU" -ge 2 ] && echo 1 || echo 0)}
 BASE=$(mktemp -d "${TMPDIR:-/tmp}/persimmon-bench-coll.XXXXXX")
 PB=${PB:-bin/persimmon-bench}
 [ -x "$PB" ] || go build -o bin/persimmon-bench ./cmd/persimmon-bench
 [ -x bin/persimmon-server ] || go build -o bin/persimmon-server ./cmd/persimmon-server
 
-pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$BASE"; }
+if [ "$PIN" = 1 ]; then
+  SRV_CPU=$((NCPU - 1)); CLI_CPUS=0-$((NCPU - 2))
+  srv=(taskset -c "$SRV_CPU"); cli=(taskset -c "$CLI_CPUS")
+  PM_THREADS=2
+else
+  srv=(); cli=()
+  PM_THREADS=auto
+fi
+
+servers=(redis-nopersist persimmon-pmem redis-aof-always)
+declare -A port pid
+pids=()
+cleanup() { for p in "${pids[@]:-}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$BASE"; }
 trap cleanup EXIT
 
-wait_port() { for _ in $(seq 1 200); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && return 0; sleep 0.05; done; return 1; }
+wait_port() { for _ in $(seq 1 200); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.05; done; echo "no server on port $1" >&2; return 1; }
 
-start() {
-  rm -rf "$BASE/d"; mkdir -p "$BASE/d"
-  case $1 in
-    redis-nopersist)  redis-server --port "$PORT" --dir "$BASE/d" --save '' --appendonly no >/dev/null 2>&1 & ;;
-    redis-aof-always) redis-server --port "$PORT" --dir "$BASE/d" --save '' --appendonly yes --appendfsync always >/dev/null 2>&1 & ;;
-    persimmon-pmem)   bin/persimmon-server --port "$PORT" --dir "$BASE/d" --durability pmem >/dev/null 2>&1 & ;;
-  esac
-  pid=$!
-  wait_port
-}
-stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; }
-
-best() { # cell value: keep the higher (an empty figure counts as 0)
-  local v=${2:-0}
-  if [ -z "${r[$1]:-}" ] || [ "$v" -gt "${r[$1]}" ]; then r[$1]=$v; fi
-}
-qps() { # template... → requests/s
-  "$PB" resp -p "$PORT" -s "$SECS" -c "$CONNS" --json "$@" 2>/dev/null | awk -F': ' '/"qps"/ {gsub(",","",$2); printf "%.0f", $2; exit}'
-}
-load() { "$PB" resp -p "$PORT" --load -n "$1" -P 32 -c 8 "$2" >/dev/null 2>&1; }
-
-N=$((KEYS * ELEMS))
-declare -A r mem
-
-info() { redis-cli -p "$PORT" memory purge >/dev/null; redis-cli -p "$PORT" info memory | tr -d '\r' | awk -F: -v f="$1" '$1==f {print $2}'; }
-# elements: total elements over the KEYS keys, with the given length command
-elements() {
-  for i in $(seq 0 $((KEYS - 1))); do printf '%s key_%010d\n' "$1" "$i"; done |
-    redis-cli -p "$PORT" | awk '{s+=$1} END {print s}'
-}
-# measure TYPE LENCMD: bytes of used_memory per element added by the last load
-measure() {
-  local before=$1 n; n=$(elements "$3")
-  mem[$s/$2]=$(awk "BEGIN{ if ($n>0) printf \"%.0f\", ($(info used_memory) - $before)/$n; else print 0 }")
-}
-servers=(redis-nopersist persimmon-pmem redis-aof-always)
-for round in $(seq 1 "$ROUNDS"); do
+i=0
 for s in "${servers[@]}"; do
-  start "$s"
-  best "$s/HSET" "$(qps "HSET {key uniform $KEYS} {key uniform 10000} {value 64}")"
-  best "$s/LPUSH" "$(qps "LPUSH {key uniform $KEYS} {value 64}")"
-  best "$s/SADD" "$(qps "SADD {key uniform $KEYS} {value 64}")"
-  best "$s/ZADD" "$(qps "ZADD {key uniform $KEYS} {rand 70000} {key uniform 10000}")"
-  redis-cli -p "$PORT" flushall >/dev/null
-  m0=$(info used_memory)
-  load "$N" "HSET {key uniform $KEYS} {key uniform $ELEMS} {value 64}"
-  measure "$m0" hash HLEN
-  best "$s/HGET" "$(qps "HGET {key uniform $KEYS} {key uniform $ELEMS}")"
-  redis-cli -p "$PORT" flushall >/dev/null; m0=$(info used_memory)
-  load "$N" "RPUSH {key uniform $KEYS} {value 64}"
-  measure "$m0" list LLEN
-  best "$s/LINDEX" "$(qps "LINDEX {key uniform $KEYS} {rand $ELEMS}")"
-  redis-cli -p "$PORT" flushall >/dev/null; m0=$(info used_memory)
-  load "$N" "SADD {key uniform $KEYS} {key uniform $ELEMS}"
-  measure "$m0" set SCARD
-  best "$s/SISMEMBER" "$(qps "SISMEMBER {key uniform $KEYS} {key uniform $ELEMS}")"
-  redis-cli -p "$PORT" flushall >/dev/null; m0=$(info used_memory)
-  load "$N" "ZADD {key uniform $KEYS} {rand 70000} {key uniform $ELEMS}"
-  measure "$m0" zset ZCARD
-  best "$s/ZSCORE" "$(qps "ZSCORE {key uniform $KEYS} {key uniform $ELEMS}")"
-  stop
+  p=$((PORT + i)); i=$((i + 1)); port[$s]=$p
+  d="$BASE/$s"; mkdir -p "$d"
+  if redis-cli -p "$p" ping >/dev/null 2>&1; then echo "port $p is taken (a server left running?)" >&2; exit 1; fi
+  case $s in
+    redis-nopersist)  "${srv[@]}" redis-server --port "$p" --dir "$d" --save '' --appendonly no >"$d.log" 2>&1 & ;;
+    redis-aof-always) "${srv[@]}" redis-server --port "$p" --dir "$d" --save '' --appendonly yes --appendfsync always >"$d.log" 2>&1 & ;;
+    persimmon-pmem)   "${srv[@]}" bin/persimmon-server --port "$p" --dir "$d" --durability pmem --threads "$PM_THREADS" >"$d.log" 2>&1 & ;;
+  esac
+  pid[$s]=$!; pids+=("$!")
+  wait_port "$p"
+  kill -0 "${pid[$s]}" 2>/dev/null || { echo "$s exited:" >&2; cat "$d.log" >&2; exit 1; }
 done
-done
+
+ticks() { # server → CPU clock ticks used so far (user + system)
+  awk '{print $14 + $15}' "/proc/${pid[$1]}/stat"
+}
+quiesce() { # wait (at most 60 s) until no server used a tick in 0.2 s
+  local s busy
+  for _ in $(seq 1 300); do
+    declare -A before=()
+    for s in "${servers[@]}"; do before[$s]=$(ticks "$s"); done
+    sleep 0.2
+    busy=0
+    for s in "${servers[@]}"; do [ "$(ticks "$s")" -gt "$((before[$s] + 1))" ] && busy=1; done
+    [ "$busy" = 0 ] && return 0
+  done
+  echo "servers still busy after 60 s" >&2
+}
+qps() { # server template → requests/s
+  "${cli[@]}" "$PB" resp -p "${port[$1]}" -s "$SECS" -c "$CONNS" --json "$2" 2>/dev/null |
+    awk -F': ' '/"qps"/ {gsub(",","",$2); printf "%.0f", $2; exit}'
+}
+declare -A r mem
+measure_cell() { # command template: ROUNDS turns over the servers
+  local round s
+  for round in $(seq 1 "$ROUNDS"); do
+    for s in "${servers[@]}"; do
+      quiesce
+      r[$s/$1]+="$(qps "$s" "$2") "
+    done
+  done
+}
+median() { tr ' ' '\n' | grep . | sort -n | awk '{v[NR]=$1} END {if (NR==0) print 0; else if (NR%2) print v[(NR+1)/2]; else printf "%.0f", (v[NR/2]+v[NR/2+1])/2}'; }
+
+rcli() { redis-cli -p "${port[$1]}" "${@:2}"; }
+info() { rcli "$1" memory purge >/dev/null; rcli "$1" info memory | tr -d '\r' | awk -F: -v f="$2" '$1==f {print $2}'; }
+elements() { # server lengthcmd → total elements over the KEYS keys
+  for k in $(seq 0 $((KEYS - 1))); do printf '%s key_%010d\n' "$2" "$k"; done |
+    rcli "$1" | awk '{s+=$1} END {print s}'
+}
+N=$((KEYS * ELEMS))
+loadall() { # type lengthcmd template: flush, load N elements, record used_memory per element
+  local s m0 n
+  for s in "${servers[@]}"; do
+    rcli "$s" flushall >/dev/null
+    m0=$(info "$s" used_memory)
+    "${cli[@]}" "$PB" resp -p "${port[$s]}" --load -n "$N" -P 32 -c 8 "$3" >/dev/null 2>&1
+    n=$(elements "$s" "$2")
+    mem[$s/$1]=$(awk "BEGIN{ if ($n>0) printf \"%.0f\", ($(info "$s" used_memory) - $m0)/$n; else print 0 }")
+  done
+}
+
+measure_cell HSET "HSET {key uniform $KEYS} {key uniform 10000} {value 64}"
+measure_cell LPUSH "LPUSH {key uniform $KEYS} {value 64}"
+measure_cell SADD "SADD {key uniform $KEYS} {value 64}"
+measure_cell ZADD "ZADD {key uniform $KEYS} {rand 70000} {key uniform 10000}"
+loadall hash HLEN "HSET {key uniform $KEYS} {key uniform $ELEMS} {value 64}"
+measure_cell HGET "HGET {key uniform $KEYS} {key uniform $ELEMS}"
+loadall list LLEN "RPUSH {key uniform $KEYS} {value 64}"
+measure_cell LINDEX "LINDEX {key uniform $KEYS} {rand $ELEMS}"
+loadall set SCARD "SADD {key uniform $KEYS} {key uniform $ELEMS}"
+measure_cell SISMEMBER "SISMEMBER {key uniform $KEYS} {key uniform $ELEMS}"
+loadall zset ZCARD "ZADD {key uniform $KEYS} {rand 70000} {key uniform $ELEMS}"
+measure_cell ZSCORE "ZSCORE {key uniform $KEYS} {key uniform $ELEMS}"
 
 echo "| command | workload | redis-server, no persistence | Persimmon pmem | redis-server, appendfsync always | pmem / no persistence |"
 echo "|---|---|---|---|---|---|"
 row() {
-  local a=${r[redis-nopersist/$1]:-0} b=${r[persimmon-pmem/$1]:-0} c=${r[redis-aof-always/$1]:-0}
-  local ratio; ratio=$(awk "BEGIN{ if ($a>0) printf \"%.2fx\", $b/$a; else print \"-\" }")
+  local a b c ratio
+  a=$(median <<<"${r[redis-nopersist/$1]:-}") b=$(median <<<"${r[persimmon-pmem/$1]:-}") c=$(median <<<"${r[redis-aof-always/$1]:-}")
+  ratio=$(awk "BEGIN{ if ($a>0) printf \"%.2fx\", $b/$a; else print \"-\" }")
   echo "| $1 | $2 | $a | $b | $c | $ratio |"
 }
 row HSET "$KEYS keys × 10,000 fields, 64 B"
@@ -114,4 +154,8 @@ for t in hash list set zset; do
   echo "| $t | ${mem[redis-nopersist/$t]:-?} B | ${mem[persimmon-pmem/$t]:-?} B |"
 done
 echo
-echo "persimmon-bench resp -s $SECS -c $CONNS, best of $ROUNDS interleaved rounds; loads: --load -n $N -P 32 -c 8; $(nproc) cpus, $(stat -f -c %T "$BASE"), $(uname -r)"
+if [ "$PIN" = 1 ]; then pinning="servers on CPU $SRV_CPU, client on CPU $CLI_CPUS"; else pinning="no pinning"; fi
+echo "persimmon-bench resp -s $SECS -c $CONNS, median of $ROUNDS interleaved rounds ($pinning); loads: --load -n $N -P 32 -c 8; $NCPU cpus, $(stat -f -c %T "$BASE"), $(uname -r)"
+echo
+echo "all rounds (requests/s):"
+for k in $(printf '%s\n' "${!r[@]}" | sort); do echo "  $k: ${r[$k]}"; done
