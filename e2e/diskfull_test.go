@@ -49,6 +49,23 @@ func TestDiskFull(t *testing.T) {
 	if err := c.Ping(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
+	status := func() string {
+		t.Helper()
+		info, err := c.Info(ctx, "persistence").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(info, "\r\n") {
+			if v, ok := strings.CutPrefix(line, "aof_last_write_status:"); ok {
+				return v
+			}
+		}
+		t.Fatalf("INFO persistence lacks aof_last_write_status: %q", info)
+		return ""
+	}
+	if got := status(); got != "err" {
+		t.Errorf("aof_last_write_status on a full disk = %q, want err", got)
+	}
 	// Free space as an operator would: grow the filesystem (deleting keys
 	// needs a record, which needs space).
 	if err := unix.Mount("tmpfs", mnt, "tmpfs", unix.MS_REMOUNT, "size=16m"); err != nil {
@@ -56,6 +73,9 @@ func TestDiskFull(t *testing.T) {
 	}
 	if err := c.Set(ctx, "after", "ok", 0).Err(); err != nil {
 		t.Fatalf("write after space was freed: %v", err)
+	}
+	if got := status(); got != "ok" {
+		t.Errorf("aof_last_write_status after a successful write = %q, want ok", got)
 	}
 	s.kill()
 	s2 := startServer(t, dir, "--segment-size", "1mb")

@@ -48,8 +48,15 @@ type Keyspace struct {
 	replaying     bool // applying records at recovery (see errStaleOp)
 	replaySkipped int  // operations recovery skipped as stale
 
-	clockSkew    atomic.Int64 // ms added to the wall clock (tests)
-	expiredKeys  atomic.Int64
+	clockSkew   atomic.Int64 // ms added to the wall clock (tests)
+	expiredKeys atomic.Int64
+	// countLookups makes lookup count hits and misses (set under the lock
+	// for the span of a read-only command, see CountLookups).
+	countLookups bool
+	hits, misses atomic.Int64
+	// writeFailing records that the last commit failed (full disk, a
+	// persistence failure); the next successful one clears it.
+	writeFailing atomic.Bool
 	cleanedBytes atomic.Int64
 	liveSnapshot atomic.Int64
 	keysSnapshot [NumDBs]atomic.Int64
@@ -88,14 +95,43 @@ func (ks *Keyspace) lookup(dbi int, key []byte) *entry {
 	d := ks.dbs[dbi]
 	i, ok := d.index[string(key)]
 	if !ok {
+		ks.countLookup(false)
 		return nil
 	}
 	e := &d.entries[i]
 	if e.expireAt != 0 && e.expireAt <= ks.NowMs() {
 		ks.expire(dbi, e.key)
+		ks.countLookup(false)
 		return nil
 	}
+	ks.countLookup(true)
 	return e
+}
+
+func (ks *Keyspace) countLookup(hit bool) {
+	switch {
+	case !ks.countLookups:
+	case hit:
+		ks.hits.Add(1)
+	default:
+		ks.misses.Add(1)
+	}
+}
+
+// CountLookups turns the keyspace_hits/keyspace_misses counters on or off
+// for the key lookups that follow; call it under the lock. The server turns
+// them on for the span of a read-only command, so, as in Redis, the keys
+// a read looks up are counted (found or not: a key of another type is a
+// hit) and the keys a write changes are not (semantics: redis.io INFO,
+// keyspace_hits).
+func (ks *Keyspace) CountLookups(on bool) { ks.countLookups = on }
+
+// ResetStats zeroes the counters CONFIG RESETSTAT resets: expired keys,
+// keyspace hits and misses.
+func (ks *Keyspace) ResetStats() {
+	ks.expiredKeys.Store(0)
+	ks.hits.Store(0)
+	ks.misses.Store(0)
 }
 
 // expire removes a key whose time has come (no record: recovery drops it
@@ -237,6 +273,7 @@ func (ks *Keyspace) Commit(b *Batch) error {
 		return nil
 	}
 	if ks.failed != nil {
+		ks.writeFailing.Store(true)
 		return ks.failed
 	}
 	if len(b.buf) > ks.recordLimit {
@@ -259,8 +296,9 @@ func (ks *Keyspace) Commit(b *Batch) error {
 	}
 	loc, err := ks.wal.Append(wal.TypeBatch, flags, b.buf)
 	if err != nil {
-		return mapWriteError(err)
+		return ks.writeError(err)
 	}
+	ks.writeSucceeded()
 	if ks.txnOpen {
 		ks.txnWrote = true
 	}
@@ -318,9 +356,10 @@ func (ks *Keyspace) commitGroup(b *Batch, ends []int) error {
 		if err != nil {
 			if joined && i > 0 {
 				ks.failed = fmt.Errorf("ERR persistence failure, writes refused: a transaction's records were cut short: %v", err)
+				ks.writeFailing.Store(true)
 				return ks.failed
 			}
-			return mapWriteError(err)
+			return ks.writeError(err)
 		}
 		locs = append(locs, loc)
 		start = end
@@ -328,8 +367,9 @@ func (ks *Keyspace) commitGroup(b *Batch, ends []int) error {
 	if ks.txnOpen {
 		ks.txnWrote = true
 	} else if _, err := ks.wal.Append(wal.TypeCommit, wal.FlagTxn, nil); err != nil {
-		return mapWriteError(err)
+		return ks.writeError(err)
 	}
+	ks.writeSucceeded()
 	start = 0
 	for i, loc := range locs {
 		ks.applyRecord(loc, ends[i]-start)
@@ -344,6 +384,20 @@ func (ks *Keyspace) applyRecord(loc wal.Location, n int) {
 	start := loc.Off + wal.HeaderSize
 	if err := ks.applyPayload(loc.Seg, start, start+int64(n)); err != nil {
 		panic(fmt.Sprintf("keyspace: record just written does not decode: %v", err))
+	}
+}
+
+// writeError records a failed commit (INFO aof_last_write_status) and
+// maps err to the reply clients get.
+func (ks *Keyspace) writeError(err error) error {
+	ks.writeFailing.Store(true)
+	return mapWriteError(err)
+}
+
+// writeSucceeded clears the failed-commit mark after a successful append.
+func (ks *Keyspace) writeSucceeded() {
+	if ks.writeFailing.Load() {
+		ks.writeFailing.Store(false)
 	}
 }
 
@@ -499,7 +553,10 @@ type Stats struct {
 	ArenaBytes    int64       // bytes of segment files on disk
 	LiveBytes     int64       // bytes of live records
 	Segments      int         // segment files
-	ExpiredKeys   int64       // keys removed by expiry since start
+	ExpiredKeys   int64       // keys removed by expiry since start (or CONFIG RESETSTAT)
+	KeyspaceHits  int64       // keys found by read-only commands' lookups (see CountLookups)
+	KeyspaceMiss  int64       // keys those lookups did not find
+	WriteFailing  bool        // the last commit failed (disk full, persistence failure)
 	CleanedBytes  int64       // bytes reclaimed by segment cleaning since start
 	Flushes       int64       // group commits (flush+fence or msync) since start
 	SyncedRecords int64       // records made durable by those group commits
@@ -516,6 +573,9 @@ func (ks *Keyspace) Stats() Stats {
 		LiveBytes:     ks.liveSnapshot.Load(),
 		Segments:      len(ks.arena.Segments()),
 		ExpiredKeys:   ks.expiredKeys.Load(),
+		KeyspaceHits:  ks.hits.Load(),
+		KeyspaceMiss:  ks.misses.Load(),
+		WriteFailing:  ks.writeFailing.Load(),
 		CleanedBytes:  ks.cleanedBytes.Load(),
 		Flushes:       ks.wal.Flushes(),
 		SyncedRecords: ks.wal.SyncedRecords(),

@@ -70,7 +70,11 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 	c.lastCmd = cmd
 	var now time.Time
 	if cmd.NoLock || locked {
-		cmd.Run(&c.Client, args)
+		if locked {
+			c.runCounted(cmd, args)
+		} else {
+			cmd.Run(&c.Client, args)
+		}
 		now = time.Now()
 		if c.gc != nil && !locked && c.readyWaiters() {
 			c.srv.env.lock() // EXEC pushed to keys clients wait on
@@ -81,7 +85,7 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 		env := &c.srv.env
 		env.lock()
 		c.tick = time.Now() // time spent waiting for the lock is not the command's
-		cmd.Run(&c.Client, args)
+		c.runCounted(cmd, args)
 		if c.gc != nil && c.readyWaiters() {
 			serveReady(c.KS) // before anyone else runs, as Redis does
 		}
@@ -102,6 +106,18 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 			c.serveBlocked(cmd, args)
 		}
 	}
+}
+
+// runCounted runs cmd under the keyspace lock, counting its key lookups
+// into keyspace_hits/misses if it is read-only.
+func (c *conn) runCounted(cmd *Command, args [][]byte) {
+	if cmd.Flags&FlagReadonly == 0 || c.KS == nil { // nil: a test's fake environment
+		cmd.Run(&c.Client, args)
+		return
+	}
+	c.KS.CountLookups(true)
+	cmd.Run(&c.Client, args)
+	c.KS.CountLookups(false)
 }
 
 // queue copies a request into the MULTI queue (args alias the read buffer).

@@ -202,6 +202,9 @@ func (s *Server) commandStats() []cmdStatLine {
 // resetStats is CONFIG RESETSTAT.
 func (s *Server) resetStats() {
 	s.stats.reset()
+	if s.ks != nil { // nil: a test's fake environment
+		s.ks.ResetStats()
+	}
 	for _, cmd := range s.cmdList {
 		cmd.stats.reset()
 		for i := range cmd.Subcommands {
@@ -307,7 +310,7 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("aof_enabled", 0)
 		line("aof_rewrite_in_progress", 0)
 		line("aof_rewrite_scheduled", 0)
-		line("aof_last_write_status", "ok")
+		line("aof_last_write_status", okOrErr(d.ks.WriteFailing))
 		line("durability_mode", d.ks.Mode)
 		line("wal_last_lsn", d.ks.LastLSN)
 		line("wal_durable_lsn", d.ks.DurableLSN)
@@ -335,8 +338,8 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("rejected_connections", d.connsRejected)
 		line("expired_keys", d.ks.ExpiredKeys)
 		line("evicted_keys", 0)
-		line("keyspace_hits", 0)
-		line("keyspace_misses", 0)
+		line("keyspace_hits", d.ks.KeyspaceHits)
+		line("keyspace_misses", d.ks.KeyspaceMiss)
 		line("pubsub_channels", 0)
 		line("pubsub_patterns", 0)
 		line("total_error_replies", d.errorReplies)
@@ -513,4 +516,12 @@ func (o *opsSampler) rates() (ops int64, inKbps, outKbps float64) {
 	}
 	n := float64(len(o.ops))
 	return int64(so / n), si / n / 1024, sout / n / 1024
+}
+
+// okOrErr is a Redis status field: "err" when failing, else "ok".
+func okOrErr(failing bool) string {
+	if failing {
+		return "err"
+	}
+	return "ok"
 }
