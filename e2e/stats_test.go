@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestKeyspaceHitsMatchRedis runs one sequence of reads and writes on
@@ -89,6 +91,37 @@ func TestKeyspaceHitsMatchRedis(t *testing.T) {
 		}
 		if got, want := counters(ours), counters(theirs); got != want {
 			t.Fatalf("after %v: persimmon %s, redis %s", step, got, want)
+		}
+	}
+}
+
+// TestLastSave checks that SAVE and BGSAVE move LASTSAVE to the time they
+// ran and that INFO's rdb_last_save_time reports the same second.
+func TestLastSave(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	c := s.client()
+	for _, save := range []func() error{
+		func() error { return c.Save(ctx).Err() },
+		func() error { return c.BgSave(ctx).Err() },
+	} {
+		before := time.Now().Unix()
+		if err := save(); err != nil {
+			t.Fatal(err)
+		}
+		after := time.Now().Unix()
+		last, err := c.LastSave(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last < before || last > after {
+			t.Fatalf("LASTSAVE %d, want within [%d, %d]", last, before, after)
+		}
+		info, err := c.Info(ctx, "persistence").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "rdb_last_save_time:" + strconv.FormatInt(last, 10) + "\r\n"; !strings.Contains(info, want) {
+			t.Fatalf("INFO persistence lacks %q", want)
 		}
 	}
 }

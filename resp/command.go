@@ -24,6 +24,7 @@ const (
 	FlagAllowBusy               // "allow_busy"
 	FlagBlocking                // may block the client (BLPOP...): "blocking"
 	FlagMovableKeys             // keys are found by parsing the arguments: "movablekeys"
+	FlagNoAsyncLoading          // refused while loading asynchronously: "no_async_loading"
 )
 
 // Key specification flags, as COMMAND INFO reports them in each key spec's
@@ -109,7 +110,9 @@ type Command struct {
 	// Tips are COMMAND INFO's command tips (e.g. "nondeterministic_output").
 	Tips []string
 	// ACL lists ACL categories beyond the ones derived from Flags and
-	// Group (e.g. "@dangerous"), as COMMAND INFO reports them.
+	// Group (e.g. "@dangerous"), as COMMAND INFO reports them. A leading
+	// "-" takes a derived one away (WAIT is in group generic but not in
+	// @keyspace).
 	ACL []string
 
 	// Immediate commands run at once inside MULTI instead of being queued

@@ -73,6 +73,7 @@ func parseInfoSections(args [][]byte) infoSection {
 type infoData struct {
 	now        time.Time
 	started    time.Time
+	lastSave   int64 // Unix seconds
 	runID      string
 	pid        int
 	port       int
@@ -115,6 +116,7 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 	d := infoData{
 		now:        time.Now(),
 		started:    s.started,
+		lastSave:   s.lastSave.Load(),
 		runID:      s.runID,
 		pid:        os.Getpid(),
 		port:       int(s.live.port.Load()),
@@ -303,7 +305,7 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("async_loading", 0)
 		line("rdb_changes_since_last_save", 0)
 		line("rdb_bgsave_in_progress", 0)
-		line("rdb_last_save_time", d.started.Unix())
+		line("rdb_last_save_time", d.lastSave)
 		line("rdb_last_bgsave_status", "ok")
 		line("rdb_last_bgsave_time_sec", -1)
 		line("rdb_current_bgsave_time_sec", -1)

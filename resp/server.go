@@ -160,10 +160,11 @@ type Server struct {
 
 	scripting *scriptEngine // Lua state and script cache; keyspace lock
 
-	started time.Time
-	runID   string
-	stats   serverStats
-	ops     opsSampler
+	started  time.Time
+	lastSave atomic.Int64 // LASTSAVE: Unix seconds of the last SAVE/BGSAVE, or of the start
+	runID    string
+	stats    serverStats
+	ops      opsSampler
 
 	nextID atomic.Int64
 

@@ -73,6 +73,19 @@ func newCommandTable() map[string]*Command {
 		{Name: "info", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", Since: "1.0.0",
 			Summary: "Returns information and statistics about the server.", Run: infoCommand, NoLock: true,
 			ACL: []string{"@dangerous"}, Tips: []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}},
+		{Name: "save", Arity: 1, Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading | FlagNoMulti, Group: "server", Since: "1.0.0",
+			Summary: "Synchronously saves the database(s) to disk.", Run: saveCommand, NoLock: true},
+		{Name: "bgsave", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading, Group: "server", Since: "1.0.0",
+			Summary: "Asynchronously saves the database(s) to disk.", Run: bgsaveCommand, NoLock: true},
+		{Name: "lastsave", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Group: "server", Since: "1.0.0",
+			Summary: "Returns the Unix timestamp of the last successful save to disk.", Run: lastsaveCommand, NoLock: true,
+			ACL: []string{"@admin", "@dangerous"}, Tips: []string{"nondeterministic_output"}},
+		{Name: "role", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast, Group: "server", Since: "2.8.12",
+			Summary: "Returns the replication role.", Run: roleCommand, NoLock: true, ACL: []string{"@admin", "@dangerous"}},
+		{Name: "wait", Arity: 3, Flags: FlagNoScript, Group: "generic", Since: "3.0.0",
+			Summary: "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.",
+			Run:     waitCommand, NoLock: true, ACL: []string{"@connection", "-@keyspace"},
+			Tips: []string{"request_policy:all_shards", "response_policy:agg_min"}},
 		{Name: "shutdown", Arity: -1, Flags: adminFlags | FlagNoMulti | FlagAllowBusy, Group: "server", Since: "1.0.0",
 			Summary: "Makes every write durable, then shuts down the server.", Run: shutdownCommand, NoLock: true},
 		{Name: "config", Arity: -2, Group: "server", Since: "2.0.0",
@@ -179,7 +192,7 @@ func checkEntry(cmd *Command, container string) {
 		panic(fmt.Errorf("resp: command %q has arity 0", cmd.Name))
 	}
 	for _, cat := range cmd.ACL {
-		if !slices.Contains(aclCategoryOrder, cat) {
+		if !slices.Contains(aclCategoryOrder, strings.TrimPrefix(cat, "-")) {
 			panic(fmt.Errorf("resp: command %q: unknown ACL category %q", cmd.Name, cat))
 		}
 	}
@@ -209,7 +222,8 @@ var flagNames = []struct {
 	{FlagWrite, "write"}, {FlagReadonly, "readonly"}, {FlagDenyOOM, "denyoom"},
 	{FlagAdmin, "admin"}, {FlagNoScript, "noscript"}, {FlagBlocking, "blocking"},
 	{FlagLoading, "loading"}, {FlagStale, "stale"}, {FlagFast, "fast"}, {FlagNoAuth, "no_auth"},
-	{FlagNoMulti, "no_multi"}, {FlagMovableKeys, "movablekeys"}, {FlagAllowBusy, "allow_busy"},
+	{FlagNoAsyncLoading, "no_async_loading"}, {FlagNoMulti, "no_multi"}, {FlagMovableKeys, "movablekeys"},
+	{FlagAllowBusy, "allow_busy"},
 }
 
 // groupCategory is the ACL category of each redis.io command group.
@@ -249,7 +263,11 @@ func aclCategories(cmd *Command) []string {
 		has[g] = true
 	}
 	for _, c := range cmd.ACL {
-		has[c] = true
+		if strings.HasPrefix(c, "-") {
+			delete(has, c[1:])
+		} else {
+			has[c] = true
+		}
 	}
 	if cmd.Flags&FlagAdmin != 0 {
 		has["@admin"] = true
