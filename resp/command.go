@@ -11,20 +11,20 @@ import (
 // FlagNoMulti commands are refused inside MULTI ("ERR Command not allowed
 // inside a transaction"); the ones that run at once there are Immediate.
 const (
-	FlagWrite       = 1 << iota // may modify the keyspace: "write"
-	FlagReadonly                // reads the keyspace only: "readonly"
-	FlagDenyOOM                 // may grow memory: "denyoom"
-	FlagAdmin                   // "admin"
-	FlagNoScript                // "noscript"
-	FlagLoading                 // allowed while loading: "loading"
-	FlagStale                   // "stale"
-	FlagFast                    // O(1) or O(log n): "fast"
-	FlagNoAuth                  // allowed before AUTH: "no_auth"
-	FlagNoMulti                 // refused inside MULTI: "no_multi"
-	FlagAllowBusy               // "allow_busy"
-	FlagBlocking                // may block the client (BLPOP...): "blocking"
-	FlagMovableKeys             // keys are found by parsing the arguments: "movablekeys"
-	FlagNoAsyncLoading          // refused while loading asynchronously: "no_async_loading"
+	FlagWrite          = 1 << iota // may modify the keyspace: "write"
+	FlagReadonly                   // reads the keyspace only: "readonly"
+	FlagDenyOOM                    // may grow memory: "denyoom"
+	FlagAdmin                      // "admin"
+	FlagNoScript                   // "noscript"
+	FlagLoading                    // allowed while loading: "loading"
+	FlagStale                      // "stale"
+	FlagFast                       // O(1) or O(log n): "fast"
+	FlagNoAuth                     // allowed before AUTH: "no_auth"
+	FlagNoMulti                    // refused inside MULTI: "no_multi"
+	FlagAllowBusy                  // "allow_busy"
+	FlagBlocking                   // may block the client (BLPOP...): "blocking"
+	FlagMovableKeys                // keys are found by parsing the arguments: "movablekeys"
+	FlagNoAsyncLoading             // refused while loading asynchronously: "no_async_loading"
 )
 
 // Key specification flags, as COMMAND INFO reports them in each key spec's
