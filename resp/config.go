@@ -95,6 +95,26 @@ var configParams = []configParam{
 		},
 		check: func(v string) error { _, err := configInt(v, 0, math.MaxInt32); return err }},
 	{name: "databases", get: func(*Server) string { return "16" }},
+	{name: "slowlog-log-slower-than",
+		get: func(s *Server) string { return strconv.FormatInt(s.live.slowlogSlowerThan.Load(), 10) },
+		set: func(s *Server, v string) error {
+			n, err := configInt(v, -1, math.MaxInt64)
+			if err == nil {
+				s.live.slowlogSlowerThan.Store(n)
+			}
+			return err
+		},
+		check: func(v string) error { _, err := configInt(v, -1, math.MaxInt64); return err }},
+	{name: "slowlog-max-len",
+		get: func(s *Server) string { return strconv.FormatInt(s.live.slowlogMaxLen.Load(), 10) },
+		set: func(s *Server, v string) error {
+			n, err := configInt(v, 0, math.MaxInt64)
+			if err == nil {
+				s.live.slowlogMaxLen.Store(n)
+			}
+			return err
+		},
+		check: func(v string) error { _, err := configInt(v, 0, math.MaxInt64); return err }},
 	{name: "save",
 		get:   func(*Server) string { return "" },
 		set:   func(*Server, string) error { return nil },

@@ -98,6 +98,7 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 	}
 	d := now.Sub(c.tick)
 	c.tick = now
+	c.recordSlow(cmd, args, d)
 	c.count(cmd, d, len(c.out) > start && c.out[start] == '-', false)
 	if c.blk.pending { // [lists: blocking] the handler blocked: wait without the lock
 		if c.gc != nil {

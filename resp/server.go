@@ -122,6 +122,9 @@ type liveConfig struct {
 	timeout         atomic.Int64 // seconds
 	bind            atomic.Pointer[string]
 	port            atomic.Int64
+
+	slowlogSlowerThan atomic.Int64 // µs; negative: log nothing
+	slowlogMaxLen     atomic.Int64
 }
 
 // serverStats are the counters of INFO stats.
@@ -159,6 +162,7 @@ type Server struct {
 	cmdList []*Command // table entries sorted by name (COMMAND)
 
 	scripting *scriptEngine // Lua state and script cache; keyspace lock
+	slowlog   slowlog
 
 	started  time.Time
 	lastSave atomic.Int64 // LASTSAVE: Unix seconds of the last SAVE/BGSAVE, or of the start
@@ -215,6 +219,8 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 	s.live.protoMaxBulkLen.Store(cfg.ProtoMaxBulkLen)
 	s.live.maxClients.Store(int64(cfg.MaxClients))
 	s.live.timeout.Store(int64(cfg.Timeout))
+	s.live.slowlogSlowerThan.Store(slowlogDefaultSlowerThan)
+	s.live.slowlogMaxLen.Store(slowlogDefaultMaxLen)
 	s.live.bind.Store(&cfg.Bind)
 	s.live.port.Store(int64(cfg.Port))
 	var id [20]byte

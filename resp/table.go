@@ -139,6 +139,7 @@ func newCommandTable() map[string]*Command {
 	cmds = append(cmds, keyCommands()...)
 	cmds = append(cmds, hashCommands()...)
 	cmds = append(cmds, listCommands()...)
+	cmds = append(cmds, slowlogCommands()...)
 	cmds = append(cmds, setCommands()...)
 	cmds = append(cmds, zsetCommands()...)
 	cmds = append(cmds, memoryCommands()...)
