@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // TestKeyspaceHitsMatchRedis runs one sequence of reads and writes on
@@ -123,5 +125,34 @@ func TestLastSave(t *testing.T) {
 		if want := "rdb_last_save_time:" + strconv.FormatInt(last, 10) + "\r\n"; !strings.Contains(info, want) {
 			t.Fatalf("INFO persistence lacks %q", want)
 		}
+	}
+}
+
+// TestMemoryUsage checks MEMORY USAGE's estimate moves with the value: nil
+// for a missing key, more bytes for a longer string and for a hash with
+// more fields, and at least the bytes the client stored.
+func TestMemoryUsage(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	c := s.client()
+	if err := c.MemoryUsage(ctx, "missing").Err(); err != redis.Nil {
+		t.Fatalf("MEMORY USAGE of a missing key: %v, want nil", err)
+	}
+	c.Set(ctx, "small", "x", 0)
+	c.Set(ctx, "big", strings.Repeat("x", 10000), 0)
+	small, err1 := c.MemoryUsage(ctx, "small").Result()
+	big, err2 := c.MemoryUsage(ctx, "big").Result()
+	if err1 != nil || err2 != nil || big < 10000 || big <= small {
+		t.Fatalf("MEMORY USAGE small %d (%v), big %d (%v)", small, err1, big, err2)
+	}
+	for i := 0; i < 1000; i++ {
+		if i < 10 {
+			c.HSet(ctx, "h10", strconv.Itoa(i), "value")
+		}
+		c.HSet(ctx, "h1000", strconv.Itoa(i), "value")
+	}
+	h10, _ := c.MemoryUsage(ctx, "h10").Result()
+	h1000, err := c.MemoryUsage(ctx, "h1000", 0).Result()
+	if err != nil || h1000 < 1000*8 || h1000 <= 10*h10 {
+		t.Fatalf("MEMORY USAGE h10 %d, h1000 %d (%v)", h10, h1000, err)
 	}
 }
