@@ -211,6 +211,7 @@ msetnx 1 -1 2 OW+insert@1:range(-1,2,0)
 multi 0 0 0
 object 0 0 0
 object|encoding 2 2 1 RO@2:range(0,1,0)
+memory|usage 2 2 1 RO@2:range(0,1,0)
 object|freq 2 2 1 RO@2:range(0,1,0)
 object|help 0 0 0
 object|idletime 2 2 1 RO@2:range(0,1,0)
