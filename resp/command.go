@@ -52,6 +52,11 @@ type KeySpec struct {
 	Notes string // "notes", if not empty
 	Flags int    // Key* bits
 
+	// Unknown: begin_search and find_keys are "unknown" (the keys cannot
+	// be found from the arguments' positions, as SORT's BY/GET/STORE);
+	// COMMAND GETKEYS then falls back to GetKeys.
+	Unknown bool
+
 	// begin_search: the argument Index, or (Keyword set) the argument after
 	// the first Keyword found from StartFrom (negative: from the end, backwards).
 	Index     int

@@ -140,6 +140,7 @@ func newCommandTable() map[string]*Command {
 	cmds = append(cmds, hashCommands()...)
 	cmds = append(cmds, listCommands()...)
 	cmds = append(cmds, slowlogCommands()...)
+	cmds = append(cmds, sortCommands()...)
 	cmds = append(cmds, setCommands()...)
 	cmds = append(cmds, zsetCommands()...)
 	cmds = append(cmds, memoryCommands()...)
@@ -198,6 +199,12 @@ func checkEntry(cmd *Command, container string) {
 		}
 	}
 	for i, sp := range cmd.KeySpecs {
+		if sp.Unknown {
+			if sp.Index != 0 || sp.Keyword != "" {
+				panic(fmt.Errorf("resp: command %q: key spec %d is unknown but has an index or a keyword", cmd.Name, i))
+			}
+			continue
+		}
 		if (sp.Index > 0) == (sp.Keyword != "") || sp.KeyStep < 1 || sp.Limit < 0 {
 			panic(fmt.Errorf("resp: command %q: key spec %d needs an index or a keyword (not both) and a key step", cmd.Name, i))
 		}
@@ -403,6 +410,17 @@ func appendKeySpec(b []byte, sp *KeySpec) []byte {
 	b = redcon.AppendBulkString(b, "begin_search")
 	b = redcon.AppendArray(b, 4)
 	b = redcon.AppendBulkString(b, "type")
+	if sp.Unknown {
+		b = redcon.AppendBulkString(b, "unknown")
+		b = redcon.AppendBulkString(b, "spec")
+		b = redcon.AppendArray(b, 0)
+		b = redcon.AppendBulkString(b, "find_keys")
+		b = redcon.AppendArray(b, 4)
+		b = redcon.AppendBulkString(b, "type")
+		b = redcon.AppendBulkString(b, "unknown")
+		b = redcon.AppendBulkString(b, "spec")
+		return redcon.AppendArray(b, 0)
+	}
 	if sp.Keyword == "" {
 		b = redcon.AppendBulkString(b, "index")
 		b = redcon.AppendBulkString(b, "spec")
@@ -497,6 +515,9 @@ func keysFromSpecs(specs []KeySpec, args [][]byte) (refs []KeyRef, ok bool) {
 		sp := &specs[i]
 		if sp.Flags&KeyNotKey != 0 {
 			continue
+		}
+		if sp.Unknown {
+			return nil, false // Redis: an invalid spec, so GETKEYS uses getkeys_proc
 		}
 		first := sp.Index
 		if sp.Keyword != "" {

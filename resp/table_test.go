@@ -212,6 +212,8 @@ multi 0 0 0
 object 0 0 0
 object|encoding 2 2 1 RO@2:range(0,1,0)
 memory|usage 2 2 1 RO@2:range(0,1,0)
+sort 1 1 1 movable RO+access@1:range(0,1,0) RO+access@unknown:unknown{For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort} OW+update@unknown:unknown{For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array}
+sort_ro 1 1 1 movable RO+access@1:range(0,1,0) RO+access@unknown:unknown{For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort}
 object|freq 2 2 1 RO@2:range(0,1,0)
 object|help 0 0 0
 object|idletime 2 2 1 RO@2:range(0,1,0)
@@ -316,6 +318,10 @@ func compactKeySpecs(cmd *Command) string {
 			}
 		}
 		begin := strconv.Itoa(sp.Index)
+		if sp.Unknown {
+			fmt.Fprintf(&b, " %s@unknown:unknown{%s}", strings.Join(flags, "+"), sp.Notes)
+			continue
+		}
 		if sp.Keyword != "" {
 			begin = fmt.Sprintf("kw(%s,%d)", sp.Keyword, sp.StartFrom)
 		}
