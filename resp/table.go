@@ -128,6 +128,7 @@ func newCommandTable() map[string]*Command {
 	cmds = append(cmds, listCommands()...)
 	cmds = append(cmds, setCommands()...)
 	cmds = append(cmds, zsetCommands()...)
+	cmds = append(cmds, roaringCommands()...)
 	cmds = append(cmds, memoryCommands()...)
 	cmds = append(cmds, scriptingCommands()...)
 	return buildTable(cmds)
