@@ -290,6 +290,7 @@ type trModel struct {
 	acked   map[string]*roaring.Bitmap
 	pending map[string]*roaring.Bitmap
 	stat    map[string]string // TR.STAT of an optimized key, acknowledged
+	log     map[string][]string
 }
 
 // TestRoaringCrashKill9: writers run every kind of TR write on their own
@@ -308,7 +309,7 @@ func TestRoaringCrashKill9(t *testing.T) {
 	t.Logf("seed %d (set PERSIMMON_CRASH_SEED to replay)", seed)
 	rng := rand.New(rand.NewPCG(seed, 2))
 	dir := t.TempDir()
-	m := &trModel{acked: map[string]*roaring.Bitmap{}, pending: map[string]*roaring.Bitmap{}, stat: map[string]string{}}
+	m := &trModel{acked: map[string]*roaring.Bitmap{}, pending: map[string]*roaring.Bitmap{}, stat: map[string]string{}, log: map[string][]string{}}
 	for round := 0; round <= rounds; round++ {
 		s := startServer(t, dir, "--segment-size", "8mb")
 		verifyTRModel(t, s, m, round)
@@ -316,7 +317,7 @@ func TestRoaringCrashKill9(t *testing.T) {
 			break
 		}
 		target := int64(100 + rng.IntN(1500))
-		trRunUntilKilled(t, s, m, round, target, rng.Uint64())
+		trRunUntilKilled(t, s, m, round, target, rng.Uint64(), s.kill)
 		t.Logf("round %d: killed after %d acknowledged writes; %d keys, %d stats to check", round, target, len(m.acked), len(m.stat))
 	}
 	if len(m.acked) == 0 || len(m.stat) == 0 {
@@ -350,8 +351,8 @@ func verifyTRModel(t *testing.T, s *server, m *trModel, round int) {
 			delete(m.pending, k)
 			continue
 		}
-		t.Fatalf("round %d: %s holds %d bits %v, acknowledged %d bits %v", round, k,
-			got.GetCardinality(), clipBits(got), want.GetCardinality(), clipBits(want))
+		t.Fatalf("round %d: %s holds %d bits, acknowledged %d bits; only held %v, only acknowledged %v; last writes %v", round, k,
+			got.GetCardinality(), want.GetCardinality(), clipBits(roaring.AndNot(got, want)), clipBits(roaring.AndNot(want, got)), m.log[k])
 	}
 	for k, want := range m.stat {
 		if got, err := c.Do(ctx, "TR.STAT", k).Text(); err != nil || got != want {
@@ -370,7 +371,7 @@ func clipBits(bm *roaring.Bitmap) []uint32 {
 
 // trRunUntilKilled runs writers until target writes are acknowledged, then
 // kills the server.
-func trRunUntilKilled(t *testing.T, s *server, m *trModel, round int, target int64, seed uint64) {
+func trRunUntilKilled(t *testing.T, s *server, m *trModel, round int, target int64, seed uint64, kill func()) {
 	var acked atomic.Int64
 	var wg sync.WaitGroup
 	killed := make(chan struct{})
@@ -448,6 +449,10 @@ func trRunUntilKilled(t *testing.T, s *server, m *trModel, round int, target int
 				}
 				m.mu.Lock()
 				m.pending[key] = next
+				m.log[key] = append(m.log[key], fmt.Sprint(args))
+				if len(m.log[key]) > 6 {
+					m.log[key] = m.log[key][1:]
+				}
 				m.mu.Unlock()
 				if err := c.Do(ctx, args...).Err(); err != nil {
 					return // the kill; the write may or may not have happened
@@ -470,11 +475,11 @@ func trRunUntilKilled(t *testing.T, s *server, m *trModel, round int, target int
 					}
 				}
 				if acked.Add(1) == target {
-					once.Do(func() { s.kill(); close(killed) })
+					once.Do(func() { kill(); close(killed) })
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	once.Do(func() { s.kill(); close(killed) })
+	once.Do(func() { kill(); close(killed) })
 }

@@ -532,9 +532,14 @@ func trBitOp(c *Client, opName []byte, keys [][]byte) (*roaring.Bitmap, error) {
 		}
 		return roaring.FastOr(bms...), nil
 	case "xor":
+		// Not the in-place (*Bitmap).Xor: in roaring v2.30.0 it XORs an
+		// array or run container with the argument's bitset container by
+		// changing that container, i.e. it would change a source key
+		// (arrayContainer.ixorBitmap calls value2.ixor). The two-operand
+		// roaring.Xor leaves both inputs alone.
 		out := bms[0].Clone()
 		for _, bm := range bms[1:] {
-			out.Xor(bm)
+			out = roaring.Xor(out, bm)
 		}
 		return out, nil
 	case "not":

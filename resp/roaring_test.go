@@ -242,6 +242,15 @@ func TestRoaringCommands(t *testing.T) {
 			{s("TR.BITOPCARD", "DIFF", "a", "c"), rInt(4)},
 			{s("TR.BITOPCARD", "DIFF", "a"), rInvalid},
 			{s("TR.BITOPCARD", "FOO", "a"), rSyntax},
+			// XOR with a source holding a bitset container (> 4096 bits in
+			// one 2^16 chunk) leaves the source alone.
+			{s("TR.APPENDBITARRAY", "bs", "-1", strings.Repeat("10", 5000)), rInt(5000)},
+			{s("TR.SETBITS", "arr", "7", "8"), rInt(2)},
+			{s("TR.BITOP", "x", "XOR", "arr", "bs"), rInt(5000)},
+			{s("TR.BITCOUNT", "bs"), rInt(5000)},
+			{s("TR.GETBITS", "bs", "7", "8"), rInts(0, 1)},
+			{s("TR.BITOP", "arr", "XOR", "arr", "bs"), rInt(5000)},
+			{s("TR.BITCOUNT", "bs"), rInt(5000)},
 			{s("TR.DIFF", "dd", "a", "b"), rOK},
 			{s("TR.RANGE", "dd", "0", "10"), rInts(0, 5)},
 		}},
