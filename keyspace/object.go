@@ -96,9 +96,10 @@ var objectAppliers = buildObjectAppliers()
 //	40-49   zset  (zset.go)
 //	50-59   patched strings (stringpatch.go)
 //	60      big encoding (any convertible collection)
+//	61-69   TairRoaring bitmap (roaring.go)
 func buildObjectAppliers() map[byte]objectApplier {
 	m := map[byte]objectApplier{opExpire: applyExpire, opBigEncoding: applyBigEncoding}
-	for _, register := range []func(map[byte]objectApplier){registerHashOps, registerListOps, registerSetOps, registerZSetOps, registerStringOps} {
+	for _, register := range []func(map[byte]objectApplier){registerHashOps, registerListOps, registerSetOps, registerZSetOps, registerStringOps, registerRoaringOps} {
 		register(m)
 	}
 	return m

@@ -143,6 +143,7 @@ func newCommandTable() map[string]*Command {
 	cmds = append(cmds, sortCommands()...)
 	cmds = append(cmds, setCommands()...)
 	cmds = append(cmds, zsetCommands()...)
+	cmds = append(cmds, roaringCommands()...)
 	cmds = append(cmds, memoryCommands()...)
 	cmds = append(cmds, scriptingCommands()...)
 	return buildTable(cmds)

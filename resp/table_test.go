@@ -355,6 +355,9 @@ func TestKeySpecsRecorded(t *testing.T) {
 		cmd := s.commandByName([]byte(name))
 		got := compactKeySpecs(cmd)
 		w, ok := want[name]
+		if !ok && strings.HasPrefix(name, "tr.") {
+			continue // TairRoaring: TestRoaringCommandInfo checks these
+		}
 		if !ok {
 			// Not in Redis 7.0 (CLIENT SETINFO is 7.2): it must have no keys.
 			if w = name + " 0 0 0"; got != w {
