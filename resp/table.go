@@ -137,6 +137,7 @@ func newCommandTable() map[string]*Command {
 	}
 	cmds = append(cmds, stringCommands()...)
 	cmds = append(cmds, bitopCommands()...)
+	cmds = append(cmds, lcsCommands()...)
 	cmds = append(cmds, keyCommands()...)
 	cmds = append(cmds, hashCommands()...)
 	cmds = append(cmds, listCommands()...)

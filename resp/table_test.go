@@ -192,6 +192,7 @@ incrby 1 1 1 RW+access+update@1:range(0,1,0)
 incrbyfloat 1 1 1 RW+access+update@1:range(0,1,0)
 info 0 0 0
 keys 0 0 0
+lcs 1 2 1 RO+access@1:range(1,1,0)
 lindex 1 1 1 RO+access@1:range(0,1,0)
 linsert 1 1 1 RW+insert@1:range(0,1,0)
 llen 1 1 1 RO@1:range(0,1,0)
