@@ -397,12 +397,14 @@ func newBitString(base []byte, found bool, size int64) *bitString {
 	return s
 }
 
+// byteAt returns byte i of the string; bytes past its end read as zero
+// (a GET may name a field beyond the highest one written).
 func (s *bitString) byteAt(i int64) byte {
 	switch {
-	case s.own != nil:
-		return s.own[i]
 	case i >= s.size:
 		return 0
+	case s.own != nil:
+		return s.own[i]
 	}
 	if v, ok := s.dirty[i]; ok {
 		return v
