@@ -141,14 +141,19 @@ func cmdBitOp(c *Client, args [][]byte) {
 		return
 	}
 	srcs := make([][]byte, len(keys))
+	// Redis reads the sources with lookupKeyRead: they count in
+	// keyspace_hits/misses although BITOP is a write command.
+	c.KS.CountLookups(true)
 	for i, key := range keys {
 		val, _, err := c.KS.Get(c.DB, key)
 		if err != nil {
+			c.KS.CountLookups(false)
 			c.WriteErr(err)
 			return
 		}
 		srcs[i] = val // nil for a missing key
 	}
+	c.KS.CountLookups(false)
 	// The sources may point into the arena; bitop copies before the commit.
 	res := bitop(op, srcs)
 	b := c.KS.NewBatch()
@@ -567,7 +572,16 @@ func bitfield(c *Client, args [][]byte, readonly bool) {
 		c.WriteErr(err)
 		return
 	}
+	if !writes && !readonly {
+		// A BITFIELD of GETs only reads the key as Redis's lookupKeyRead
+		// does, which counts in keyspace_hits/misses (BITFIELD_RO is a
+		// read-only command and counted by the dispatcher).
+		c.KS.CountLookups(true)
+	}
 	old, found, err := c.KS.Get(c.DB, key)
+	if !writes && !readonly {
+		c.KS.CountLookups(false)
+	}
 	if err != nil {
 		c.WriteErr(err)
 		return
