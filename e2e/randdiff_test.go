@@ -190,7 +190,7 @@ func (g *rdGen) command1() rdStep {
 	switch fam := g.n(100); {
 	case fam < 20: // strings
 		k := g.key(famString)
-		switch g.n(19) {
+		switch g.n(22) {
 		case 0, 1:
 			a := []string{"SET", k, g.pick(rdValues)}
 			if g.p(0.3) {
@@ -251,6 +251,32 @@ func (g *rdGen) command1() rdStep {
 			}
 		case 17:
 			return cmd("", "SETEX", k, g.ttl(), g.pick(rdValues))
+		case 18:
+			return cmd("", g.bitfield(k)...)
+		case 19:
+			op := g.pick([]string{"AND", "OR", "XOR", "NOT"})
+			a := []string{"BITOP", op, g.key(famString), g.key(famString)}
+			if op != "NOT" || g.p(0.1) {
+				for range g.n(3) {
+					a = append(a, g.key(famString))
+				}
+			}
+			return cmd("", a...)
+		case 20:
+			a := []string{"LCS", k, g.key(famString)}
+			for range g.n(3) {
+				switch g.n(4) {
+				case 0:
+					a = append(a, "LEN")
+				case 1:
+					a = append(a, "IDX")
+				case 2:
+					a = append(a, "WITHMATCHLEN")
+				default:
+					a = append(a, "MINMATCHLEN", g.pick([]string{"0", "1", "2", "4", "-1", "x"}))
+				}
+			}
+			return cmd("", a...)
 		default:
 			return cmd("", "SUBSTR", k, g.pick(rdIdx), g.pick(rdIdx))
 		}
@@ -620,6 +646,32 @@ func (g *rdGen) command1() rdStep {
 
 // zrange builds ZRANGE key start stop [BYSCORE|BYLEX] [REV] [LIMIT o c]
 // [WITHSCORES], including the invalid combinations now and then.
+// bitfield is a BITFIELD (or, now and then, BITFIELD_RO) of one to four
+// sub-commands over small fields near the start of k, with now and then a
+// bad type, offset or value.
+func (g *rdGen) bitfield(k string) []string {
+	a := []string{"BITFIELD", k}
+	if g.p(0.15) {
+		a[0] = "BITFIELD_RO"
+	}
+	types := []string{"u1", "u4", "u8", "i8", "i5", "u16", "i32", "u63", "i64", "u64", "x8"}
+	offsets := []string{"0", "1", "3", "7", "8", "13", "#1", "#2", "#3", "40", "-1"}
+	values := []string{"0", "1", "-1", "100", "-100", "127", "128", "255", "256", "-129", "9223372036854775807", "-9223372036854775808", "abc"}
+	for range 1 + g.n(4) {
+		switch g.n(6) {
+		case 0:
+			a = append(a, "OVERFLOW", g.pick([]string{"WRAP", "SAT", "FAIL", "wrap", "sat", "fail"}))
+		case 1, 2:
+			a = append(a, "GET", g.pick(types), g.pick(offsets))
+		case 3:
+			a = append(a, "SET", g.pick(types), g.pick(offsets), g.pick(values))
+		default:
+			a = append(a, "INCRBY", g.pick(types), g.pick(offsets), g.pick(values))
+		}
+	}
+	return a
+}
+
 func (g *rdGen) zrange(name, k string) []string {
 	a := []string{name, k}
 	by := g.n(3)

@@ -136,6 +136,8 @@ func newCommandTable() map[string]*Command {
 			Summary: "Forgets about watched keys of a transaction.", Run: unwatchCommand},
 	}
 	cmds = append(cmds, stringCommands()...)
+	cmds = append(cmds, bitopCommands()...)
+	cmds = append(cmds, lcsCommands()...)
 	cmds = append(cmds, keyCommands()...)
 	cmds = append(cmds, hashCommands()...)
 	cmds = append(cmds, listCommands()...)

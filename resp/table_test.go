@@ -113,6 +113,9 @@ const recordedKeySpecs = `
 append 1 1 1 RW+insert@1:range(0,1,0)
 auth 0 0 0
 bitcount 1 1 1 RO+access@1:range(0,1,0)
+bitfield 1 1 1 RW+access+update+variable_flags@1:range(0,1,0){This command allows both access and modification of the key}
+bitfield_ro 1 1 1 RO+access@1:range(0,1,0)
+bitop 2 -1 1 OW+update@2:range(0,1,0) RO+access@3:range(-1,1,0)
 bitpos 1 1 1 RO+access@1:range(0,1,0)
 blmove 1 2 1 RW+access+delete@1:range(0,1,0) RW+insert@2:range(0,1,0)
 blmpop 0 0 0 movable RW+access+delete@2:keynum(0,1,1)
@@ -189,6 +192,7 @@ incrby 1 1 1 RW+access+update@1:range(0,1,0)
 incrbyfloat 1 1 1 RW+access+update@1:range(0,1,0)
 info 0 0 0
 keys 0 0 0
+lcs 1 2 1 RO+access@1:range(1,1,0)
 lindex 1 1 1 RO+access@1:range(0,1,0)
 linsert 1 1 1 RW+insert@1:range(0,1,0)
 llen 1 1 1 RO@1:range(0,1,0)
