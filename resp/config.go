@@ -95,6 +95,8 @@ var configParams = []configParam{
 		},
 		check: func(v string) error { _, err := configInt(v, 0, math.MaxInt32); return err }},
 	{name: "databases", get: func(*Server) string { return "16" }},
+	{name: "busy-reply-threshold", get: getBusyThreshold, set: setBusyThreshold, check: checkBusyThreshold},
+	{name: "lua-time-limit", get: getBusyThreshold, set: setBusyThreshold, check: checkBusyThreshold},
 	{name: "slowlog-log-slower-than",
 		get: func(s *Server) string { return strconv.FormatInt(s.live.slowlogSlowerThan.Load(), 10) },
 		set: func(s *Server, v string) error {
@@ -332,3 +334,17 @@ func configHelpCommand(c *Client, _ [][]byte) {
 		"    Reset statistics reported by the INFO command.",
 	})
 }
+
+// busy-reply-threshold and its old name lua-time-limit: milliseconds a
+// script runs before other clients get BUSY (scriptbusy.go).
+func getBusyThreshold(s *Server) string { return strconv.FormatInt(s.live.busyThreshold.Load(), 10) }
+
+func setBusyThreshold(s *Server, v string) error {
+	n, err := configInt(v, 0, math.MaxInt64)
+	if err == nil {
+		s.live.busyThreshold.Store(n)
+	}
+	return err
+}
+
+func checkBusyThreshold(v string) error { _, err := configInt(v, 0, math.MaxInt64); return err }

@@ -223,6 +223,14 @@ func shutdownCommand(c *Client, args [][]byte) {
 		}
 		return
 	}
+	if c.Srv.busy.Load() != nil {
+		// A script ran past the threshold: only NOSAVE may stop it.
+		if !nosave {
+			c.WriteError(errBusyScript)
+			return
+		}
+		c.Srv.scriptKill(true)
+	}
 	c.Srv.logf("User requested shutdown...")
 	c.closeAfterReply = true
 	c.Srv.requestShutdown()

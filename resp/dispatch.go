@@ -23,6 +23,10 @@ func (c *conn) execute(args [][]byte) {
 		c.reject(cmd, ErrNoAuth)
 		return
 	}
+	if c.srv.busy.Load() != nil && !(cmd.NoLock && cmd.Flags&FlagAllowBusy != 0) {
+		c.reject(cmd, errBusyScript) // a script ran past busy-reply-threshold (scriptbusy.go)
+		return
+	}
 	if c.InMulti && !cmd.Immediate {
 		if cmd.Flags&FlagNoMulti != 0 {
 			c.reject(cmd, errNotInMultiAllowed)

@@ -27,13 +27,14 @@ package resp
 // assigning any global is an error. Only the base, table, string and math
 // libraries are loaded, without dofile, loadfile, require and module;
 // print does nothing. Left out: redis.setresp, redis.set_repl,
-// redis.replicate_commands, redis.breakpoint/debug (SCRIPT DEBUG), the
-// bit, cjson, cmsgpack and struct libraries, and busy-script handling: a
-// script that never ends holds the keyspace lock forever (SCRIPT KILL
-// always answers NOTBUSY, since it can only run between scripts).
+// redis.replicate_commands, redis.breakpoint/debug (SCRIPT DEBUG) and the
+// bit, cjson, cmsgpack and struct libraries. A script that runs past
+// busy-reply-threshold makes the server busy: scriptbusy.go has the rules
+// (BUSY replies, SCRIPT KILL, SHUTDOWN NOSAVE).
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
@@ -73,6 +74,7 @@ type cachedScript struct {
 type scriptRun struct {
 	c        *Client
 	readOnly bool
+	state    *runningScript // for SCRIPT KILL: whether it wrote
 	errLine  int // line of the last error() call, for errors without a position
 }
 
@@ -223,7 +225,11 @@ func evalshaCommand(c *Client, args [][]byte)   { evalGeneric(c, args, true, fal
 func evalROCommand(c *Client, args [][]byte)    { evalGeneric(c, args, false, true) }
 func evalshaROCommand(c *Client, args [][]byte) { evalGeneric(c, args, true, true) }
 func scriptKillCommand(c *Client, _ [][]byte) {
-	c.WriteError("NOTBUSY No scripts in execution right now.")
+	if msg := c.Srv.scriptKill(false); msg != "" {
+		c.WriteError(msg)
+		return
+	}
+	c.WriteOK()
 }
 func scriptLoadCommand(c *Client, args [][]byte) { scriptLoad(c, args[2]) }
 
@@ -299,10 +305,16 @@ func (e *scriptEngine) runScript(c *Client, sha string, sc *cachedScript, keys, 
 		inExec, lastCmd = cn.inExec, cn.lastCmd
 		cn.inExec = true
 	}
-	run := &scriptRun{c: c, readOnly: readOnly}
+	ctx, cancel := context.WithCancel(context.Background())
+	L.SetContext(ctx)
+	st, ended := c.Srv.scriptStarted(cn, cancel)
+	run := &scriptRun{c: c, readOnly: readOnly, state: st}
 	e.run = run
 	L.Push(fn)
 	err := L.PCall(0, 1, nil)
+	ended()
+	L.RemoveContext()
+	cancel()
 	e.run = nil
 	c.DB = db
 	if cn != nil {
@@ -313,6 +325,14 @@ func (e *scriptEngine) runScript(c *Client, sha string, sc *cachedScript, keys, 
 		var apiErr *lua.ApiError
 		if errors.As(err, &apiErr) && apiErr.Object != nil {
 			obj = apiErr.Object
+		}
+		if st.killed.Load() {
+			t := errorTable(L, "-ERR Script killed by user with SCRIPT KILL...")
+			if line, ok := chunkLine(obj.String()); ok {
+				t.RawSetString("source", lua.LString(scriptErrSourceLabel))
+				t.RawSetString("line", lua.LNumber(line))
+			}
+			obj = t
 		}
 		c.WriteError(scriptErrorReply(sha, obj, run.errLine))
 		return
@@ -488,6 +508,9 @@ func (e *scriptEngine) luaCall(L *lua.LState, raise bool) int {
 		return luaFail(L, raise, errScriptNotAllowed)
 	case r.readOnly && cmd.Flags&FlagWrite != 0:
 		return luaFail(L, raise, errScriptWriteInRO)
+	}
+	if cmd.Flags&FlagWrite != 0 && r.state != nil {
+		r.state.wrote.Store(true) // SCRIPT KILL now answers UNKILLABLE
 	}
 	mark := len(c.out)
 	if cn := c.conn; cn != nil {

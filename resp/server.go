@@ -125,6 +125,7 @@ type liveConfig struct {
 
 	slowlogSlowerThan atomic.Int64 // µs; negative: log nothing
 	slowlogMaxLen     atomic.Int64
+	busyThreshold     atomic.Int64 // ms: busy-reply-threshold (lua-time-limit)
 }
 
 // serverStats are the counters of INFO stats.
@@ -162,6 +163,8 @@ type Server struct {
 	cmdList []*Command // table entries sorted by name (COMMAND)
 
 	scripting *scriptEngine // Lua state and script cache; keyspace lock
+	running   atomic.Pointer[runningScript] // the script in execution (scriptbusy.go)
+	busy      atomic.Pointer[runningScript] // set once it ran past busy-reply-threshold
 	slowlog   slowlog
 
 	started  time.Time
@@ -221,6 +224,7 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 	s.live.timeout.Store(int64(cfg.Timeout))
 	s.live.slowlogSlowerThan.Store(slowlogDefaultSlowerThan)
 	s.live.slowlogMaxLen.Store(slowlogDefaultMaxLen)
+	s.live.busyThreshold.Store(defaultBusyThreshold)
 	s.live.bind.Store(&cfg.Bind)
 	s.live.port.Store(int64(cfg.Port))
 	var id [20]byte
@@ -519,6 +523,10 @@ func (s *Server) accept(nc net.Conn) {
 	s.conns.Add(1)
 	s.mu.Unlock()
 	if s.loop != nil {
+		if s.busy.Load() != nil { // the loop is inside a long script (scriptbusy.go)
+			go s.serveWhileBusy(c)
+			return
+		}
 		if !s.enroll(c) {
 			nc.Close()
 			s.removeClient(c)
