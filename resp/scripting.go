@@ -75,7 +75,7 @@ type scriptRun struct {
 	c        *Client
 	readOnly bool
 	state    *runningScript // for SCRIPT KILL: whether it wrote
-	errLine  int // line of the last error() call, for errors without a position
+	errLine  int            // line of the last error() call, for errors without a position
 }
 
 // scriptEngine is a server's Lua state and script cache. Every field is

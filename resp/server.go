@@ -162,7 +162,7 @@ type Server struct {
 	table   map[string]*Command
 	cmdList []*Command // table entries sorted by name (COMMAND)
 
-	scripting *scriptEngine // Lua state and script cache; keyspace lock
+	scripting *scriptEngine                 // Lua state and script cache; keyspace lock
 	running   atomic.Pointer[runningScript] // the script in execution (scriptbusy.go)
 	busy      atomic.Pointer[runningScript] // set once it ran past busy-reply-threshold
 	slowlog   slowlog
