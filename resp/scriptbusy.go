@@ -1,7 +1,6 @@
 package resp
 
 import (
-	"context"
 	"errors"
 	"os"
 	"sync"
@@ -54,31 +53,37 @@ const defaultBusyThreshold = 5000
 // runningScript is a script in execution.
 type runningScript struct {
 	conn   *conn // the connection that runs it (nil: none)
-	cancel context.CancelFunc
+	start  time.Time
+	cancel func()      // makes the Lua VM stop the script
 	wrote  atomic.Bool // it ran a write command: SCRIPT KILL refuses
 	killed atomic.Bool // SCRIPT KILL or SHUTDOWN NOSAVE stopped it
 
 	mu       sync.Mutex
 	ended    bool
 	watchdog chan struct{} // loop mode: closed when the watchdog is done
-	stop     chan struct{} // closed when the script has returned
+	stop     chan struct{} // loop mode: closed when the script has returned
 }
 
-// scriptStarted registers a script about to run on cn and arms the
-// threshold timer. The returned function must be called once it returns.
-func (s *Server) scriptStarted(cn *conn, cancel context.CancelFunc) (*runningScript, func()) {
-	st := &runningScript{conn: cn, cancel: cancel, stop: make(chan struct{})}
+// scriptStarted registers a script about to run on cn (cancel stops it)
+// and arms the threshold timer. The returned function must be called once
+// it returns. Call with the keyspace lock held (one script at a time).
+func (s *Server) scriptStarted(cn *conn, cancel func()) (*runningScript, func()) {
+	st := &runningScript{conn: cn, cancel: cancel, start: time.Now()}
 	s.running.Store(st)
 	threshold := time.Duration(s.live.busyThreshold.Load()) * time.Millisecond
-	timer := time.AfterFunc(threshold, func() { s.scriptTimedOut(st) })
+	if s.busyTimer == nil {
+		s.busyTimer = time.AfterFunc(threshold, s.scriptTimedOut)
+	} else {
+		s.busyTimer.Reset(threshold)
+	}
 	return st, func() {
-		timer.Stop()
+		s.busyTimer.Stop()
 		st.mu.Lock()
 		st.ended = true
-		wd := st.watchdog
+		wd, stop := st.watchdog, st.stop
 		st.mu.Unlock()
-		close(st.stop)
-		if wd != nil {
+		if stop != nil {
+			close(stop)
 			<-wd // the watchdog no longer touches any connection
 		}
 		// Only now: while the watchdog runs, every command it meets must
@@ -88,21 +93,25 @@ func (s *Server) scriptStarted(cn *conn, cancel context.CancelFunc) (*runningScr
 	}
 }
 
-// scriptTimedOut marks the server busy (the threshold passed) and, on the
-// event loop, starts the watchdog.
-func (s *Server) scriptTimedOut(st *runningScript) {
-	if s.running.Load() != st { // (this load also orders the loop's writes before the watchdog's reads)
+// scriptTimedOut runs when the threshold timer fires: if the script
+// running now has run that long, the server is busy, and on the event loop
+// the watchdog starts. (A timer armed for a script that has ended since
+// finds a younger one, or none, and does nothing.)
+func (s *Server) scriptTimedOut() {
+	st := s.running.Load() // (this load also orders the loop's writes before the watchdog's reads)
+	threshold := time.Duration(s.live.busyThreshold.Load()) * time.Millisecond
+	if st == nil || time.Since(st.start) < threshold {
 		return
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.ended {
+	if st.ended || s.busy.Load() == st {
 		return
 	}
 	s.logf("Slow script detected: still in execution after %d milliseconds. You can try killing the script using the SCRIPT KILL command.", s.live.busyThreshold.Load())
 	s.busy.Store(st)
 	if s.loop != nil && st.conn != nil && st.conn.gc != nil {
-		st.watchdog = make(chan struct{})
+		st.watchdog, st.stop = make(chan struct{}), make(chan struct{})
 		go s.watchdog(st)
 	}
 }
@@ -170,8 +179,12 @@ func (s *Server) scriptKill(force bool) string {
 	case !force && st.wrote.Load():
 		return "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
 	}
-	st.killed.Store(true)
-	st.cancel()
+	st.mu.Lock()
+	if !st.ended { // (a kill that comes too late must not stop the next script)
+		st.killed.Store(true)
+		st.cancel()
+	}
+	st.mu.Unlock()
 	return ""
 }
 

@@ -41,6 +41,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
@@ -67,7 +69,9 @@ const (
 // cachedScript is one compiled script body.
 type cachedScript struct {
 	proto    *lua.FunctionProto
-	noWrites bool // shebang flags=no-writes: runs as EVAL_RO
+	noWrites bool           // shebang flags=no-writes: runs as EVAL_RO
+	fn       *lua.LFunction // the function made from proto for Lua state gen
+	gen      int
 }
 
 // scriptRun is the script running now.
@@ -87,6 +91,10 @@ type scriptEngine struct {
 	scripts map[string]*cachedScript
 	run     *scriptRun
 	logf    func(string, ...any)
+
+	gen        int          // counts Lua states (reset), for cachedScript.fn
+	keys, argv *lua.LTable  // KEYS and ARGV, refilled for each run
+	ctx        *killContext // what the Lua VM checks before each instruction
 }
 
 // scriptEngine returns the server's script engine, made on first use.
@@ -175,6 +183,12 @@ func (e *scriptEngine) reset() {
 	meta.RawSetString("__metatable", lua.LFalse)
 	L.SetMetatable(env, meta)
 	e.L, e.globals, e.env = L, g, env
+	e.gen++
+	e.keys, e.argv = L.NewTable(), L.NewTable()
+	g.RawSetString("KEYS", e.keys)
+	g.RawSetString("ARGV", e.argv)
+	e.ctx = newKillContext()
+	L.SetContext(e.ctx)
 }
 
 // ---- commands ----
@@ -292,10 +306,19 @@ func evalGeneric(c *Client, args [][]byte, bySHA, readOnly bool) {
 // runScript calls the compiled script and appends its reply.
 func (e *scriptEngine) runScript(c *Client, sha string, sc *cachedScript, keys, argv [][]byte, readOnly bool) {
 	L := e.L
-	e.globals.RawSetString("KEYS", e.argTable(keys))
-	e.globals.RawSetString("ARGV", e.argTable(argv))
-	fn := L.NewFunctionFromProto(sc.proto)
-	fn.Env = e.env
+	if t := e.argTable(e.keys, keys); t != e.keys {
+		e.keys = t
+		e.globals.RawSetString("KEYS", t)
+	}
+	if t := e.argTable(e.argv, argv); t != e.argv {
+		e.argv = t
+		e.globals.RawSetString("ARGV", t)
+	}
+	if sc.fn == nil || sc.gen != e.gen {
+		sc.fn, sc.gen = L.NewFunctionFromProto(sc.proto), e.gen
+		sc.fn.Env = e.env
+	}
+	fn := sc.fn
 
 	db := c.DB
 	cn := c.conn
@@ -305,16 +328,17 @@ func (e *scriptEngine) runScript(c *Client, sha string, sc *cachedScript, keys, 
 		inExec, lastCmd = cn.inExec, cn.lastCmd
 		cn.inExec = true
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	L.SetContext(ctx)
-	st, ended := c.Srv.scriptStarted(cn, cancel)
+	kc := e.ctx
+	st, ended := c.Srv.scriptStarted(cn, kc.kill)
 	run := &scriptRun{c: c, readOnly: readOnly, state: st}
 	e.run = run
 	L.Push(fn)
 	err := L.PCall(0, 1, nil)
 	ended()
-	L.RemoveContext()
-	cancel()
+	if st.killed.Load() {
+		e.ctx = newKillContext() // the old one stays done
+		L.SetContext(e.ctx)
+	}
 	e.run = nil
 	c.DB = db
 	if cn != nil {
@@ -342,8 +366,18 @@ func (e *scriptEngine) runScript(c *Client, sha string, sc *cachedScript, keys, 
 	c.out = appendLuaReply(c.out, ret, 0)
 }
 
-func (e *scriptEngine) argTable(args [][]byte) *lua.LTable {
-	t := e.L.CreateTable(len(args), 0)
+// argTable returns t refilled as the array of args (KEYS or ARGV), or a
+// new table when a run before gave t anything but array elements (Redis
+// makes fresh tables for each run; reusing them saves two allocations).
+func (e *scriptEngine) argTable(t *lua.LTable, args [][]byte) *lua.LTable {
+	entries := 0
+	t.ForEach(func(lua.LValue, lua.LValue) { entries++ })
+	if entries != t.Len() {
+		t = e.L.CreateTable(len(args), 0)
+	}
+	for n := t.Len(); n > len(args); n-- {
+		t.RawSetInt(n, lua.LNil)
+	}
 	for i, a := range args {
 		t.RawSetInt(i+1, lua.LString(a))
 	}
@@ -848,4 +882,29 @@ func scriptHelpCommand(c *Client, _ [][]byte) {
 		"LOAD <script>",
 		"    Load a script into the scripts cache without executing it.",
 	})
+}
+
+// killContext is the context the Lua VM checks before each instruction:
+// done only once SCRIPT KILL (or SHUTDOWN NOSAVE) stops the script. One
+// serves every run until a kill uses it up (cheaper than a
+// context.WithCancel per run).
+type killContext struct {
+	done chan struct{}
+	once sync.Once
+}
+
+func newKillContext() *killContext { return &killContext{done: make(chan struct{})} }
+
+func (k *killContext) kill() { k.once.Do(func() { close(k.done) }) }
+
+func (k *killContext) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (k *killContext) Done() <-chan struct{}       { return k.done }
+func (k *killContext) Value(any) any               { return nil }
+func (k *killContext) Err() error {
+	select {
+	case <-k.done:
+		return context.Canceled
+	default:
+		return nil
+	}
 }

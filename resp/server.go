@@ -165,6 +165,7 @@ type Server struct {
 	scripting *scriptEngine                 // Lua state and script cache; keyspace lock
 	running   atomic.Pointer[runningScript] // the script in execution (scriptbusy.go)
 	busy      atomic.Pointer[runningScript] // set once it ran past busy-reply-threshold
+	busyTimer *time.Timer                   // re-armed for each script; keyspace lock
 	slowlog   slowlog
 
 	started  time.Time
