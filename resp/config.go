@@ -146,6 +146,15 @@ var configParams = []configParam{
 		set:   func(*Server, string) error { return nil },
 		check: fixedValue("always", "every write is durable before its reply")},
 	{name: "notify-keyspace-events", get: func(*Server) string { return "" }},
+	// No latency events or per-command histograms are recorded (latency.go).
+	{name: "latency-monitor-threshold",
+		get:   func(*Server) string { return "0" },
+		set:   func(*Server, string) error { return nil },
+		check: fixedValue("0", "latency monitoring is not implemented")},
+	{name: "latency-tracking",
+		get:   func(*Server) string { return "no" },
+		set:   func(*Server, string) error { return nil },
+		check: fixedValue("no", "per-command latency tracking is not implemented")},
 	{name: "cluster-enabled", get: func(*Server) string { return "no" }},
 	// The encoding thresholds of Redis 7.0's defaults, which OBJECT
 	// ENCODING follows (keyspace package).

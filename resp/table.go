@@ -142,6 +142,7 @@ func newCommandTable() map[string]*Command {
 	cmds = append(cmds, hashCommands()...)
 	cmds = append(cmds, listCommands()...)
 	cmds = append(cmds, slowlogCommands()...)
+	cmds = append(cmds, latencyCommands()...)
 	cmds = append(cmds, sortCommands()...)
 	cmds = append(cmds, setCommands()...)
 	cmds = append(cmds, zsetCommands()...)
