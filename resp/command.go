@@ -25,6 +25,7 @@ const (
 	FlagBlocking                   // may block the client (BLPOP...): "blocking"
 	FlagMovableKeys                // keys are found by parsing the arguments: "movablekeys"
 	FlagNoAsyncLoading             // refused while loading asynchronously: "no_async_loading"
+	FlagPubSub                     // pub/sub related: "pubsub"
 )
 
 // Key specification flags, as COMMAND INFO reports them in each key spec's

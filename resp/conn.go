@@ -59,6 +59,12 @@ type conn struct {
 
 	killed atomic.Bool // CLIENT KILL or server close
 
+	// Pub/sub (pubsub.go): the subscriptions, their counts, and the write
+	// lock a publisher and flush share in goroutine mode.
+	ps          pubsubState
+	subN, psubN atomic.Int32
+	wmu         sync.Mutex
+
 	// Loop mode (loop.go): gc is the connection's gnet conn, used on the
 	// loop only; lc is the same for other goroutines (Close); parked is
 	// set while a blocking command holds the connection.
@@ -185,6 +191,9 @@ func (c *conn) serve() {
 
 func (c *conn) setReadDeadline() {
 	t := c.srv.live.timeout.Load()
+	if c.subscriptions() > 0 {
+		t = 0 // pub/sub subscribers are exempt from the idle timeout, as in Redis
+	}
 	switch {
 	case t > 0:
 		c.nc.SetReadDeadline(time.Now().Add(time.Duration(t) * time.Second))
@@ -207,6 +216,7 @@ func growBuf(b []byte, n int) []byte {
 }
 
 func (c *conn) finish() {
+	c.unsubscribeAll()
 	c.unblockOnClose() // [lists: blocking]
 	if c.Watch.Watching() {
 		c.srv.env.lock()
@@ -359,7 +369,9 @@ func (c *conn) flush() bool {
 	if c.gc != nil {
 		n, err = c.gc.Write(c.out)
 	} else {
+		c.wmu.Lock()
 		n, err = c.nc.Write(c.out)
+		c.wmu.Unlock()
 	}
 	c.srv.stats.netOut.Add(int64(n))
 	c.srv.stats.writes.Add(1)

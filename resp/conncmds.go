@@ -27,6 +27,17 @@ const (
 const defaultUser = "default"
 
 func pingCommand(c *Client, args [][]byte) {
+	if c.conn != nil && c.conn.subscriptions() > 0 && len(args) <= 2 {
+		// The subscribed state answers a message-shaped reply.
+		c.WriteArray(2)
+		c.WriteBulkString("pong")
+		if len(args) == 2 {
+			c.WriteBulk(args[1])
+		} else {
+			c.WriteBulkString("")
+		}
+		return
+	}
 	switch len(args) {
 	case 1:
 		c.WriteString("PONG")
@@ -182,6 +193,9 @@ func helloCommand(c *Client, args [][]byte) {
 // resetCommand: RESET. Leaves MULTI, forgets watched keys, selects db 0,
 // clears the name and, when a password is set, de-authenticates.
 func resetCommand(c *Client, _ [][]byte) {
+	if c.conn != nil {
+		c.conn.unsubscribeAll()
+	}
 	c.endMulti()
 	c.Srv.env.unwatch(&c.Watch)
 	c.DB = 0
@@ -336,9 +350,15 @@ func clientListCommand(c *Client, args [][]byte) {
 
 // appendClientLine appends one CLIENT LIST line in Redis 7.0's format.
 func appendClientLine(b []byte, cn *conn, info clientInfo, now time.Time) []byte {
-	flags := "N"
+	flags := ""
+	if cn.subscriptions() > 0 {
+		flags += "P"
+	}
 	if info.multi >= 0 {
-		flags = "x"
+		flags += "x"
+	}
+	if flags == "" {
+		flags = "N"
 	}
 	b = append(b, "id="...)
 	b = strconv.AppendInt(b, cn.ID, 10)
@@ -358,7 +378,11 @@ func appendClientLine(b []byte, cn *conn, info clientInfo, now time.Time) []byte
 	b = append(b, flags...)
 	b = append(b, " db="...)
 	b = strconv.AppendInt(b, int64(info.db), 10)
-	b = append(b, " sub=0 psub=0 ssub=0 multi="...)
+	b = append(b, " sub="...)
+	b = strconv.AppendInt(b, int64(cn.subN.Load()), 10)
+	b = append(b, " psub="...)
+	b = strconv.AppendInt(b, int64(cn.psubN.Load()), 10)
+	b = append(b, " ssub=0 multi="...)
 	b = strconv.AppendInt(b, int64(info.multi), 10)
 	b = append(b, " qbuf="...)
 	b = strconv.AppendInt(b, int64(info.qbuf), 10)

@@ -23,6 +23,10 @@ func (c *conn) execute(args [][]byte) {
 		c.reject(cmd, ErrNoAuth)
 		return
 	}
+	if c.subscriptions() > 0 && !allowedSubscribed(cmd.Name) {
+		c.reject(cmd, subscribedContextError(cmd.Name)) // RESP2's subscribed state (pubsub.go)
+		return
+	}
 	if c.srv.busy.Load() != nil && !(cmd.NoLock && cmd.Flags&FlagAllowBusy != 0) {
 		c.reject(cmd, errBusyScript) // a script ran past busy-reply-threshold (scriptbusy.go)
 		return

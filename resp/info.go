@@ -71,15 +71,17 @@ func parseInfoSections(args [][]byte) infoSection {
 // infoData is everything INFO prints, gathered first so that formatting is
 // a pure function (and testable without a server).
 type infoData struct {
-	now        time.Time
-	started    time.Time
-	lastSave   int64 // Unix seconds
-	runID      string
-	pid        int
-	port       int
-	executable string
-	configFile string
-	osName     string
+	now      time.Time
+	started  time.Time
+	lastSave int64 // Unix seconds
+
+	pubsubChannels, pubsubPatterns int
+	runID                          string
+	pid                            int
+	port                           int
+	executable                     string
+	configFile                     string
+	osName                         string
 
 	connectedClients int
 	blockedClients   int64
@@ -157,6 +159,7 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 		st := &s.stats
 		d.connsReceived = st.connsReceived.Load()
 		d.connsRejected = st.connsRejected.Load()
+		d.pubsubChannels, d.pubsubPatterns = s.pubsubCounts()
 		d.commands = st.commands.Load()
 		d.errorReplies = st.errorReplies.Load()
 		d.netIn, d.netOut = st.netIn.Load(), st.netOut.Load()
@@ -342,8 +345,8 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("evicted_keys", 0)
 		line("keyspace_hits", d.ks.KeyspaceHits)
 		line("keyspace_misses", d.ks.KeyspaceMiss)
-		line("pubsub_channels", 0)
-		line("pubsub_patterns", 0)
+		line("pubsub_channels", d.pubsubChannels)
+		line("pubsub_patterns", d.pubsubPatterns)
 		line("total_error_replies", d.errorReplies)
 		line("total_reads_processed", d.reads)
 		line("total_writes_processed", d.writes)

@@ -180,7 +180,7 @@ func (s *Server) idleCloser() {
 		}
 		limit := time.Now().Add(-time.Duration(secs) * time.Second)
 		for _, c := range s.clientsSnapshot() {
-			if c.parked.Load() {
+			if c.parked.Load() || c.subscriptions() > 0 { // blocked and pub/sub clients are exempt
 				continue
 			}
 			c.infoMu.Lock()

@@ -143,6 +143,7 @@ func newCommandTable() map[string]*Command {
 	cmds = append(cmds, listCommands()...)
 	cmds = append(cmds, slowlogCommands()...)
 	cmds = append(cmds, latencyCommands()...)
+	cmds = append(cmds, pubsubCommands()...)
 	cmds = append(cmds, sortCommands()...)
 	cmds = append(cmds, setCommands()...)
 	cmds = append(cmds, zsetCommands()...)
@@ -232,7 +233,7 @@ var flagNames = []struct {
 	name string
 }{
 	{FlagWrite, "write"}, {FlagReadonly, "readonly"}, {FlagDenyOOM, "denyoom"},
-	{FlagAdmin, "admin"}, {FlagNoScript, "noscript"}, {FlagBlocking, "blocking"},
+	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"}, {FlagBlocking, "blocking"},
 	{FlagLoading, "loading"}, {FlagStale, "stale"}, {FlagFast, "fast"}, {FlagNoAuth, "no_auth"},
 	{FlagNoAsyncLoading, "no_async_loading"}, {FlagNoMulti, "no_multi"}, {FlagMovableKeys, "movablekeys"},
 	{FlagAllowBusy, "allow_busy"},
