@@ -28,7 +28,14 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	serverBin = filepath.Join(dir, "persimmon-server")
-	out, err := exec.Command("go", "build", "-o", serverBin, "../cmd/persimmon-server").CombinedOutput()
+	build := []string{"build", "-o", serverBin}
+	if os.Getenv("PERSIMMON_E2E_RACE") != "" {
+		// The server under the race detector, stopping at the first race
+		// (its tests then fail): PERSIMMON_E2E_RACE=1 go test ./e2e -run X
+		build = append(build, "-race")
+		os.Setenv("GORACE", "halt_on_error=1")
+	}
+	out, err := exec.Command("go", append(build, "../cmd/persimmon-server")...).CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building persimmon-server: %v\n%s", err, out)
 		os.Exit(1)
