@@ -103,3 +103,22 @@ func waitBusy(t *testing.T, c *redis.Client) {
 	}
 	t.Fatal("the server never answered BUSY")
 }
+
+// TestSigtermStopsScript: SIGTERM while a script loops forever stops the
+// script and the server exits cleanly (it used to wait for the script).
+func TestSigtermStopsScript(t *testing.T) {
+	for _, io := range []string{"loop", "goroutine"} {
+		t.Run(io, func(t *testing.T) {
+			s := startServer(t, t.TempDir(), "--io", io)
+			admin := s.client()
+			admin.ConfigSet(ctx, "busy-reply-threshold", "10")
+			runner := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, DisableIdentity: true, ReadTimeout: -1})
+			defer runner.Close()
+			go runner.Eval(ctx, "while true do end", nil)
+			waitBusy(t, admin)
+			if err := s.stop(); err != nil {
+				t.Fatalf("SIGTERM during a script: %v\n%s", err, s.log.String())
+			}
+		})
+	}
+}

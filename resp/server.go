@@ -329,6 +329,9 @@ func (s *Server) requestShutdown() {
 }
 
 func (s *Server) close() {
+	// A script that never ends would hold the loop (or the lock) forever:
+	// stop it, as SHUTDOWN NOSAVE does (SIGTERM, SIGINT, SHUTDOWN).
+	s.scriptKill(true)
 	s.mu.Lock()
 	s.closed = true
 	close(s.closing)
