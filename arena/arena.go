@@ -125,6 +125,12 @@ func (s *Segment) seal(from, end int64) error {
 	return nil
 }
 
+// SealAt seals a segment recovery found unsealed although a newer one
+// exists (a crash between creating the new segment and sealing this one,
+// see Alloc): [HeaderSize, end) is persisted, then the seal word. end is
+// where its valid records stop (bytes from segment start).
+func (s *Segment) SealAt(end int64) error { return s.seal(HeaderSize, end) }
+
 // Unseal clears the seal word, making seg active again (offline repair:
 // the segment is about to be cut and become the newest).
 func (s *Segment) Unseal() error {

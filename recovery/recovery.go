@@ -17,6 +17,7 @@
 package recovery
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -81,9 +82,17 @@ func Open(opts Options) (*keyspace.Keyspace, Report, error) {
 			}
 			return ks.ReplayRecord(seg, rec)
 		})
+		// Alloc and Rotate create the new segment before they seal the old
+		// one: a crash in between leaves the one before the newest unsealed.
+		// Its records end where the scan stopped (a torn record there is
+		// possible only if nothing was appended after it, i.e. the newest
+		// segment is still empty); seal it there, or the cleaner would wait
+		// for it to be sealed forever.
+		_, sealed := seg.Sealed()
+		orphan := !newest && !sealed && emptyFrom(segs, i+1)
 		switch {
 		case err == nil:
-		case wal.IsTornTail(err) && newest:
+		case wal.IsTornTail(err) && (newest || orphan):
 			n, cerr := cutTail(seg, end)
 			if cerr != nil {
 				a.Close()
@@ -99,6 +108,13 @@ func Open(opts Options) (*keyspace.Keyspace, Report, error) {
 			return nil, rep, err
 		}
 		lastLSN = last
+		if !newest && !sealed {
+			if serr := seg.SealAt(end); serr != nil {
+				a.Close()
+				return nil, rep, fmt.Errorf("recovery: sealing %s: %w", seg.Path(), serr)
+			}
+			logf("recovery: sealed %s at offset %d (a crash came between starting a new segment and sealing this one)", seg.Path(), end)
+		}
 		if newest {
 			a.Resume(seg, end)
 		}
@@ -111,6 +127,16 @@ func Open(opts Options) (*keyspace.Keyspace, Report, error) {
 	logf("recovery: %d segments, %d records, %d keys, %d bytes, %d ms (torn tail cut: %d bytes; unfinished transaction records dropped: %d; operations of cleaned-away collection states skipped: %d)",
 		rep.Segments, rep.Records, rep.Keys, rep.Bytes, rep.Duration.Milliseconds(), rep.TornBytes, rep.Dropped, ks.ReplaySkipped())
 	return ks, rep, nil
+}
+
+// emptyFrom reports whether segs[i:] hold no record yet.
+func emptyFrom(segs []*arena.Segment, i int) bool {
+	for _, seg := range segs[i:] {
+		if _, err := wal.DecodeRecord(seg.Bytes(), arena.HeaderSize); !errors.Is(err, wal.ErrCleanEnd) {
+			return false
+		}
+	}
+	return true
 }
 
 // cutTail zeroes seg from end to the last non-zero byte and persists it, so

@@ -287,3 +287,65 @@ func TestDirectoryLocked(t *testing.T) {
 		t.Fatalf("second open: %v, want ErrLocked", err)
 	}
 }
+
+// TestUnsealedBeforeEmptyNewest recreates the state a kill -9 leaves when
+// it lands between creating a new segment and sealing the old one (Alloc
+// and Rotate do them in that order): two unsealed segments, the newest
+// empty. Recovery must keep every record and seal the older one, which
+// the cleaner otherwise waits on forever (found by a break-it pass: an
+// idle server spinning at 100% CPU while the arena grew without bound).
+func TestUnsealedBeforeEmptyNewest(t *testing.T) {
+	dir := t.TempDir()
+	ks := open(t, dir, 0)
+	for i := 0; i < 100; i++ {
+		set(t, ks, 0, fmt.Sprintf("k%d", i), fmt.Sprintf("v%d", i))
+	}
+	if err := ks.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	a, err := arena.Open(arena.Options{Dir: dir, Mode: pmem.ModeNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	segs := a.Segments()
+	old := segs[len(segs)-1]
+	end, last, err := wal.ScanSegment(old, func(wal.Record) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Resume(old, end)
+	if err := a.Rotate(end, last); err != nil { // new segment, old one sealed...
+		t.Fatal(err)
+	}
+	if err := old.Unseal(); err != nil { // ...as if the crash came before the seal
+		t.Fatal(err)
+	}
+	oldID := old.ID()
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	ks = open(t, dir, 0)
+	for i := 0; i < 100; i++ {
+		if v, ok := get(ks, 0, fmt.Sprintf("k%d", i)); !ok || v != fmt.Sprintf("v%d", i) {
+			t.Fatalf("k%d = %q %v after recovery", i, v, ok)
+		}
+	}
+	set(t, ks, 0, "after", "x")
+	if err := ks.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a, err = arena.Open(arena.Options{Dir: dir, Mode: pmem.ModeNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	for _, seg := range a.Segments() {
+		if seg.ID() == oldID {
+			if e, ok := seg.Sealed(); !ok || e != end {
+				t.Fatalf("segment %d after recovery: sealed %v at %d, want sealed at %d", oldID, ok, e, end)
+			}
+		}
+	}
+}
