@@ -96,6 +96,8 @@ func (ks *Keyspace) clean() {
 // its key in database dbi) needs written again before the segment goes:
 //
 //   - a set that is still its key's value: the set again;
+//   - an operation older than its collection's last rewrite whole
+//     (object.anchored, before firstSeg): nothing;
 //   - any other set or collection operation: the key is reset at the head
 //     of the log, once per segment (reset), by writing its current value
 //     whole (CopyValue) or, if it no longer exists, a delete. Either o is
@@ -122,6 +124,13 @@ func (ks *Keyspace) cleanOp(b *Batch, o op, dbi int, loc, segID uint64, now int6
 	}
 	if e != nil && o.kind == opSet && e.loc == loc {
 		b.Set(dbi, o.key, o.val, o.expireAt)
+		return
+	}
+	if e != nil && e.obj != nil && e.obj.anchored && segID < e.obj.firstSeg {
+		// The key was rewritten whole after this segment: replay wipes o
+		// with the delete the rewrite starts with. Resetting it again
+		// would rewrite every such collection once per cleaned segment,
+		// more than cleaning frees when they outgrow a segment.
 		return
 	}
 	k := string(append([]byte{byte(dbi)}, o.key...))

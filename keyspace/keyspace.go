@@ -48,6 +48,14 @@ type Keyspace struct {
 	replaying     bool // applying records at recovery (see errStaleOp)
 	replaySkipped int  // operations recovery skipped as stale
 
+	// lastDel is the last key deleted in the record being applied (see
+	// object.anchored).
+	lastDel struct {
+		db  int
+		key string
+		ok  bool
+	}
+
 	clockSkew   atomic.Int64 // ms added to the wall clock (tests)
 	expiredKeys atomic.Int64
 	// countLookups makes lookup count hits and misses (set under the lock
@@ -441,6 +449,7 @@ func mapWriteError(err error) error {
 // bytes themselves.
 func (ks *Keyspace) applyPayload(seg *arena.Segment, off, end int64) error {
 	buf := seg.Bytes()[:end]
+	ks.lastDel.ok = false // anchoring is within one record (object.anchored)
 	for off < end {
 		o, err := decodeOp(buf[off:])
 		if err != nil {
@@ -487,6 +496,7 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 	case opDel:
 		ks.removeKey(o.db, string(o.key))
 		ks.touch(o.db, o.key)
+		ks.lastDel.db, ks.lastDel.key, ks.lastDel.ok = o.db, string(o.key), true
 	case opFlushDB:
 		ks.flushDB(o.db)
 	case opFlushAll:

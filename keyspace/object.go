@@ -75,6 +75,12 @@ type object struct {
 	coll     collection
 	firstSeg uint64 // oldest segment that may hold a live operation of it
 	bytes    int64  // liveBytes as last counted into Keyspace.liveBytes
+	// anchored: the operation that created it came right after a delete of
+	// its key in the same record (a rewrite whole: CopyValue, the cleaner,
+	// RENAME, the *STORE commands). Replay then wipes whatever came before
+	// firstSeg, so the cleaner drops older segments' operations of the key
+	// without resetting it (see cleanOp).
+	anchored bool
 }
 
 // objectApplier applies one object operation of a kind to the entry of
@@ -190,7 +196,8 @@ func (ks *Keyspace) lookupObject(db int, key []byte, typ string) (*entry, error)
 // exist, created by the operation at loc.
 func (ks *Keyspace) createObject(db int, key []byte, c collection, loc uint64) *entry {
 	d := ks.dbs[db]
-	d.insert(entry{key: string(key), obj: &object{coll: c, firstSeg: loc >> 40}})
+	anchored := ks.lastDel.ok && ks.lastDel.db == db && ks.lastDel.key == string(key)
+	d.insert(entry{key: string(key), obj: &object{coll: c, firstSeg: loc >> 40, anchored: anchored}})
 	return &d.entries[d.index[string(key)]]
 }
 
