@@ -156,3 +156,84 @@ func TestMemoryUsage(t *testing.T) {
 		t.Fatalf("MEMORY USAGE h10 %d, h1000 %d (%v)", h10, h1000, err)
 	}
 }
+
+// TestKeyspaceHitsOncePerKey: a command counts each key it reads once,
+// however many times it looks it up, SORT counts its reads (not its STORE
+// destination) and MEMORY USAGE counts nothing, as in redis-server.
+func TestKeyspaceHitsOncePerKey(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	ours, err := dialRESP(s.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ours.close()
+	theirs, err := dialRESP(startRedis(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer theirs.close()
+	stats := func(c *respConn) string {
+		r, err := c.do("INFO", "stats")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, line := range strings.Split(r.str, "\r\n") {
+			if strings.HasPrefix(line, "keyspace_") {
+				out = append(out, line)
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	for _, step := range [][]any{
+		{"RPUSH", "m", "3", "1", "2"}, {"MSET", "w_1", "9", "w_2", "8", "o_1", "x"}, {"HSET", "hh", "a", "1", "b", "2"},
+		{"CONFIG", "RESETSTAT"},
+		{"SORT", "m"}, {"SORT", "m", "BY", "w_*"}, {"SORT", "m", "BY", "w_*", "STORE", "dst"},
+		{"SORT_RO", "m"}, {"SORT_RO", "m", "BY", "w_*"}, {"SORT_RO", "m", "BY", "nosort", "GET", "o_*"},
+		{"HGETALL", "hh"}, {"HKEYS", "hh"}, {"HVALS", "hh"}, {"OBJECT", "ENCODING", "w_1"},
+		{"MEMORY", "USAGE", "w_1"}, {"MEMORY", "USAGE", "nokey"},
+	} {
+		a, err1 := ours.do(step...)
+		b, err2 := theirs.do(step...)
+		if err1 != nil || err2 != nil || (step[0] != "MEMORY" && a.String() != b.String()) {
+			t.Fatalf("%v: persimmon %s (%v), redis %s (%v)", step, a, err1, b, err2)
+		}
+		if got, want := stats(ours), stats(theirs); got != want {
+			t.Fatalf("after %v: persimmon %s, redis %s", step, got, want)
+		}
+	}
+	if r, _ := ours.do("MEMORY", "USAGE", "w_1", "SAMPLES", "-1"); r.String() != "-ERR syntax error" {
+		t.Fatalf("MEMORY USAGE SAMPLES -1: %s", r)
+	}
+}
+
+// TestInlineLimitMatchesRedis sends inline requests of 70,000 and 100,000
+// bytes in one write to both servers: redis-server reads 16 KB at a time
+// and refuses a line once 64 KB have arrived without its newline, so the
+// first runs and the second is a protocol error, and so must they here.
+func TestInlineLimitMatchesRedis(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	redisAddr := startRedis(t)
+	for _, n := range []int{70000, 100000} {
+		req := "SET " + strings.Repeat("x", n) + "\r\n"
+		var replies []string
+		for _, addr := range []string{s.Addr, redisAddr} {
+			c, err := dialRESP(addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.nc.Write([]byte(req)); err != nil {
+				t.Fatal(err)
+			}
+			r, err := readReply(c.r)
+			c.close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			replies = append(replies, r.String())
+		}
+		if replies[0] != replies[1] {
+			t.Fatalf("inline request of %d bytes: persimmon %s, redis %s", n, replies[0], replies[1])
+		}
+	}
+}

@@ -116,6 +116,8 @@ func (ks *Keyspace) lookup(dbi int, key []byte) *entry {
 	return e
 }
 
+// countLookup counts a lookup into keyspace_hits/misses while counting is
+// on.
 func (ks *Keyspace) countLookup(hit bool) {
 	switch {
 	case !ks.countLookups:
@@ -133,6 +135,14 @@ func (ks *Keyspace) countLookup(hit bool) {
 // hit) and the keys a write changes are not (semantics: redis.io INFO,
 // keyspace_hits).
 func (ks *Keyspace) CountLookups(on bool) { ks.countLookups = on }
+
+// PauseCounting stops counting lookups until resume is called: for a
+// handler that looks a key up again (Redis looks each argument up once).
+func (ks *Keyspace) PauseCounting() (resume func()) {
+	on := ks.countLookups
+	ks.countLookups = false
+	return func() { ks.countLookups = on }
+}
 
 // ResetStats zeroes the counters CONFIG RESETSTAT resets: expired keys,
 // keyspace hits and misses.

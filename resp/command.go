@@ -121,6 +121,12 @@ type Command struct {
 	// @keyspace).
 	ACL []string
 
+	// CountsReads makes a write command's key lookups count in INFO's
+	// keyspace_hits/misses, as read-only commands' do (SORT reads its key
+	// and BY/GET keys with Redis's lookupKeyRead); the handler turns
+	// counting off before it looks up what it writes.
+	CountsReads bool
+
 	// Immediate commands run at once inside MULTI instead of being queued
 	// (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET).
 	Immediate bool

@@ -271,7 +271,10 @@ loop:
 			}
 		} else {
 			i := bytes.IndexByte(data, '\n')
-			if i < 0 {
+			if i < 0 || i >= maxInlineSize+16<<10 {
+				// Redis reads 16 KB at a time and refuses a buffer over the
+				// limit with no newline in it: a line whose newline is not
+				// in the first 80 KB is refused, however it is sent.
 				if len(data) > maxInlineSize {
 					c.protocolError("too big inline request")
 				}

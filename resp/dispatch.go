@@ -120,7 +120,7 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 // runCounted runs cmd under the keyspace lock, counting its key lookups
 // into keyspace_hits/misses if it is read-only.
 func (c *conn) runCounted(cmd *Command, args [][]byte) {
-	if cmd.Flags&FlagReadonly == 0 || c.KS == nil { // nil: a test's fake environment
+	if (cmd.Flags&FlagReadonly == 0 && !cmd.CountsReads) || c.KS == nil { // nil: a test's fake environment
 		cmd.Run(&c.Client, args)
 		return
 	}

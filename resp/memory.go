@@ -41,11 +41,17 @@ func cmdMemoryUsage(c *Client, args [][]byte) {
 			c.WriteError(ErrSyntax)
 			return
 		}
-		if _, ok := parseInt64(args[j+1]); !ok {
+		n, ok := parseInt64(args[j+1])
+		if !ok {
 			c.WriteErr(errNotInteger)
 			return
 		}
+		if n < 0 {
+			c.WriteError(ErrSyntax)
+			return
+		}
 	}
+	c.KS.CountLookups(false) // Redis finds the key without counting it
 	n, ok := c.KS.MemoryUsage(c.DB, args[2])
 	if !ok {
 		c.WriteNull()

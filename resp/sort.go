@@ -111,8 +111,10 @@ func sortGeneric(c *Client, args [][]byte, readonly bool) {
 		o.dontsort, o.alpha, o.by = false, true, nil
 		o.desc = o.desc && o.storeSet
 	}
+	resume := c.KS.PauseCounting() // Type counted the key; it is read once
 	n, err := sortLen(c, args[1], typ)
 	if err != nil {
+		resume()
 		c.WriteErr(err)
 		return
 	}
@@ -127,6 +129,7 @@ func sortGeneric(c *Client, args [][]byte, readonly bool) {
 	end = min(end, int64(n-1))
 
 	var items []sortItem
+	defer resume()
 	if o.dontsort && (typ == keyspace.TypeList || typ == keyspace.TypeZSet) {
 		// Native order, the range only.
 		if end >= start {
@@ -141,6 +144,7 @@ func sortGeneric(c *Client, args [][]byte, readonly bool) {
 			return
 		}
 	}
+	resume()
 	if !o.dontsort {
 		for i := range items {
 			it := &items[i]
@@ -207,6 +211,7 @@ func sortGeneric(c *Client, args [][]byte, readonly bool) {
 		return
 	}
 	b := c.KS.NewBatch()
+	c.KS.CountLookups(false) // the destination is written, not read
 	if c.KS.Exists(c.DB, o.store) {
 		b.Del(c.DB, o.store)
 	}
@@ -381,7 +386,7 @@ func sortCommands() []Command {
 	acl := []string{"@set", "@sortedset", "@list", "@dangerous", "-@keyspace"}
 	return []Command{
 		{Name: "sort", Arity: -2, Flags: FlagWrite | FlagDenyOOM | FlagMovableKeys, FirstKey: 1, LastKey: 1, Step: 1,
-			Group: "generic", Since: "1.0.0", Run: sortCommand, ACL: acl, GetKeys: sortGetKeys,
+			Group: "generic", Since: "1.0.0", Run: sortCommand, ACL: acl, GetKeys: sortGetKeys, CountsReads: true,
 			Summary: "Sort the elements in a list, set or sorted set",
 			KeySpecs: []KeySpec{
 				keyRange(KeyRO|KeyAccess, 1, 0, 1),
