@@ -49,10 +49,10 @@ type Keyspace struct {
 	replaySkipped int  // operations recovery skipped as stale
 
 	// lastDel is the last key deleted in the record being applied (see
-	// object.anchored).
+	// object.anchored); key aliases the record, valid while it is applied.
 	lastDel struct {
 		db  int
-		key string
+		key []byte
 		ok  bool
 	}
 
@@ -506,7 +506,7 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 	case opDel:
 		ks.removeKey(o.db, string(o.key))
 		ks.touch(o.db, o.key)
-		ks.lastDel.db, ks.lastDel.key, ks.lastDel.ok = o.db, string(o.key), true
+		ks.lastDel.db, ks.lastDel.key, ks.lastDel.ok = o.db, o.key, true
 	case opFlushDB:
 		ks.flushDB(o.db)
 	case opFlushAll:

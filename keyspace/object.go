@@ -196,7 +196,7 @@ func (ks *Keyspace) lookupObject(db int, key []byte, typ string) (*entry, error)
 // exist, created by the operation at loc.
 func (ks *Keyspace) createObject(db int, key []byte, c collection, loc uint64) *entry {
 	d := ks.dbs[db]
-	anchored := ks.lastDel.ok && ks.lastDel.db == db && ks.lastDel.key == string(key)
+	anchored := ks.lastDel.ok && ks.lastDel.db == db && string(ks.lastDel.key) == string(key)
 	d.insert(entry{key: string(key), obj: &object{coll: c, firstSeg: loc >> 40, anchored: anchored}})
 	return &d.entries[d.index[string(key)]]
 }
