@@ -12,7 +12,8 @@ import (
 // TestKeyspaceHitsMatchRedis runs one sequence of reads and writes on
 // Persimmon and on redis-server and compares INFO's keyspace_hits and
 // keyspace_misses after each step: reads count the keys they look up,
-// found or not (a key of another type is found), writes count nothing, and
+// found or not (a key of another type is found), writes count nothing
+// (SORT and BITOP count their sources, as Redis's lookupKeyRead does), and
 // CONFIG RESETSTAT zeroes both.
 func TestKeyspaceHitsMatchRedis(t *testing.T) {
 	s := startServer(t, t.TempDir())
@@ -74,12 +75,20 @@ func TestKeyspaceHitsMatchRedis(t *testing.T) {
 		{"EXEC"},
 		{"CONFIG", "RESETSTAT"},
 		{"GET", "n"},
+		// A command counts each key argument once however often it looks
+		// it up; SORT counts its reads, not its STORE destination; MEMORY
+		// USAGE counts nothing (its estimate differs: replies not compared).
+		{"RPUSH", "m", "3", "1", "2"}, {"MSET", "w_1", "9", "w_2", "8", "o_1", "x"}, {"HSET", "hh", "a", "1", "b", "2"},
+		{"SORT", "m"}, {"SORT", "m", "BY", "w_*"}, {"SORT", "m", "BY", "w_*", "STORE", "dst"},
+		{"SORT_RO", "m"}, {"SORT_RO", "m", "BY", "w_*"}, {"SORT_RO", "m", "BY", "nosort", "GET", "o_*"},
+		{"HGETALL", "hh"}, {"HKEYS", "hh"}, {"HVALS", "hh"}, {"OBJECT", "ENCODING", "w_1"},
+		{"MEMORY", "USAGE", "w_1"}, {"MEMORY", "USAGE", "nokey"},
 	}
 	inMulti := false
 	for _, step := range steps {
 		a, err1 := ours.do(step...)
 		b, err2 := theirs.do(step...)
-		if err1 != nil || err2 != nil || a.String() != b.String() {
+		if err1 != nil || err2 != nil || (step[0] != "MEMORY" && a.String() != b.String()) {
 			t.Fatalf("%v: persimmon %s (%v), redis %s (%v)", step, a, err1, b, err2)
 		}
 		switch step[0] {
@@ -155,55 +164,8 @@ func TestMemoryUsage(t *testing.T) {
 	if err != nil || h1000 < 1000*8 || h1000 <= 10*h10 {
 		t.Fatalf("MEMORY USAGE h10 %d, h1000 %d (%v)", h10, h1000, err)
 	}
-}
-
-// TestKeyspaceHitsOncePerKey: a command counts each key it reads once,
-// however many times it looks it up, SORT counts its reads (not its STORE
-// destination) and MEMORY USAGE counts nothing, as in redis-server.
-func TestKeyspaceHitsOncePerKey(t *testing.T) {
-	s := startServer(t, t.TempDir())
-	ours, err := dialRESP(s.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ours.close()
-	theirs, err := dialRESP(startRedis(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer theirs.close()
-	stats := func(c *respConn) string {
-		r, err := c.do("INFO", "stats")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, line := range strings.Split(r.str, "\r\n") {
-			if strings.HasPrefix(line, "keyspace_") {
-				out = append(out, line)
-			}
-		}
-		return strings.Join(out, " ")
-	}
-	for _, step := range [][]any{
-		{"RPUSH", "m", "3", "1", "2"}, {"MSET", "w_1", "9", "w_2", "8", "o_1", "x"}, {"HSET", "hh", "a", "1", "b", "2"},
-		{"CONFIG", "RESETSTAT"},
-		{"SORT", "m"}, {"SORT", "m", "BY", "w_*"}, {"SORT", "m", "BY", "w_*", "STORE", "dst"},
-		{"SORT_RO", "m"}, {"SORT_RO", "m", "BY", "w_*"}, {"SORT_RO", "m", "BY", "nosort", "GET", "o_*"},
-		{"HGETALL", "hh"}, {"HKEYS", "hh"}, {"HVALS", "hh"}, {"OBJECT", "ENCODING", "w_1"},
-		{"MEMORY", "USAGE", "w_1"}, {"MEMORY", "USAGE", "nokey"},
-	} {
-		a, err1 := ours.do(step...)
-		b, err2 := theirs.do(step...)
-		if err1 != nil || err2 != nil || (step[0] != "MEMORY" && a.String() != b.String()) {
-			t.Fatalf("%v: persimmon %s (%v), redis %s (%v)", step, a, err1, b, err2)
-		}
-		if got, want := stats(ours), stats(theirs); got != want {
-			t.Fatalf("after %v: persimmon %s, redis %s", step, got, want)
-		}
-	}
-	if r, _ := ours.do("MEMORY", "USAGE", "w_1", "SAMPLES", "-1"); r.String() != "-ERR syntax error" {
-		t.Fatalf("MEMORY USAGE SAMPLES -1: %s", r)
+	if err := c.Do(ctx, "MEMORY", "USAGE", "big", "SAMPLES", "-1").Err(); err == nil || err.Error() != "ERR syntax error" {
+		t.Fatalf("MEMORY USAGE SAMPLES -1: %v, want a syntax error as Redis", err)
 	}
 }
 

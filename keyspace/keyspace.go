@@ -134,14 +134,12 @@ func (ks *Keyspace) countLookup(hit bool) {
 // a read looks up are counted (found or not: a key of another type is a
 // hit) and the keys a write changes are not (semantics: redis.io INFO,
 // keyspace_hits).
-func (ks *Keyspace) CountLookups(on bool) { ks.countLookups = on }
-
-// PauseCounting stops counting lookups until resume is called: for a
-// handler that looks a key up again (Redis looks each argument up once).
-func (ks *Keyspace) PauseCounting() (resume func()) {
-	on := ks.countLookups
-	ks.countLookups = false
-	return func() { ks.countLookups = on }
+// It returns the previous setting, for a handler that stops counting
+// while it looks a key up a second time (Redis looks each argument up
+// once) and then goes on.
+func (ks *Keyspace) CountLookups(on bool) (was bool) {
+	was, ks.countLookups = ks.countLookups, on
+	return was
 }
 
 // ResetStats zeroes the counters CONFIG RESETSTAT resets: expired keys,

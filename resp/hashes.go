@@ -347,7 +347,7 @@ func hashGetAll(c *Client, key []byte, what int) {
 		n *= 2
 	}
 	c.WriteArray(n)
-	defer c.KS.PauseCounting()() // HLen counted the key
+	c.KS.CountLookups(false) // HLen counted the key; the rest of the command reads nothing else
 	_ = c.KS.HRange(c.DB, key, func(field, val []byte) {
 		if what&hashReplyFields != 0 {
 			c.WriteBulk(field)

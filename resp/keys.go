@@ -697,9 +697,8 @@ func cmdObjectEncoding(c *Client, args [][]byte) {
 	case !ok:
 		c.WriteNull()
 	case isString:
-		resume := c.KS.PauseCounting() // counted by ObjectEncoding
+		c.KS.CountLookups(false) // ObjectEncoding counted the key
 		val, _, _ := c.KS.Get(c.DB, args[2])
-		resume()
 		c.WriteBulkString(stringEncoding(val))
 	default:
 		c.WriteBulkString(enc)

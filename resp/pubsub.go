@@ -56,11 +56,8 @@ type pubsubState struct {
 	patterns map[string]struct{}
 }
 
-func (s *Server) hub() *pubsubHub {
-	s.pubsubOnce.Do(func() {
-		s.pubsub = &pubsubHub{channels: map[string]map[*conn]struct{}{}, patterns: map[string]map[*conn]struct{}{}}
-	})
-	return s.pubsub
+func newPubsubHub() *pubsubHub {
+	return &pubsubHub{channels: map[string]map[*conn]struct{}{}, patterns: map[string]map[*conn]struct{}{}}
 }
 
 // subscriptions is the connection's number of channels plus patterns.
@@ -127,7 +124,7 @@ func punsubscribeCommand(c *Client, args [][]byte) { c.conn.unsubscribe(args[1:]
 
 // subscribe adds channels (or patterns) and confirms each.
 func (c *conn) subscribe(names [][]byte, pattern bool) {
-	h := c.srv.hub()
+	h := c.srv.pubsub
 	h.mu.Lock()
 	all, mine, kind := h.channels, &c.ps.channels, "subscribe"
 	if pattern {
@@ -156,7 +153,7 @@ func (c *conn) subscribe(names [][]byte, pattern bool) {
 // unsubscribe removes the named channels (or patterns), or all of them,
 // and confirms each; with none to remove it confirms a null name.
 func (c *conn) unsubscribe(names [][]byte, pattern bool) {
-	h := c.srv.hub()
+	h := c.srv.pubsub
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	mine, kind := c.ps.channels, "unsubscribe"
@@ -203,7 +200,7 @@ func (c *conn) unsubscribeAll() {
 	if c.subscriptions() == 0 {
 		return
 	}
-	h := c.srv.hub()
+	h := c.srv.pubsub
 	h.mu.Lock()
 	for name := range c.ps.channels {
 		c.dropLocked(h, name, false)
@@ -224,9 +221,6 @@ func publishCommand(c *Client, args [][]byte) {
 // subscribers of every pattern it matches (a connection subscribed both
 // ways gets it once per subscription, as in Redis).
 func (s *Server) publish(channel, msg []byte) int {
-	if s.pubsub == nil {
-		return 0
-	}
 	h := s.pubsub
 	type delivery struct {
 		c       *conn
@@ -299,15 +293,14 @@ func pubsubChannelsCommand(c *Client, args [][]byte) {
 		return
 	}
 	var names []string
-	if h := c.Srv.pubsub; h != nil {
-		h.mu.Lock()
-		for name := range h.channels {
-			if len(args) == 2 || globMatch(args[2], []byte(name)) {
-				names = append(names, name)
-			}
+	h := c.Srv.pubsub
+	h.mu.Lock()
+	for name := range h.channels {
+		if len(args) == 2 || globMatch(args[2], []byte(name)) {
+			names = append(names, name)
 		}
-		h.mu.Unlock()
 	}
+	h.mu.Unlock()
 	slices.Sort(names)
 	c.WriteArray(len(names))
 	for _, n := range names {
@@ -320,12 +313,9 @@ func pubsubNumsubCommand(c *Client, args [][]byte) {
 	c.WriteArray(2 * (len(args) - 2))
 	h := c.Srv.pubsub
 	for _, ch := range args[2:] {
-		n := 0
-		if h != nil {
-			h.mu.Lock()
-			n = len(h.channels[string(ch)])
-			h.mu.Unlock()
-		}
+		h.mu.Lock()
+		n := len(h.channels[string(ch)])
+		h.mu.Unlock()
 		c.WriteBulk(ch)
 		c.WriteInt(int64(n))
 	}
@@ -333,12 +323,10 @@ func pubsubNumsubCommand(c *Client, args [][]byte) {
 
 // pubsubNumpatCommand: PUBSUB NUMPAT: the number of patterns subscribed to.
 func pubsubNumpatCommand(c *Client, _ [][]byte) {
-	n := 0
-	if h := c.Srv.pubsub; h != nil {
-		h.mu.Lock()
-		n = len(h.patterns)
-		h.mu.Unlock()
-	}
+	h := c.Srv.pubsub
+	h.mu.Lock()
+	n := len(h.patterns)
+	h.mu.Unlock()
 	c.WriteInt(int64(n))
 }
 
@@ -360,11 +348,10 @@ func pubsubHelpCommand(c *Client, _ [][]byte) {
 
 // pubsubCounts is INFO's pubsub_channels and pubsub_patterns.
 func (s *Server) pubsubCounts() (channels, patterns int) {
-	if h := s.pubsub; h != nil {
-		h.mu.Lock()
-		channels, patterns = len(h.channels), len(h.patterns)
-		h.mu.Unlock()
-	}
+	h := s.pubsub
+	h.mu.Lock()
+	channels, patterns = len(h.channels), len(h.patterns)
+	h.mu.Unlock()
 	return
 }
 

@@ -162,13 +162,12 @@ type Server struct {
 	table   map[string]*Command
 	cmdList []*Command // table entries sorted by name (COMMAND)
 
-	scripting  *scriptEngine // Lua state and script cache; keyspace lock
-	pubsub     *pubsubHub    // made on first SUBSCRIBE (pubsub.go)
-	pubsubOnce sync.Once
-	running    atomic.Pointer[runningScript] // the script in execution (scriptbusy.go)
-	busy       atomic.Pointer[runningScript] // set once it ran past busy-reply-threshold
-	busyTimer  *time.Timer                   // re-armed for each script; keyspace lock
-	slowlog    slowlog
+	scripting *scriptEngine                 // Lua state and script cache; keyspace lock
+	pubsub    *pubsubHub                    // subscriptions (pubsub.go)
+	running   atomic.Pointer[runningScript] // the script in execution (scriptbusy.go)
+	busy      atomic.Pointer[runningScript] // set once it ran past busy-reply-threshold
+	busyTimer *time.Timer                   // re-armed for each script; keyspace lock
+	slowlog   slowlog
 
 	started  time.Time
 	lastSave atomic.Int64 // LASTSAVE: Unix seconds of the last SAVE/BGSAVE, or of the start
@@ -216,6 +215,7 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 		table:   table,
 		started: time.Now(),
 		clients: make(map[int64]*conn),
+		pubsub:  newPubsubHub(),
 		closing: make(chan struct{}),
 		done:    make(chan struct{}),
 	}

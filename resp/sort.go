@@ -111,10 +111,9 @@ func sortGeneric(c *Client, args [][]byte, readonly bool) {
 		o.dontsort, o.alpha, o.by = false, true, nil
 		o.desc = o.desc && o.storeSet
 	}
-	resume := c.KS.PauseCounting() // Type counted the key; it is read once
+	counting := c.KS.CountLookups(false) // Type counted the key; it is read once
 	n, err := sortLen(c, args[1], typ)
 	if err != nil {
-		resume()
 		c.WriteErr(err)
 		return
 	}
@@ -129,7 +128,6 @@ func sortGeneric(c *Client, args [][]byte, readonly bool) {
 	end = min(end, int64(n-1))
 
 	var items []sortItem
-	defer resume()
 	if o.dontsort && (typ == keyspace.TypeList || typ == keyspace.TypeZSet) {
 		// Native order, the range only.
 		if end >= start {
@@ -144,7 +142,7 @@ func sortGeneric(c *Client, args [][]byte, readonly bool) {
 			return
 		}
 	}
-	resume()
+	c.KS.CountLookups(counting) // BY and GET keys count
 	if !o.dontsort {
 		for i := range items {
 			it := &items[i]
