@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -80,11 +78,7 @@ func TestCrashBitops(t *testing.T) {
 	if testing.Short() {
 		rounds = 2
 	}
-	seed := rand.Uint64()
-	if s := os.Getenv("PERSIMMON_CRASH_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("seed %d (set PERSIMMON_CRASH_SEED to replay)", seed)
+	seed := crashSeed(t)
 	rng := rand.New(rand.NewPCG(seed, 2))
 	const writers = 3
 	for _, mode := range []string{"pmem", "msync"} {

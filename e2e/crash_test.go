@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,11 +46,7 @@ func TestCrashKill9(t *testing.T) {
 	if testing.Short() {
 		rounds = 3
 	}
-	seed := rand.Uint64()
-	if s := os.Getenv("PERSIMMON_CRASH_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("seed %d (set PERSIMMON_CRASH_SEED to replay)", seed)
+	seed := crashSeed(t)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	for _, mode := range []string{"pmem", "msync"} {
 		t.Run(mode, func(t *testing.T) {

@@ -7,10 +7,12 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -159,3 +161,14 @@ func (s *server) client() *redis.Client {
 }
 
 var ctx = context.Background()
+
+// crashSeed is a crash test's random seed: PERSIMMON_CRASH_SEED if set (to
+// replay a failure), else a fresh one, logged either way.
+func crashSeed(t *testing.T) uint64 {
+	seed := rand.Uint64()
+	if s := os.Getenv("PERSIMMON_CRASH_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	t.Logf("seed %d (set PERSIMMON_CRASH_SEED to replay)", seed)
+	return seed
+}

@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -302,11 +300,7 @@ func TestRoaringCrashKill9(t *testing.T) {
 	if testing.Short() {
 		rounds = 2
 	}
-	seed := rand.Uint64()
-	if v := os.Getenv("PERSIMMON_CRASH_SEED"); v != "" {
-		seed, _ = strconv.ParseUint(v, 10, 64)
-	}
-	t.Logf("seed %d (set PERSIMMON_CRASH_SEED to replay)", seed)
+	seed := crashSeed(t)
 	rng := rand.New(rand.NewPCG(seed, 2))
 	dir := t.TempDir()
 	m := &trModel{acked: map[string]*roaring.Bitmap{}, pending: map[string]*roaring.Bitmap{}, stat: map[string]string{}, log: map[string][]string{}}
