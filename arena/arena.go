@@ -28,6 +28,22 @@ const (
 	baseLSNOffset   = 32
 	headerSumOffset = 40
 	pageSize        = 4096
+	// Words added after format version 1 shipped. They lie outside the
+	// range the header checksum covers, so a version-1 reader ignores them
+	// and a version-1 segment (zeros there) still opens; each is
+	// self-checking (checkedWord) instead.
+	chainWordOffset   = 48 // set at creation: this segment's writer keeps the chain marks
+	cleanedWordOffset = 72 // set before the predecessor is removed by the cleaner
+	// ShutdownWordOffset is where the clean-shutdown commit point (8 bytes)
+	// lies in a segment's header; tests zero it to turn a cleanly closed
+	// directory into what a crash leaves.
+	ShutdownWordOffset = 80
+	shutdownWordOffset = ShutdownWordOffset
+
+	// Tags mixed into checkedWord so that one word cannot pass for another.
+	tagChain    = 1
+	tagCleaned  = 2
+	tagShutdown = 3
 
 	// DefaultSegmentSize is the size of a segment file unless configured.
 	DefaultSegmentSize = 64 << 20
@@ -43,6 +59,12 @@ var (
 	ErrBadVersion  = errors.New("arena: unsupported segment format version")
 	ErrBadChecksum = errors.New("arena: segment header checksum mismatch")
 	ErrBadSeal     = errors.New("arena: seal word does not match segment")
+	// ErrShortFile: a segment file is shorter (or longer) than the size its
+	// header records: it was truncated, or its header is not its own.
+	ErrShortFile = errors.New("arena: segment file size does not match its header")
+	// ErrMissingSegment: the segment files do not form an unbroken chain
+	// (a file in the middle, or one the cleaner never removed, is gone).
+	ErrMissingSegment = errors.New("arena: missing segment")
 	// ErrNoSpace wraps a failure to create a segment because the disk is full.
 	ErrNoSpace = errors.New("arena: no space left on device")
 	// ErrLocked: another process (a server or persimmon-check) has the
@@ -58,6 +80,9 @@ type Options struct {
 	// Inspect opens the directory for offline inspection: nothing is
 	// created, removed or changed by Open (persimmon-check verify/dump).
 	Inspect bool
+	// Logf, if set, receives a line for each file Open changes (a
+	// half-created newest segment it removes).
+	Logf func(format string, args ...any)
 }
 
 // Segment is one mapped segment file. Its file is sparse: blocks are
@@ -142,6 +167,63 @@ func (s *Segment) Unseal() error {
 	return nil
 }
 
+// ShutdownEnd returns the end offset of the records (bytes from segment
+// start) recorded by a clean shutdown, and true if the segment carries
+// that mark. Records must be valid exactly up to it: a bad record before
+// it is corruption, not a torn tail.
+func (s *Segment) ShutdownEnd() (end int64, ok bool) {
+	w := binary.LittleEndian.Uint64(s.buf[shutdownWordOffset:])
+	if w == 0 {
+		return 0, false
+	}
+	end = int64(w & (1<<48 - 1))
+	if checkedWord(s.id, tagShutdown, uint64(end)) != w || end < HeaderSize || end > s.Size() {
+		return 0, false
+	}
+	return end, true
+}
+
+// shutdownWordSet reports whether the clean-shutdown word is non-zero
+// (valid or not).
+func (s *Segment) shutdownWordSet() bool {
+	return binary.LittleEndian.Uint64(s.buf[shutdownWordOffset:]) != 0
+}
+
+// MarkShutdown records a clean shutdown: every record of the segment,
+// which end ends, has been persisted by the caller; the 8-byte
+// clean-shutdown word is stored and persisted after them (a commit point,
+// invariant 4 of DESIGN.md).
+func (s *Segment) MarkShutdown(end int64) error {
+	if end < HeaderSize || end > s.Size() {
+		panic(fmt.Sprintf("arena: shutdown end %d outside segment %d of %d bytes", end, s.id, s.Size()))
+	}
+	binary.LittleEndian.PutUint64(s.buf[shutdownWordOffset:], checkedWord(s.id, tagShutdown, uint64(end)))
+	return s.region.Persist(shutdownWordOffset, 8)
+}
+
+// ClearShutdown clears the clean-shutdown word durably; the writer calls it
+// before it appends again after a clean shutdown, so that a later crash
+// leaves an ordinary (torn-tail tolerant) active segment.
+func (s *Segment) ClearShutdown() error {
+	if !s.shutdownWordSet() {
+		return nil
+	}
+	binary.LittleEndian.PutUint64(s.buf[shutdownWordOffset:], 0)
+	return s.region.Persist(shutdownWordOffset, 8)
+}
+
+// chainAware reports whether the segment was created by a writer that
+// marks a segment before removing its predecessor (the cleaned word).
+func (s *Segment) chainAware() bool {
+	return binary.LittleEndian.Uint64(s.buf[chainWordOffset:]) == checkedWord(s.id, tagChain, 1)
+}
+
+// predecessorCleaned reports whether the cleaner removed the segment
+// before this one.
+func (s *Segment) predecessorCleaned() bool {
+	return binary.LittleEndian.Uint64(s.buf[cleanedWordOffset:]) == checkedWord(s.id, tagCleaned, s.id-1)
+}
+
 // DAX reports whether the segment is mapped with MAP_SYNC on a DAX
 // filesystem.
 func (s *Segment) DAX() bool { return s.region.DAX() }
@@ -155,6 +237,21 @@ func sealWord(id uint64, end int64) uint64 {
 		check = 1 // a sealed word is never zero
 	}
 	return check<<48 | uint64(end)
+}
+
+// checkedWord packs a 48-bit value v with a 16-bit check over (id, tag,
+// v) into one word, never zero: a header word that is read back as valid
+// was written whole for this segment and this purpose.
+func checkedWord(id uint64, tag uint8, v uint64) uint64 {
+	var b [17]byte
+	binary.LittleEndian.PutUint64(b[0:], id)
+	binary.LittleEndian.PutUint64(b[8:], v)
+	b[16] = tag
+	check := xxhash.Sum64(b[:]) >> 48
+	if check == 0 {
+		check = 1
+	}
+	return check<<48 | v&(1<<48-1)
 }
 
 func decodeSeal(id uint64, w uint64) (end int64, err error) {
@@ -223,10 +320,11 @@ func Open(opts Options) (*Arena, error) {
 	for i, id := range ids {
 		seg, err := a.openSegment(id)
 		if err != nil {
-			if i == len(ids)-1 && !opts.Inspect && isHeaderError(err) && a.unused(id) {
+			if i == len(ids)-1 && !opts.Inspect && isHeaderError(err) && a.halfCreated(id) {
 				// Crash between creating the newest file and persisting its
 				// header: nothing was ever appended to it (its records area
 				// is all zero), so there is nothing to lose.
+				logRemoved(opts, a.segmentPath(id), err)
 				if rmErr := os.Remove(a.segmentPath(id)); rmErr != nil {
 					a.Close()
 					return nil, fmt.Errorf("arena: removing half-created %s: %w", a.segmentPath(id), rmErr)
@@ -245,22 +343,46 @@ func Open(opts Options) (*Arena, error) {
 	return a, nil
 }
 
-// unused reports whether segment id's file has nothing but zeros after its
-// header (never appended to). Read errors count as used.
-func (a *Arena) unused(id uint64) bool {
+// halfCreated reports whether segment id's file is what a crash while
+// creating it leaves, and nothing else: create allocates the header page
+// (the file is then 4096 bytes of zeros), sets the full size, then stores
+// and persists the header. So either the file is at most a header long
+// and all zero, or it has a full segment's size, a header that does not
+// verify and nothing but zeros after it. A file whose header verifies, or
+// that holds anything but zeros at a size create never leaves, was
+// truncated or damaged: never removed silently. Read errors count as not
+// half-created.
+func (a *Arena) halfCreated(id uint64) bool {
 	f, err := os.Open(a.segmentPath(id))
 	if err != nil {
 		return false
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	head := make([]byte, HeaderSize)
+	n, _ := f.ReadAt(head, 0)
+	if n >= headerSumOffset+8 && checkHeaderSum(head) == nil {
+		return false
+	}
+	if fi.Size() <= HeaderSize {
+		return isZero(head[:n])
+	}
+	if fi.Size() < MinSegmentSize || fi.Size()%pageSize != 0 {
+		return false
+	}
+	return zeroFrom(f, HeaderSize)
+}
+
+// zeroFrom reports whether f holds only zeros from off to its end.
+func zeroFrom(f *os.File, off int64) bool {
 	buf := make([]byte, 1<<16)
-	off := int64(HeaderSize)
 	for {
 		n, err := f.ReadAt(buf, off)
-		for _, c := range buf[:n] {
-			if c != 0 {
-				return false
-			}
+		if !isZero(buf[:n]) {
+			return false
 		}
 		off += int64(n)
 		if err != nil {
@@ -269,11 +391,116 @@ func (a *Arena) unused(id uint64) bool {
 	}
 }
 
-func isHeaderError(err error) bool {
-	return errors.Is(err, ErrBadMagic) || errors.Is(err, ErrBadChecksum) || errors.Is(err, ErrBadVersion) || errors.Is(err, errShortFile)
+func isZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
-var errShortFile = errors.New("arena: segment file shorter than its header")
+// logRemoved reports the removal of a half-created segment file on stderr:
+// a file disappearing from the data directory is never silent.
+func logRemoved(opts Options, path string, why error) {
+	if opts.Logf != nil {
+		opts.Logf("arena: removed %s, left half-created by a crash while it was being created (%v)", path, why)
+	}
+}
+
+func isHeaderError(err error) bool {
+	return errors.Is(err, ErrBadMagic) || errors.Is(err, ErrBadChecksum) || errors.Is(err, ErrBadVersion) || errors.Is(err, ErrShortFile)
+}
+
+// SegmentFiles lists the segment files of dir in id order.
+func SegmentFiles(dir string) ([]string, error) {
+	ids, err := listSegments(dir)
+	if err != nil {
+		return nil, err
+	}
+	paths := make([]string, len(ids))
+	for i, id := range ids {
+		paths[i] = filepath.Join(dir, fmt.Sprintf("seg-%016x.arena", id))
+	}
+	return paths, nil
+}
+
+// HeaderFileSize reads the header of the segment file at path and returns
+// the file size its header records and the file's actual size. err is
+// non-nil when the header cannot be read or does not verify.
+func HeaderFileSize(path string) (want, have int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, fmt.Errorf("arena: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, 0, fmt.Errorf("arena: %w", err)
+	}
+	head := make([]byte, headerSumOffset+8)
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return 0, fi.Size(), fmt.Errorf("%s: %w: %d bytes, shorter than a segment header", path, ErrShortFile, fi.Size())
+	}
+	if err := checkHeaderSum(head); err != nil {
+		return 0, fi.Size(), fmt.Errorf("%s: %w", path, err)
+	}
+	return int64(binary.LittleEndian.Uint64(head[24:])), fi.Size(), nil
+}
+
+// CheckChain checks that the open segments form an unbroken chain: their
+// ids are consecutive (the cleaner removes only the oldest segment, so a
+// gap means a file was lost), and the oldest is either segment 1 or one
+// whose predecessor the cleaner removed (it marks the successor first).
+// Segments written before that mark existed (format version 1 writers)
+// cannot show it; for them the oldest is taken as is. Errors wrap
+// ErrMissingSegment and name the files on either side of the gap.
+// LSN continuity across segments needs their records: recovery and
+// persimmon-check check it while scanning.
+func (a *Arena) CheckChain() error {
+	if err := a.CheckOldest(); err != nil {
+		return err
+	}
+	segs := a.Segments()
+	for i := 1; i < len(segs); i++ {
+		prev, seg := segs[i-1], segs[i]
+		if seg.id != prev.id+1 {
+			return fmt.Errorf("%w: %s is followed by %s: segment files %s to %s are missing (the cleaner removes only the oldest segment); restore them, or run persimmon-check repair to keep the log up to %s",
+				ErrMissingSegment, prev.Path(), seg.Path(), filepath.Base(a.segmentPath(prev.id+1)), filepath.Base(a.segmentPath(seg.id-1)), filepath.Base(prev.Path()))
+		}
+	}
+	return nil
+}
+
+// CheckOldest checks the first half of CheckChain: that the oldest
+// segment is segment 1 or one whose predecessor the cleaner removed.
+func (a *Arena) CheckOldest() error {
+	segs := a.Segments()
+	if len(segs) == 0 {
+		return nil
+	}
+	if first := segs[0]; first.id != 1 && first.chainAware() && !first.predecessorCleaned() {
+		return fmt.Errorf("%w: %s is the oldest segment file, but the cleaner did not remove %s before it (it marks the next segment first): that file is missing; restore it, or run persimmon-check repair to accept the loss",
+			ErrMissingSegment, first.Path(), filepath.Base(a.segmentPath(first.id-1)))
+	}
+	return nil
+}
+
+// AcceptOldest marks the oldest segment as if the cleaner had removed its
+// predecessor (persimmon-check repair, when the operator accepts that the
+// segments before it are lost).
+func (a *Arena) AcceptOldest() error {
+	segs := a.Segments()
+	if len(segs) == 0 || segs[0].id == 1 {
+		return nil
+	}
+	return segs[0].markPredecessorCleaned()
+}
+
+func (s *Segment) markPredecessorCleaned() error {
+	binary.LittleEndian.PutUint64(s.buf[cleanedWordOffset:], checkedWord(s.id, tagCleaned, s.id-1))
+	return s.region.Persist(cleanedWordOffset, 8)
+}
 
 func listSegments(dir string) ([]uint64, error) {
 	ents, err := os.ReadDir(dir)
@@ -306,8 +533,14 @@ func (a *Arena) openSegment(id uint64) (*Segment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("arena: %w", err)
 	}
+	if want, have, err := HeaderFileSize(path); err != nil {
+		return nil, err
+	} else if want != have {
+		return nil, fmt.Errorf("%s: %w: the file is %d bytes, its header says %d (%s); run persimmon-check repair to keep its valid prefix",
+			path, ErrShortFile, have, want, shortness(want, have))
+	}
 	if fi.Size() < HeaderSize || fi.Size()%pageSize != 0 {
-		return nil, fmt.Errorf("%s: %w (size %d)", path, errShortFile, fi.Size())
+		return nil, fmt.Errorf("%s: %w: %d bytes is not a whole number of pages", path, ErrShortFile, fi.Size())
 	}
 	r, err := pmem.MapSparse(path, fi.Size(), 0, a.opts.Mode)
 	if err != nil {
@@ -334,12 +567,28 @@ func (a *Arena) openSegment(id uint64) (*Segment, error) {
 	return seg, nil
 }
 
-func checkHeader(b []byte, id uint64) error {
+func shortness(want, have int64) string {
+	if have < want {
+		return fmt.Sprintf("truncated: %d bytes missing", want-have)
+	}
+	return fmt.Sprintf("%d bytes too long", have-want)
+}
+
+// checkHeaderSum checks the magic and checksum of the header in b (at
+// least 48 bytes).
+func checkHeaderSum(b []byte) error {
 	if string(b[0:8]) != Magic {
 		return fmt.Errorf("%w: got %q, want %q", ErrBadMagic, b[0:8], Magic)
 	}
 	if sum := xxhash.Sum64(b[:headerSumOffset]); sum != binary.LittleEndian.Uint64(b[headerSumOffset:]) {
 		return fmt.Errorf("%w: stored %#x, computed %#x", ErrBadChecksum, binary.LittleEndian.Uint64(b[headerSumOffset:]), sum)
+	}
+	return nil
+}
+
+func checkHeader(b []byte, id uint64) error {
+	if err := checkHeaderSum(b); err != nil {
+		return err
 	}
 	if v := binary.LittleEndian.Uint32(b[8:]); v != FormatVersion {
 		return fmt.Errorf("%w: %d (want %d)", ErrBadVersion, v, FormatVersion)
@@ -411,13 +660,42 @@ func (s *Segment) ensure(end int64) error {
 		return nil
 	}
 	want := min(roundUp(end+allocChunk, allocChunk), s.Size())
-	if err := s.region.Allocate(have, want-have); err != nil {
+	err := s.region.Allocate(have, want-have)
+	if errors.Is(err, syscall.ENOSPC) {
+		// The chunk ahead is an optimisation (fewer fallocate calls), not
+		// a need: on a nearly full (or tiny) filesystem allocate just the
+		// pages this append needs.
+		want = min(roundUp(end, pageSize), s.Size())
+		err = s.region.Allocate(have, want-have)
+	}
+	if err != nil {
 		if errors.Is(err, syscall.ENOSPC) {
 			return fmt.Errorf("%w: %v", ErrNoSpace, err)
 		}
 		return fmt.Errorf("arena: %w", err)
 	}
 	s.allocated.Store(want)
+	return nil
+}
+
+// Writable reports whether an append of n bytes (keeping keep bytes free
+// after it, as Alloc) would find space now, allocating the blocks if it
+// fits in the active segment. It is the probe a writer uses after a full
+// disk to decide that the log is writable again; like Alloc it is single
+// writer. Errors: ErrNoSpace (wrapped) while the disk is still too full.
+func (a *Arena) Writable(n, keep int64) error {
+	if a.active != nil && a.active.sealedEnd.Load() == 0 && a.tail+n+keep <= a.active.Size() {
+		return a.active.ensure(a.tail + n + keep)
+	}
+	// A new segment is needed: its header page and the append.
+	need := roundUp(HeaderSize+n+keep, pageSize)
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(a.opts.Dir, &st); err != nil {
+		return fmt.Errorf("arena: statfs %s: %w", a.opts.Dir, err)
+	}
+	if free := int64(st.Bavail) * int64(st.Bsize); free < need {
+		return fmt.Errorf("%w: %d bytes free in %s, a new segment needs %d", ErrNoSpace, free, a.opts.Dir, need)
+	}
 	return nil
 }
 
@@ -533,6 +811,7 @@ func (a *Arena) create(size int64, baseLSN uint64) (*Segment, error) {
 	binary.LittleEndian.PutUint64(b[24:], uint64(size))
 	binary.LittleEndian.PutUint64(b[baseLSNOffset:], baseLSN)
 	binary.LittleEndian.PutUint64(b[headerSumOffset:], xxhash.Sum64(b[:headerSumOffset]))
+	binary.LittleEndian.PutUint64(b[chainWordOffset:], checkedWord(id, tagChain, 1))
 	if err := r.Persist(0, HeaderSize); err != nil {
 		r.Close()
 		os.Remove(path)
@@ -558,6 +837,14 @@ func (a *Arena) Remove(id uint64) error {
 	}
 	if seg == a.active {
 		panic("arena: removing the active segment")
+	}
+	// Mark the successor first: a crash after the mark and before the
+	// removal leaves both, which replays as before; a missing file without
+	// the mark is a lost segment (CheckChain).
+	if next := a.Segment(id + 1); next != nil {
+		if err := next.markPredecessorCleaned(); err != nil {
+			return fmt.Errorf("arena: marking %s before removing %s: %w", next.Path(), seg.Path(), err)
+		}
 	}
 	old := *a.table.Load()
 	t := make([]*Segment, len(old))

@@ -158,6 +158,8 @@ func testBigBatchAtEveryCut(t *testing.T, inTxn bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The cuts below stand for crashes: no clean-shutdown mark.
+	clear(img[arena.ShutdownWordOffset : arena.ShutdownWordOffset+8])
 	var group []logRecord
 	for _, r := range segmentRecords(t, img) {
 		if r.lsn > lsnBefore {

@@ -659,7 +659,7 @@ func (ks *Keyspace) Close() error {
 
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
-	err := ks.wal.Sync()
+	err := ks.wal.Close() // persists everything, then the clean-shutdown mark
 	if cerr := ks.arena.Close(); err == nil {
 		err = cerr
 	}

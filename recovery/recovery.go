@@ -9,8 +9,38 @@
 //	sealed segment                 records end != seal end  ErrCorruption
 //	newest (active) segment        invalid record           torn tail: keep the prefix, zero the rest
 //	older unsealed segment         invalid record           ErrCorruption
-//	any segment header             bad magic/sum/version    error (the newest one is removed instead:
-//	                                                        a crash while creating it)
+//	any segment header             bad magic/sum/version    error (the newest one is removed instead,
+//	                                                        with a log line, if it is what a crash
+//	                                                        while creating it leaves: all zero after
+//	                                                        a header that does not verify)
+//	any segment file               size != header's size    arena.ErrShortFile: name, both sizes
+//	                                                        (never removed: repair keeps its prefix)
+//	segment ids                    a gap                    arena.ErrMissingSegment: the files around it
+//	oldest segment (id > 1)        no cleaned mark          arena.ErrMissingSegment (segments written
+//	                                                        by version-1 writers are taken as is)
+//	consecutive segments           base LSN != last LSN     ErrCorruption: both files, the missing LSNs
+//	                               of the one before
+//	newest segment with a          invalid record before    ErrCorruption (a clean shutdown persisted
+//	clean-shutdown mark            the marked end           every record before the mark)
+//
+// # Segment chain
+//
+// The cleaner removes only the oldest segment, after marking its successor
+// (arena), and new segments take the next id, so the segment files of a
+// data directory are always a run of consecutive ids, and each segment's
+// base LSN is the last LSN of the one before it. Recovery checks both
+// before replaying: a lost middle segment would otherwise replay the log
+// without its records (a deleted key coming back, an overwrite undone).
+//
+// # Clean shutdown
+//
+// wal.Close (the keyspace's Close, on SIGTERM or SHUTDOWN) persists every
+// record and then stores one 8-byte commit point in the active segment's
+// header: the end of its records. A segment carrying it is scanned as a
+// sealed one: any bad record before the end is corruption, so damage after
+// a clean shutdown is never cut as a torn tail. The wal clears the mark
+// durably before it next appends or rotates, so a crash after that is an
+// ordinary torn-tail case again.
 //
 // A transaction group without its commit record at the end of the log is
 // dropped (its EXEC never replied).
@@ -57,9 +87,13 @@ func Open(opts Options) (*keyspace.Keyspace, Report, error) {
 		logf = func(string, ...any) {}
 	}
 	start := time.Now()
-	a, err := arena.Open(arena.Options{Dir: opts.Dir, Mode: opts.Mode, SegmentSize: opts.SegmentSize})
+	a, err := arena.Open(arena.Options{Dir: opts.Dir, Mode: opts.Mode, SegmentSize: opts.SegmentSize, Logf: logf})
 	if err != nil {
 		return nil, Report{}, err
+	}
+	if err := a.CheckChain(); err != nil {
+		a.Close()
+		return nil, Report{}, fmt.Errorf("%w: %w", wal.ErrCorruption, err)
 	}
 	ks := keyspace.NewRecovering(a)
 	var rep Report
@@ -67,12 +101,14 @@ func Open(opts Options) (*keyspace.Keyspace, Report, error) {
 	rep.Segments = len(segs)
 	var lastLSN uint64
 	nextProgress := start.Add(time.Second)
+	orphanCut := false // the previous segment was an orphan (its unpersisted tail may be gone)
 	for i, seg := range segs {
 		newest := i == len(segs)-1
-		if base := seg.BaseLSN(); base < lastLSN {
+		if err := ChainLSN(segs, i, lastLSN, orphanCut); err != nil {
 			a.Close()
-			return nil, rep, fmt.Errorf("%w: %s: base LSN %d is below the previous segment's last LSN %d", wal.ErrCorruption, seg.Path(), base, lastLSN)
+			return nil, rep, err
 		}
+		orphanCut = false
 		end, last, err := wal.ScanSegment(seg, func(rec wal.Record) error {
 			rep.Records++
 			rep.Bytes += rec.Size
@@ -89,7 +125,7 @@ func Open(opts Options) (*keyspace.Keyspace, Report, error) {
 		// segment is still empty); seal it there, or the cleaner would wait
 		// for it to be sealed forever.
 		_, sealed := seg.Sealed()
-		orphan := !newest && !sealed && emptyFrom(segs, i+1)
+		orphan := !newest && !sealed && EmptyFrom(segs, i+1)
 		switch {
 		case err == nil:
 		case wal.IsTornTail(err) && (newest || orphan):
@@ -108,6 +144,7 @@ func Open(opts Options) (*keyspace.Keyspace, Report, error) {
 			return nil, rep, err
 		}
 		lastLSN = last
+		orphanCut = orphan
 		if !newest && !sealed {
 			if serr := seg.SealAt(end); serr != nil {
 				a.Close()
@@ -129,8 +166,33 @@ func Open(opts Options) (*keyspace.Keyspace, Report, error) {
 	return ks, rep, nil
 }
 
-// emptyFrom reports whether segs[i:] hold no record yet.
-func emptyFrom(segs []*arena.Segment, i int) bool {
+// ChainLSN checks that segment segs[i] continues the log where segs[i-1]
+// ended at LSN prevLast: its base LSN (the LSN of the last record appended
+// before it was created) must equal prevLast. The one exception is an
+// orphan (see Open; orphanCut): records appended to it but never persisted
+// (cut as a torn tail, or never written back at all) had LSNs up to the
+// base, so the base may lie above prevLast. A base below prevLast, or above it otherwise, means
+// records are missing or the files are not one log: wal.ErrCorruption,
+// naming both files. The oldest segment (i == 0) has no predecessor to
+// check against.
+func ChainLSN(segs []*arena.Segment, i int, prevLast uint64, orphanCut bool) error {
+	if i == 0 {
+		return nil
+	}
+	seg, prev := segs[i], segs[i-1]
+	base := seg.BaseLSN()
+	switch {
+	case base == prevLast, base > prevLast && orphanCut:
+		return nil
+	case base < prevLast:
+		return fmt.Errorf("%w: %s: base LSN %d is below the last LSN %d of %s: the files are not one log", wal.ErrCorruption, seg.Path(), base, prevLast, prev.Path())
+	default:
+		return fmt.Errorf("%w: %s starts after LSN %d but %s ends at LSN %d: records %d to %d are missing between them", wal.ErrCorruption, seg.Path(), base, prev.Path(), prevLast, prevLast+1, base)
+	}
+}
+
+// EmptyFrom reports whether segs[i:] hold no record yet.
+func EmptyFrom(segs []*arena.Segment, i int) bool {
 	for _, seg := range segs[i:] {
 		if _, err := wal.DecodeRecord(seg.Bytes(), arena.HeaderSize); !errors.Is(err, wal.ErrCleanEnd) {
 			return false

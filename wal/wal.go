@@ -34,6 +34,10 @@ type WAL struct {
 
 	flushes       atomic.Int64
 	syncedRecords atomic.Int64
+
+	// shutdownMarked: the active segment carries a clean-shutdown mark,
+	// cleared (durably) before the next append or rotation. Guarded by mu.
+	shutdownMarked bool
 }
 
 // Open returns a WAL appending to a's active segment. lastLSN is the LSN of
@@ -45,8 +49,48 @@ func Open(a *arena.Arena, lastLSN uint64) *WAL {
 	w.durable.Store(lastLSN)
 	if seg, tail := a.Active(); seg != nil {
 		w.flushed.Store(packFlushed(seg.ID(), tail))
+		_, w.shutdownMarked = seg.ShutdownEnd()
 	}
 	return w
+}
+
+// clearShutdownMark clears a clean-shutdown mark left by the last Close
+// before the log changes again. Call with w.mu held.
+func (w *WAL) clearShutdownMark() error {
+	if !w.shutdownMarked {
+		return nil
+	}
+	seg, _ := w.arena.Active()
+	if err := seg.ClearShutdown(); err != nil {
+		return fmt.Errorf("wal: clearing the clean-shutdown mark of %s: %w", seg.Path(), err)
+	}
+	w.shutdownMarked = false
+	return nil
+}
+
+// Close makes everything appended durable, then records a clean shutdown
+// in the active segment: one 8-byte commit point holding the end of its
+// records, stored after they were persisted (flush+fence or msync). At the
+// next start-up any bad record before that end is corruption, not a torn
+// tail. Nothing may be appended after Close.
+func (w *WAL) Close() error {
+	if err := w.Sync(); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	seg, tail := w.arena.Active()
+	if seg == nil {
+		return nil
+	}
+	if _, sealed := seg.Sealed(); sealed {
+		return nil
+	}
+	if err := seg.MarkShutdown(tail); err != nil {
+		return fmt.Errorf("wal: recording the clean shutdown in %s: %w", seg.Path(), err)
+	}
+	w.shutdownMarked = true
+	return nil
 }
 
 func packFlushed(id uint64, off int64) uint64 { return id<<40 | uint64(off) }
@@ -91,6 +135,9 @@ func (w *WAL) Append(typ, flags uint8, payload []byte) (Location, error) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if err := w.clearShutdownMark(); err != nil {
+		return Location{}, err
+	}
 	last := w.lastLSN.Load()
 	seg, off, err := w.arena.Alloc(size, keep, w.flushedFrom(), last)
 	if err != nil {
@@ -181,7 +228,19 @@ func (w *WAL) persistPending() error {
 func (w *WAL) Rotate() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if err := w.clearShutdownMark(); err != nil {
+		return err
+	}
 	return w.arena.Rotate(w.flushedFrom(), w.lastLSN.Load())
+}
+
+// Writable reports whether an append of a record with an n-byte payload
+// would find disk space now (arena.Arena.Writable): the probe after a full
+// disk. Errors wrap arena.ErrNoSpace while it would not.
+func (w *WAL) Writable(n int) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.arena.Writable(RecordSize(n), commitReserve)
 }
 
 // flushedFrom is the offset of the active segment up to which it has been
@@ -263,6 +322,13 @@ func validRecordsAfter(buf []byte, off int64, last uint64) (first int64, n int, 
 func ScanSegment(seg *arena.Segment, fn func(Record) error) (end int64, lastLSN uint64, err error) {
 	buf := seg.Bytes()
 	sealedEnd, sealed := seg.Sealed()
+	bound := "sealed end"
+	if !sealed {
+		// A clean shutdown bounds the active segment as a seal does.
+		if end, ok := seg.ShutdownEnd(); ok {
+			sealedEnd, sealed, bound = end, true, "end recorded at the last clean shutdown"
+		}
+	}
 	off := int64(arena.HeaderSize)
 	lastLSN = seg.BaseLSN()
 	for {
@@ -274,7 +340,7 @@ func ScanSegment(seg *arena.Segment, fn func(Record) error) (end int64, lastLSN 
 			derr = fmt.Errorf("%w at offset %d: LSN %d, want %d", ErrInvalidRecord, off, rec.LSN, lastLSN+1)
 		}
 		if derr == nil && sealed && off+rec.Size > sealedEnd {
-			derr = fmt.Errorf("%w at offset %d: record of %d bytes runs past the sealed end %d", ErrInvalidRecord, off, rec.Size, sealedEnd)
+			derr = fmt.Errorf("%w at offset %d: record of %d bytes runs past the %s %d", ErrInvalidRecord, off, rec.Size, bound, sealedEnd)
 		}
 		if derr != nil && !sealed {
 			if first, n, bytes := validRecordsAfter(buf[:min(int64(len(buf)), seg.AllocatedBytes())], off, lastLSN); bytes > TornTailLimit {
@@ -286,9 +352,9 @@ func ScanSegment(seg *arena.Segment, fn func(Record) error) (end int64, lastLSN 
 		case errors.Is(derr, ErrCleanEnd) && !sealed:
 			return off, lastLSN, nil
 		case errors.Is(derr, ErrCleanEnd):
-			return off, lastLSN, fmt.Errorf("%w: %s offset %d: zeroed record header, want records up to the sealed end %d", ErrCorruption, seg.Path(), off, sealedEnd)
+			return off, lastLSN, fmt.Errorf("%w: %s offset %d: zeroed record header, want records up to the %s %d", ErrCorruption, seg.Path(), off, bound, sealedEnd)
 		case derr != nil && sealed:
-			return off, lastLSN, fmt.Errorf("%w: %s: %v", ErrCorruption, seg.Path(), derr)
+			return off, lastLSN, fmt.Errorf("%w: %s: %v (records must be valid up to the %s %d)", ErrCorruption, seg.Path(), derr, bound, sealedEnd)
 		case derr != nil:
 			return off, lastLSN, fmt.Errorf("%w: %s: %v", ErrTornTail, seg.Path(), derr)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/persimmon-db/persimmon/arena"
 	"github.com/persimmon-db/persimmon/keyspace"
 	"github.com/persimmon-db/persimmon/pmem"
+	"github.com/persimmon-db/persimmon/recovery"
 	"github.com/persimmon-db/persimmon/wal"
 )
 
@@ -68,13 +69,31 @@ func verify(dir string, dump bool) error {
 	segs := a.Segments()
 	var records, bytes int64
 	var firstErr error
+	fail := func(err error) {
+		fmt.Printf("  CORRUPT: %v\n", err)
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	if err := a.CheckOldest(); err != nil {
+		fail(err)
+	}
+	var prevLast uint64
+	orphan := false
 	for i, seg := range segs {
 		end, sealed := seg.Sealed()
 		state := "active"
 		if sealed {
 			state = fmt.Sprintf("sealed at %d", end)
+		} else if end, ok := seg.ShutdownEnd(); ok {
+			state = fmt.Sprintf("active, clean shutdown at %d", end)
 		}
 		fmt.Printf("segment %d %s: %d bytes, %d allocated, base LSN %d, %s\n", seg.ID(), seg.Path(), seg.Size(), seg.AllocatedBytes(), seg.BaseLSN(), state)
+		if i > 0 && seg.ID() != segs[i-1].ID()+1 {
+			fail(fmt.Errorf("%w: segment files %d to %d between %s and %s are missing", arena.ErrMissingSegment, segs[i-1].ID()+1, seg.ID()-1, segs[i-1].Path(), seg.Path()))
+		} else if err := recovery.ChainLSN(segs, i, prevLast, orphan); err != nil {
+			fail(err)
+		}
 		scanEnd, last, err := wal.ScanSegment(seg, func(r wal.Record) error {
 			records++
 			bytes += r.Size
@@ -93,15 +112,14 @@ func verify(dir string, dump bool) error {
 			return nil
 		})
 		fmt.Printf("  records end at %d, last LSN %d\n", scanEnd, last)
+		prevLast = last
+		orphan = !sealed && i < len(segs)-1 && recovery.EmptyFrom(segs, i+1)
 		switch {
 		case err == nil:
-		case wal.IsTornTail(err) && i == len(segs)-1:
+		case wal.IsTornTail(err) && (i == len(segs)-1 || orphan):
 			fmt.Printf("  torn tail (the server cuts it at start-up): %v\n", err)
 		default:
-			fmt.Printf("  CORRUPT: %v\n", err)
-			if firstErr == nil {
-				firstErr = err
-			}
+			fail(err)
 		}
 	}
 	fmt.Printf("%d segments, %d records, %d bytes of records\n", len(segs), records, bytes)
@@ -135,16 +153,85 @@ func flagNames(f uint8) string {
 	return s
 }
 
-// repair cuts the log at its first invalid record.
+// repair keeps the longest valid prefix of the log. First, a segment
+// file shorter than its header says (truncated) is extended back to its
+// size with zeros, so its records up to the truncation point are kept and
+// the cut falls there; a file whose header cannot be read ends the log
+// before it. Then the log is cut at the first of: an invalid record, a gap
+// in the segment ids, a base LSN that does not continue the segment
+// before. The segment holding the cut becomes the newest (unsealed, zeroed
+// past the cut); every later segment moves to DIR/lost+found, under a name
+// no earlier repair used (nothing there is ever overwritten).
 func repair(dir string) error {
-	a, err := openArena(dir, false)
+	lost := &lostFound{dir: filepath.Join(dir, "lost+found")}
+	paths, err := arena.SegmentFiles(dir)
+	if err != nil {
+		return err
+	}
+	for i, p := range paths {
+		want, have, err := arena.HeaderFileSize(p)
+		switch {
+		case err != nil:
+			fmt.Printf("unreadable segment header: %v\n", err)
+			for _, later := range paths[i:] {
+				if err := lost.move(later); err != nil {
+					return err
+				}
+			}
+		case have < want:
+			if err := os.Truncate(p, want); err != nil {
+				return fmt.Errorf("extending short %s: %w", p, err)
+			}
+			fmt.Printf("%s was %d bytes, its header says %d: extended with zeros to keep its records before the truncation\n", p, have, want)
+			continue
+		case have > want:
+			return fmt.Errorf("%s is %d bytes, its header says %d: not a file this tool can repair", p, have, want)
+		default:
+			continue
+		}
+		break
+	}
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+
+	a, err := arena.Open(arena.Options{Dir: dir, Mode: pmem.ModeMsync, Logf: func(f string, args ...any) { fmt.Printf(f+"\n", args...) }})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
+	if err := a.CheckOldest(); err != nil {
+		// The oldest segments are gone and nothing can bring them back:
+		// accept that the log starts here.
+		fmt.Printf("%v\naccepting the loss: the log now starts at %s\n", err, a.Segments()[0].Path())
+		if err := a.AcceptOldest(); err != nil {
+			return err
+		}
+	}
 	segs := a.Segments()
+	var prevLast uint64
 	for i, seg := range segs {
-		end, _, err := wal.ScanSegment(seg, func(wal.Record) error { return nil })
+		// A gap before seg, or a base LSN that does not continue the
+		// segment before: the log ends with the previous segment.
+		var gap error
+		if i > 0 && seg.ID() != segs[i-1].ID()+1 {
+			gap = fmt.Errorf("%s is followed by %s: the segments between them are missing", segs[i-1].Path(), seg.Path())
+		} else if err := recovery.ChainLSN(segs, i, prevLast, false); err != nil {
+			gap = err
+		}
+		if gap != nil {
+			fmt.Printf("log breaks: %v\n", gap)
+			prev := segs[i-1]
+			if _, sealed := prev.Sealed(); sealed {
+				if err := prev.Unseal(); err != nil {
+					return err
+				}
+			}
+			fmt.Printf("%s is now the newest segment\n", prev.Path())
+			return moveLater(lost, segs[i:], dir)
+		}
+		end, last, err := wal.ScanSegment(seg, func(wal.Record) error { return nil })
+		prevLast = last
 		if err == nil {
 			continue
 		}
@@ -157,6 +244,9 @@ func repair(dir string) error {
 				return err
 			}
 		}
+		if err := seg.ClearShutdown(); err != nil {
+			return err
+		}
 		// Clear only what is allocated: storing zeros into holes would
 		// allocate them.
 		limit := min(int64(len(seg.Bytes())), seg.AllocatedBytes())
@@ -167,24 +257,62 @@ func repair(dir string) error {
 			}
 		}
 		fmt.Printf("cut %s at offset %d\n", seg.Path(), end)
-		lost := filepath.Join(dir, "lost+found")
-		for _, later := range segs[i+1:] {
-			if err := os.MkdirAll(lost, 0o755); err != nil {
-				return err
-			}
-			dst := filepath.Join(lost, filepath.Base(later.Path()))
-			if err := os.Rename(later.Path(), dst); err != nil {
-				return err
-			}
-			fmt.Printf("moved %s to %s\n", later.Path(), dst)
-		}
-		d, err := os.Open(dir)
-		if err != nil {
-			return err
-		}
-		defer d.Close()
-		return d.Sync()
+		return moveLater(lost, segs[i+1:], dir)
 	}
 	fmt.Println("no bad record: nothing to repair")
 	return nil
+}
+
+// moveLater moves segs to lost+found and makes the moves durable.
+func moveLater(lost *lostFound, segs []*arena.Segment, dir string) error {
+	for _, later := range segs {
+		if err := lost.move(later.Path()); err != nil {
+			return err
+		}
+	}
+	return syncDir(dir)
+}
+
+// lostFound is DIR/lost+found, where repair moves the segment files it
+// takes out of the log.
+type lostFound struct {
+	dir string
+}
+
+// move renames path into lost+found under its own name or, if an earlier
+// repair saved a file of that name, with the first free suffix .1, .2, ...
+// It never replaces an existing file: the rename is a link (which fails
+// if the name exists) followed by an unlink of the original.
+func (l *lostFound) move(path string) error {
+	if err := os.MkdirAll(l.dir, 0o755); err != nil {
+		return err
+	}
+	base := filepath.Base(path)
+	for n := 0; ; n++ {
+		dst := filepath.Join(l.dir, base)
+		if n > 0 {
+			dst = fmt.Sprintf("%s.%d", dst, n)
+		}
+		err := os.Link(path, dst)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("saving %s in %s: %w", path, l.dir, err)
+		}
+		if err := os.Remove(path); err != nil {
+			return err
+		}
+		fmt.Printf("moved %s to %s\n", path, dst)
+		return syncDir(l.dir)
+	}
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
