@@ -320,7 +320,7 @@ func Open(opts Options) (*Arena, error) {
 	for i, id := range ids {
 		seg, err := a.openSegment(id)
 		if err != nil {
-			if i == len(ids)-1 && !opts.Inspect && isHeaderError(err) && a.halfCreated(id) {
+			if i == len(ids)-1 && !opts.Inspect && isHeaderError(err) && a.mayBeHalfCreated(id) && a.halfCreated(id) {
 				// Crash between creating the newest file and persisting its
 				// header: nothing was ever appended to it (its records area
 				// is all zero), so there is nothing to lose.
@@ -341,6 +341,22 @@ func Open(opts Options) (*Arena, error) {
 		a.publish(seg)
 	}
 	return a, nil
+}
+
+// mayBeHalfCreated reports whether a crash could have left the newest
+// segment id half-created, judging by the segment before it: Alloc and
+// Rotate create a segment before they seal the previous one, so while a
+// segment is being created the one before it is unsealed. A sealed
+// predecessor means id was created in full; a missing one (id > 1: the
+// cleaner removed it) means id existed, sealed predecessor and all, when
+// the cleaner ran. Call it with the older segments published.
+func (a *Arena) mayBeHalfCreated(id uint64) bool {
+	prev := a.Segment(id - 1)
+	if prev == nil {
+		return id == 1
+	}
+	_, sealed := prev.Sealed()
+	return !sealed
 }
 
 // halfCreated reports whether segment id's file is what a crash while
@@ -465,8 +481,12 @@ func (a *Arena) CheckChain() error {
 	for i := 1; i < len(segs); i++ {
 		prev, seg := segs[i-1], segs[i]
 		if seg.id != prev.id+1 {
-			return fmt.Errorf("%w: %s is followed by %s: segment files %s to %s are missing (the cleaner removes only the oldest segment); restore them, or run persimmon-check repair to keep the log up to %s",
-				ErrMissingSegment, prev.Path(), seg.Path(), filepath.Base(a.segmentPath(prev.id+1)), filepath.Base(a.segmentPath(seg.id-1)), filepath.Base(prev.Path()))
+			missing := filepath.Base(a.segmentPath(prev.id + 1))
+			if seg.id > prev.id+2 {
+				missing += " to " + filepath.Base(a.segmentPath(seg.id-1))
+			}
+			return fmt.Errorf("%w: %s is followed by %s: %s missing (the cleaner removes only the oldest segment); restore it, or run persimmon-check repair to keep the log up to %s",
+				ErrMissingSegment, prev.Path(), seg.Path(), missing, filepath.Base(prev.Path()))
 		}
 	}
 	return nil

@@ -1,0 +1,264 @@
+package recovery
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/persimmon-db/persimmon/arena"
+	"github.com/persimmon-db/persimmon/pmem"
+	"github.com/persimmon-db/persimmon/wal"
+)
+
+func segPath(dir string, id int) string {
+	return filepath.Join(dir, fmt.Sprintf("seg-%016x.arena", id))
+}
+
+func openErr(dir string) error {
+	ks, _, err := Open(Options{Dir: dir, Mode: pmem.ModeNone, SegmentSize: arena.MinSegmentSize})
+	if err == nil {
+		ks.Close()
+	}
+	return err
+}
+
+// TestMissingMiddleSegmentRefusesStart: a key set in segment 1 and deleted
+// in segment 2; with segment 2 gone, replaying 1 and 3 would bring the
+// deleted value back. Start-up must stop naming the files around the gap.
+func TestMissingMiddleSegmentRefusesStart(t *testing.T) {
+	dir := t.TempDir()
+	ks := open(t, dir, arena.MinSegmentSize)
+	set(t, ks, 0, "victim", "x")
+	pad := strings.Repeat("p", 900)
+	for i := 0; i < 80; i++ { // ~72 KiB: the next records go to segment 2
+		set(t, ks, 0, fmt.Sprintf("a%d", i), pad)
+	}
+	ks.Lock()
+	b := ks.NewBatch()
+	b.Del(0, []byte("victim"))
+	if err := ks.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	ks.Unlock()
+	for i := 0; i < 80; i++ {
+		set(t, ks, 0, fmt.Sprintf("b%d", i), pad)
+	}
+	ks.Close()
+	if _, err := os.Stat(segPath(dir, 3)); err != nil {
+		t.Fatalf("want at least 3 segments: %v", err)
+	}
+	if err := os.Rename(segPath(dir, 2), filepath.Join(t.TempDir(), "moved")); err != nil {
+		t.Fatal(err)
+	}
+	err := openErr(dir)
+	if !errors.Is(err, arena.ErrMissingSegment) || !errors.Is(err, wal.ErrCorruption) {
+		t.Fatalf("start-up with segment 2 missing: %v, want a missing-segment corruption error", err)
+	}
+	for _, name := range []string{"seg-0000000000000001.arena", "seg-0000000000000003.arena", "seg-0000000000000002.arena"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("error does not name %s: %v", name, err)
+		}
+	}
+	t.Log(err)
+}
+
+// TestOldestSegmentMissing: removing segment 1 by hand is detected; the
+// cleaner removing it (after copying its live records forward) is not an
+// error, and neither is a later removal of the new oldest by the cleaner.
+func TestOldestSegmentMissing(t *testing.T) {
+	dir := t.TempDir()
+	ks := open(t, dir, arena.MinSegmentSize)
+	pad := strings.Repeat("p", 900)
+	for i := 0; i < 300; i++ { // overwrites: segments full of garbage
+		set(t, ks, 0, fmt.Sprintf("k%d", i%10), pad)
+	}
+	ks.Close()
+	hidden := filepath.Join(t.TempDir(), "seg1")
+	if err := os.Rename(segPath(dir, 1), hidden); err != nil {
+		t.Fatal(err)
+	}
+	err := openErr(dir)
+	if !errors.Is(err, arena.ErrMissingSegment) || !strings.Contains(err.Error(), "seg-0000000000000001.arena") {
+		t.Fatalf("start-up with segment 1 removed by hand: %v, want a missing-segment error naming it", err)
+	}
+	t.Log(err)
+	if err := os.Rename(hidden, segPath(dir, 1)); err != nil {
+		t.Fatal(err)
+	}
+	ks = open(t, dir, arena.MinSegmentSize)
+	ks.Clean()
+	ks.Close()
+	if _, err := os.Stat(segPath(dir, 1)); !os.IsNotExist(err) {
+		t.Fatalf("the cleaner did not remove segment 1 (%v): the test needs it to", err)
+	}
+	ks = open(t, dir, arena.MinSegmentSize)
+	defer ks.Close()
+	for i := 0; i < 10; i++ {
+		if v, ok := get(ks, 0, fmt.Sprintf("k%d", i)); !ok || v != pad {
+			t.Fatalf("k%d lost after cleaning", i)
+		}
+	}
+}
+
+// TestBaseLSNMustContinue: two data directories' segments are not one log
+// even when their ids follow each other: the base LSN of the second does
+// not continue the first.
+func TestBaseLSNMustContinue(t *testing.T) {
+	dirA, dirB := t.TempDir(), t.TempDir()
+	pad := strings.Repeat("p", 900)
+	for _, d := range []string{dirA, dirB} {
+		ks := open(t, d, arena.MinSegmentSize)
+		n, v := 100, pad
+		if d == dirB { // smaller records: more of them in segment 1
+			n, v = 300, pad[:300]
+		}
+		for i := 0; i < n; i++ {
+			set(t, ks, 0, fmt.Sprintf("k%d", i), v)
+		}
+		ks.Close()
+	}
+	// dirA's segment 2 replaced by dirB's: ids consecutive, LSNs not.
+	img, err := os.ReadFile(segPath(dirB, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(segPath(dirA, 2), img, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = openErr(dirA)
+	if !errors.Is(err, wal.ErrCorruption) || !strings.Contains(err.Error(), "LSN") {
+		t.Fatalf("start-up on segments of two logs: %v, want an LSN chain corruption error", err)
+	}
+	t.Log(err)
+}
+
+// TestCleanShutdownDamageIsCorruption: after a clean shutdown a flipped
+// byte near the end of the log is corruption (start-up stops), where after
+// a crash (no mark) the same damage is a torn tail that is cut. The mark is
+// cleared durably by the first write after the restart.
+func TestCleanShutdownDamageIsCorruption(t *testing.T) {
+	dir := t.TempDir()
+	ks := open(t, dir, 0)
+	for i := 0; i < 2000; i++ { // ~100 KiB
+		set(t, ks, 0, fmt.Sprintf("k%d", i), fmt.Sprintf("value-%d-%040d", i, i))
+	}
+	ks.Close()
+	p := segPath(dir, 1)
+	img, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := int64(len(img))
+	for end > 0 && img[end-1] == 0 {
+		end--
+	}
+	damaged := append([]byte(nil), img...)
+	damaged[end-10_000] ^= 0x10 // within the last 64 KiB: a torn tail's reach
+	if err := os.WriteFile(p, damaged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = openErr(dir)
+	if !errors.Is(err, wal.ErrCorruption) || !strings.Contains(err.Error(), "clean shutdown") {
+		t.Fatalf("start-up on a cleanly shut down log with a flipped byte: %v, want corruption", err)
+	}
+	t.Log(err)
+
+	// The same damage without the mark (what a kill -9 leaves) is a torn
+	// tail: the server starts without the records from the damage on.
+	clear(damaged[arena.ShutdownWordOffset : arena.ShutdownWordOffset+8])
+	if err := os.WriteFile(p, damaged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ks, rep, err := Open(Options{Dir: dir, Mode: pmem.ModeNone})
+	if err != nil || rep.TornBytes == 0 {
+		t.Fatalf("without the mark: %v, torn bytes %d; want a torn tail cut", err, rep.TornBytes)
+	}
+	ks.Close()
+
+	// Intact log: the mark is there after Close, survives a restart that
+	// does not write, and is gone (on disk) once the server writes.
+	if err := os.WriteFile(p, img, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mark := func() bool {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b[arena.ShutdownWordOffset:arena.ShutdownWordOffset+8]) != "\x00\x00\x00\x00\x00\x00\x00\x00"
+	}
+	ks = open(t, dir, 0)
+	if !mark() {
+		t.Fatalf("the clean-shutdown mark is gone before any write")
+	}
+	set(t, ks, 0, "after", "x")
+	if mark() {
+		t.Fatalf("the clean-shutdown mark is still on disk after a write")
+	}
+	ks.Close()
+	if !mark() {
+		t.Fatalf("no clean-shutdown mark after Close")
+	}
+}
+
+// TestShortSegmentFile: a newest segment truncated to a header or less,
+// or to the middle of its records, is reported with its name and both
+// sizes and left in place; a half-created one (all zero) is removed.
+func TestShortSegmentFile(t *testing.T) {
+	const segSize = 1 << 20
+	for _, size := range []int64{0, 100, 4096, 500_000} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			dir := t.TempDir()
+			ks := open(t, dir, segSize)
+			pad := strings.Repeat("p", 900)
+			for i := 0; i < 1700; i++ { // ~1.6 MiB: segment 2 holds records
+				set(t, ks, 0, fmt.Sprintf("k%d", i), pad)
+			}
+			ks.Close()
+			p := segPath(dir, 2)
+			if err := os.Truncate(p, size); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := Open(Options{Dir: dir, Mode: pmem.ModeNone, SegmentSize: segSize})
+			if !errors.Is(err, arena.ErrShortFile) || !strings.Contains(err.Error(), p) {
+				t.Fatalf("start-up with %s truncated to %d bytes: %v, want a short-file error naming it", p, size, err)
+			}
+			if size >= 48 && !strings.Contains(err.Error(), fmt.Sprintf("%d bytes, its header says %d", size, segSize)) {
+				t.Errorf("error does not give both sizes: %v", err)
+			}
+			if size < 48 && !strings.Contains(err.Error(), fmt.Sprintf("%d bytes", size)) {
+				t.Errorf("error does not give the size: %v", err)
+			}
+			if fi, serr := os.Stat(p); serr != nil || fi.Size() != size {
+				t.Fatalf("the short file was changed or removed: %v", serr)
+			}
+			t.Log(err)
+		})
+	}
+	t.Run("half-created", func(t *testing.T) {
+		for _, size := range []int64{0, 4096} {
+			dir := t.TempDir()
+			ks := open(t, dir, segSize)
+			set(t, ks, 0, "k", "v")
+			ks.Close()
+			if err := os.WriteFile(segPath(dir, 2), make([]byte, size), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var logged []string
+			ks, _, err := Open(Options{Dir: dir, Mode: pmem.ModeNone, SegmentSize: segSize, Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }})
+			if err != nil {
+				t.Fatalf("zero-filled newest segment of %d bytes: %v", size, err)
+			}
+			ks.Close()
+			if _, err := os.Stat(segPath(dir, 2)); !os.IsNotExist(err) {
+				t.Fatalf("half-created segment kept: %v", err)
+			}
+			if !strings.Contains(strings.Join(logged, "\n"), "removed "+segPath(dir, 2)) {
+				t.Fatalf("removal not logged: %q", logged)
+			}
+		}
+	})
+}
