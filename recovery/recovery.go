@@ -88,6 +88,9 @@ func Open(opts Options) (*keyspace.Keyspace, Report, error) {
 	}
 	start := time.Now()
 	a, err := arena.Open(arena.Options{Dir: opts.Dir, Mode: opts.Mode, SegmentSize: opts.SegmentSize, Logf: logf})
+	if errors.Is(err, arena.ErrShortFile) {
+		err = fmt.Errorf("%w: %w", wal.ErrCorruption, err)
+	}
 	if err != nil {
 		return nil, Report{}, err
 	}
