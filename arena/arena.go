@@ -813,7 +813,11 @@ func (a *Arena) create(size int64, baseLSN uint64) (*Segment, error) {
 		id = uint64(len(t))
 	}
 	path := a.segmentPath(id)
-	r, err := pmem.MapSparse(path, size, HeaderSize, a.opts.Mode)
+	// The header page and the first page of records: a segment that could
+	// be created always has room for a small record (a FLUSHALL that frees
+	// space on a full disk, see wal.AppendFreeing).
+	const firstAlloc = HeaderSize + pageSize
+	r, err := pmem.MapSparse(path, size, firstAlloc, a.opts.Mode)
 	if err != nil {
 		os.Remove(path)
 		if errors.Is(err, syscall.ENOSPC) {
@@ -822,7 +826,7 @@ func (a *Arena) create(size int64, baseLSN uint64) (*Segment, error) {
 		return nil, fmt.Errorf("arena: creating %s: %w", path, err)
 	}
 	seg := &Segment{id: id, region: r, buf: r.Bytes()}
-	seg.allocated.Store(HeaderSize)
+	seg.allocated.Store(firstAlloc)
 	b := seg.buf
 	copy(b[0:8], Magic)
 	binary.LittleEndian.PutUint32(b[8:], FormatVersion)

@@ -10,9 +10,11 @@ const NumDBs = 16
 var (
 	// ErrWrongType: the key holds a value of another type.
 	ErrWrongType = errors.New("WRONGTYPE Operation against a key holding the wrong kind of value")
-	// ErrNoSpace: the arena could not grow (disk full or a filesystem
-	// error). Reads keep working; writes fail until space is freed.
-	ErrNoSpace = errors.New("MISCONF Errors writing to the arena: no space left on device; write commands are refused, reads keep working")
+	// ErrNoSpace: the arena could not grow (disk full). From that failed
+	// write on, every write is refused with it (FLUSHALL excepted: it frees
+	// space) until the log has room again (Keyspace.CheckWritable); reads
+	// keep working. The text is redis-server's for a failed AOF write.
+	ErrNoSpace = errors.New("MISCONF Errors writing to the AOF file: No space left on device")
 	// ErrTooLarge: one record would be larger than the arena accepts.
 	ErrTooLarge = errors.New("ERR value is too large for the arena")
 )

@@ -176,6 +176,14 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 	slices.Sort(dead)
 	nextDead := 0
 	reset := map[string]bool{} // db byte + key: keys already reset from this segment
+	ks.mu.Lock()
+	if seg.ID() < ks.flushAllSeg {
+		// A FLUSHALL in a later segment wiped every key: nothing here is
+		// live, nothing needs copying (this is how FLUSHALL gives space
+		// back on a full disk, where copies could not be written).
+		off = end
+	}
+	ks.Unlock()
 	for off < end {
 		ks.mu.Lock()
 		if ks.closed {

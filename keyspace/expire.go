@@ -81,6 +81,7 @@ func (ks *Keyspace) background() {
 		case <-t.C:
 		}
 		ks.mu.Lock()
+		ks.CheckWritable() // a full disk's retry, as Redis's cron does
 		ks.activeExpire(ks.NowMs())
 		ks.snapshotCounts()
 		ks.Unlock()

@@ -63,8 +63,17 @@ type Keyspace struct {
 	countLookups bool
 	hits, misses atomic.Int64
 	// writeFailing records that the last commit failed (full disk, a
-	// persistence failure); the next successful one clears it.
+	// persistence failure); the next successful one clears it, unless
+	// writes are refused for lack of space (noSpace).
 	writeFailing atomic.Bool
+	// noSpace: a commit failed for lack of disk space and writes are
+	// refused until CheckWritable finds room for noSpaceNeed bytes of
+	// payload (guarded by mu; noSpace is read without it).
+	noSpace     atomic.Bool
+	noSpaceNeed int
+	// flushAllSeg is the segment holding the last FLUSHALL applied (0:
+	// none): nothing in an older segment is live (cleanSegment).
+	flushAllSeg  uint64
 	cleanedBytes atomic.Int64
 	liveSnapshot atomic.Int64
 	keysSnapshot [NumDBs]atomic.Int64
@@ -319,6 +328,12 @@ func (ks *Keyspace) Commit(b *Batch) error {
 		ks.writeFailing.Store(true)
 		return ks.failed
 	}
+	flushAll := b.n == 1 && b.buf[0] == opFlushAll
+	if ks.noSpace.Load() && !ks.cleaning && !flushAll {
+		if err := ks.CheckWritable(); err != nil {
+			return err
+		}
+	}
 	if len(b.buf) > ks.recordLimit {
 		ends, err := splitPayload(b.buf, ks.recordLimit)
 		if err != nil {
@@ -337,9 +352,13 @@ func (ks *Keyspace) Commit(b *Batch) error {
 			flags |= wal.FlagTxnBegin
 		}
 	}
-	loc, err := ks.wal.Append(wal.TypeBatch, flags, b.buf)
+	appendRecord := ks.wal.Append
+	if flushAll {
+		appendRecord = ks.wal.AppendFreeing // may use the space kept for it
+	}
+	loc, err := appendRecord(wal.TypeBatch, flags, b.buf)
 	if err != nil {
-		return ks.writeError(err)
+		return ks.writeError(err, len(b.buf))
 	}
 	ks.writeSucceeded()
 	if ks.txnOpen {
@@ -402,7 +421,7 @@ func (ks *Keyspace) commitGroup(b *Batch, ends []int) error {
 				ks.writeFailing.Store(true)
 				return ks.failed
 			}
-			return ks.writeError(err)
+			return ks.writeError(err, end-start)
 		}
 		locs = append(locs, loc)
 		start = end
@@ -410,7 +429,7 @@ func (ks *Keyspace) commitGroup(b *Batch, ends []int) error {
 	if ks.txnOpen {
 		ks.txnWrote = true
 	} else if _, err := ks.wal.Append(wal.TypeCommit, wal.FlagTxn, nil); err != nil {
-		return ks.writeError(err)
+		return ks.writeError(err, 0)
 	}
 	ks.writeSucceeded()
 	start = 0
@@ -430,18 +449,66 @@ func (ks *Keyspace) applyRecord(loc wal.Location, n int) {
 	}
 }
 
-// writeError records a failed commit (INFO aof_last_write_status) and
-// maps err to the reply clients get.
-func (ks *Keyspace) writeError(err error) error {
+// writeError records a failed commit of a record with an n-byte payload
+// (INFO aof_last_write_status) and maps err to the reply clients get. A
+// full disk starts refusing writes (see CheckWritable).
+func (ks *Keyspace) writeError(err error, n int) error {
 	ks.writeFailing.Store(true)
+	if errors.Is(err, arena.ErrNoSpace) {
+		ks.noSpaceNeed = max(ks.noSpaceNeed, n)
+		ks.noSpace.Store(true)
+	}
 	return mapWriteError(err)
 }
 
-// writeSucceeded clears the failed-commit mark after a successful append.
+// writeSucceeded clears the failed-commit mark after a successful append
+// (not while writes are refused: FLUSHALL and the cleaner still write).
 func (ks *Keyspace) writeSucceeded() {
-	if ks.writeFailing.Load() {
+	if ks.writeFailing.Load() && !ks.noSpace.Load() {
 		ks.writeFailing.Store(false)
 	}
+}
+
+// Full disk.
+//
+// Redis, once a write to its AOF fails, refuses every write command (and
+// PING) with MISCONF until a retry of the write succeeds (in its cron and
+// before each event loop sleep), and INFO says aof_last_write_status:err
+// meanwhile. Persimmon does the same: the first commit that fails for
+// lack of space starts refusing (writeError), whatever the size of later
+// writes, so a small write that happens to fit the blocks already
+// allocated does not succeed between failed ones. The retry is
+// CheckWritable: room for the failed record (at most maxNoSpaceProbe
+// bytes) in the active segment, or free space on the filesystem for a new
+// segment holding it. It runs before a write is refused and every 100 ms
+// in the background (so INFO turns ok without a write). Two exceptions,
+// both because they free space: FLUSHALL (its record may use the few
+// bytes every other record leaves free after it, wal.AppendFreeing, and
+// the cleaner then removes every segment older than it without copying)
+// and the cleaner's own copies.
+
+// maxNoSpaceProbe caps the room CheckWritable asks for: one huge failed
+// value must not keep every small write refused after space is freed.
+const maxNoSpaceProbe = 1 << 20
+
+// RefusingWrites reports (without the lock) whether writes may be refused
+// for lack of space; CheckWritable gives the answer.
+func (ks *Keyspace) RefusingWrites() bool { return ks.noSpace.Load() }
+
+// CheckWritable returns ErrNoSpace while writes are refused for lack of
+// disk space, after retrying: if the log has room again it stops refusing
+// and returns nil. Call with the lock held.
+func (ks *Keyspace) CheckWritable() error {
+	if !ks.noSpace.Load() {
+		return nil
+	}
+	if ks.wal.Writable(min(ks.noSpaceNeed, maxNoSpaceProbe)) != nil {
+		return ErrNoSpace
+	}
+	ks.noSpace.Store(false)
+	ks.noSpaceNeed = 0
+	ks.writeFailing.Store(false)
+	return nil
 }
 
 func mapWriteError(err error) error {
@@ -511,6 +578,7 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 		for i := range ks.dbs {
 			ks.flushDB(i)
 		}
+		ks.flushAllSeg = loc >> 40
 	case opSwapDB:
 		ks.dbs[o.db], ks.dbs[o.db2] = ks.dbs[o.db2], ks.dbs[o.db]
 		ks.swappedSeg = max(ks.swappedSeg, loc>>40+1)

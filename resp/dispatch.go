@@ -31,6 +31,10 @@ func (c *conn) execute(args [][]byte) {
 		c.reject(cmd, errBusyScript) // a script ran past busy-reply-threshold (scriptbusy.go)
 		return
 	}
+	if msg := c.diskError(cmd); msg != "" {
+		c.reject(cmd, msg) // a full disk (diskerror.go)
+		return
+	}
 	if c.InMulti && !cmd.Immediate {
 		if cmd.Flags&FlagNoMulti != 0 {
 			c.reject(cmd, errNotInMultiAllowed)

@@ -543,6 +543,9 @@ func (e *scriptEngine) luaCall(L *lua.LState, raise bool) int {
 	case r.readOnly && cmd.Flags&FlagWrite != 0:
 		return luaFail(L, raise, errScriptWriteInRO)
 	}
+	if msg := c.scriptDiskError(cmd); msg != "" {
+		return luaFail(L, raise, msg) // a full disk (diskerror.go)
+	}
 	if cmd.Flags&FlagWrite != 0 && r.state != nil {
 		r.state.wrote.Store(true) // SCRIPT KILL now answers UNKILLABLE
 	}

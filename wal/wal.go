@@ -17,6 +17,12 @@ import (
 // (a full disk cannot strand an EXEC whose commands already applied).
 const commitReserve = HeaderSize
 
+// freeingReserve is kept free (and allocated) after every batch record but
+// those appended with AppendFreeing, so that a record that frees space (a
+// FLUSHALL: a 2-byte payload) still fits on a full disk. It holds one such
+// record; commitReserve stays free after it.
+const freeingReserve = HeaderSize + 8
+
 // WAL appends records to an arena and makes them durable.
 type WAL struct {
 	arena *arena.Arena
@@ -122,6 +128,25 @@ type Location struct {
 // arena.ErrNoSpace when the disk is full, the sticky persistence error
 // after a failed flush.
 func (w *WAL) Append(typ, flags uint8, payload []byte) (Location, error) {
+	keep := int64(commitReserve + freeingReserve)
+	if typ == TypeCommit {
+		keep = 0
+	}
+	return w.append(typ, flags, payload, keep)
+}
+
+// AppendFreeing is Append for a small record that frees space (FLUSHALL):
+// it may use the space every other batch record leaves free after it, so
+// it is written even when the disk is full. payload must fit that space
+// (at most 8 bytes).
+func (w *WAL) AppendFreeing(typ, flags uint8, payload []byte) (Location, error) {
+	if RecordSize(len(payload)) > freeingReserve {
+		panic(fmt.Sprintf("wal: AppendFreeing of a %d-byte payload, more than the reserve holds", len(payload)))
+	}
+	return w.append(typ, flags, payload, commitReserve)
+}
+
+func (w *WAL) append(typ, flags uint8, payload []byte, keep int64) (Location, error) {
 	if errp := w.failed.Load(); errp != nil {
 		return Location{}, *errp
 	}
@@ -129,10 +154,6 @@ func (w *WAL) Append(typ, flags uint8, payload []byte) (Location, error) {
 		return Location{}, fmt.Errorf("wal: payload of %d bytes exceeds the record limit %d", len(payload), MaxPayload)
 	}
 	size := RecordSize(len(payload))
-	keep := int64(commitReserve)
-	if typ == TypeCommit {
-		keep = 0
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.clearShutdownMark(); err != nil {
@@ -240,7 +261,7 @@ func (w *WAL) Rotate() error {
 func (w *WAL) Writable(n int) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.arena.Writable(RecordSize(n), commitReserve)
+	return w.arena.Writable(RecordSize(n), commitReserve+freeingReserve)
 }
 
 // flushedFrom is the offset of the active segment up to which it has been
