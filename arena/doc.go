@@ -18,15 +18,64 @@
 //	    24     8  segment size in bytes, header included
 //	    32     8  base LSN: every record in the segment has a higher LSN
 //	    40     8  xxhash64 of bytes [0, 40)
+//	    48     8  chain word, set at creation: this segment's writer marks
+//	              a segment before the cleaner removes its predecessor
 //	    64     8  seal word: 0 while the segment is active; once sealed,
 //	              the end offset of its last record (low 48 bits) and a
 //	              16-bit check of (id, end) (high 16 bits)
+//	    72     8  cleaned word: set (and persisted) just before the
+//	              cleaner removes the segment before this one
+//	    80     8  clean-shutdown word: the end of the records, stored by a
+//	              clean shutdown after they were persisted; cleared
+//	              (durably) before the next append
 //	  4096        first record (records are 8-byte aligned; see package wal)
 //
 // All integers are little-endian. The header is written and persisted
 // (flush+fence or msync) before the segment is used, and the directory is
 // fsynced after the file is created or removed. These constants are part of
 // the on-disk format: never renumber them.
+//
+// The words at 48, 72 and 80 came after format version 1 shipped and lie
+// outside the range the header checksum covers: a data directory written
+// before them (zeros there) opens as before, and a reader that predates
+// them ignores them. Each is a single aligned 8-byte store that checks
+// itself: a 48-bit value and a 16-bit xxhash check of (segment id, word
+// tag, value), never zero, so a word is valid only if it was written whole
+// for this segment and this purpose.
+//
+// # The segment chain
+//
+// A new segment takes the id after the highest one, and the cleaner only
+// ever removes the oldest segment, after storing the cleaned word in the
+// next one. So the segment files of a data directory are always a run of
+// consecutive ids; the oldest is segment 1 or carries the cleaned word
+// (unless it was created before the chain word existed); and each
+// segment's base LSN is the last LSN of the one before (package recovery
+// checks that while scanning). CheckChain reports a gap, or an oldest
+// segment whose predecessor vanished without the cleaner, naming the
+// files (ErrMissingSegment): replaying around a lost segment would bring
+// back deleted keys and undo overwrites.
+//
+// # Damaged, short and half-created files
+//
+// A segment file whose size differs from the size its header records was
+// truncated (or is not its own): ErrShortFile with the file name and both
+// sizes; it is never removed. The only file Open removes is a newest
+// segment left half-created by a crash inside create, and it logs that
+// (Options.Logf): create allocates the header page, sets the full size,
+// then writes and persists the header, and it runs before the previous
+// segment is sealed. So a half-created file follows an unsealed segment
+// (or is segment 1), and is either at most a page of zeros or a full-size
+// file whose header does not verify and holds nothing after it.
+//
+// # Full disk
+//
+// Blocks are allocated a chunk (1 MiB) ahead of the append offset; when
+// the chunk does not fit, just the pages the append needs are allocated,
+// so a filesystem smaller than a chunk still takes writes until it is
+// really full. A new segment is created with its header page and its
+// first page of records allocated. Writable answers whether an append of a
+// given size would find room now (the retry after a full disk).
 //
 // # Commit points
 //

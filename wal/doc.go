@@ -41,8 +41,27 @@
 // impossible length, unknown type, checksum mismatch, LSN out of order — is
 // an invalid record. In the active (unsealed) segment an invalid record is a
 // torn tail: recovery keeps the records before it and cuts the rest. In a
-// sealed segment, or before a sealed segment's end, it is corruption and
-// start-up stops with the file and offset (ErrCorruption).
+// sealed segment, or before a sealed segment's end, or before the end a
+// clean shutdown recorded, it is corruption and start-up stops with the
+// file and offset (ErrCorruption).
+//
+// # Clean shutdown
+//
+// Close persists every record, then stores the end of the active
+// segment's records in its clean-shutdown word (package arena): one
+// aligned 8-byte commit point written after the data it covers was
+// flushed and fenced (or msynced). ScanSegment then treats that end as a
+// seal: an invalid record before it is corruption, not a torn tail, since
+// a clean shutdown left nothing half written. Before the next append or
+// rotation the WAL clears the word and persists the clearing, so a crash
+// after the server starts writing again is an ordinary torn-tail case.
+//
+// # Space kept free after each record
+//
+// After every batch record Append keeps room for a commit record (so a
+// transaction's commit always fits where its group is) and for one small
+// record that frees space, allocated on disk: AppendFreeing (FLUSHALL)
+// may use it, so a FLUSHALL can be written on a full disk.
 //
 // # Group commit
 //

@@ -337,9 +337,10 @@ func validRecordsAfter(buf []byte, off int64, last uint64) (first int64, n int, 
 // arena.HeaderSize, checking that LSNs run consecutively from the segment's
 // base LSN. It returns the offset just past the last valid record and the
 // last LSN. For an unsealed segment an invalid record ends the scan with an
-// error wrapping ErrTornTail (end is where it starts); for a sealed segment
-// any invalid record, or records not ending exactly at the sealed end, is an
-// error wrapping ErrCorruption. Errors name the file and offset.
+// error wrapping ErrTornTail (end is where it starts); for a sealed segment,
+// or one carrying a clean-shutdown mark, any invalid record, or records not
+// ending exactly at the sealed (or marked) end, is an error wrapping
+// ErrCorruption. Errors name the file and offset.
 func ScanSegment(seg *arena.Segment, fn func(Record) error) (end int64, lastLSN uint64, err error) {
 	buf := seg.Bytes()
 	sealedEnd, sealed := seg.Sealed()
