@@ -177,10 +177,12 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 	nextDead := 0
 	reset := map[string]bool{} // db byte + key: keys already reset from this segment
 	ks.mu.Lock()
-	if seg.ID() < ks.flushAllSeg {
+	if seg.ID() < ks.flushAllSeg && ks.failed == nil {
 		// A FLUSHALL in a later segment wiped every key: nothing here is
 		// live, nothing needs copying (this is how FLUSHALL gives space
-		// back on a full disk, where copies could not be written).
+		// back on a full disk, where copies could not be written). Not
+		// after a fail-stop: the FLUSHALL may be an applied record of a
+		// transaction whose commit record was never written.
 		off = end
 	}
 	ks.Unlock()
