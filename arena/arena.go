@@ -67,6 +67,10 @@ var (
 	ErrMissingSegment = errors.New("arena: missing segment")
 	// ErrNoSpace wraps a failure to create a segment because the disk is full.
 	ErrNoSpace = errors.New("arena: no space left on device")
+	// ErrSeal wraps a failure to persist a segment's records and seal word
+	// when a new segment takes over: the log can no longer promise those
+	// records are durable, so the writer must stop (fail-stop).
+	ErrSeal = errors.New("arena: sealing the previous segment failed")
 	// ErrLocked: another process (a server or persimmon-check) has the
 	// data directory open.
 	ErrLocked = errors.New("arena: data directory is in use by another process")
@@ -769,7 +773,7 @@ func (a *Arena) Alloc(n, keep, flushedFrom int64, baseLSN uint64) (*Segment, int
 	}
 	if a.active != nil && a.active.sealedEnd.Load() == 0 {
 		if err := a.active.seal(max(flushedFrom, HeaderSize), a.tail); err != nil {
-			return nil, 0, err
+			return nil, 0, fmt.Errorf("%w: %s: %w", ErrSeal, a.active.Path(), err)
 		}
 	}
 	a.active, a.tail = seg, HeaderSize+n
@@ -796,7 +800,7 @@ func (a *Arena) Rotate(flushedFrom int64, baseLSN uint64) error {
 	}
 	if a.active.sealedEnd.Load() == 0 {
 		if err := a.active.seal(max(flushedFrom, HeaderSize), a.tail); err != nil {
-			return err
+			return fmt.Errorf("%w: %s: %w", ErrSeal, a.active.Path(), err)
 		}
 	}
 	a.active, a.tail = seg, HeaderSize

@@ -161,6 +161,13 @@ func (w *WAL) append(typ, flags uint8, payload []byte, keep int64) (Location, er
 	}
 	last := w.lastLSN.Load()
 	seg, off, err := w.arena.Alloc(size, keep, w.flushedFrom(), last)
+	if errors.Is(err, arena.ErrSeal) {
+		// A newer segment exists and the old one's records may not be
+		// durable: appending to either would break the segment chain or
+		// the durability promise. Fail-stop, as after a failed flush.
+		err = fmt.Errorf("wal: %w", err)
+		w.failed.Store(&err)
+	}
 	if err != nil {
 		return Location{}, err
 	}
@@ -252,7 +259,12 @@ func (w *WAL) Rotate() error {
 	if err := w.clearShutdownMark(); err != nil {
 		return err
 	}
-	return w.arena.Rotate(w.flushedFrom(), w.lastLSN.Load())
+	err := w.arena.Rotate(w.flushedFrom(), w.lastLSN.Load())
+	if errors.Is(err, arena.ErrSeal) {
+		err = fmt.Errorf("wal: %w", err)
+		w.failed.Store(&err) // as in append
+	}
+	return err
 }
 
 // Writable reports whether an append of a record with an n-byte payload
@@ -345,17 +357,25 @@ func ScanSegment(seg *arena.Segment, fn func(Record) error) (end int64, lastLSN 
 	buf := seg.Bytes()
 	sealedEnd, sealed := seg.Sealed()
 	bound := "sealed end"
+	shutdown := false
 	if !sealed {
 		// A clean shutdown bounds the active segment as a seal does.
 		if end, ok := seg.ShutdownEnd(); ok {
-			sealedEnd, sealed, bound = end, true, "end recorded at the last clean shutdown"
+			sealedEnd, sealed, shutdown, bound = end, true, true, "end recorded at the last clean shutdown"
 		}
 	}
 	off := int64(arena.HeaderSize)
 	lastLSN = seg.BaseLSN()
 	for {
 		if sealed && off == sealedEnd {
-			return off, lastLSN, nil
+			if !shutdown || off+HeaderSize > int64(len(buf)) || isZero(buf[off:off+HeaderSize]) {
+				return off, lastLSN, nil
+			}
+			// Bytes after the clean-shutdown end: a writer that predates
+			// the mark (an older binary) appended without clearing it.
+			// The mark is stale; scan on as an ordinary active segment.
+			sealed, shutdown = false, false
+			continue
 		}
 		rec, derr := DecodeRecord(buf, off)
 		if derr == nil && rec.LSN != lastLSN+1 {
