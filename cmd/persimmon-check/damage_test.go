@@ -157,3 +157,48 @@ func TestRepairTwiceKeepsLostAndFound(t *testing.T) {
 	}
 	t.Logf("lost+found: %q", names)
 }
+
+// TestRepairMissingSegments: with a middle segment gone, repair keeps the
+// log up to the gap (later segments to lost+found); with the oldest gone,
+// it accepts the loss and the server can start on what is left.
+func TestRepairMissingSegments(t *testing.T) {
+	dir := t.TempDir()
+	fill(t, dir, 400)
+	if err := os.Rename(segFile(dir, 2), filepath.Join(t.TempDir(), "seg2")); err != nil {
+		t.Fatal(err)
+	}
+	out, code := run(t, "repair", dir)
+	if code != 0 || !strings.Contains(out, "lost+found") {
+		t.Fatalf("repair with segment 2 missing: exit %d\n%s", code, out)
+	}
+	if out, code := run(t, "verify", dir); code != 0 {
+		t.Fatalf("verify after repair: exit %d\n%s", code, out)
+	}
+	if n := prefixKeys(t, dir); n == 0 || n > 130 {
+		t.Fatalf("after repair %d keys, want those of segment 1 alone", n)
+	}
+
+	dir = t.TempDir()
+	fill(t, dir, 400)
+	if err := os.Rename(segFile(dir, 1), filepath.Join(t.TempDir(), "seg1")); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := run(t, "verify", dir); code != 1 || !strings.Contains(out, "missing") {
+		t.Fatalf("verify with segment 1 missing: exit %d\n%s", code, out)
+	}
+	out, code = run(t, "repair", dir)
+	if code != 0 || !strings.Contains(out, "accepting the loss") {
+		t.Fatalf("repair with segment 1 missing: exit %d\n%s", code, out)
+	}
+	if out, code := run(t, "verify", dir); code != 0 {
+		t.Fatalf("verify after accepting the loss: exit %d\n%s", code, out)
+	}
+	ks, rep, err := recovery.Open(recovery.Options{Dir: dir, Mode: pmem.ModeNone, SegmentSize: arena.MinSegmentSize})
+	if err != nil {
+		t.Fatalf("recovery after accepting the loss: %v", err)
+	}
+	defer ks.Close()
+	if rep.Keys == 0 || rep.Keys >= 400 {
+		t.Fatalf("%d keys after losing segment 1", rep.Keys)
+	}
+}
