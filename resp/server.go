@@ -92,7 +92,7 @@ type commitEnv struct {
 	watch       func(w *keyspace.Watcher, db int, key []byte)
 	unwatch     func(w *keyspace.Watcher)
 	stats       func() keyspace.Stats
-	dbSize      func(db int) int // with the lock held
+	dbInfo      func(db int) keyspace.DBInfo // with the lock held
 	close       func() error
 }
 
@@ -107,7 +107,7 @@ func keyspaceEnv(ks *keyspace.Keyspace) commitEnv {
 		watch:       ks.Watch,
 		unwatch:     ks.Unwatch,
 		stats:       ks.Stats,
-		dbSize:      ks.DBSize,
+		dbInfo:      ks.DBInfo,
 		close:       ks.Close,
 	}
 }
