@@ -17,6 +17,10 @@
 #   anything else   run with bash in the clone; a comment "# → WORD" says
 #                   the output must be exactly WORD
 #
+# A line that kills by name (pkill, killall) or a make run / redis-cli line
+# without the README's port fails the check without being run: it would
+# reach servers this check did not start.
+#
 # It clones the committed HEAD (uncommitted edits are not checked). Usage:
 # scripts/readme-check.sh (make readme-check). Needs git, go, redis-cli.
 set -euo pipefail
@@ -104,6 +108,13 @@ for line in "${lines[@]}"; do
     want=${BASH_REMATCH[1]}
   fi
   echo "readme-check: \$ $cmd"
+  # Never run what would reach other people's servers: a kill by name
+  # (pkill, killall: every Persimmon on the machine) or a command on the
+  # default port instead of the README's 6380 (replaced by the free port).
+  case "$cmd" in
+  *pkill* | *killall*) fail "the README kills by name ('$cmd'): show the pidfile way" ;;
+  "make run"* | redis-cli*) [[ $line == *6380* ]] || fail "'$line' does not use the README's port 6380" ;;
+  esac
   case "$cmd" in
   "make test"*)
     echo "readme-check:   (skipped: .ci/run runs the tests)"
