@@ -3,15 +3,20 @@ GO       ?= go
 BIN      := bin
 PKGS     := ./...
 RACEPKGS := ./wal/... ./keyspace/... ./recovery/... ./resp/...
+GOVERSION := $(shell sed -n 's/^go //p' go.mod)
 
-.PHONY: all build run test testrace fuzz bench bench-seeds fmt vet clean
+.PHONY: all build run test testrace fuzz bench bench-seeds fmt vet clean readme-check
 
 all: build
 
+# -v lists each package as it compiles: the first build (dependencies
+# included) takes a minute or two and would otherwise print nothing.
 build:
-	$(GO) build -o $(BIN)/persimmon-server ./cmd/persimmon-server
-	$(GO) build -o $(BIN)/persimmon-check ./cmd/persimmon-check
-	$(GO) build -o $(BIN)/persimmon-bench ./cmd/persimmon-bench
+	@command -v $(GO) >/dev/null || { echo "$(GO) not found: Persimmon needs Go $(GOVERSION) (README, Requirements)"; exit 1; }
+	@echo "building $(BIN)/persimmon-server, persimmon-check, persimmon-bench with $$($(GO) version); a first build compiles every dependency (1-2 minutes), listing packages as it goes"
+	$(GO) build -v -o $(BIN)/persimmon-server ./cmd/persimmon-server
+	$(GO) build -v -o $(BIN)/persimmon-check ./cmd/persimmon-check
+	$(GO) build -v -o $(BIN)/persimmon-bench ./cmd/persimmon-bench
 
 # Start the server on ./data with the default settings (pmem durability,
 # 127.0.0.1:6379); `make run PORT=6380` picks another port.
@@ -26,6 +31,11 @@ test: build
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 	$(GO) test -count=1 -race -timeout 20m $(RACEPKGS)
 	PERSIMMON_TEST_IO=loop $(GO) test -count=1 -race -timeout 20m ./resp/
+
+# The README's quick start, run as written on a fresh clone in a temporary
+# directory with a free port (.ci/run runs it too).
+readme-check:
+	./scripts/readme-check.sh
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRecord -fuzztime 30s ./wal/

@@ -34,6 +34,33 @@ func recv(conn int) blockStep                 { return blockStep{op: "recv", con
 func do(conn int, args ...string) blockStep   { return blockStep{op: "do", conn: conn, args: args} }
 func pause() blockStep                        { return blockStep{op: "pause"} }
 
+// blocked waits until the server reports n blocked clients (INFO clients
+// blocked_clients), polling: a registration observed, not a pause.
+func blocked(n int) blockStep { return blockStep{op: "blocked", conn: n} }
+
+// waitBlocked polls addr's INFO clients until blocked_clients is n.
+func waitBlocked(t *testing.T, addr string, n int) {
+	t.Helper()
+	c, err := dialRESP(addr)
+	if err != nil {
+		t.Fatalf("%s: dial: %v", addr, err)
+	}
+	defer c.close()
+	want := fmt.Sprintf("blocked_clients:%d\r\n", n)
+	var last string
+	for range 1000 {
+		r, err := c.do("INFO", "clients")
+		if err != nil {
+			t.Fatalf("%s: INFO clients: %v", addr, err)
+		}
+		if last = r.str; strings.Contains(last, want) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond) // between polls
+	}
+	t.Fatalf("%s: no %q after 1000 polls of INFO clients: %s", addr, strings.TrimSpace(want), last)
+}
+
 // closeConn closes a connection (a client that goes away while blocked).
 func closeConn(conn int) blockStep { return blockStep{op: "close", conn: conn} }
 
@@ -69,6 +96,8 @@ func runBlockScenario(t *testing.T, addr string, steps []blockStep) []string {
 		switch s.op {
 		case "pause":
 			time.Sleep(blockPause)
+		case "blocked":
+			waitBlocked(t, addr, s.conn)
 		case "close":
 			conn(s.conn).close()
 			delete(conns, s.conn)

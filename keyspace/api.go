@@ -26,7 +26,9 @@ const (
 )
 
 // Watcher is one client's WATCH state. The keyspace marks it dirty when a
-// watched key is written, deleted, expires, or its database is flushed.
+// watched key is written, deleted or expires, or when FLUSHDB, FLUSHALL or
+// SWAPDB replaces its database while the key holds a value before or after
+// (a key missing on both sides did not change, as in Redis).
 type Watcher struct {
 	ks    *Keyspace
 	dirty bool

@@ -580,10 +580,10 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 		}
 		ks.flushAllSeg = loc >> 40
 	case opSwapDB:
+		ks.touchDB(o.db, ks.dbs[o.db2])
+		ks.touchDB(o.db2, ks.dbs[o.db])
 		ks.dbs[o.db], ks.dbs[o.db2] = ks.dbs[o.db2], ks.dbs[o.db]
 		ks.swappedSeg = max(ks.swappedSeg, loc>>40+1)
-		ks.touchDB(o.db)
-		ks.touchDB(o.db2)
 		ks.expires.rebuild(ks.dbs[:])
 	default:
 		return ks.applyObject(o, loc)
@@ -619,6 +619,7 @@ func (ks *Keyspace) setDied(loc uint64) {
 }
 
 func (ks *Keyspace) flushDB(dbi int) {
+	ks.touchDB(dbi, nil)
 	for i := range ks.dbs[dbi].entries {
 		e := &ks.dbs[dbi].entries[i]
 		ks.liveBytes -= entryBytes(e)
@@ -627,7 +628,6 @@ func (ks *Keyspace) flushDB(dbi int) {
 		}
 	}
 	ks.dbs[dbi] = newDB()
-	ks.touchDB(dbi)
 }
 
 // BeginTxn starts a transaction group (MULTI/EXEC, scripts): every batch

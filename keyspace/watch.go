@@ -49,13 +49,32 @@ func (ks *Keyspace) touch(db int, key []byte) {
 	}
 }
 
-// touchDB marks every watcher of a key in db dirty (FLUSHDB, SWAPDB).
-func (ks *Keyspace) touchDB(db int) {
+// touchDB marks dirty the watchers of keys in database dbi whose value
+// changes when the database's contents are replaced by replacement (nil:
+// emptied by FLUSHDB or FLUSHALL; else the other database of a SWAPDB).
+// Call it before the replacement. As in Redis, a key changes only if it
+// holds a live value before or after: WATCH on a missing key, then
+// FLUSHALL, then EXEC runs the transaction (missing stayed missing), and a
+// key expired on both sides stays unchanged too.
+func (ks *Keyspace) touchDB(dbi int, replacement *db) {
+	if len(ks.watched) == 0 {
+		return
+	}
+	now := ks.NowMs()
+	emptied := ks.dbs[dbi]
 	for k, list := range ks.watched {
-		if k.db == db {
-			for _, w := range list {
-				w.dirty = true
-			}
+		if k.db != dbi || !emptied.holds(k.key, now) && (replacement == nil || !replacement.holds(k.key, now)) {
+			continue
+		}
+		for _, w := range list {
+			w.dirty = true
 		}
 	}
+}
+
+// holds reports whether key has a value in d that has not expired at now
+// (milliseconds).
+func (d *db) holds(key string, now int64) bool {
+	i, ok := d.index[key]
+	return ok && (d.entries[i].expireAt == 0 || d.entries[i].expireAt > now)
 }

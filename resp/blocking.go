@@ -75,8 +75,8 @@ import (
 // mode), in that window a NON-blocking command of another client (LPOP,
 // LMOVE...) may still take the elements first (the woken waiter then keeps
 // waiting, first in line); a waiter re-runs the
-// command, so a key that became another type meanwhile answers WRONGTYPE
-// (Redis 7.2 behaviour; 7.0 keeps such a client blocked); a client that
+// command, which skips a key that became another type meanwhile
+// (skipsOnWake: as Redis 7.0, the client stays blocked); a client that
 // pipelines more commands after a blocking one and then closes is noticed
 // only when it is woken or times out.
 
@@ -561,14 +561,36 @@ func (c *conn) watchGone() (gone <-chan struct{}, stop func()) {
 	}
 }
 
+// skipsOnWake reports whether the re-run of a woken blocked command must
+// treat key as empty because it holds a value of another type than want
+// (keyspace.TypeList or keyspace.TypeZSet). Redis 7.0 serves a blocked
+// client only from a ready key holding the type it waits for, and
+// otherwise leaves it blocked: after MULTI; LPUSH k x; DEL k; SET k foo;
+// EXEC a client blocked in BLPOP k keeps waiting instead of answering
+// WRONGTYPE. A command's first run is unaffected (a wrong type answers
+// WRONGTYPE there), and so is BLMOVE's destination (Redis 7.0 unblocks
+// with WRONGTYPE too). Call with the keyspace lock held.
+func (c *Client) skipsOnWake(key []byte, want string) bool {
+	cn := c.conn
+	if cn == nil || cn.blk.b == nil {
+		return false
+	}
+	was := c.KS.CountLookups(false) // Redis's serving lookup counts no hit
+	t := c.KS.Type(c.DB, key)
+	c.KS.CountLookups(was)
+	return t != keyspace.TypeNone && t != want
+}
+
 // blockingPop runs a command shaped like BLPOP: keys, then a timeout as the
-// last argument. It tries the keys in serving order, skipping those whose
-// elements belong to an already-woken client; pop(key) either serves the
+// last argument, waiting for a value of type want. It tries the keys in
+// serving order, skipping those whose elements belong to an already-woken
+// client and, on a re-run after a wake-up, those now holding another type
+// (skipsOnWake); pop(key) either serves the
 // key (replies, returns true) or finds it empty (false), and sets failed
 // after writing an error (a wrong type stops the search, as in Redis).
 // When nothing is served the client blocks, or inside MULTI gets the null
 // array at once.
-func blockingPop(c *Client, args [][]byte, pop func(key []byte) (served, failed bool)) {
+func blockingPop(c *Client, args [][]byte, want string, pop func(key []byte) (served, failed bool)) {
 	timeout, err := parseBlockTimeout(args[len(args)-1])
 	if err != nil {
 		c.WriteErr(err)
@@ -576,7 +598,7 @@ func blockingPop(c *Client, args [][]byte, pop func(key []byte) (served, failed 
 	}
 	keys := args[1 : len(args)-1]
 	for _, key := range c.servingOrder(keys) {
-		if c.yieldsTo(key) {
+		if c.yieldsTo(key) || c.skipsOnWake(key, want) {
 			continue
 		}
 		served, failed := pop(key)

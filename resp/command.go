@@ -26,6 +26,11 @@ const (
 	FlagMovableKeys                // keys are found by parsing the arguments: "movablekeys"
 	FlagNoAsyncLoading             // refused while loading asynchronously: "no_async_loading"
 	FlagPubSub                     // pub/sub related: "pubsub"
+	FlagSkipMonitor                // not shown to MONITOR (Persimmon has none): "skip_monitor"
+	// FlagNoMandatoryKeys: the command may take no keys at all (EVAL with
+	// numkeys 0), so COMMAND GETKEYS answers an empty array where it
+	// finds none: "no_mandatory_keys".
+	FlagNoMandatoryKeys
 )
 
 // Key specification flags, as COMMAND INFO reports them in each key spec's

@@ -89,7 +89,8 @@ type infoData struct {
 
 	heapObjects, heapInuse, rss uint64
 
-	ks keyspace.Stats
+	ks  keyspace.Stats
+	dbs [keyspace.NumDBs]keyspace.DBInfo // INFO keyspace, all from one moment
 
 	connsReceived, connsRejected, commands, errorReplies int64
 	netIn, netOut, reads, writes                         int64
@@ -142,17 +143,22 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 	if sel&(secMemory|secPersistence|secStats|secKeyspace) != 0 && s.env.stats != nil {
 		d.ks = s.env.stats()
 	}
-	if sel&secKeyspace != 0 && s.env.dbSize != nil {
+	if sel&secKeyspace != 0 && s.env.dbInfo != nil {
 		// Stats' key counts are refreshed in the background; INFO keyspace
-		// must count a key written just before it, as Redis does.
+		// must count a key written just before it, as Redis does, and
+		// take keys, expires and avg_ttl from the same moment.
 		if !locked {
 			s.env.lock()
 		}
-		for db := range d.ks.Keys {
-			d.ks.Keys[db] = s.env.dbSize(db)
+		for db := range d.dbs {
+			d.dbs[db] = s.env.dbInfo(db)
 		}
 		if !locked {
 			s.env.unlock()
+		}
+	} else if sel&secKeyspace != 0 {
+		for db := range d.dbs { // protocol tests' fake keyspace
+			d.dbs[db] = keyspace.DBInfo{Keys: d.ks.Keys[db], Expires: d.ks.Expires[db]}
 		}
 	}
 	if sel&secStats != 0 {
@@ -392,9 +398,9 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 	}
 	if sel&secKeyspace != 0 {
 		section("Keyspace")
-		for db, n := range d.ks.Keys {
-			if n > 0 {
-				b = fmt.Appendf(b, "db%d:keys=%d,expires=%d,avg_ttl=0\r\n", db, n, d.ks.Expires[db])
+		for db, in := range d.dbs {
+			if in.Keys > 0 {
+				b = fmt.Appendf(b, "db%d:keys=%d,expires=%d,avg_ttl=%d\r\n", db, in.Keys, in.Expires, in.AvgTTL)
 			}
 		}
 	}

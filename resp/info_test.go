@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/persimmon-db/persimmon/keyspace"
 )
 
 func TestParseInfoSections(t *testing.T) {
@@ -46,8 +48,8 @@ func infoFixture() *infoData {
 			{name: "get", calls: 4, nanos: 1_000, rejected: 2},
 		},
 	}
-	d.ks.Keys[0], d.ks.Expires[0] = 1, 0
-	d.ks.Keys[5], d.ks.Expires[5] = 7, 2
+	d.dbs[0] = keyspace.DBInfo{Keys: 1}
+	d.dbs[5] = keyspace.DBInfo{Keys: 7, Expires: 2, AvgTTL: 1234}
 	d.ks.Mode = "msync"
 	d.ks.Flushes, d.ks.SyncedRecords = 4, 10
 	d.ks.ArenaBytes, d.ks.LiveBytes = 1<<20, 12345
@@ -60,7 +62,7 @@ func TestInfoFormat(t *testing.T) {
 	want := "# Clients\r\nconnected_clients:2\r\ncluster_connections:0\r\nmaxclients:10000\r\n" +
 		"client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:0\r\n" +
 		"tracking_clients:0\r\nclients_in_timeout_table:0\r\n" +
-		"\r\n# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0\r\ndb5:keys=7,expires=2,avg_ttl=0\r\n"
+		"\r\n# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0\r\ndb5:keys=7,expires=2,avg_ttl=1234\r\n"
 	if got != want {
 		t.Fatalf("INFO clients keyspace:\n got %q\nwant %q", got, want)
 	}

@@ -641,6 +641,9 @@ const (
 // in one batch, replying the element. Like Redis, a missing source is
 // checked before the destination's type.
 func listMove(c *Client, src, dst []byte, fromLeft, toLeft, blocking bool) listMoveResult {
+	if blocking && c.skipsOnWake(src, keyspace.TypeList) {
+		return listMoveEmpty
+	}
 	sv, ok := lookupList(c, src)
 	if !ok {
 		return listMoveDone
@@ -737,6 +740,9 @@ func listMPop(c *Client, m lmpopArgs, blocking bool) bool {
 		keys = c.servingOrder(keys)
 	}
 	for _, key := range keys {
+		if blocking && c.skipsOnWake(key, keyspace.TypeList) {
+			continue
+		}
 		v, ok := lookupList(c, key)
 		if !ok {
 			return true
@@ -775,7 +781,7 @@ func cmdBRPop(c *Client, args [][]byte) { listBlockingPop(c, args, false) }
 // listBlockingPop: BLPOP/BRPOP key [key ...] timeout. Replies [key, element]
 // from the first non-empty list, or blocks.
 func listBlockingPop(c *Client, args [][]byte, left bool) {
-	blockingPop(c, args, func(key []byte) (served, failed bool) {
+	blockingPop(c, args, keyspace.TypeList, func(key []byte) (served, failed bool) {
 		v, ok := lookupList(c, key)
 		if !ok {
 			return false, true

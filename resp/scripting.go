@@ -194,7 +194,7 @@ func (e *scriptEngine) reset() {
 // ---- commands ----
 
 func scriptingCommands() []Command {
-	const evalFlags = FlagNoScript | FlagStale | FlagMovableKeys
+	const evalFlags = FlagNoScript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys | FlagMovableKeys
 	evalKeys := func(flags int, notes string) []KeySpec {
 		return []KeySpec{{Notes: notes, Flags: flags, Index: 2, KeyNum: true, FirstKey: 1, KeyStep: 1}}
 	}

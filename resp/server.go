@@ -92,7 +92,7 @@ type commitEnv struct {
 	watch       func(w *keyspace.Watcher, db int, key []byte)
 	unwatch     func(w *keyspace.Watcher)
 	stats       func() keyspace.Stats
-	dbSize      func(db int) int // with the lock held
+	dbInfo      func(db int) keyspace.DBInfo // with the lock held
 	close       func() error
 }
 
@@ -107,7 +107,7 @@ func keyspaceEnv(ks *keyspace.Keyspace) commitEnv {
 		watch:       ks.Watch,
 		unwatch:     ks.Unwatch,
 		stats:       ks.Stats,
-		dbSize:      ks.DBSize,
+		dbInfo:      ks.DBInfo,
 		close:       ks.Close,
 	}
 }
@@ -420,7 +420,7 @@ func listenAll(bind string, port int) ([]net.Listener, error) {
 		case "::*":
 			a = "::"
 		}
-		ln, err := net.Listen("tcp", net.JoinHostPort(a, strconv.Itoa(port)))
+		ln, err := net.Listen(listenNetwork(a), net.JoinHostPort(a, strconv.Itoa(port)))
 		if err != nil {
 			if optional {
 				continue
@@ -438,6 +438,21 @@ func listenAll(bind string, port int) ([]net.Listener, error) {
 		return nil, fmt.Errorf("resp: could not bind any of %q", bind)
 	}
 	return lns, nil
+}
+
+// listenNetwork is the network to listen on addr with. Like Redis, a
+// server listens exactly on the addresses given: an IPv4 address
+// (0.0.0.0 included) only over IPv4, an IPv6 one (:: included, with
+// IPV6_V6ONLY) only over IPv6; Go's "tcp" would make 0.0.0.0 a dual-stack
+// socket. A host name is resolved by Go ("tcp": its first address).
+func listenNetwork(addr string) string {
+	switch ip := net.ParseIP(addr); {
+	case ip == nil:
+		return "tcp"
+	case ip.To4() != nil:
+		return "tcp4"
+	}
+	return "tcp6"
 }
 
 func (s *Server) acceptLoop(ln net.Listener) error {

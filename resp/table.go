@@ -234,7 +234,8 @@ var flagNames = []struct {
 }{
 	{FlagWrite, "write"}, {FlagReadonly, "readonly"}, {FlagDenyOOM, "denyoom"},
 	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"}, {FlagBlocking, "blocking"},
-	{FlagLoading, "loading"}, {FlagStale, "stale"}, {FlagFast, "fast"}, {FlagNoAuth, "no_auth"},
+	{FlagLoading, "loading"}, {FlagStale, "stale"}, {FlagSkipMonitor, "skip_monitor"}, {FlagFast, "fast"},
+	{FlagNoAuth, "no_auth"}, {FlagNoMandatoryKeys, "no_mandatory_keys"},
 	{FlagNoAsyncLoading, "no_async_loading"}, {FlagNoMulti, "no_multi"}, {FlagMovableKeys, "movablekeys"},
 	{FlagAllowBusy, "allow_busy"},
 }
@@ -798,7 +799,7 @@ func getkeys(c *Client, args [][]byte, withFlags bool) {
 		return
 	}
 	refs := commandKeys(cmd, target)
-	if len(refs) == 0 {
+	if len(refs) == 0 && cmd.Flags&FlagNoMandatoryKeys == 0 {
 		c.WriteError("ERR Invalid arguments specified for command")
 		return
 	}

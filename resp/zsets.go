@@ -881,7 +881,7 @@ func cmdBZPopMax(c *Client, args [][]byte) { bzpopCommand(c, args, true) }
 // members) reaches one of the keys. As in Redis 7.0 the timeout is
 // checked first, then the keys in order: a wrong type stops the search.
 func bzpopCommand(c *Client, args [][]byte, fromMax bool) {
-	blockingPop(c, args, func(key []byte) (served, failed bool) {
+	blockingPop(c, args, keyspace.TypeZSet, func(key []byte) (served, failed bool) {
 		z, ok := zsetAt(c, key)
 		if !ok {
 			return false, true
@@ -958,6 +958,9 @@ func zmpopCommand(c *Client, args [][]byte, numkeysIdx int, block bool) {
 		order = c.servingOrder(keys)
 	}
 	for _, key := range order {
+		if block && c.skipsOnWake(key, keyspace.TypeZSet) {
+			continue
+		}
 		z, ok := zsetAt(c, key)
 		if !ok {
 			return

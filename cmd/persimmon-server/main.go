@@ -5,13 +5,14 @@
 //	                 [--dir ./data] [--durability pmem|msync|none]
 //	                 [--segment-size 64mb] [--requirepass PASS]
 //	                 [--protected-mode yes|no] [--maxclients N] [--timeout SECONDS]
-//	                 [--proto-max-bulk-len 512mb]
+//	                 [--proto-max-bulk-len 512mb] [--pidfile DIR/persimmon.pid|none]
 //
 // The config file takes redis.conf-style lines ("port 6380", "dir /x",
 // "requirepass "a b"", "# comments"); flags given on the command line win
 // over the file. SIGTERM and SIGINT shut down cleanly: the server stops
-// accepting, finishes the batches in flight, makes everything durable and
-// exits 0.
+// accepting, finishes the batches in flight, makes everything durable,
+// removes its pidfile and exits 0. --port 0 (no TCP listener, as in Redis)
+// leaves nothing to listen on: the server refuses to start.
 package main
 
 import (
@@ -23,6 +24,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -56,6 +58,7 @@ var directives = []directive{
 	{"timeout", "0", "close a client idle for this many seconds (0: never)"},
 	{"proto-max-bulk-len", "512mb", "largest bulk string a request may carry"},
 	{"threads", "auto", "Go scheduler threads (GOMAXPROCS): auto = all CPUs, except 1 for --io goroutine in pmem and none modes"},
+	{"pidfile", "", "file the server writes its PID to, removed at a clean exit (empty: persimmon.pid in --dir; none: no file)"},
 	{"io", "auto", "how connections are served: loop (one event loop), goroutine (one per connection), auto = loop for pmem and none, goroutine for msync"},
 }
 
@@ -145,6 +148,12 @@ func run(args []string, stderr io.Writer) int {
 		return 2
 	}
 	runtime.GOMAXPROCS(threads)
+	if cfg.Port == 0 {
+		// Redis 7.0: port 0 disables the TCP listener, and with no unix
+		// socket either (Persimmon has none) redis-server exits 1.
+		logf("fatal: configured to not listen anywhere (--port 0 disables TCP and there is no unix socket), exiting")
+		return 1
+	}
 
 	ks, _, err := recovery.Open(opts)
 	if err != nil {
@@ -156,6 +165,20 @@ func run(args []string, stderr io.Writer) int {
 	}
 	logf("%s", pmem.Describe(opts.Mode, opts.Dir, pmem.ProbeDAX(opts.Dir)))
 	logf("connections: --io %s; scheduler threads (GOMAXPROCS): %d", cfg.IO, threads)
+
+	// The pidfile is written once the data directory is ours (recovery
+	// holds its lock), so a second server refused on the same directory
+	// never overwrites the first one's PID.
+	pidfile := pidfilePath(set["pidfile"], opts.Dir)
+	if pidfile != "" {
+		if err := os.WriteFile(pidfile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+			logf("fatal: writing the pidfile: %v", err)
+			ks.Close()
+			return 1
+		}
+		logf("pid %d written to %s", os.Getpid(), pidfile)
+		defer os.Remove(pidfile)
+	}
 
 	srv := resp.NewServer(cfg, ks, logf)
 	sigc := make(chan os.Signal, 1)
@@ -182,6 +205,18 @@ func run(args []string, stderr io.Writer) int {
 		logf("everything is durable; bye")
 	}
 	return code
+}
+
+// pidfilePath resolves the pidfile setting: "" is persimmon.pid in the
+// data directory, "none" is no pidfile.
+func pidfilePath(v, dir string) string {
+	switch v {
+	case "":
+		return filepath.Join(dir, "persimmon.pid")
+	case "none":
+		return ""
+	}
+	return v
 }
 
 // loadSettings reads the flags and the config file; a flag given on the
