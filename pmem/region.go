@@ -159,7 +159,9 @@ func mapAlloc(path string, size, alloc int64, mode Mode) (r *Region, err error) 
 	if err != nil {
 		return nil, fmt.Errorf("pmem: map %s: mmap %d bytes: %w", path, size, err)
 	}
-	return &Region{path: path, size: size, mode: mode, dax: dax, data: data, file: f}, nil
+	r = &Region{path: path, size: size, mode: mode, dax: dax, data: data, file: f}
+	traceMap(r)
+	return r, nil
 }
 
 // openOrCreate opens path read-write, creating it if it does not exist, and
@@ -316,6 +318,7 @@ func (r *Region) Close() error {
 	if r.data == nil {
 		return ErrClosed
 	}
+	traceUnmap(r)
 	var unmapErr error
 	if r.dax {
 		unmapErr = unix.Munmap(r.data)

@@ -1,0 +1,814 @@
+//go:build pmemtrace
+
+package crashimage
+
+// TestCrashImages records a run of keyspace writes in pmem mode with pmem's
+// store/flush/fence recorder and checks recovery on crash images taken
+// between the run's events.
+//
+// The run (one goroutine, as the server's commit path: Lock, Commit,
+// Unlock, then WaitDurable) opens a keyspace through recovery.Open on an
+// empty directory with 64 KiB segments and performs units: SET, MSET-like
+// batches of 2-5 keys, batches of large values, DEL, FLUSHDB, HSET/HDEL,
+// SADD/SREM, RPUSH/LPOP, ZADD/ZREM, and MULTI-style transaction groups of
+// 2-4 commits (BeginTxn … EndTxn under one lock hold). After a unit it
+// calls WaitDurable three times in four (so group commits also cover
+// several units) and notes the unit as acknowledged; every 25 units it
+// runs a cleaning pass (Keyspace.Clean), and segments fill and rotate
+// every few dozen units. The live keyspace is compared with a model after
+// every unit, so the model is right before it judges recovery.
+//
+// For each point right after an event (a flush, a fence, a map or close of
+// a segment) the test builds images: the one where every undetermined unit
+// holds its persistent value, the one where each holds the last value
+// stored, and random mixtures (units chosen independently, with varying
+// probability). Each distinct image is written to a fresh directory and
+// opened with recovery.Open in pmem mode, as the server does at start-up.
+// It must:
+//
+//   - start (every image is a possible crash state, so a refusal fails);
+//   - hold exactly the model state after some prefix of the units, with
+//     every unit acknowledged by the crash point inside it and no unit
+//     whose stores had not begun by then (values carry the unit's number,
+//     so half a batch or half a transaction group matches no prefix);
+//   - obey the arena's ordering: a segment followed by a segment that holds
+//     a record is sealed (the seal is persisted before the next segment is
+//     written to).
+//
+// Sizes: PERSIMMON_CRASH_IMAGES images (default 3000, the `make test`
+// sample; `make test-long` runs 100000), PERSIMMON_CRASH_SEED fixes the
+// workload (default 1; the cleaner goroutine's timer can still move events
+// slightly between runs). Every failure prints the seed, the crash point
+// and the recovery error or the state found.
+//
+// # Mutation check
+//
+// Each Flush, Drain (fence), Persist or Msync call site of the non-test
+// code of pmem, arena and wal was deleted one at a time and this test run
+// (default sample) on the mutant; crashimage/mutations.sh repeats it. The
+// call sites and the results:
+//
+//	(filled in from mutations.sh)
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/persimmon-db/persimmon/keyspace"
+	"github.com/persimmon-db/persimmon/pmem"
+	"github.com/persimmon-db/persimmon/recovery"
+)
+
+const segmentSize = 64 << 10
+
+func envInt(t *testing.T, name string, def int64) int64 {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", name, s, err)
+	}
+	return n
+}
+
+// scratchDir returns a directory for images: in /dev/shm when there is one
+// (images are written and read once), else the test's temp dir.
+func scratchDir(t *testing.T) string {
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		if d, err := os.MkdirTemp("/dev/shm", "persimmon-crashimage-"); err == nil {
+			t.Cleanup(func() { os.RemoveAll(d) })
+			return d
+		}
+	}
+	return t.TempDir()
+}
+
+func TestCrashImages(t *testing.T) {
+	if pmem.FlushInstruction() == "none" {
+		t.Skip("no cache-line write-back instruction: pmem mode falls back to msync, which the recorder does not model")
+	}
+	images := int(envInt(t, "PERSIMMON_CRASH_IMAGES", 3000))
+	seed := uint64(envInt(t, "PERSIMMON_CRASH_SEED", 1))
+	units := 600 + images/50
+	t.Logf("seed %d, %d units, %d images", seed, units, images)
+
+	start := time.Now()
+	run := record(t, seed, units)
+	removed := 0
+	for _, ev := range run.trace.Events() {
+		if ev.Kind == pmem.TraceRemove {
+			removed++
+		}
+	}
+	t.Logf("recorded %d events, %d units (%d acknowledged), %d segment files (%d removed by cleaning) in %v",
+		len(run.trace.Events()), len(run.units), run.acked(len(run.trace.Events())), len(run.trace.Regions()), removed, time.Since(start).Round(time.Millisecond))
+
+	start = time.Now()
+	st := run.check(t, scratchDir(t), seed, images)
+	t.Logf("%d distinct images at %d crash points (%d with undetermined units, at most %d units), %d duplicates skipped, in %v",
+		st.images, st.points, st.dirtyPoints, st.maxDirty, st.dups, time.Since(start).Round(time.Millisecond))
+	t.Logf("prefixes recovered: %d images held every unit written by the crash point, %d lost only unacknowledged units",
+		st.full, st.images-st.full)
+	if st.images < images && !t.Failed() {
+		t.Errorf("only %d distinct images, want %d: lengthen the run", st.images, images)
+	}
+}
+
+// unitNote is what the run knew about one unit.
+type unitNote struct {
+	desc  string
+	start int // trace.Len() before the unit's first store
+	ack   int // trace.Len() when WaitDurable covering it returned (-1: never)
+}
+
+type recordedRun struct {
+	trace  *pmem.Trace
+	units  []unitNote
+	prefix map[uint64][]int // state fingerprint → prefixes (unit counts) with that state
+}
+
+// acked is how many units are acknowledged at the crash point after event
+// k: WaitDurable returned before event k+1. The image at k is a possible
+// media state then too: stores made after event k are simply not in it.
+func (r *recordedRun) acked(k int) int {
+	n := 0
+	for i, u := range r.units {
+		if u.ack >= 0 && u.ack <= k+1 {
+			n = i + 1
+		}
+	}
+	return n
+}
+
+// written is how many units had begun storing by event k (those are the
+// only ones whose bytes an image at k can hold).
+func (r *recordedRun) written(k int) int {
+	n := 0
+	for i, u := range r.units {
+		if u.start <= k {
+			n = i + 1
+		}
+	}
+	return n
+}
+
+func record(t *testing.T, seed uint64, units int) *recordedRun {
+	dir := t.TempDir()
+	tr := pmem.StartTrace()
+	defer tr.Stop()
+	ks, _, err := recovery.Open(recovery.Options{Dir: dir, Mode: pmem.ModePmem, SegmentSize: segmentSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &workload{rng: rand.New(rand.NewPCG(seed, 0x5eed)), ks: ks, m: model{}}
+	run := &recordedRun{trace: tr, prefix: map[uint64][]int{}}
+	prevFP := w.m.fingerprint()
+	run.prefix[prevFP] = append(run.prefix[prevFP], 0)
+	for i := 0; i < units; i++ {
+		note := unitNote{start: tr.Len(), ack: -1}
+		ks.Lock()
+		desc, err := w.unit()
+		ks.Unlock()
+		if err != nil {
+			t.Fatalf("unit %d (%s): %v", i, desc, err)
+		}
+		note.desc = desc
+		run.units = append(run.units, note)
+		fp := w.m.fingerprint()
+		run.prefix[fp] = append(run.prefix[fp], i+1)
+		if got, want := dumpKeyspace(ks), w.m.dump(); got != want {
+			t.Fatalf("after unit %d (%s) the live keyspace differs from the model:\n got %s\nwant %s", i, desc, got, want)
+		}
+		if w.rng.IntN(4) != 0 {
+			if err := ks.WaitDurable(ks.LastLSN()); err != nil {
+				t.Fatal(err)
+			}
+			n := tr.Len()
+			for j := range run.units {
+				if run.units[j].ack < 0 {
+					run.units[j].ack = n
+				}
+			}
+			// A unit acknowledged with no event since it began (its
+			// LSN was durable already) must have stored nothing; then
+			// acked may exceed written at a crash point (see check).
+			if note.start == n && fp != prevFP {
+				t.Fatalf("unit %d (%s) changed the state and was acknowledged without a flush or fence", i, desc)
+			}
+		}
+		prevFP = fp
+		if i%25 == 24 {
+			ks.Clean()
+		}
+	}
+	tr.Stop()
+	if err := ks.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+type checkStats struct {
+	images, points, dirtyPoints, maxDirty, dups, full int
+}
+
+func (r *recordedRun) check(t *testing.T, base string, seed uint64, want int) checkStats {
+	var st checkStats
+	events := r.trace.Events()
+	// Spread the images over the crash points that have undetermined
+	// units (the others have one image each), carrying any shortfall of
+	// a point with few possible images over to the next ones.
+	dirtyLeft := 0
+	r.trace.Replay(func(c *pmem.CrashPoint) bool {
+		if len(c.Dirty) > 0 {
+			dirtyLeft++
+		}
+		return true
+	})
+	cleanLeft := len(events) - dirtyLeft
+	rng := rand.New(rand.NewPCG(seed, 0x1a9e))
+	seen := map[uint64]bool{}
+	failures := 0
+	n := 0
+	r.trace.Replay(func(c *pmem.CrashPoint) bool {
+		st.points++
+		if len(c.Dirty) > 0 {
+			st.dirtyPoints++
+		}
+		st.maxDirty = max(st.maxDirty, len(c.Dirty))
+		// A unit begun and acknowledged with no event in between stored
+		// nothing (record checks it): count it as written too.
+		written := r.written(c.Event)
+		acked := min(r.acked(c.Event), written)
+		quota := 1
+		if len(c.Dirty) > 0 {
+			quota = max(1, (want-st.images-cleanLeft+dirtyLeft-1)/dirtyLeft)
+			dirtyLeft--
+		} else {
+			cleanLeft--
+		}
+		picks := imagePicks(rng, c, quota)
+		for _, pick := range picks {
+			files := c.Image(func(i int) int { return pick[i] })
+			key := imageKey(c, files, acked, written)
+			if seen[key] {
+				st.dups++
+				continue
+			}
+			seen[key] = true
+			st.images++
+			n++
+			dir := filepath.Join(base, strconv.Itoa(n))
+			got, err := r.recover(dir, c, files)
+			os.RemoveAll(dir)
+			if err == nil {
+				err = r.judge(got, acked, written, &st)
+			}
+			if err != nil {
+				failures++
+				ev := events[c.Event]
+				t.Errorf("seed %d, crash point after event %d (kind %d, region %d) with %d of %d undetermined units taking a new value, %d units acknowledged, %d begun: %v",
+					seed, c.Event, ev.Kind, ev.Region, countNew(pick), len(c.Dirty), acked, written, err)
+				if failures >= 3 {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	return st
+}
+
+// imagePicks returns up to quota choices for c's undetermined units: all
+// old, all newest, then random mixtures.
+func imagePicks(rng *rand.Rand, c *pmem.CrashPoint, quota int) [][]int {
+	d := len(c.Dirty)
+	oldest := make([]int, d)
+	if d == 0 {
+		return [][]int{oldest}
+	}
+	newest := make([]int, d)
+	for i, u := range c.Dirty {
+		newest[i] = len(u.New)
+	}
+	picks := [][]int{oldest, newest}
+	probs := []float64{0.5, 0.1, 0.9, 0.3, 0.7}
+	for j := 0; len(picks) < max(quota, 2) && j < 3*quota; j++ {
+		p := probs[j%len(probs)]
+		pick := make([]int, d)
+		for i, u := range c.Dirty {
+			if rng.Float64() < p {
+				pick[i] = 1 + rng.IntN(len(u.New))
+			}
+		}
+		picks = append(picks, pick)
+	}
+	return picks
+}
+
+func countNew(pick []int) int {
+	n := 0
+	for _, p := range pick {
+		if p > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func imageKey(c *pmem.CrashPoint, files [][]byte, acked, written int) uint64 {
+	var d xxhash.Digest
+	d.Reset()
+	for i, f := range c.Files {
+		d.WriteString(f.Name)
+		d.Write(files[i])
+	}
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[0:], uint64(acked))
+	binary.LittleEndian.PutUint64(b[8:], uint64(written))
+	d.Write(b[:])
+	return d.Sum64()
+}
+
+// recover writes the image into dir, checks the segment order on it and
+// runs recovery; it returns the recovered state's fingerprint.
+func (r *recordedRun) recover(dir string, c *pmem.CrashPoint, files [][]byte) (uint64, error) {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return 0, err
+	}
+	for i, f := range c.Files {
+		if err := writeSparse(filepath.Join(dir, f.Name), files[i]); err != nil {
+			return 0, err
+		}
+	}
+	if err := checkSealOrder(c, files); err != nil {
+		return 0, err
+	}
+	ks, _, err := recovery.Open(recovery.Options{Dir: dir, Mode: pmem.ModePmem, SegmentSize: segmentSize})
+	if err != nil {
+		return 0, fmt.Errorf("recovery refused a possible crash state: %w", err)
+	}
+	fp := fingerprintOf(dumpKeyspace(ks))
+	if err := ks.Close(); err != nil {
+		return 0, err
+	}
+	return fp, nil
+}
+
+func (r *recordedRun) judge(fp uint64, acked, written int, st *checkStats) error {
+	prefixes := r.prefix[fp]
+	for _, p := range prefixes {
+		if p >= acked && p <= written {
+			if p == written {
+				st.full++
+			}
+			return nil
+		}
+	}
+	if len(prefixes) == 0 {
+		return fmt.Errorf("recovered a state that is no prefix of the units (a half-applied unit or a lost one in the middle)")
+	}
+	return fmt.Errorf("recovered the state after %v units, want one of %d..%d (acknowledged..begun); unit %d was %s",
+		prefixes, acked, written, max(prefixes[len(prefixes)-1], 0), r.units[min(max(prefixes[len(prefixes)-1], 0), len(r.units)-1)].desc)
+}
+
+// writeSparse writes b to a new file, skipping all-zero pages.
+func writeSparse(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	const page = 4096
+	var zero [page]byte
+	for p := 0; p < len(b); p += page {
+		end := min(p+page, len(b))
+		if bytes.Equal(b[p:end], zero[:end-p]) {
+			continue
+		}
+		if _, err := f.WriteAt(b[p:end], int64(p)); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := f.Truncate(int64(len(b))); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// Arena layout (package arena's doc): the seal word at offset 64, records
+// from offset 4096.
+const (
+	sealWordOffset = 64
+	firstRecord    = 4096
+)
+
+// checkSealOrder: in id order, a segment followed by one holding a record
+// must be sealed.
+func checkSealOrder(c *pmem.CrashPoint, files [][]byte) error {
+	idx := make([]int, len(c.Files))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return c.Files[idx[a]].Name < c.Files[idx[b]].Name })
+	for j := 0; j+1 < len(idx); j++ {
+		cur, next := files[idx[j]], files[idx[j+1]]
+		if len(next) < firstRecord+8 || binary.LittleEndian.Uint64(next[firstRecord:]) == 0 {
+			continue
+		}
+		if binary.LittleEndian.Uint64(cur[sealWordOffset:]) == 0 {
+			return fmt.Errorf("%s is not sealed although %s holds a record", c.Files[idx[j]].Name, c.Files[idx[j+1]].Name)
+		}
+	}
+	return nil
+}
+
+// The model: the expected keyspace.
+
+type mkey struct {
+	db  int
+	key string
+}
+
+type mval struct {
+	typ  string
+	str  string
+	hash map[string]string
+	set  map[string]bool
+	list []string
+	zset map[string]float64
+}
+
+type model map[mkey]*mval
+
+func (m model) sortedKeys() []mkey {
+	keys := make([]mkey, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b mkey) int {
+		if a.db != b.db {
+			return a.db - b.db
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	return keys
+}
+
+func (m model) dump() string {
+	var sb strings.Builder
+	for _, k := range m.sortedKeys() {
+		v := m[k]
+		var items []string
+		switch v.typ {
+		case keyspace.TypeString:
+			items = []string{v.str}
+		case keyspace.TypeHash:
+			for f, x := range v.hash {
+				items = append(items, f+"="+x)
+			}
+		case keyspace.TypeSet:
+			for x := range v.set {
+				items = append(items, x)
+			}
+		case keyspace.TypeZSet:
+			for x, s := range v.zset {
+				items = append(items, x+"="+strconv.FormatFloat(s, 'g', -1, 64))
+			}
+		case keyspace.TypeList:
+			items = v.list
+		}
+		if v.typ != keyspace.TypeList {
+			sort.Strings(items)
+		}
+		dumpLine(&sb, k.db, k.key, v.typ, items)
+	}
+	return sb.String()
+}
+
+// dumpLine writes one key of a state dump: db, key, type and the items
+// (sorted unless a list), each with its length.
+func dumpLine(sb *strings.Builder, db int, key, typ string, items []string) {
+	sb.WriteString(strconv.Itoa(db))
+	sb.WriteByte('/')
+	sb.WriteString(key)
+	sb.WriteByte(' ')
+	sb.WriteString(typ)
+	for _, it := range items {
+		sb.WriteByte(' ')
+		sb.WriteString(strconv.Itoa(len(it)))
+		sb.WriteByte(':')
+		sb.WriteString(it)
+	}
+	sb.WriteByte('\n')
+}
+
+func (m model) fingerprint() uint64 { return fingerprintOf(m.dump()) }
+
+func fingerprintOf(dump string) uint64 { return xxhash.Sum64String(dump) }
+
+// dumpKeyspace renders ks in the form of model.dump.
+func dumpKeyspace(ks *keyspace.Keyspace) string {
+	ks.Lock()
+	defer ks.Unlock()
+	var sb strings.Builder
+	for db := 0; db < keyspace.NumDBs; db++ {
+		var keys []string
+		ks.Keys(db, func(k string) { keys = append(keys, k) })
+		sort.Strings(keys)
+		for _, k := range keys {
+			key := []byte(k)
+			typ := ks.Type(db, key)
+			var items []string
+			var err error
+			switch typ {
+			case keyspace.TypeString:
+				var v []byte
+				v, _, err = ks.Get(db, key)
+				items = []string{string(v)}
+			case keyspace.TypeHash:
+				err = ks.HRange(db, key, func(f, v []byte) { items = append(items, string(f)+"="+string(v)) })
+			case keyspace.TypeSet:
+				items, err = ks.SMembers(db, key)
+			case keyspace.TypeZSet:
+				var z *keyspace.ZSet
+				z, err = ks.ZSetAt(db, key)
+				if z != nil {
+					for x := z.At(0); x != 0; x = z.Next(x) {
+						items = append(items, string(z.Member(x))+"="+strconv.FormatFloat(z.ScoreOf(x), 'g', -1, 64))
+					}
+				}
+			case keyspace.TypeList:
+				var l keyspace.List
+				l, err = ks.List(db, key)
+				for i := 0; i < l.Len(); i++ {
+					items = append(items, string(l.At(i)))
+				}
+			}
+			if err != nil {
+				items = append(items, "ERROR "+err.Error())
+			}
+			if typ != keyspace.TypeList {
+				sort.Strings(items)
+			}
+			dumpLine(&sb, db, k, typ, items)
+		}
+	}
+	return sb.String()
+}
+
+// The workload.
+
+type workload struct {
+	rng *rand.Rand
+	ks  *keyspace.Keyspace
+	m   model
+	seq int
+}
+
+// unit performs one atomic unit (with the keyspace lock held) on ks and the
+// model, and describes it.
+func (w *workload) unit() (string, error) {
+	w.seq++
+	r := w.rng.IntN(100)
+	switch {
+	case r < 8:
+		// A MULTI/EXEC block: 2-4 commits in one transaction group.
+		w.ks.BeginTxn()
+		n := 2 + w.rng.IntN(3)
+		var parts []string
+		for i := 0; i < n; i++ {
+			b := w.ks.NewBatch()
+			parts = append(parts, w.op(b, w.rng.IntN(60)))
+			if err := w.ks.Commit(b); err != nil {
+				return "txn", err
+			}
+		}
+		return "txn[" + strings.Join(parts, "; ") + "]", w.ks.EndTxn()
+	case r < 10:
+		// Large values: a record of several cache lines per key.
+		b := w.ks.NewBatch()
+		n := 2 + w.rng.IntN(4)
+		for i := 0; i < n; i++ {
+			db, k := w.key("s", 25)
+			v := w.value(1000 + w.rng.IntN(5000))
+			b.Set(db, []byte(k), []byte(v), 0)
+			w.m[mkey{db, k}] = &mval{typ: keyspace.TypeString, str: v}
+		}
+		return fmt.Sprintf("big mset of %d", n), w.ks.Commit(b)
+	default:
+		b := w.ks.NewBatch()
+		desc := w.op(b, r)
+		if b.Len() == 0 {
+			return desc + " (nothing)", nil
+		}
+		return desc, w.ks.Commit(b)
+	}
+}
+
+// key picks a key of prefix p (one of n) in db 0, 1 or 2.
+func (w *workload) key(p string, n int) (int, string) {
+	return w.rng.IntN(3), fmt.Sprintf("%s%d", p, w.rng.IntN(n))
+}
+
+// value is a value that names the unit (so every unit's effect is unique)
+// of about n bytes.
+func (w *workload) value(n int) string {
+	s := fmt.Sprintf("u%d.%d-", w.seq, w.rng.IntN(1000))
+	if len(s) < n {
+		s += strings.Repeat(string(rune('a'+w.seq%26)), n-len(s))
+	}
+	return s
+}
+
+func (w *workload) existing(typ string) (mkey, *mval, bool) {
+	var keys []mkey
+	for _, k := range w.m.sortedKeys() {
+		if typ == "" || w.m[k].typ == typ {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return mkey{}, nil, false
+	}
+	k := keys[w.rng.IntN(len(keys))]
+	return k, w.m[k], true
+}
+
+func sortedMembers[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// op adds one command's operations to b (r picks the command) and applies
+// them to the model.
+func (w *workload) op(b *keyspace.Batch, r int) string {
+	switch {
+	case r < 30: // SET
+		db, k := w.key("s", 25)
+		v := w.value(8 + w.rng.IntN(300))
+		b.Set(db, []byte(k), []byte(v), 0)
+		w.m[mkey{db, k}] = &mval{typ: keyspace.TypeString, str: v}
+		return "set " + k
+	case r < 40: // MSET
+		n := 2 + w.rng.IntN(4)
+		for i := 0; i < n; i++ {
+			db, k := w.key("s", 25)
+			v := w.value(8 + w.rng.IntN(100))
+			b.Set(db, []byte(k), []byte(v), 0)
+			w.m[mkey{db, k}] = &mval{typ: keyspace.TypeString, str: v}
+		}
+		return fmt.Sprintf("mset of %d", n)
+	case r < 48: // DEL
+		k, _, ok := w.existing("")
+		if !ok {
+			return "del (no key)"
+		}
+		b.Del(k.db, []byte(k.key))
+		delete(w.m, k)
+		return "del " + k.key
+	case r < 56: // HSET
+		db, k := w.key("h", 6)
+		mk := mkey{db, k}
+		v := w.m[mk]
+		if v == nil {
+			v = &mval{typ: keyspace.TypeHash, hash: map[string]string{}}
+			w.m[mk] = v
+		}
+		var pairs [][]byte
+		for i := 1 + w.rng.IntN(3); i > 0; i-- {
+			f := fmt.Sprintf("f%d", w.rng.IntN(8))
+			x := w.value(4 + w.rng.IntN(40))
+			pairs = append(pairs, []byte(f), []byte(x))
+			v.hash[f] = x
+		}
+		b.HSet(db, []byte(k), pairs...)
+		return "hset " + k
+	case r < 60: // HDEL
+		k, v, ok := w.existing(keyspace.TypeHash)
+		if !ok {
+			return "hdel (no hash)"
+		}
+		fields := sortedMembers(v.hash)
+		f := fields[w.rng.IntN(len(fields))]
+		b.HDel(k.db, []byte(k.key), []byte(f))
+		if delete(v.hash, f); len(v.hash) == 0 {
+			delete(w.m, k)
+		}
+		return "hdel " + k.key + " " + f
+	case r < 68: // SADD
+		db, k := w.key("S", 6)
+		mk := mkey{db, k}
+		v := w.m[mk]
+		if v == nil {
+			v = &mval{typ: keyspace.TypeSet, set: map[string]bool{}}
+			w.m[mk] = v
+		}
+		var ms [][]byte
+		for i := 1 + w.rng.IntN(3); i > 0; i-- {
+			x := fmt.Sprintf("m%d", w.rng.IntN(12))
+			ms = append(ms, []byte(x))
+			v.set[x] = true
+		}
+		b.SAdd(db, []byte(k), ms...)
+		return "sadd " + k
+	case r < 72: // SREM
+		k, v, ok := w.existing(keyspace.TypeSet)
+		if !ok {
+			return "srem (no set)"
+		}
+		ms := sortedMembers(v.set)
+		x := ms[w.rng.IntN(len(ms))]
+		b.SRem(k.db, []byte(k.key), []byte(x))
+		if delete(v.set, x); len(v.set) == 0 {
+			delete(w.m, k)
+		}
+		return "srem " + k.key + " " + x
+	case r < 80: // RPUSH
+		db, k := w.key("l", 6)
+		mk := mkey{db, k}
+		v := w.m[mk]
+		if v == nil {
+			v = &mval{typ: keyspace.TypeList}
+			w.m[mk] = v
+		}
+		var xs [][]byte
+		for i := 1 + w.rng.IntN(3); i > 0; i-- {
+			x := w.value(4 + w.rng.IntN(30))
+			xs = append(xs, []byte(x))
+			v.list = append(v.list, x)
+		}
+		b.RPush(db, []byte(k), xs...)
+		return "rpush " + k
+	case r < 84: // LPOP
+		k, v, ok := w.existing(keyspace.TypeList)
+		if !ok {
+			return "lpop (no list)"
+		}
+		b.LPop(k.db, []byte(k.key), 1)
+		if v.list = v.list[1:]; len(v.list) == 0 {
+			delete(w.m, k)
+		}
+		return "lpop " + k.key
+	case r < 92: // ZADD
+		db, k := w.key("z", 6)
+		mk := mkey{db, k}
+		v := w.m[mk]
+		if v == nil {
+			v = &mval{typ: keyspace.TypeZSet, zset: map[string]float64{}}
+			w.m[mk] = v
+		}
+		var ms [][]byte
+		var scores []float64
+		seen := map[string]bool{}
+		for i := 1 + w.rng.IntN(3); i > 0; i-- {
+			x := fmt.Sprintf("z%d", w.rng.IntN(12))
+			if seen[x] {
+				continue
+			}
+			seen[x] = true
+			s := float64(w.seq) + float64(w.rng.IntN(100))/8
+			ms, scores = append(ms, []byte(x)), append(scores, s)
+			v.zset[x] = s
+		}
+		b.ZAdd(db, []byte(k), ms, scores)
+		return "zadd " + k
+	case r < 96: // ZREM
+		k, v, ok := w.existing(keyspace.TypeZSet)
+		if !ok {
+			return "zrem (no zset)"
+		}
+		ms := sortedMembers(v.zset)
+		x := ms[w.rng.IntN(len(ms))]
+		b.ZRem(k.db, []byte(k.key), [][]byte{[]byte(x)})
+		if delete(v.zset, x); len(v.zset) == 0 {
+			delete(w.m, k)
+		}
+		return "zrem " + k.key + " " + x
+	default: // FLUSHDB 2
+		b.FlushDB(2)
+		for k := range w.m {
+			if k.db == 2 {
+				delete(w.m, k)
+			}
+		}
+		return "flushdb 2"
+	}
+}

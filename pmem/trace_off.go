@@ -1,0 +1,10 @@
+//go:build !pmemtrace
+
+package pmem
+
+// Without the pmemtrace build tag the trace hooks are empty and inlined
+// away: production builds pay nothing for the recorder (trace.go).
+
+func traceMap(*Region)   {}
+func traceUnmap(*Region) {}
+func traceFence()        {}
