@@ -9,7 +9,8 @@ package pmem
 // Stores into a mapping are plain memory writes, so the recorder cannot see
 // them as they happen. Instead, at every event it can see — a Region being
 // mapped or closed, a cache-line write-back (the chosen flushLines loop,
-// wrapped below) and a fence (Drain) — it compares every traced mapping
+// wrapped below), a fence (Drain) and an msync (a write-back of its pages
+// then a fence) — it compares every traced mapping
 // with a shadow copy of what it held at the previous event and records the
 // aligned 8-byte units that changed. A trace is therefore exact about what
 // was stored between two events, and about which lines were written back
@@ -141,6 +142,17 @@ func init() {
 			traceFlush(b)
 			return n
 		}
+	}
+	// An msync that succeeded made its pages durable: a write-back of
+	// their lines and a fence.
+	innerMsync := msyncPages
+	msyncPages = func(b []byte, flags int) error {
+		err := innerMsync(b, flags)
+		if err == nil {
+			traceFlush(b)
+			traceFence()
+		}
+		return err
 	}
 }
 
