@@ -392,8 +392,9 @@ func (r *recordedRun) judge(fp uint64, acked, written int, st *checkStats) error
 	if len(prefixes) == 0 {
 		return fmt.Errorf("recovered a state that is no prefix of the units (a half-applied unit or a lost one in the middle)")
 	}
-	return fmt.Errorf("recovered the state after %v units, want one of %d..%d (acknowledged..begun); unit %d was %s",
-		prefixes, acked, written, max(prefixes[len(prefixes)-1], 0), r.units[min(max(prefixes[len(prefixes)-1], 0), len(r.units)-1)].desc)
+	p := prefixes[len(prefixes)-1]
+	return fmt.Errorf("recovered the state after %v units, want one of %d..%d (acknowledged..begun); the first unit missing, unit %d, was %s",
+		prefixes, acked, written, p, r.units[min(p, len(r.units)-1)].desc)
 }
 
 // writeSparse writes b to a new file, skipping all-zero pages.
