@@ -51,12 +51,12 @@ func TestTraceFlushFence(t *testing.T) {
 	b := r.Bytes()
 	put(b, 0, 11)
 	put(b, 8, 12)
-	put(b, 64, 13)  // another line, never flushed
-	r.Flush(0, 16)  // event 1: line 0 only
-	put(b, 16, 14)  // same line, stored after its flush: not covered
-	Drain()         // event 2
+	put(b, 64, 13) // another line, never flushed
+	r.Flush(0, 16) // event 1: line 0 only
+	put(b, 16, 14) // same line, stored after its flush: not covered
+	Drain()        // event 2
 	untraced.Bytes()[0] = 1
-	untraced.Flush(0, 1) // not traced: no event
+	untraced.Flush(0, 1)                     // not traced: no event
 	if err := r.Persist(64, 8); err != nil { // events 3 (flush line 1), 4 (fence)
 		t.Fatal(err)
 	}
