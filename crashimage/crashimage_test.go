@@ -99,7 +99,7 @@ func TestCrashImages(t *testing.T) {
 	if pmem.FlushInstruction() == "none" {
 		t.Skip("no cache-line write-back instruction: pmem mode falls back to msync (TestCrashImagesMsync)")
 	}
-	crashImages(t, pmem.ModePmem, int(envInt(t, "PERSIMMON_CRASH_IMAGES", 3000)))
+	crashImages(t, pmem.ModePmem, int(envInt(t, "PERSIMMON_CRASH_IMAGES", 3000)), 1)
 }
 
 // TestCrashImagesMsync is the same test in msync mode, with a third of the
@@ -107,16 +107,26 @@ func TestCrashImages(t *testing.T) {
 // and 8-byte units are finer than what the page cache can tear, so these
 // images include every page-level mixture.
 func TestCrashImagesMsync(t *testing.T) {
-	crashImages(t, pmem.ModeMsync, int(envInt(t, "PERSIMMON_CRASH_IMAGES", 3000))/3)
+	crashImages(t, pmem.ModeMsync, int(envInt(t, "PERSIMMON_CRASH_IMAGES", 3000))/3, 1)
 }
 
-func crashImages(t *testing.T, mode pmem.Mode, images int) {
+// TestCrashImagesConcurrent records four writers sharing group commits
+// (pmem mode, a third of the images): one WaitDurable leader persists
+// what all of them appended. The run's interleaving is not reproducible.
+func TestCrashImagesConcurrent(t *testing.T) {
+	if pmem.FlushInstruction() == "none" {
+		t.Skip("no cache-line write-back instruction")
+	}
+	crashImages(t, pmem.ModePmem, int(envInt(t, "PERSIMMON_CRASH_IMAGES", 3000))/3, 4)
+}
+
+func crashImages(t *testing.T, mode pmem.Mode, images, writers int) {
 	seed := uint64(envInt(t, "PERSIMMON_CRASH_SEED", 1))
-	units := 600 + images/50
-	t.Logf("%s mode, seed %d, %d units, %d images", mode, seed, units, images)
+	units := max(300, images/5)
+	t.Logf("%s mode, %d writers, seed %d, %d units, %d images", mode, writers, seed, units, images)
 
 	start := time.Now()
-	run := record(t, mode, seed, units)
+	run := record(t, mode, seed, units, writers)
 	removed := 0
 	for _, ev := range run.trace.Events() {
 		if ev.Kind == pmem.TraceRemove {
@@ -176,8 +186,12 @@ func (r *recordedRun) written(k int) int {
 	return n
 }
 
-func record(t *testing.T, mode pmem.Mode, seed uint64, units int) *recordedRun {
-	dir := t.TempDir()
+// record runs units units from writers goroutines (each as one client:
+// its unit under the keyspace lock, then, three times in four, WaitDurable
+// for the unit's LSN without the lock, and a note that the unit is
+// acknowledged). Log order is lock order; the model follows it.
+func record(t *testing.T, mode pmem.Mode, seed uint64, units, writers int) *recordedRun {
+	dir := filepath.Join(scratchDir(t), "run")
 	tr := pmem.StartTrace()
 	defer tr.Stop()
 	ks, _, err := recovery.Open(recovery.Options{Dir: dir, Mode: mode, SegmentSize: segmentSize})
@@ -188,46 +202,70 @@ func record(t *testing.T, mode pmem.Mode, seed uint64, units int) *recordedRun {
 	run := &recordedRun{mode: mode, trace: tr, prefix: map[uint64][]int{}}
 	prevFP := w.m.fingerprint()
 	run.prefix[prevFP] = append(run.prefix[prevFP], 0)
-	for i := 0; i < units; i++ {
-		note := unitNote{start: tr.Len(), ack: -1}
-		ks.Lock()
-		desc, err := w.unit()
-		ks.Unlock()
-		if err != nil {
-			t.Fatalf("unit %d (%s): %v", i, desc, err)
-		}
-		note.desc = desc
-		run.units = append(run.units, note)
-		fp := w.m.fingerprint()
-		run.prefix[fp] = append(run.prefix[fp], i+1)
-		if got, want := dumpKeyspace(ks), w.m.dump(); got != want {
-			t.Fatalf("after unit %d (%s) the live keyspace differs from the model:\n got %s\nwant %s", i, desc, got, want)
-		}
-		if w.rng.IntN(4) != 0 {
-			if err := ks.WaitDurable(ks.LastLSN()); err != nil {
-				t.Fatal(err)
-			}
-			n := tr.Len()
-			for j := range run.units {
-				if run.units[j].ack < 0 {
-					run.units[j].ack = n
+	errs := make(chan error, writers)
+	for g := 0; g < writers; g++ {
+		go func() {
+			errs <- func() error {
+				for {
+					ks.Lock()
+					i := len(run.units)
+					if i >= units {
+						ks.Unlock()
+						return nil
+					}
+					note := unitNote{start: tr.Len(), ack: -1}
+					desc, err := w.unit()
+					note.desc = desc
+					if err != nil {
+						ks.Unlock()
+						return fmt.Errorf("unit %d (%s): %v", i, desc, err)
+					}
+					lsn := ks.LastLSN()
+					run.units = append(run.units, note)
+					fp := w.m.fingerprint()
+					run.prefix[fp] = append(run.prefix[fp], i+1)
+					changed := fp != prevFP
+					prevFP = fp
+					if got, want := dumpLocked(ks), w.m.dump(); got != want {
+						ks.Unlock()
+						return fmt.Errorf("after unit %d (%s) the live keyspace differs from the model:\n got %s\nwant %s", i, desc, got, want)
+					}
+					wait := w.rng.IntN(4) != 0
+					ks.Unlock()
+					if wait {
+						if err := ks.WaitDurable(lsn); err != nil {
+							return err
+						}
+						n := tr.Len()
+						// A unit acknowledged with no event since it began
+						// (its LSN was durable already) must have stored
+						// nothing; then acked may exceed written at a crash
+						// point (see check).
+						if note.start == n && changed {
+							return fmt.Errorf("unit %d (%s) changed the state and was acknowledged without a flush or fence", i, desc)
+						}
+						ks.Lock()
+						run.units[i].ack = n
+						ks.Unlock()
+					}
+					if i%25 == 24 {
+						ks.Clean()
+					}
 				}
-			}
-			// A unit acknowledged with no event since it began (its
-			// LSN was durable already) must have stored nothing; then
-			// acked may exceed written at a crash point (see check).
-			if note.start == n && fp != prevFP {
-				t.Fatalf("unit %d (%s) changed the state and was acknowledged without a flush or fence", i, desc)
-			}
-		}
-		prevFP = fp
-		if i%25 == 24 {
-			ks.Clean()
+			}()
+		}()
+	}
+	for g := 0; g < writers; g++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
 		}
 	}
 	tr.Stop()
 	if err := ks.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if t.Failed() {
+		t.FailNow()
 	}
 	return run
 }
@@ -250,10 +288,10 @@ func (r *recordedRun) check(t *testing.T, base string, seed uint64, want int) ch
 		return true
 	})
 	cleanLeft := len(events) - dirtyLeft
+	target := want + want/8 // the last points may have fewer possible images than their share
 	rng := rand.New(rand.NewPCG(seed, 0x1a9e))
 	seen := map[uint64]bool{}
 	failures := 0
-	n := 0
 	r.trace.Replay(func(c *pmem.CrashPoint) bool {
 		st.points++
 		if len(c.Dirty) > 0 {
@@ -266,13 +304,17 @@ func (r *recordedRun) check(t *testing.T, base string, seed uint64, want int) ch
 		acked := min(r.acked(c.Event), written)
 		quota := 1
 		if len(c.Dirty) > 0 {
-			quota = max(1, (want-st.images-cleanLeft+dirtyLeft-1)/dirtyLeft)
+			quota = max(1, (target-st.images-cleanLeft+dirtyLeft-1)/dirtyLeft)
 			dirtyLeft--
 		} else {
 			cleanLeft--
 		}
-		picks := imagePicks(rng, c, quota)
-		for _, pick := range picks {
+		distinct := 0
+		for try := 0; distinct < quota && try < 4*quota+4; try++ {
+			pick := imagePick(rng, c, try)
+			if pick == nil {
+				break
+			}
 			files := c.Image(func(i int) int { return pick[i] })
 			key := imageKey(c, files, acked, written)
 			if seen[key] {
@@ -280,9 +322,9 @@ func (r *recordedRun) check(t *testing.T, base string, seed uint64, want int) ch
 				continue
 			}
 			seen[key] = true
+			distinct++
 			st.images++
-			n++
-			dir := filepath.Join(base, strconv.Itoa(n))
+			dir := filepath.Join(base, strconv.Itoa(st.images))
 			got, err := r.recover(dir, c, files)
 			os.RemoveAll(dir)
 			if err == nil {
@@ -303,31 +345,32 @@ func (r *recordedRun) check(t *testing.T, base string, seed uint64, want int) ch
 	return st
 }
 
-// imagePicks returns up to quota choices for c's undetermined units: all
-// old, all newest, then random mixtures.
-func imagePicks(rng *rand.Rand, c *pmem.CrashPoint, quota int) [][]int {
+// imagePick returns the try-th choice for c's undetermined units (nil
+// when there are no more): all old, then all newest, then random mixtures
+// in which a unit takes a new value with probability 0.5, 0.1, 0.9, 0.3 or
+// 0.7 in turn.
+func imagePick(rng *rand.Rand, c *pmem.CrashPoint, try int) []int {
 	d := len(c.Dirty)
-	oldest := make([]int, d)
-	if d == 0 {
-		return [][]int{oldest}
-	}
-	newest := make([]int, d)
-	for i, u := range c.Dirty {
-		newest[i] = len(u.New)
-	}
-	picks := [][]int{oldest, newest}
-	probs := []float64{0.5, 0.1, 0.9, 0.3, 0.7}
-	for j := 0; len(picks) < max(quota, 2) && j < 3*quota; j++ {
-		p := probs[j%len(probs)]
-		pick := make([]int, d)
+	pick := make([]int, d)
+	switch {
+	case try == 0:
+		return pick
+	case d == 0:
+		return nil
+	case try == 1:
 		for i, u := range c.Dirty {
-			if rng.Float64() < p {
-				pick[i] = 1 + rng.IntN(len(u.New))
-			}
+			pick[i] = len(u.New)
 		}
-		picks = append(picks, pick)
+		return pick
 	}
-	return picks
+	probs := []float64{0.5, 0.1, 0.9, 0.3, 0.7}
+	p := probs[try%len(probs)]
+	for i, u := range c.Dirty {
+		if rng.Float64() < p {
+			pick[i] = 1 + rng.IntN(len(u.New))
+		}
+	}
+	return pick
 }
 
 func countNew(pick []int) int {
@@ -537,6 +580,11 @@ func fingerprintOf(dump string) uint64 { return xxhash.Sum64String(dump) }
 func dumpKeyspace(ks *keyspace.Keyspace) string {
 	ks.Lock()
 	defer ks.Unlock()
+	return dumpLocked(ks)
+}
+
+// dumpLocked is dumpKeyspace with the keyspace lock held.
+func dumpLocked(ks *keyspace.Keyspace) string {
 	var sb strings.Builder
 	for db := 0; db < keyspace.NumDBs; db++ {
 		var keys []string
