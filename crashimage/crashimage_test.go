@@ -2,53 +2,6 @@
 
 package crashimage
 
-// TestCrashImages records a run of keyspace writes in pmem mode with pmem's
-// store/flush/fence recorder and checks recovery on crash images taken
-// between the run's events.
-//
-// The run (one goroutine, as the server's commit path: Lock, Commit,
-// Unlock, then WaitDurable) opens a keyspace through recovery.Open on an
-// empty directory with 64 KiB segments and performs units: SET, MSET-like
-// batches of 2-5 keys, batches of large values, DEL, FLUSHDB, HSET/HDEL,
-// SADD/SREM, RPUSH/LPOP, ZADD/ZREM, and MULTI-style transaction groups of
-// 2-4 commits (BeginTxn … EndTxn under one lock hold). After a unit it
-// calls WaitDurable three times in four (so group commits also cover
-// several units) and notes the unit as acknowledged; every 25 units it
-// runs a cleaning pass (Keyspace.Clean), and segments fill and rotate
-// every few dozen units. The live keyspace is compared with a model after
-// every unit, so the model is right before it judges recovery.
-//
-// For each point right after an event (a flush, a fence, a map or close of
-// a segment) the test builds images: the one where every undetermined unit
-// holds its persistent value, the one where each holds the last value
-// stored, and random mixtures (units chosen independently, with varying
-// probability). Each distinct image is written to a fresh directory and
-// opened with recovery.Open in pmem mode, as the server does at start-up.
-// It must:
-//
-//   - start (every image is a possible crash state, so a refusal fails);
-//   - hold exactly the model state after some prefix of the units, with
-//     every unit acknowledged by the crash point inside it and no unit
-//     whose stores had not begun by then (values carry the unit's number,
-//     so half a batch or half a transaction group matches no prefix);
-//   - obey the arena's ordering: a segment followed by a segment that holds
-//     a record is sealed (the seal is persisted before the next segment is
-//     written to).
-//
-// Sizes: PERSIMMON_CRASH_IMAGES images (default 3000, the `make test`
-// sample; `make test-long` runs 100000), PERSIMMON_CRASH_SEED fixes the
-// workload (default 1; the cleaner goroutine's timer can still move events
-// slightly between runs). Every failure prints the seed, the crash point
-// and the recovery error or the state found.
-//
-// # Mutation check
-//
-// Each Flush, Drain (fence), Persist or Msync call site of the non-test
-// code of pmem, arena and wal was deleted one at a time and this test run
-// (default sample) on the mutant; crashimage/mutations.sh repeats it. The
-// call sites and the results:
-//
-//	(filled in from mutations.sh)
 import (
 	"bytes"
 	"encoding/binary"
@@ -95,6 +48,76 @@ func scratchDir(t *testing.T) string {
 	return t.TempDir()
 }
 
+// TestCrashImages records a run of keyspace writes in pmem mode with pmem's
+// store/flush/fence recorder and checks recovery on crash images taken
+// between the run's events.
+//
+// The run (one goroutine, as the server's commit path: Lock, Commit,
+// Unlock, then WaitDurable) opens a keyspace through recovery.Open on an
+// empty directory with 64 KiB segments and performs units: SET, MSET-like
+// batches of 2-5 keys, batches of large values, DEL, FLUSHDB, HSET/HDEL,
+// SADD/SREM, RPUSH/LPOP, ZADD/ZREM, and MULTI-style transaction groups of
+// 2-4 commits (BeginTxn … EndTxn under one lock hold). After a unit it
+// calls WaitDurable three times in four (so group commits also cover
+// several units) and notes the unit as acknowledged; every 25 units it
+// runs a cleaning pass (Keyspace.Clean), and segments fill and rotate
+// every few dozen units. The live keyspace is compared with a model after
+// every unit, so the model is right before it judges recovery.
+//
+// For each point right after an event (a flush, a fence, a map or close of
+// a segment) the test builds images: the one where every undetermined unit
+// holds its persistent value, the one where each holds the last value
+// stored, and random mixtures (units chosen independently, with varying
+// probability). Each distinct image is written to a fresh directory and
+// opened with recovery.Open in pmem mode, as the server does at start-up.
+// It must:
+//
+//   - start (every image is a possible crash state, so a refusal fails);
+//   - hold exactly the model state after some prefix of the units, with
+//     every unit acknowledged by the crash point inside it and no unit
+//     whose stores had not begun by then (values carry the unit's number,
+//     so half a batch or half a transaction group matches no prefix);
+//   - obey the arena's ordering: a segment followed by a segment that holds
+//     a record is sealed (the seal is persisted before the next segment is
+//     written to).
+//
+// Sizes: PERSIMMON_CRASH_IMAGES images (default 3000, the `make test`
+// sample; `make test-long` runs 100000), PERSIMMON_CRASH_SEED fixes the
+// workload (default 1; the cleaner goroutine's timer can still move events
+// slightly between runs). Every failure prints the seed, the crash point
+// and the recovery error or the state found.
+//
+// # Mutation check
+//
+// Each Flush, Drain (fence), Persist or Msync call site of the non-test
+// code of pmem, arena and wal was deleted (the call replaced by nothing or
+// by a nil error) one at a time, and the three tests run on the mutant
+// with the default samples; crashimage/mutations.sh does it and prints
+// this list (run of 2026-12-01):
+//
+//	 1 wal persistPending: seg.Persist (group commit)  FAIL: a unit acknowledged with no flush or fence since it began
+//	 2 arena seal: Persist of [from, end) before the   FAIL: recovery refuses a possible crash state (a sealed
+//	   seal word                                             segment whose records did not all reach the media)
+//	 3 arena seal: Persist of the seal word            FAIL: a segment is not sealed although the next one holds a record
+//	 4 arena Unseal: Persist of the cleared seal word  survives: only persimmon-check repair calls Unseal; no run here repairs
+//	 5 arena create: Persist of the new header         FAIL: recovery refuses an image ("bad segment magic") whose segment has records
+//	 6 arena Segment.Persist: region.Persist           FAIL: as 1
+//	 7 arena Segment.Flush: region.Flush               survives: Segment.Flush has no caller
+//	 8 arena Segment.Msync: region.Msync               survives: Segment.Msync has no caller
+//	 9 pmem Region.Flush: flushRange                   survives: its only caller is Segment.Flush (no caller)
+//	10 pmem flushRange: flushLines (write-back loop)   FAIL: an acknowledged unit is missing after recovery
+//	11 pmem Persist (pmem mode): flushRange            FAIL: as 10
+//	12 pmem Persist (pmem mode): Drain                 FAIL: as 10
+//	13 pmem Persist (pmem mode without a write-back    survives: unreachable on a CPU with CLWB/CLFLUSHOPT/CLFLUSH,
+//	   instruction): Msync                                   as here (the recorder does not model that fallback)
+//	14 pmem Persist (msync mode): Msync                FAIL (msync test): as 1
+//	15 pmem Region.Msync: msync(2)                     FAIL (msync test): as 1
+//	16 pmem Drain (amd64): the SFENCE inside it        survives by construction: the recorder sees the Drain call,
+//	                                                         not the instruction (flush_amd64.s is one line)
+//
+// Not covered: the Persist calls of recovery (cutTail) and of
+// persimmon-check repair, which write only while recovering or repairing,
+// and those runs are not recorded.
 func TestCrashImages(t *testing.T) {
 	if pmem.FlushInstruction() == "none" {
 		t.Skip("no cache-line write-back instruction: pmem mode falls back to msync (TestCrashImagesMsync)")
