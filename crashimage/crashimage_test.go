@@ -20,6 +20,7 @@ import (
 	"github.com/persimmon-db/persimmon/keyspace"
 	"github.com/persimmon-db/persimmon/pmem"
 	"github.com/persimmon-db/persimmon/recovery"
+	"github.com/persimmon-db/persimmon/wal"
 )
 
 const segmentSize = 64 << 10
@@ -67,8 +68,9 @@ func scratchDir(t *testing.T) string {
 // For each point right after an event (a flush, a fence, a map or close of
 // a segment) the test builds images: the one where every undetermined unit
 // holds its persistent value, the one where each holds the last value
-// stored, and random mixtures (units chosen independently, with varying
-// probability). Each distinct image is written to a fresh directory and
+// stored, cuts at record boundaries (the log written back in order up to a
+// record) and random mixtures (units chosen independently, with varying
+// probability); see imagePick. Each distinct image is written to a fresh directory and
 // opened with recovery.Open in pmem mode, as the server does at start-up.
 // It must:
 //
@@ -143,6 +145,195 @@ func TestCrashImagesConcurrent(t *testing.T) {
 	crashImages(t, pmem.ModePmem, int(envInt(t, "PERSIMMON_CRASH_IMAGES", 3000))/3, 4)
 }
 
+// TestCrashImagesAfterRecovery crashes a second time: during the recovery
+// of a crash image whose newest segment ends in a torn tail (recovery
+// zeroes and persists it) and while the units that crash lost are redone
+// with values of the same lengths, so that their records land exactly
+// where the cut ones were (stale bytes of a cut that never reached the
+// media would then continue the log). Recovery is recorded like the first
+// run; its crash images must recover the first recovery's state, and the
+// later ones a prefix of the redone units on top of it, with every
+// acknowledged one. A third of the images, over 8 first crashes (40 in the
+// long run).
+func TestCrashImagesAfterRecovery(t *testing.T) {
+	if pmem.FlushInstruction() == "none" {
+		t.Skip("no cache-line write-back instruction")
+	}
+	images := int(envInt(t, "PERSIMMON_CRASH_IMAGES", 3000)) / 3
+	seed := uint64(envInt(t, "PERSIMMON_CRASH_SEED", 1))
+	firsts := max(8, images/800)
+	run := record(t, pmem.ModePmem, seed, 300, 1)
+	base := scratchDir(t)
+
+	// Pick first crashes whose recovery cuts a torn tail, spread over
+	// the run.
+	type firstCrash struct {
+		event int
+		names []string
+		files [][]byte
+		fp    uint64
+		units int // the prefix it recovered
+	}
+	var picked []firstCrash
+	dirty := 0
+	run.trace.Replay(func(c *pmem.CrashPoint) bool {
+		if len(c.Dirty) > 0 {
+			dirty++
+		}
+		return true
+	})
+	stride := max(1, dirty/firsts)
+	rng := rand.New(rand.NewPCG(seed, 0xf1257))
+	n, next := 0, stride/2
+	run.trace.Replay(func(c *pmem.CrashPoint) bool {
+		if len(c.Dirty) == 0 {
+			return true
+		}
+		if n++; n < next {
+			return true
+		}
+		// Every other one: all units new but the first undetermined one of
+		// the newest segment (so one record is torn and the ones after it
+		// are intact); else each unit new with probability 0.7.
+		newest, torn := 0, -1
+		for i, f := range c.Files {
+			if f.Name > c.Files[newest].Name {
+				newest = i
+			}
+		}
+		for i, u := range c.Dirty {
+			if u.File == newest && u.Off >= firstRecord {
+				torn = i
+				break
+			}
+		}
+		oneTorn := len(picked)%2 == 0
+		files := c.Image(func(i int) int {
+			if oneTorn {
+				if i == torn {
+					return 0
+				}
+				return len(c.Dirty[i].New)
+			}
+			if rng.Float64() < 0.7 {
+				return 1 + rng.IntN(len(c.Dirty[i].New))
+			}
+			return 0
+		})
+		var names []string
+		for _, f := range c.Files {
+			names = append(names, f.Name)
+		}
+		dir := filepath.Join(base, "first")
+		if err := writeImage(dir, names, files); err != nil {
+			t.Fatal(err)
+		}
+		ks, rep, err := recovery.Open(recovery.Options{Dir: dir, Mode: pmem.ModePmem, SegmentSize: segmentSize})
+		if err != nil {
+			t.Fatalf("crash point after event %d: recovery refused a possible crash state: %v", c.Event, err)
+		}
+		fp := fingerprintOf(dumpKeyspace(ks))
+		ks.Close()
+		os.RemoveAll(dir)
+		if rep.TornBytes == 0 {
+			return true
+		}
+		written := run.written(c.Event)
+		units := -1
+		for _, p := range run.prefix[fp] {
+			if p >= min(run.acked(c.Event), written) && p <= written {
+				units = p
+			}
+		}
+		if units < 0 {
+			t.Fatalf("crash point after event %d: recovered no allowed prefix", c.Event)
+		}
+		if oneTorn && written-units < 2 {
+			return true // no intact record after the torn one to be stale
+		}
+		cp := make([][]byte, len(files))
+		for i := range files {
+			cp[i] = slices.Clone(files[i])
+		}
+		picked = append(picked, firstCrash{event: c.Event, names: names, files: cp, fp: fp, units: units})
+		next += stride
+		return len(picked) < firsts
+	})
+	if len(picked) == 0 {
+		t.Fatal("no crash image with a torn tail")
+	}
+	t.Logf("%d first crashes with a torn tail (after events %v)", len(picked), func() []int {
+		var e []int
+		for _, p := range picked {
+			e = append(e, p.event)
+		}
+		return e
+	}())
+
+	var total checkStats
+	for _, first := range picked {
+		dir := filepath.Join(base, fmt.Sprintf("second-%d", first.event))
+		if err := writeImage(dir, first.names, first.files); err != nil {
+			t.Fatal(err)
+		}
+		tr := pmem.StartTrace()
+		ks, _, err := recovery.Open(recovery.Options{Dir: dir, Mode: pmem.ModePmem, SegmentSize: segmentSize})
+		if err != nil {
+			tr.Stop()
+			t.Fatal(err)
+		}
+		w := newWorkload(seed)
+		w.dryRun(first.units)
+		if w.m.fingerprint() != first.fp {
+			tr.Stop()
+			t.Fatalf("first crash after event %d: the dry run of %d units does not reach the recovered state", first.event, first.units)
+		}
+		w.ks, w.salt, w.base = ks, 13, first.units
+		second := w.run(t, pmem.ModePmem, tr, 30, 1)
+		// Crash points before recovery has mapped every file of the
+		// image would lack the files not yet mapped; recovery writes
+		// nothing before that, so those points are the image itself.
+		maps := 0
+		for k, ev := range tr.Events() {
+			if ev.Kind == pmem.TraceMap {
+				if maps++; maps == len(first.names) {
+					second.from = k
+					break
+				}
+			}
+		}
+		tr.Stop()
+		if err := ks.Close(); err != nil {
+			t.Fatal(err)
+		}
+		os.RemoveAll(dir)
+		st := second.check(t, base, seed, images/len(picked))
+		total.images += st.images
+		total.points += st.points
+		total.full += st.full
+		if t.Failed() {
+			t.Fatalf("after the first crash at event %d (%d units recovered)", first.event, first.units)
+		}
+	}
+	t.Logf("%d distinct images at %d crash points of the recoveries and redone units; %d held every unit begun", total.images, total.points, total.full)
+	if total.images < images {
+		t.Errorf("only %d distinct images, want %d", total.images, images)
+	}
+}
+
+// writeImage writes files (named names) into a new directory dir.
+func writeImage(dir string, names []string, files [][]byte) error {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	for i, name := range names {
+		if err := writeSparse(filepath.Join(dir, name), files[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func crashImages(t *testing.T, mode pmem.Mode, images, writers int) {
 	seed := uint64(envInt(t, "PERSIMMON_CRASH_SEED", 1))
 	units := max(300, images/5)
@@ -178,6 +369,7 @@ type unitNote struct {
 }
 
 type recordedRun struct {
+	from   int // the first event whose crash point is checked
 	mode   pmem.Mode
 	trace  *pmem.Trace
 	units  []unitNote
@@ -221,7 +413,37 @@ func record(t *testing.T, mode pmem.Mode, seed uint64, units, writers int) *reco
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &workload{rng: rand.New(rand.NewPCG(seed, 0x5eed)), ks: ks, m: model{}}
+	w := newWorkload(seed)
+	w.ks = ks
+	run := w.run(t, mode, tr, units, writers)
+	tr.Stop()
+	if err := ks.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+func newWorkload(seed uint64) *workload {
+	return &workload{rng: rand.New(rand.NewPCG(seed, 0x5eed)), m: model{}}
+}
+
+// dryRun advances w (dry) through units units as run would.
+func (w *workload) dryRun(units int) {
+	w.dry = true
+	for i := 0; i < units; i++ {
+		w.unit()
+		w.rng.IntN(4) // run's acknowledgement draw
+	}
+	w.dry = false
+}
+
+// run performs units units on w.ks from writers goroutines (each as one
+// client: its unit under the keyspace lock, then, three times in four,
+// WaitDurable for the unit's LSN without the lock, and a note that the
+// unit is acknowledged), recorded by tr. Log order is lock order; the
+// model follows it and is compared with the live keyspace after each unit.
+func (w *workload) run(t *testing.T, mode pmem.Mode, tr *pmem.Trace, units, writers int) *recordedRun {
+	ks := w.ks
 	run := &recordedRun{mode: mode, trace: tr, prefix: map[uint64][]int{}}
 	prevFP := w.m.fingerprint()
 	run.prefix[prevFP] = append(run.prefix[prevFP], 0)
@@ -271,7 +493,7 @@ func record(t *testing.T, mode pmem.Mode, seed uint64, units, writers int) *reco
 						run.units[i].ack = n
 						ks.Unlock()
 					}
-					if i%25 == 24 {
+					if (w.base+i)%25 == 24 {
 						ks.Clean()
 					}
 				}
@@ -283,11 +505,9 @@ func record(t *testing.T, mode pmem.Mode, seed uint64, units, writers int) *reco
 			t.Error(err)
 		}
 	}
-	tr.Stop()
-	if err := ks.Close(); err != nil {
-		t.Fatal(err)
-	}
 	if t.Failed() {
+		tr.Stop()
+		ks.Close()
 		t.FailNow()
 	}
 	return run
@@ -303,19 +523,25 @@ func (r *recordedRun) check(t *testing.T, base string, seed uint64, want int) ch
 	// Spread the images over the crash points that have undetermined
 	// units (the others have one image each), carrying any shortfall of
 	// a point with few possible images over to the next ones.
-	dirtyLeft := 0
+	dirtyLeft, cleanLeft := 0, 0
 	r.trace.Replay(func(c *pmem.CrashPoint) bool {
-		if len(c.Dirty) > 0 {
+		switch {
+		case c.Event < r.from:
+		case len(c.Dirty) > 0:
 			dirtyLeft++
+		default:
+			cleanLeft++
 		}
 		return true
 	})
-	cleanLeft := len(events) - dirtyLeft
 	target := want + want/8 // the last points may have fewer possible images than their share
 	rng := rand.New(rand.NewPCG(seed, 0x1a9e))
 	seen := map[uint64]bool{}
 	failures := 0
 	r.trace.Replay(func(c *pmem.CrashPoint) bool {
+		if c.Event < r.from {
+			return true
+		}
 		st.points++
 		if len(c.Dirty) > 0 {
 			st.dirtyPoints++
@@ -333,8 +559,9 @@ func (r *recordedRun) check(t *testing.T, base string, seed uint64, want int) ch
 			cleanLeft--
 		}
 		distinct := 0
-		for try := 0; distinct < quota && try < 4*quota+4; try++ {
-			pick := imagePick(rng, c, try)
+		cuts := recordCuts(c)
+		for try := 0; (distinct < quota || try < 2+len(cuts)) && try < 4*quota+4+len(cuts); try++ {
+			pick := imagePick(rng, c, cuts, try)
 			if pick == nil {
 				break
 			}
@@ -368,11 +595,20 @@ func (r *recordedRun) check(t *testing.T, base string, seed uint64, want int) ch
 	return st
 }
 
+// recordCut is a record boundary: the offset where a wal record starts in
+// file (an index into CrashPoint.Files).
+type recordCut struct {
+	file int
+	off  int64
+}
+
 // imagePick returns the try-th choice for c's undetermined units (nil
-// when there are no more): all old, then all newest, then random mixtures
-// in which a unit takes a new value with probability 0.5, 0.1, 0.9, 0.3 or
-// 0.7 in turn.
-func imagePick(rng *rand.Rand, c *pmem.CrashPoint, try int) []int {
+// when there are no more): all old, then all newest, then one cut at each
+// record boundary of recordCuts (in that file the units before the record
+// newest and the units from it on old: a log written back in order up to
+// that record, as a torn tail usually is; other files newest), then random mixtures in which a unit takes a
+// new value with probability 0.5, 0.1, 0.9, 0.3 or 0.7 in turn.
+func imagePick(rng *rand.Rand, c *pmem.CrashPoint, cuts []recordCut, try int) []int {
 	d := len(c.Dirty)
 	pick := make([]int, d)
 	switch {
@@ -385,6 +621,14 @@ func imagePick(rng *rand.Rand, c *pmem.CrashPoint, try int) []int {
 			pick[i] = len(u.New)
 		}
 		return pick
+	case try-2 < len(cuts):
+		cut := cuts[try-2]
+		for i, u := range c.Dirty {
+			if u.File != cut.file || u.Off < cut.off {
+				pick[i] = len(u.New)
+			}
+		}
+		return pick
 	}
 	probs := []float64{0.5, 0.1, 0.9, 0.3, 0.7}
 	p := probs[try%len(probs)]
@@ -394,6 +638,43 @@ func imagePick(rng *rand.Rand, c *pmem.CrashPoint, try int) []int {
 		}
 	}
 	return pick
+}
+
+// recordCuts returns, for each file with undetermined units, the offsets
+// of the wal records (read from firstRecord on in the image where every
+// unit holds its newest value) that start within the undetermined range,
+// as cuts for imagePick.
+func recordCuts(c *pmem.CrashPoint) []recordCut {
+	if len(c.Dirty) == 0 {
+		return nil
+	}
+	newest := c.Image(func(i int) int { return len(c.Dirty[i].New) })
+	var cuts []recordCut
+	for f := range c.Files {
+		lo, hi := int64(-1), int64(-1)
+		for _, u := range c.Dirty {
+			if u.File == f {
+				if lo < 0 {
+					lo = u.Off
+				}
+				hi = u.Off
+			}
+		}
+		if lo < 0 {
+			continue
+		}
+		for off := int64(firstRecord); ; {
+			rec, err := wal.DecodeRecord(newest[f], off)
+			if err != nil {
+				break
+			}
+			if off >= lo && off <= hi {
+				cuts = append(cuts, recordCut{file: f, off: off})
+			}
+			off += rec.Size
+		}
+	}
+	return cuts
 }
 
 func countNew(pick []int) int {
@@ -423,13 +704,12 @@ func imageKey(c *pmem.CrashPoint, files [][]byte, acked, written int) uint64 {
 // recover writes the image into dir, checks the segment order on it and
 // runs recovery; it returns the recovered state's fingerprint.
 func (r *recordedRun) recover(dir string, c *pmem.CrashPoint, files [][]byte) (uint64, error) {
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return 0, err
+	var names []string
+	for _, f := range c.Files {
+		names = append(names, f.Name)
 	}
-	for i, f := range c.Files {
-		if err := writeSparse(filepath.Join(dir, f.Name), files[i]); err != nil {
-			return 0, err
-		}
+	if err := writeImage(dir, names, files); err != nil {
+		return 0, err
 	}
 	if err := checkSealOrder(c, files); err != nil {
 		return 0, err
@@ -661,6 +941,32 @@ type workload struct {
 	ks  *keyspace.Keyspace
 	m   model
 	seq int
+	// dry: update the model (and draw from rng) only, writing nothing, to
+	// bring a second workload to the state of the first after as many
+	// units.
+	dry     bool
+	scratch keyspace.Batch
+	// salt changes the filler of values but not their lengths.
+	salt int
+	// base is the number of units before this workload's first (cleaning
+	// passes come every 25 units counted from the first run's start).
+	base int
+}
+
+// batch is the batch of the next commit (a throwaway one when dry).
+func (w *workload) batch() *keyspace.Batch {
+	if w.dry {
+		w.scratch.Reset()
+		return &w.scratch
+	}
+	return w.ks.NewBatch()
+}
+
+func (w *workload) commit(b *keyspace.Batch) error {
+	if w.dry || b.Len() == 0 {
+		return nil
+	}
+	return w.ks.Commit(b)
 }
 
 // unit performs one atomic unit (with the keyspace lock held) on ks and the
@@ -671,20 +977,26 @@ func (w *workload) unit() (string, error) {
 	switch {
 	case r < 8:
 		// A MULTI/EXEC block: 2-4 commits in one transaction group.
-		w.ks.BeginTxn()
+		if !w.dry {
+			w.ks.BeginTxn()
+		}
 		n := 2 + w.rng.IntN(3)
 		var parts []string
 		for i := 0; i < n; i++ {
-			b := w.ks.NewBatch()
+			b := w.batch()
 			parts = append(parts, w.op(b, w.rng.IntN(60)))
-			if err := w.ks.Commit(b); err != nil {
+			if err := w.commit(b); err != nil {
 				return "txn", err
 			}
 		}
-		return "txn[" + strings.Join(parts, "; ") + "]", w.ks.EndTxn()
+		desc := "txn[" + strings.Join(parts, "; ") + "]"
+		if w.dry {
+			return desc, nil
+		}
+		return desc, w.ks.EndTxn()
 	case r < 10:
 		// Large values: a record of several cache lines per key.
-		b := w.ks.NewBatch()
+		b := w.batch()
 		n := 2 + w.rng.IntN(4)
 		for i := 0; i < n; i++ {
 			db, k := w.key("s", 25)
@@ -692,14 +1004,14 @@ func (w *workload) unit() (string, error) {
 			b.Set(db, []byte(k), []byte(v), 0)
 			w.m[mkey{db, k}] = &mval{typ: keyspace.TypeString, str: v}
 		}
-		return fmt.Sprintf("big mset of %d", n), w.ks.Commit(b)
+		return fmt.Sprintf("big mset of %d", n), w.commit(b)
 	default:
-		b := w.ks.NewBatch()
+		b := w.batch()
 		desc := w.op(b, r)
 		if b.Len() == 0 {
 			return desc + " (nothing)", nil
 		}
-		return desc, w.ks.Commit(b)
+		return desc, w.commit(b)
 	}
 }
 
@@ -713,7 +1025,7 @@ func (w *workload) key(p string, n int) (int, string) {
 func (w *workload) value(n int) string {
 	s := fmt.Sprintf("u%d.%d-", w.seq, w.rng.IntN(1000))
 	if len(s) < n {
-		s += strings.Repeat(string(rune('a'+w.seq%26)), n-len(s))
+		s += strings.Repeat(string(rune('a'+(w.seq+w.salt)%26)), n-len(s))
 	}
 	return s
 }

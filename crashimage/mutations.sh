@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Mutation check of the crash-image test: delete each Flush / Drain (fence) /
-# Persist / Msync call site of the non-test code of pmem, arena and wal, one
+# Persist / Msync call site of the non-test code of pmem, arena and wal (and
+# recovery's), one
 # at a time, run the crash-image tests (default samples) on the mutant and
 # report whether they fail. Restores every file afterwards.
 #
@@ -28,6 +29,7 @@ sites=(
   "pmem.Region.Persist (msync mode): Msync|pmem/region.go|case ModeMsync:\n\t\treturn r.Msync(off, n)|case ModeMsync:\n\t\treturn nil"
   "pmem.Region.Msync: msync(2)|pmem/region.go|if err := msyncPages(r.data[lo:hi], unix.MS_SYNC); err != nil {|if err := error(nil); err != nil {"
   "pmem.Drain (amd64): SFENCE|pmem/flush_amd64.go|\tsfence()\n\ttraceFence()|\ttraceFence()"
+  "recovery.cutTail: Persist of the zeroed tail|recovery/recovery.go|if err := seg.Persist(end, last-end); err != nil {|if err := error(nil); err != nil {"
 )
 
 want=("$@")
