@@ -92,10 +92,10 @@ func scratchDir(t *testing.T) string {
 // # Mutation check
 //
 // Each Flush, Drain (fence), Persist or Msync call site of the non-test
-// code of pmem, arena and wal was deleted (the call replaced by nothing or
-// by a nil error) one at a time, and the three tests run on the mutant
-// with the default samples; crashimage/mutations.sh does it and prints
-// this list (run of 2026-12-01):
+// code of pmem, arena and wal (and recovery's one) was deleted (the call
+// replaced by nothing or by a nil error) one at a time, and the four tests
+// run on the mutant with the default samples; crashimage/mutations.sh
+// does it and prints this list (run of 2026-12-01):
 //
 //	 1 wal persistPending: seg.Persist (group commit)  FAIL: a unit acknowledged with no flush or fence since it began
 //	 2 arena seal: Persist of [from, end) before the   FAIL: recovery refuses a possible crash state (a sealed
@@ -116,10 +116,12 @@ func scratchDir(t *testing.T) string {
 //	15 pmem Region.Msync: msync(2)                     FAIL (msync test): as 1
 //	16 pmem Drain (amd64): the SFENCE inside it        survives by construction: the recorder sees the Drain call,
 //	                                                         not the instruction (flush_amd64.s is one line)
+//	17 recovery cutTail: Persist of the zeroed tail    FAIL (after-recovery test): a crash while the lost units are
+//	                                                         redone brings back the stale records after the redone
+//	                                                         ones: a state that is no prefix
 //
-// Not covered: the Persist calls of recovery (cutTail) and of
-// persimmon-check repair, which write only while recovering or repairing,
-// and those runs are not recorded.
+// Not covered: the Persist calls of persimmon-check repair (offline; not
+// recorded).
 func TestCrashImages(t *testing.T) {
 	if pmem.FlushInstruction() == "none" {
 		t.Skip("no cache-line write-back instruction: pmem mode falls back to msync (TestCrashImagesMsync)")
