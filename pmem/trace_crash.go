@@ -1,4 +1,4 @@
-//go:build pmemtrace
+//go:build pmemtrace && unix
 
 package pmem
 
