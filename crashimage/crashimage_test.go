@@ -164,7 +164,7 @@ func TestCrashImagesAfterRecovery(t *testing.T) {
 	images := int(envInt(t, "PERSIMMON_CRASH_IMAGES", 3000)) / 3
 	seed := uint64(envInt(t, "PERSIMMON_CRASH_SEED", 1))
 	firsts := max(8, images/800)
-	run := record(t, pmem.ModePmem, seed, 300, 1)
+	run := record(t, pmem.ModePmem, seed, max(300, 40*firsts), 1)
 	base := scratchDir(t)
 
 	// Pick first crashes whose recovery cuts a torn tail, spread over
