@@ -70,9 +70,9 @@ func scratchDir(t *testing.T) string {
 // holds its persistent value, the one where each holds the last value
 // stored, cuts at record boundaries (the log written back in order up to a
 // record) and random mixtures (units chosen independently, with varying
-// probability); see imagePick. Each distinct image is written to a fresh directory and
-// opened with recovery.Open in pmem mode, as the server does at start-up.
-// It must:
+// probability); see imagePick. Each distinct image is written to a fresh
+// directory and opened with recovery.Open in pmem mode, as the server does
+// at start-up. It must:
 //
 //   - start (every image is a possible crash state, so a refusal fails);
 //   - hold exactly the model state after some prefix of the units, with
@@ -84,7 +84,8 @@ func scratchDir(t *testing.T) string {
 //     written to).
 //
 // Sizes: PERSIMMON_CRASH_IMAGES images (default 3000, the `make test`
-// sample; `make test-long` runs 100000), PERSIMMON_CRASH_SEED fixes the
+// sample; `make test-long` runs 100000; the other three tests take a third
+// each), units a fifth as many (at least 300), PERSIMMON_CRASH_SEED fixes the
 // workload (default 1; the cleaner goroutine's timer can still move events
 // slightly between runs). Every failure prints the seed, the crash point
 // and the recovery error or the state found.
