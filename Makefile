@@ -5,7 +5,7 @@ PKGS     := ./...
 RACEPKGS := ./wal/... ./keyspace/... ./recovery/... ./resp/...
 GOVERSION := $(shell sed -n 's/^go //p' go.mod)
 
-.PHONY: all build run test testrace fuzz bench bench-seeds fmt vet clean readme-check
+.PHONY: all build run test test-long testrace fuzz bench bench-seeds fmt vet clean readme-check
 
 all: build
 
@@ -31,6 +31,11 @@ test: build
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 	$(GO) test -count=1 -race -timeout 20m $(RACEPKGS)
 	PERSIMMON_TEST_IO=loop $(GO) test -count=1 -race -timeout 20m ./resp/
+	$(GO) test -count=1 -tags pmemtrace ./pmem/ ./crashimage/
+
+# The long runs of the crash tests (full counts; minutes).
+test-long: build
+	PERSIMMON_CRASH_IMAGES=100000 $(GO) test -count=1 -tags pmemtrace -timeout 60m -run TestCrashImages -v ./crashimage/
 
 # The README's quick start, run as written on a fresh clone in a temporary
 # directory with a free port (.ci/run runs it too).

@@ -75,6 +75,19 @@
 // allocates every block up front (fallocate) so that a full disk is an
 // ENOSPC error from Map rather than a SIGBUS later.
 //
+// # The recorder (build tag pmemtrace)
+//
+// A test build with the pmemtrace tag adds a recorder (trace.go): while a
+// Trace is active it records every Map and Close of a Region, every
+// cache-line write-back (the flush loop), every fence (Drain) and every
+// successful msync, and at each of them the aligned 8-byte units of the
+// traced mappings that changed since the previous one. Trace.Replay turns
+// the record into crash points: what the media certainly holds, and which
+// units may hold an older or newer value if the power fails there (the
+// crash images of package crashimage). Without the tag the hooks are
+// empty functions that the compiler inlines away: Persist compiles to the
+// flush loop and the SFENCE call as before.
+//
 // The package keeps no Go pointers in mapped memory and uses no unsafe code:
 // the assembly write-back loops take the mapped slice as their argument.
 package pmem

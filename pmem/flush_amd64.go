@@ -21,7 +21,17 @@ func flushCLFLUSH(b []byte) int
 // synchronization (a mutex, channel or atomic): on amd64 those use locked
 // instructions, which CLWB and CLFLUSHOPT are ordered with. Drain has no
 // error; it costs tens of nanoseconds plus the wait for pending flushes.
-func Drain()
+//
+// traceFence records the fence in a test build with the pmemtrace tag
+// (trace.go); otherwise it is empty and inlined away, so Drain compiles
+// to the SFENCE call alone.
+func Drain() {
+	sfence()
+	traceFence()
+}
+
+// sfence executes SFENCE.
+func sfence()
 
 // CPUID feature bits (Intel SDM vol. 2A, CPUID).
 const (

@@ -71,7 +71,7 @@ clfdone:
 	MOVQ AX, ret+24(FP)
 	RET
 
-// func Drain()
-TEXT ·Drain(SB), NOSPLIT, $0-0
+// func sfence()
+TEXT ·sfence(SB), NOSPLIT, $0-0
 	SFENCE
 	RET
