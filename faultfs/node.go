@@ -17,19 +17,19 @@ type node struct {
 }
 
 var (
-	_ fs.NodeWrapChilder     = (*node)(nil)
-	_ fs.NodeCreater         = (*node)(nil)
-	_ fs.NodeOpener          = (*node)(nil)
-	_ fs.NodeOpendirHandler  = (*node)(nil)
-	_ fs.NodeUnlinker        = (*node)(nil)
-	_ fs.NodeRenamer         = (*node)(nil)
-	_ fs.NodeMkdirer         = (*node)(nil)
-	_ fs.NodeRmdirer         = (*node)(nil)
-	_ fs.NodeSetattrer       = (*node)(nil)
-	_ fs.NodeFsyncer         = (*node)(nil)
-	_ fs.FileFsyncdirer      = (*dirHandle)(nil)
-	_ fs.FileWriter          = (*file)(nil)
-	_ fs.FileAllocater       = (*file)(nil)
+	_ fs.NodeWrapChilder    = (*node)(nil)
+	_ fs.NodeCreater        = (*node)(nil)
+	_ fs.NodeOpener         = (*node)(nil)
+	_ fs.NodeOpendirHandler = (*node)(nil)
+	_ fs.NodeUnlinker       = (*node)(nil)
+	_ fs.NodeRenamer        = (*node)(nil)
+	_ fs.NodeMkdirer        = (*node)(nil)
+	_ fs.NodeRmdirer        = (*node)(nil)
+	_ fs.NodeSetattrer      = (*node)(nil)
+	_ fs.NodeFsyncer        = (*node)(nil)
+	_ fs.FileFsyncdirer     = (*dirHandle)(nil)
+	_ fs.FileWriter         = (*file)(nil)
+	_ fs.FileAllocater      = (*file)(nil)
 )
 
 // WrapChild makes every node of the tree a *node.
