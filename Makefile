@@ -4,7 +4,7 @@ BIN      := bin
 PKGS     := ./...
 RACEPKGS := ./wal/... ./keyspace/... ./recovery/... ./resp/...
 
-.PHONY: all build run test testrace fuzz bench bench-seeds fmt vet clean
+.PHONY: all build run test test-long testrace fuzz bench bench-seeds fmt vet clean
 
 all: build
 
@@ -26,6 +26,10 @@ test: build
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 	$(GO) test -count=1 -race -timeout 20m $(RACEPKGS)
 	PERSIMMON_TEST_IO=loop $(GO) test -count=1 -race -timeout 20m ./resp/
+
+# The long runs of the crash tests (full counts; minutes).
+test-long: build
+	PERSIMMON_POWERCUT_CUTS=200 $(GO) test -count=1 -timeout 60m -run TestPowerCut -v ./e2e/
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRecord -fuzztime 30s ./wal/
