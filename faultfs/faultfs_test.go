@@ -83,9 +83,9 @@ func mountTest(t *testing.T, opts Options) (*FS, string, string) {
 	return f, backing, mnt
 }
 
-func cut(t *testing.T, f *FS) CutStats {
+func cut(t *testing.T, f *FS, mode CutMode) CutStats {
 	t.Helper()
-	cs, err := f.Cut()
+	cs, err := f.Cut(mode)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestWriteNeedsFsync(t *testing.T) {
 	}
 	h.Close()
 	wantFile(t, filepath.Join(backing, "a"), append([]byte("DURab"), bytes.Repeat([]byte("x"), 3*PageSize)...))
-	cs := cut(t, f)
+	cs := cut(t, f, DropAll)
 	if cs.DroppedPages != 1 || cs.Files != 1 {
 		t.Fatalf("cut dropped %d pages of %d files, want 1 page (the rest was past the durable size) of 1", cs.DroppedPages, cs.Files)
 	}
@@ -180,7 +180,7 @@ func TestWriteNeedsFsync(t *testing.T) {
 	}
 	h.WriteAt([]byte("E"), 1)
 	h.Close()
-	cut(t, f)
+	cut(t, f, DropAll)
 	wantFile(t, p, []byte("Durable"))
 }
 
@@ -208,7 +208,7 @@ func TestNamesNeedDirFsync(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(mnt, "e"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cs := cut(t, f)
+	cs := cut(t, f, DropAll)
 	if cs.UndoneOps != 4 {
 		t.Fatalf("undid %d namespace operations, want 4", cs.UndoneOps)
 	}
@@ -223,7 +223,7 @@ func TestNamesNeedDirFsync(t *testing.T) {
 	os.Remove(filepath.Join(sub, "victim"))
 	os.Rename(filepath.Join(sub, "old"), filepath.Join(sub, "kept"))
 	syncDir(t, sub)
-	cs = cut(t, f)
+	cs = cut(t, f, DropAll)
 	if cs.UndoneOps != 0 {
 		t.Fatalf("undid %d namespace operations after the directory fsync", cs.UndoneOps)
 	}
@@ -244,7 +244,7 @@ func TestTruncateAndPunchNeedFsync(t *testing.T) {
 	if err := os.Truncate(p, 100); err != nil {
 		t.Fatal(err)
 	}
-	cut(t, f)
+	cut(t, f, DropAll)
 	wantFile(t, p, data)
 
 	h, err := os.OpenFile(p, os.O_RDWR, 0)
@@ -258,7 +258,7 @@ func TestTruncateAndPunchNeedFsync(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Close()
-	cut(t, f)
+	cut(t, f, DropAll)
 	wantFile(t, p, data)
 
 	h, _ = os.OpenFile(p, os.O_RDWR, 0)
@@ -269,7 +269,7 @@ func TestTruncateAndPunchNeedFsync(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Close()
-	cut(t, f)
+	cut(t, f, DropAll)
 	wantFile(t, p, append(data, make([]byte, 5*PageSize)...))
 }
 
@@ -309,7 +309,7 @@ func TestMmapMsync(t *testing.T) {
 		t.Fatalf("the kernel wrote back %d bytes of %d dirty", after.WriteBytes-before.WriteBytes, pages*PageSize)
 	}
 	wantFile(t, p, bytes.Repeat([]byte("a"), pages*PageSize))
-	cs := cut(t, f)
+	cs := cut(t, f, DropAll)
 	if cs.DroppedPages != pages/2 {
 		t.Fatalf("cut dropped %d pages, want the %d not msynced", cs.DroppedPages, pages/2)
 	}
@@ -318,7 +318,7 @@ func TestMmapMsync(t *testing.T) {
 	// No msync at all: everything the kernel wrote back is dropped.
 	runMmapChild(t, p, pages, 0, 'b')
 	wantFile(t, p, bytes.Repeat([]byte("b"), pages*PageSize))
-	cut(t, f)
+	cut(t, f, DropAll)
 	wantFile(t, p, append(bytes.Repeat([]byte("a"), pages/2*PageSize), make([]byte, pages/2*PageSize)...))
 }
 
@@ -326,7 +326,7 @@ func TestMmapMsync(t *testing.T) {
 // or wholly new after a cut, and both happen.
 func TestKeepRandom(t *testing.T) {
 	const pages = 64
-	f, _, mnt := mountTest(t, Options{Mode: KeepRandom, Seed: 7})
+	f, _, mnt := mountTest(t, Options{Seed: 7})
 	p := filepath.Join(mnt, "r")
 	writeFile(t, p, bytes.Repeat([]byte("o"), pages*PageSize), true)
 	syncDir(t, mnt)
@@ -336,7 +336,7 @@ func TestKeepRandom(t *testing.T) {
 	}
 	h.WriteAt(bytes.Repeat([]byte("n"), pages*PageSize), 0)
 	h.Close()
-	cs := cut(t, f)
+	cs := cut(t, f, KeepRandom)
 	got, err := os.ReadFile(p)
 	if err != nil || len(got) != pages*PageSize {
 		t.Fatalf("read %d bytes: %v", len(got), err)
@@ -355,5 +355,28 @@ func TestKeepRandom(t *testing.T) {
 	}
 	if kept == 0 || dropped == 0 || kept != cs.KeptPages || dropped != cs.DroppedPages {
 		t.Fatalf("kept %d dropped %d pages (cut says %d, %d)", kept, dropped, cs.KeptPages, cs.DroppedPages)
+	}
+}
+
+// TestKeepRandomNamesArePrefix: KeepRandom keeps the pending namespace
+// operations as a prefix, as a journal commits them: if a later create
+// survived, every earlier one did.
+func TestKeepRandomNamesArePrefix(t *testing.T) {
+	const n = 12
+	f, _, mnt := mountTest(t, Options{Seed: 3})
+	for i := 0; i < n; i++ {
+		writeFile(t, filepath.Join(mnt, fmt.Sprint(i)), []byte{byte(i)}, true)
+	}
+	cs := cut(t, f, KeepRandom)
+	if cs.KeptOps+cs.UndoneOps != n {
+		t.Fatalf("kept %d + undid %d namespace operations, want %d", cs.KeptOps, cs.UndoneOps, n)
+	}
+	for i := 0; i < n; i++ {
+		p := filepath.Join(mnt, fmt.Sprint(i))
+		if i < cs.KeptOps {
+			wantFile(t, p, []byte{byte(i)})
+		} else {
+			wantGone(t, p)
+		}
 	}
 }
