@@ -36,8 +36,6 @@ const (
 
 // Options configure Mount.
 type Options struct {
-	// Mode is what Cut does with unsynced data (DropAll by default).
-	Mode CutMode
 	// Seed seeds KeepRandom's choices (the same seed and the same
 	// requests make the same choices).
 	Seed uint64
@@ -161,14 +159,14 @@ func (f *FS) Stats() Stats {
 // (EIO: that includes the dirty pages the kernel writes back at unmount);
 // the filesystem is unmounted, the backing directory rolled back to what
 // was durable (all of it, or in KeepRandom mode a random subset) and a
-// fresh filesystem mounted at the same place. On error the filesystem may
-// be left unmounted.
-func (f *FS) Cut() (CutStats, error) {
+// fresh filesystem mounted at the same place. mode says what happens to
+// what was not durable. On error the filesystem may be left unmounted.
+func (f *FS) Cut(mode CutMode) (CutStats, error) {
 	f.frozen.Store(true)
 	if err := f.unmount(); err != nil {
 		return CutStats{}, err
 	}
-	cs, err := f.rollBack()
+	cs, err := f.rollBack(mode)
 	if err != nil {
 		return cs, err
 	}
@@ -218,14 +216,14 @@ func (f *FS) unmount() error {
 
 // rollBack gives every file its durable contents and size, then undoes
 // the pending namespace operations newest first. Called unmounted.
-func (f *FS) rollBack() (CutStats, error) {
+func (f *FS) rollBack(mode CutMode) (CutStats, error) {
 	var cs CutStats
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, ino := range slices.Sorted(maps.Keys(f.files)) {
 		st := f.files[ino]
 		st.mu.Lock()
-		kept, dropped, changed, err := st.rollBack(f.opts.Mode, f.rng)
+		kept, dropped, changed, err := st.rollBack(mode, f.rng)
 		st.close()
 		st.mu.Unlock()
 		if err != nil {
@@ -239,7 +237,7 @@ func (f *FS) rollBack() (CutStats, error) {
 	}
 	f.files = map[uint64]*fileState{}
 	keep := 0
-	if f.opts.Mode == KeepRandom {
+	if mode == KeepRandom {
 		keep = f.rng.IntN(len(f.log) + 1)
 	}
 	if err := f.commitLocked(keep); err != nil {
