@@ -40,6 +40,14 @@
 // write that reached the disk durable too. Durability is tracked per file
 // only: an fsync of one file makes nothing of another durable.
 //
+// Measured on Linux 6.18 (TestMmapMsync, TestPowerCut): msync(MS_SYNC) of
+// the first 8 of 16 dirty mapped pages arrives as one 32 KiB WRITE and
+// then one FSYNC; the other 8 stay in the page cache until the process is
+// killed, when closing its descriptors writes them back (FUSE flushes dirty
+// pages on close) as one more WRITE, which is accepted and dropped by the
+// cut. By the time Cut unmounts nothing is left to write back: over 200
+// cuts of the server, 0 requests were refused after the power went off.
+//
 // Block allocation (fallocate without PUNCH_HOLE or ZERO_RANGE) changes no
 // contents and is not rolled back; a size it extends is like any other
 // size change, durable at the next fsync. COLLAPSE_RANGE and INSERT_RANGE
@@ -68,7 +76,9 @@
 // FUSE requests are served concurrently; a file's log is guarded by its
 // own mutex, held across saving a page and writing it, so the saved page
 // is always the durable one. Cut and Close must not run concurrently with
-// each other. The test process itself must not map files of its own mount
+// each other. The undo state keeps its own descriptor on every file it
+// tracks until the next Cut, so deleted files hold their space until then
+// (and their inode numbers, which key the state, cannot be reused). The test process itself must not map files of its own mount
 // (a page fault served by its own goroutines can deadlock with the Go
 // runtime's stop-the-world): use a child process for mmap.
 package faultfs
