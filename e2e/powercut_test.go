@@ -71,7 +71,7 @@ func newPowerCutRig(t *testing.T, seed uint64) *powerCutRig {
 // powerCutTally counts what the checks after the cuts found.
 type powerCutTally struct {
 	targets int64    // writes acknowledged before the kills, at least (the sum of the kill targets)
-	acked   int64    // acknowledged writes checked (each a distinct write)
+	acked   int64    // checks of acknowledged writes (each is checked again after every later cut)
 	lost    int      // acknowledged writes missing
 	half    int      // atomic units (MSET, EXEC, SMOVE) half-applied
 	phantom int      // values past anything written (never correct)
