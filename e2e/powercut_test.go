@@ -87,7 +87,7 @@ func (p *powerCutTally) add(kind *int, format string, args ...any) {
 
 // TestPowerCut cuts the power under the server (faultfs: everything not
 // made durable by fsync, fdatasync or msync is dropped, or a random subset
-// of the unsynced pages kept) while concurrent writers run SET, INCR,
+// of the unsynced pages or of their sectors kept) while concurrent writers run SET, INCR,
 // MSET, MULTI/EXEC, HINCRBY, RPUSH, SADD, ZINCRBY and SMOVE, restarts it
 // on what survived and checks the acknowledged writes. In msync mode no
 // acknowledged write is lost and no unit half-applied, over every cut. In
@@ -108,8 +108,8 @@ func TestPowerCut(t *testing.T) {
 		if err != nil {
 			t.Fatalf("msync mode: the server does not start after a power cut: %v", err)
 		}
-		t.Logf("msync: %d cuts, >= %d writes acknowledged, %d checks of acknowledged writes, %d lost, %d half-applied units, %d phantom values; faultfs dropped %d unsynced pages and kept %d (random mode) in %d files, undid %d namespace ops; %d WRITE, %d FSYNC, %d FSYNCDIR requests, %d refused after the power was off",
-			cuts, tally.targets, tally.acked, tally.lost, tally.half, tally.phantom, stats.DroppedPages, stats.KeptPages, stats.Files, stats.UndoneOps, stats.writes, stats.fsyncs, stats.dirFsyncs, stats.refused)
+		t.Logf("msync: %d cuts, >= %d writes acknowledged, %d checks of acknowledged writes, %d lost, %d half-applied units, %d phantom values; faultfs dropped %d unsynced pages, kept %d and tore %d (random modes) in %d files, undid %d namespace ops; %d WRITE, %d FSYNC, %d FSYNCDIR requests, %d refused after the power was off",
+			cuts, tally.targets, tally.acked, tally.lost, tally.half, tally.phantom, stats.DroppedPages, stats.KeptPages, stats.TornPages, stats.Files, stats.UndoneOps, stats.writes, stats.fsyncs, stats.dirFsyncs, stats.refused)
 		if tally.lost != 0 || tally.half != 0 || tally.phantom != 0 {
 			t.Fatalf("msync mode after %d power cuts: %d acknowledged writes lost, %d half-applied units, %d phantom values: %s",
 				cuts, tally.lost, tally.half, tally.phantom, strings.Join(tally.samples, "; "))
@@ -150,8 +150,9 @@ type powerCutStats struct {
 // runPowerCuts runs cuts rounds of: start the server on the mount, check
 // the model, run the writers (and, with filler, a pipelined load that
 // makes segments rotate and be cleaned) until a random number of writes
-// is acknowledged, SIGKILL the server, cut the power (every other cut
-// keeps a random subset of the unsynced pages). A last start checks the
+// is acknowledged, SIGKILL the server, cut the power (in turn: drop every
+// unsynced page, keep a random half of them, keep a random half of their
+// 512-byte sectors). A last start checks the
 // last cut. If the server refuses to start after a cut, every write of
 // the model counts as lost, the run stops and refused holds the error.
 func runPowerCuts(t *testing.T, mode string, cuts int, seed uint64, filler bool) (tally *powerCutTally, total powerCutStats, refused error) {
@@ -198,16 +199,14 @@ func runPowerCuts(t *testing.T, mode string, cuts int, seed uint64, filler bool)
 					len(m.sets), len(m.counter), len(m.mset), len(m.txn), len(m.hcounter), len(m.listLen), len(m.members), len(m.zscore), len(m.smove))
 			}
 		}
-		cutMode := faultfs.DropAll
-		if round%2 == 1 {
-			cutMode = faultfs.KeepRandom
-		}
+		cutMode := []faultfs.CutMode{faultfs.DropAll, faultfs.KeepRandom, faultfs.TearSectors}[round%3]
 		cs, err := rig.fs.Cut(cutMode)
 		if err != nil {
 			t.Fatalf("round %d: cut: %v", round, err)
 		}
 		total.DroppedPages += cs.DroppedPages
 		total.KeptPages += cs.KeptPages
+		total.TornPages += cs.TornPages
 		total.UndoneOps += cs.UndoneOps
 		total.Files += cs.Files
 	}

@@ -28,7 +28,9 @@
 // durable contents back and the file its durable size. In KeepRandom mode
 // each logged page instead keeps its new contents with probability 1/2, as
 // a disk may have written back any subset of what the page cache held;
-// the size is still the durable size, and pages are never torn.
+// the size is still the durable size, and pages are never torn. In
+// TearSectors mode each 512-byte sector of a logged page is chosen on its
+// own, so a page can come back part old, part new (a torn write).
 //
 // A MAP_SHARED mapping needs no special case: FUSE sends dirty mapped
 // pages as WRITE requests (on writeback, on close of a descriptor, and

@@ -380,3 +380,48 @@ func TestKeepRandomNamesArePrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestTearSectors: with TearSectors each 512-byte sector of an unsynced
+// page is wholly old or wholly new after a cut, and some pages are torn.
+func TestTearSectors(t *testing.T) {
+	const pages = 16
+	f, _, mnt := mountTest(t, Options{Seed: 11})
+	p := filepath.Join(mnt, "s")
+	writeFile(t, p, bytes.Repeat([]byte("o"), pages*PageSize), true)
+	syncDir(t, mnt)
+	h, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.WriteAt(bytes.Repeat([]byte("n"), pages*PageSize), 0)
+	h.Close()
+	cs := cut(t, f, TearSectors)
+	got, err := os.ReadFile(p)
+	if err != nil || len(got) != pages*PageSize {
+		t.Fatalf("read %d bytes: %v", len(got), err)
+	}
+	var kept, torn, dropped int
+	for i := 0; i < pages; i++ {
+		var newSectors int
+		for s := 0; s < PageSize; s += SectorSize {
+			sec := got[i*PageSize+s : i*PageSize+s+SectorSize]
+			switch {
+			case bytes.Equal(sec, bytes.Repeat([]byte("n"), SectorSize)):
+				newSectors++
+			case !bytes.Equal(sec, bytes.Repeat([]byte("o"), SectorSize)):
+				t.Fatalf("page %d sector %d is torn inside", i, s/SectorSize)
+			}
+		}
+		switch newSectors {
+		case PageSize / SectorSize:
+			kept++
+		case 0:
+			dropped++
+		default:
+			torn++
+		}
+	}
+	if torn == 0 || kept != cs.KeptPages || torn != cs.TornPages || dropped != cs.DroppedPages {
+		t.Fatalf("kept %d torn %d dropped %d pages (cut says %d, %d, %d)", kept, torn, dropped, cs.KeptPages, cs.TornPages, cs.DroppedPages)
+	}
+}

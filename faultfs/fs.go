@@ -18,9 +18,12 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
-// PageSize is the unit of the undo log, in bytes: a cut keeps or drops
-// whole pages, never part of one.
+// PageSize is the unit of the undo log, in bytes: DropAll and KeepRandom
+// cuts keep or drop whole pages, never part of one.
 const PageSize = 4096
+
+// SectorSize is the unit TearSectors keeps or drops, in bytes.
+const SectorSize = 512
 
 // CutMode says what a cut does with what was not made durable.
 type CutMode int
@@ -32,6 +35,10 @@ const (
 	// KeepRandom keeps each unsynced page's new contents with probability
 	// 1/2 and a random prefix of the pending namespace operations.
 	KeepRandom
+	// TearSectors is KeepRandom for each 512-byte sector of an unsynced
+	// page on its own, so a page can come back part old, part new (a
+	// disk promises sector atomicity, not page atomicity).
+	TearSectors
 )
 
 // Options configure Mount.
@@ -57,9 +64,10 @@ type Stats struct {
 type CutStats struct {
 	Files        int // files with unsynced pages or a size change
 	DroppedPages int // pages given back their durable contents
-	KeptPages    int // unsynced pages kept (KeepRandom only)
+	KeptPages    int // unsynced pages kept whole (KeepRandom, TearSectors)
+	TornPages    int // unsynced pages that came back part old, part new (TearSectors)
 	UndoneOps    int // namespace operations undone
-	KeptOps      int // pending namespace operations kept (KeepRandom only)
+	KeptOps      int // pending namespace operations kept (KeepRandom, TearSectors)
 }
 
 // FS is a mounted power-cut filesystem. Its methods other than Stats must
@@ -223,13 +231,14 @@ func (f *FS) rollBack(mode CutMode) (CutStats, error) {
 	for _, ino := range slices.Sorted(maps.Keys(f.files)) {
 		st := f.files[ino]
 		st.mu.Lock()
-		kept, dropped, changed, err := st.rollBack(mode, f.rng)
+		kept, torn, dropped, changed, err := st.rollBack(mode, f.rng)
 		st.close()
 		st.mu.Unlock()
 		if err != nil {
 			return cs, err
 		}
 		cs.KeptPages += kept
+		cs.TornPages += torn
 		cs.DroppedPages += dropped
 		if changed {
 			cs.Files++
@@ -237,7 +246,7 @@ func (f *FS) rollBack(mode CutMode) (CutStats, error) {
 	}
 	f.files = map[uint64]*fileState{}
 	keep := 0
-	if mode == KeepRandom {
+	if mode == KeepRandom || mode == TearSectors {
 		keep = f.rng.IntN(len(f.log) + 1)
 	}
 	if err := f.commitLocked(keep); err != nil {
@@ -435,11 +444,12 @@ func (st *fileState) synced() error {
 }
 
 // rollBack restores the durable contents (in KeepRandom mode each page
-// keeps its new contents with probability 1/2) and the durable size.
-func (st *fileState) rollBack(mode CutMode, rng *rand.Rand) (kept, dropped int, changed bool, err error) {
+// keeps its new contents with probability 1/2, in TearSectors mode each
+// sector) and the durable size.
+func (st *fileState) rollBack(mode CutMode, rng *rand.Rand) (kept, torn, dropped int, changed bool, err error) {
 	fi, err := st.f.Stat()
 	if err != nil {
-		return 0, 0, false, fmt.Errorf("faultfs: %w", err)
+		return 0, 0, 0, false, fmt.Errorf("faultfs: %w", err)
 	}
 	// Sorted, so that a seed makes the same choices.
 	for _, p := range slices.Sorted(maps.Keys(st.undo)) {
@@ -447,22 +457,38 @@ func (st *fileState) rollBack(mode CutMode, rng *rand.Rand) (kept, dropped int, 
 		if buf == nil {
 			continue // past the durable size: the truncate below drops it
 		}
-		if mode == KeepRandom && rng.IntN(2) == 0 {
+		unit := len(buf) // DropAll, KeepRandom: the page is one unit
+		if mode == TearSectors {
+			unit = SectorSize
+		}
+		restored, units := 0, 0
+		for s := 0; s < len(buf); s += unit {
+			units++
+			if mode != DropAll && rng.IntN(2) == 0 {
+				continue // the disk had written the new contents
+			}
+			e := min(s+unit, len(buf))
+			if _, err := st.f.WriteAt(buf[s:e], p*PageSize+int64(s)); err != nil {
+				return kept, torn, dropped, true, fmt.Errorf("faultfs: restoring page %d: %w", p, err)
+			}
+			restored++
+		}
+		switch restored {
+		case 0:
 			kept++
-			continue
+		case units:
+			dropped++
+		default:
+			torn++
 		}
-		if _, err := st.f.WriteAt(buf, p*PageSize); err != nil {
-			return kept, dropped, true, fmt.Errorf("faultfs: restoring page %d: %w", p, err)
-		}
-		dropped++
 	}
 	if fi.Size() != st.durableSize || len(st.undo) > 0 {
 		changed = true
 	}
 	if err := st.f.Truncate(st.durableSize); err != nil {
-		return kept, dropped, changed, fmt.Errorf("faultfs: restoring size: %w", err)
+		return kept, torn, dropped, changed, fmt.Errorf("faultfs: restoring size: %w", err)
 	}
-	return kept, dropped, changed, nil
+	return kept, torn, dropped, changed, nil
 }
 
 func (st *fileState) close() {
