@@ -13,8 +13,13 @@
 // before Cut and starts them again after.
 //
 // It is a test tool, not a model of a particular disk: it is stricter than
-// ext4 wherever that is cheap, so that software that survives it relies
-// only on the syncs POSIX promises.
+// ext4 wherever that is cheap (durability per file, a new name needs an
+// fsync of its directory), so that software that survives it relies only
+// on the syncs POSIX promises; in one place it is as lenient as ext4's
+// journal (namespace operations become durable as a prefix, below). It
+// imports nothing of Persimmon and only tests use it (e2e.TestPowerCut);
+// it owns nothing but the mount, the backing directory and the graveyard
+// beside it.
 //
 // # Data (per file, in 4096-byte pages)
 //
