@@ -425,3 +425,27 @@ func TestTearSectors(t *testing.T) {
 		t.Fatalf("kept %d torn %d dropped %d pages (cut says %d, %d, %d)", kept, torn, dropped, cs.KeptPages, cs.TornPages, cs.DroppedPages)
 	}
 }
+
+// TestStrictNames: with StrictNames an fsync of a new directory does not
+// make the directory's own entry durable; only an fsync of its parent
+// does. Without it (the journal-prefix rule) the inner fsync commits the
+// mkdir too.
+func TestStrictNames(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		t.Run(fmt.Sprint("strict=", strict), func(t *testing.T) {
+			f, _, mnt := mountTest(t, Options{StrictNames: strict})
+			sub := filepath.Join(mnt, "new")
+			if err := os.Mkdir(sub, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(sub, "f"), []byte("x"), true)
+			syncDir(t, sub)
+			cut(t, f, DropAll)
+			if strict {
+				wantGone(t, sub)
+			} else {
+				wantFile(t, filepath.Join(sub, "f"), []byte("x"))
+			}
+		})
+	}
+}

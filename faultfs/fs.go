@@ -46,6 +46,11 @@ type Options struct {
 	// Seed seeds KeepRandom's choices (the same seed and the same
 	// requests make the same choices).
 	Seed uint64
+	// StrictNames makes a directory fsync commit only the namespace
+	// operations in that directory (a rename: in either directory), not
+	// every operation logged before them: the letter of POSIX, under
+	// which a new directory's own entry needs an fsync of its parent.
+	StrictNames bool
 	// Debug logs every FUSE request (go-fuse's debug output).
 	Debug bool
 }
@@ -278,13 +283,31 @@ func (f *FS) commitLocked(n int) error {
 }
 
 // dirSynced handles an fsync of the directory whose inode is dir: every
-// logged operation up to the last that touched dir becomes durable.
+// logged operation up to the last that touched dir becomes durable, or
+// with StrictNames only the operations that touched dir.
 func (f *FS) dirSynced(dir uint64) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	touches := func(op nsOp) bool { return op.dir == dir || (op.kind == opRename && op.dir2 == dir) }
+	if f.opts.StrictNames {
+		var rest []nsOp
+		for _, op := range f.log {
+			if !touches(op) {
+				rest = append(rest, op)
+				continue
+			}
+			if op.grave != "" {
+				if err := os.Remove(filepath.Join(f.grave, op.grave)); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return fmt.Errorf("faultfs: %w", err)
+				}
+			}
+		}
+		f.log = rest
+		return nil
+	}
 	last := -1
 	for i, op := range f.log {
-		if op.dir == dir || (op.kind == opRename && op.dir2 == dir) {
+		if touches(op) {
 			last = i
 		}
 	}
