@@ -72,11 +72,14 @@
 // directory durable, as a journal commit would (ops are durable as a
 // prefix, never out of order). At Cut the pending operations are undone
 // newest first (created names removed, unlinked files moved back, renames
-// reversed); KeepRandom keeps a random prefix of them. As with ext4's
+// reversed); KeepRandom and TearSectors keep a random prefix of them. As with ext4's
 // documented promise (and stricter than its journal in practice), an fsync
 // of a new file does not make its name durable: only an fsync of its
-// directory does. Hard links, symlinks and device nodes pass through and
-// are durable at once.
+// directory does. With Options.StrictNames a directory fsync commits only
+// the operations in that directory (a rename: in either), the letter of
+// POSIX: a new directory's own entry then needs an fsync of its parent,
+// and undoing its mkdir at a cut takes everything inside with it. Hard
+// links, symlinks and device nodes pass through and are durable at once.
 //
 // # Concurrency and limits
 //
