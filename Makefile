@@ -36,6 +36,7 @@ test: build
 # The long runs of the crash tests (full counts; minutes).
 test-long: build
 	PERSIMMON_CRASH_IMAGES=100000 $(GO) test -count=1 -tags pmemtrace -timeout 60m -run TestCrashImages -v ./crashimage/
+	PERSIMMON_POWERCUT_CUTS=200 $(GO) test -count=1 -timeout 60m -run TestPowerCut -v ./e2e/
 
 # The README's quick start, run as written on a fresh clone in a temporary
 # directory with a free port (.ci/run runs it too).

@@ -89,6 +89,17 @@ func (s *syncBuffer) String() string {
 // logs that it accepts connections (reading its output, not sleeping).
 func startServer(t testing.TB, dir string, args ...string) *server {
 	t.Helper()
+	s, err := launchServer(t, dir, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// launchServer is startServer returning an error (with the server's
+// output) when the server exits or hangs before it is ready.
+func launchServer(t testing.TB, dir string, args ...string) (*server, error) {
+	t.Helper()
 	port := freePort(t)
 	all := append([]string{"--port", fmt.Sprint(port), "--dir", dir}, args...)
 	cmd := exec.Command(serverBin, all...)
@@ -103,7 +114,9 @@ func startServer(t testing.TB, dir string, args ...string) *server {
 	pw.Close()
 	s := &server{t: t, cmd: cmd, Addr: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir, log: &syncBuffer{}, done: make(chan error, 1)}
 	ready := make(chan struct{})
+	logDone := make(chan struct{})
 	go func() {
+		defer close(logDone)
 		sc := bufio.NewScanner(pr)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		signalled := false
@@ -120,13 +133,15 @@ func startServer(t testing.TB, dir string, args ...string) *server {
 	select {
 	case <-ready:
 	case err := <-s.done:
-		t.Fatalf("server exited before ready: %v\n%s", err, s.log.String())
+		s.cmd.ProcessState = &os.ProcessState{}
+		<-logDone // the output is complete once the pipe is closed
+		return nil, fmt.Errorf("server exited before ready: %v\n%s", err, s.log.String())
 	case <-time.After(60 * time.Second):
 		cmd.Process.Kill()
-		t.Fatalf("server not ready after 60s\n%s", s.log.String())
+		return nil, fmt.Errorf("server not ready after 60s\n%s", s.log.String())
 	}
 	t.Cleanup(func() { s.kill() })
-	return s
+	return s, nil
 }
 
 // kill sends SIGKILL and waits for the process to be gone.
