@@ -282,6 +282,39 @@ type Arena struct {
 	tail   int64
 }
 
+// mkdirDurable creates dir and any missing parents, and fsyncs the parent
+// of each directory it created, so that a power cut right after the first
+// acknowledged write cannot take the directory (and the segments in it)
+// away with it.
+func mkdirDurable(dir string) error {
+	dir = filepath.Clean(dir)
+	if fi, err := os.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return fmt.Errorf("%s is not a directory", dir)
+		}
+		return nil
+	}
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := pmem.SyncDir(filepath.Dir(missing[i])); err != nil {
+			return fmt.Errorf("syncing the parent of %s: %w", missing[i], err)
+		}
+	}
+	return nil
+}
+
 // Open opens (creating if needed) the data directory and maps every segment
 // file in it, verifying headers and seal words. It does not scan records.
 // A newest segment whose header is invalid (a crash while creating it) is
@@ -295,7 +328,7 @@ func Open(opts Options) (*Arena, error) {
 	}
 	opts.SegmentSize = roundUp(opts.SegmentSize, pageSize)
 	if !opts.Inspect {
-		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		if err := mkdirDurable(opts.Dir); err != nil {
 			return nil, fmt.Errorf("arena: %w", err)
 		}
 	}

@@ -150,7 +150,7 @@ func mapAlloc(path string, size, alloc int64, mode Mode) (r *Region, err error) 
 		}
 	}
 	if created {
-		if err := syncDir(filepath.Dir(path)); err != nil {
+		if err := SyncDir(filepath.Dir(path)); err != nil {
 			return nil, fmt.Errorf("pmem: map %s: %w", path, err)
 		}
 	}
@@ -180,8 +180,10 @@ func openOrCreate(path string) (f *os.File, created bool, err error) {
 	}
 }
 
-// syncDir fsyncs directory dir so that an entry created in it is durable.
-func syncDir(dir string) error {
+// SyncDir fsyncs directory dir so that the entries created, renamed or
+// removed in it are durable (a new file's name is not, until its directory
+// is synced). Errors are those of open(2) and fsync(2).
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

@@ -191,7 +191,7 @@ func repair(dir string) error {
 		}
 		break
 	}
-	if err := syncDir(dir); err != nil {
+	if err := pmem.SyncDir(dir); err != nil {
 		return err
 	}
 
@@ -270,7 +270,7 @@ func moveLater(lost *lostFound, segs []*arena.Segment, dir string) error {
 			return err
 		}
 	}
-	return syncDir(dir)
+	return pmem.SyncDir(dir)
 }
 
 // lostFound is DIR/lost+found, where repair moves the segment files it
@@ -304,15 +304,6 @@ func (l *lostFound) move(path string) error {
 			return err
 		}
 		fmt.Printf("moved %s to %s\n", path, dst)
-		return syncDir(l.dir)
+		return pmem.SyncDir(l.dir)
 	}
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
