@@ -120,6 +120,13 @@ func scratchDir(t *testing.T) string {
 //	17 recovery cutTail: Persist of the zeroed tail    FAIL (after-recovery test): a crash while the lost units are
 //	                                                         redone brings back the stale records after the redone
 //	                                                         ones: a state that is no prefix
+//	18 arena MarkShutdown: Persist of the clean-       survives: no recorded run shuts down; a lost mark only
+//	   shutdown word                                         weakens damage detection (the segment is scanned with
+//	                                                         torn-tail rules again), it loses no record
+//	19 arena ClearShutdown: Persist of the cleared     survives: no recorded run restarts after a clean shutdown;
+//	   word                                                  recovery ignores a mark that records follow
+//	20 arena markPredecessorCleaned: Persist of the    FAIL: recovery refuses a possible crash state (missing
+//	   cleaned word                                          segment) after the cleaner deleted the oldest one
 //
 // Not covered: the Persist calls of persimmon-check repair (offline; not
 // recorded).

@@ -30,6 +30,9 @@ sites=(
   "pmem.Region.Msync: msync(2)|pmem/region.go|if err := msyncPages(r.data[lo:hi], unix.MS_SYNC); err != nil {|if err := error(nil); err != nil {"
   "pmem.Drain (amd64): SFENCE|pmem/flush_amd64.go|\tsfence()\n\ttraceFence()|\ttraceFence()"
   "recovery.cutTail: Persist of the zeroed tail|recovery/recovery.go|if err := seg.Persist(end, last-end); err != nil {|if err := error(nil); err != nil {"
+  "arena.Segment.MarkShutdown: Persist of the clean-shutdown word|arena/arena.go|checkedWord(s.id, tagShutdown, uint64(end)))\n\treturn s.region.Persist(shutdownWordOffset, 8)|checkedWord(s.id, tagShutdown, uint64(end)))\n\treturn nil"
+  "arena.Segment.ClearShutdown: Persist of the cleared word|arena/arena.go|PutUint64(s.buf[shutdownWordOffset:], 0)\n\treturn s.region.Persist(shutdownWordOffset, 8)|PutUint64(s.buf[shutdownWordOffset:], 0)\n\treturn nil"
+  "arena.markPredecessorCleaned: Persist of the cleaned word|arena/arena.go|return s.region.Persist(cleanedWordOffset, 8)|return nil"
 )
 
 want=("$@")
