@@ -66,7 +66,7 @@ func TestCJSONEncode(t *testing.T) {
 		`select(2, pcall(cjson.encode, 0/0))`:            `Cannot serialise number: must not be NaN or Inf`,
 		`select(2, pcall(cjson.encode, print))`:          `Cannot serialise function: type not supported`,
 		`select(2, pcall(cjson.encode, {[true]=1}))`:     `Cannot serialise boolean: table key must be a number or string`,
-		`select(2, pcall(function() local t = {} t[1] = t return cjson.encode(t) end))`: `Cannot serialise, excessive nesting (1001)`,
+		`select(2, pcall(function() local t = {} t[1] = t return cjson.encode(t) end))`: `user_script:1: Cannot serialise, excessive nesting (1001)`,
 	})
 	// Options persist in the state that opened cjson.
 	check(t, L, map[string]string{`cjson.encode_invalid_numbers("null")`: "null"})
