@@ -591,6 +591,11 @@ func (e *scriptEngine) load(body []byte) (sha string, sc *cachedScript, msg stri
 		shebang = true
 		src = "\n" + rest // keep the line numbers
 	}
+	// Lua 5.1's own grammar and wording first: gopher-lua's parser words
+	// errors differently and accepts Lua 5.2's goto.
+	if err := lualib.CheckSyntax([]byte(src), scriptChunkName); err != nil {
+		return "", nil, oneLine("ERR Error compiling script (new function): " + err.Error())
+	}
 	chunk, err := parse.Parse(strings.NewReader(src), scriptChunkName)
 	if err != nil {
 		return "", nil, compileError(err)
