@@ -44,6 +44,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"math"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -169,6 +170,10 @@ func (e *scriptEngine) reset() {
 		return tostring.GFunction(L)
 	}))
 	addLua51Compat(L, g)
+	g.RawSetString("unpack", L.NewFunction(luaUnpack))
+	if str, ok := g.RawGetString("string").(*lua.LTable); ok {
+		str.RawSetString("rep", L.NewFunction(luaStringRep))
+	}
 
 	redis := L.NewTable()
 	redis.RawSetString("call", L.NewFunction(func(L *lua.LState) int { return e.luaCall(L, true) }))
@@ -200,19 +205,25 @@ func (e *scriptEngine) reset() {
 		return 0
 	})
 	proxies := make(map[*lua.LTable]*lua.LTable)
-	proxy := func(real *lua.LTable) *lua.LTable {
+	var proxy func(real *lua.LTable, depth int) *lua.LTable
+	proxy = func(real *lua.LTable, depth int) *lua.LTable {
 		p := L.NewTable()
 		m := L.NewTable()
 		m.RawSetString("__index", real)
 		m.RawSetString("__newindex", readonly)
-		m.RawSetString("__metatable", lua.LFalse)
+		// getmetatable answers a read-only view of the metatable too.
+		if depth == 0 {
+			m.RawSetString("__metatable", proxy(m, 1))
+		} else {
+			m.RawSetString("__metatable", lua.LFalse)
+		}
 		L.SetMetatable(p, m)
 		proxies[p] = real
 		return p
 	}
 	for _, name := range []string{"string", "table", "math", "coroutine", "cjson", "cmsgpack", "bit", "struct", "redis"} {
 		if t, ok := g.RawGetString(name).(*lua.LTable); ok {
-			g.RawSetString(name, proxy(t))
+			g.RawSetString(name, proxy(t, 0))
 		}
 	}
 	// The string metatable's __index is the string library: the proxy;
@@ -222,7 +233,7 @@ func (e *scriptEngine) reset() {
 	}
 	sm := L.NewTable()
 	sm.RawSetString("__index", g.RawGetString("string"))
-	sm.RawSetString("__metatable", proxy(sm))
+	sm.RawSetString("__metatable", proxy(sm, 1))
 	L.SetMetatable(lua.LString(""), sm)
 	setmetatable := g.RawGetString("setmetatable").(*lua.LFunction)
 	g.RawSetString("setmetatable", L.NewFunction(func(L *lua.LState) int {
@@ -231,7 +242,7 @@ func (e *scriptEngine) reset() {
 		}
 		return setmetatable.GFunction(L)
 	}))
-	g.RawSetString("_G", proxy(g))
+	g.RawSetString("_G", proxy(g, 0))
 	unwrap := func(L *lua.LState, n int) *lua.LTable {
 		t := L.CheckTable(n)
 		if real := proxies[t]; real != nil {
@@ -542,7 +553,7 @@ func scriptErrorReply(sha string, obj lua.LValue, errLine int) string {
 			line = int(n)
 		}
 	} else {
-		text := obj.String()
+		text := luaRuntimeText(obj.String())
 		msg = "ERR " + text
 		if n, ok := chunkLine(text); ok {
 			source, line = scriptErrSourceLabel, n
@@ -554,6 +565,27 @@ func scriptErrorReply(sha string, obj lua.LValue, errLine int) string {
 		msg += " script: " + sha + ", on " + source + ":" + strconv.Itoa(line) + "."
 	}
 	return oneLine(msg)
+}
+
+// gopherArgError matches gopher-lua's "bad argument #1 to rep (" (Lua
+// 5.1 quotes the function: "to 'rep' (").
+var gopherArgError = regexp.MustCompile(`bad argument #(-?\d+) to ([A-Za-z_][A-Za-z0-9_.:]*) \(`)
+
+func quoteArgFunc(text string) string {
+	if !strings.Contains(text, "bad argument #") {
+		return text
+	}
+	return gopherArgError.ReplaceAllString(text, "bad argument #$1 to '$2' (")
+}
+
+// luaRuntimeText rewords the gopher-lua run-time messages whose Lua 5.1
+// text is known without the variable names Lua 5.1 adds.
+func luaRuntimeText(text string) string {
+	text = quoteArgFunc(text)
+	for _, fn := range []string{"concat", "insert", "sort"} {
+		text = strings.Replace(text, " in table for "+fn, " in table for '"+fn+"'", 1)
+	}
+	return text
 }
 
 // chunkLine reads the line number of a Lua error position "user_script:N: ...".
@@ -979,6 +1011,50 @@ func luaErrHandler(L *lua.LState) int {
 	}
 	setErrorPosition(L, t)
 	L.Push(t)
+	return 1
+}
+
+// luaUnpack is Lua 5.1's unpack(t [, i [, j]]), with its limit: more
+// results than the Lua stack holds (8000) is "too many results to
+// unpack", not an allocation of the whole range.
+func luaUnpack(L *lua.LState) int {
+	t := L.CheckTable(1)
+	i := int64(int32(L.OptInt64(2, 1)))
+	e := int64(t.Len())
+	if L.GetTop() >= 3 && L.Get(3) != lua.LNil {
+		e = int64(int32(L.CheckInt64(3)))
+	}
+	if i > e {
+		return 0
+	}
+	n := e - i + 1
+	if n <= 0 || n+int64(L.GetTop()) > 8000 {
+		L.RaiseError("too many results to unpack")
+	}
+	for k := i; k <= e; k++ {
+		L.Push(t.RawGetInt(int(k)))
+	}
+	return int(n)
+}
+
+// maxScriptString caps string.rep's result (the default
+// proto-max-bulk-len): past it the script gets Lua's "not enough memory"
+// instead of the server allocating without bound.
+const maxScriptString = 512 << 20
+
+// luaStringRep is Lua 5.1's string.rep(s, n): n is a C int (2^31 wraps
+// negative and gives "").
+func luaStringRep(L *lua.LState) int {
+	s := L.CheckString(1)
+	n := int64(int32(L.CheckInt64(2)))
+	if n <= 0 || s == "" {
+		L.Push(lua.LString(""))
+		return 1
+	}
+	if int64(len(s))*n > maxScriptString {
+		L.RaiseError("not enough memory")
+	}
+	L.Push(lua.LString(strings.Repeat(s, int(n))))
 	return 1
 }
 
