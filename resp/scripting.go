@@ -33,7 +33,13 @@ package resp
 // lualib); redis.*. redis.setresp(3) is refused: the server speaks RESP2
 // only, so no command reply has a RESP3 shape to convert. SCRIPT DEBUG is
 // not served; redis.breakpoint and redis.debug answer as outside a debug
-// session (false, nothing). A script that runs past
+// session (false, nothing). A script is first checked against Lua 5.1's
+// grammar (lualib.CheckSyntax) so compile errors read as Redis's do;
+// run-time errors raised by gopher-lua's VM keep its wording ("cannot
+// perform add operation between nil and number" where Lua 5.1 says
+// "attempt to perform arithmetic on a nil value"), as do numbers
+// concatenated with .. (gopher-lua's shortest form, not "%.14g";
+// tostring is Lua 5.1's). A script that runs past
 // busy-reply-threshold makes the server busy: scriptbusy.go has the rules
 // (BUSY replies, SCRIPT KILL, SHUTDOWN NOSAVE).
 
@@ -163,8 +169,12 @@ func (e *scriptEngine) reset() {
 	g.RawSetString("_GOPHER_LUA_VERSION", lua.LNil)
 	tostring := g.RawGetString("tostring").(*lua.LFunction)
 	g.RawSetString("tostring", L.NewFunction(func(L *lua.LState) int {
-		if n, ok := L.Get(1).(lua.LNumber); ok {
-			L.Push(lua.LString(lualib.NumberString(float64(n)))) // Lua 5.1's "%.14g"
+		switch v := L.Get(1); {
+		case v.Type() == lua.LTNumber:
+			L.Push(lua.LString(lualib.NumberString(float64(v.(lua.LNumber))))) // Lua 5.1's "%.14g"
+			return 1
+		case lualib.IsNull(v):
+			L.Push(lua.LString("userdata: (nil)")) // cjson.null, a light userdata NULL
 			return 1
 		}
 		return tostring.GFunction(L)
