@@ -234,3 +234,17 @@ func TestStringNumber(t *testing.T) {
 		}
 	}
 }
+
+func TestRand48(t *testing.T) {
+	L := newState(t)
+	m := L.GetGlobal("math").(*lua.LTable)
+	OpenRandom(L, m, NewRand48())
+	got, err := eval(t, L, "(function() math.randomseed(3) local t = {} for i = 1, 5 do t[i] = math.random(1000) end return table.concat(t, ' ') end)()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// redis-server 7.0.15: EVAL "math.randomseed(3); ... math.random(1000) ..." 0
+	if want := "784 864 312 268 542"; got != want {
+		t.Errorf("seeded sequence %q, want %q", got, want)
+	}
+}

@@ -113,6 +113,7 @@ type scriptEngine struct {
 	keys, argv *lua.LTable    // KEYS and ARGV, refilled for each run
 	ctx        *killContext   // what the Lua VM checks before each instruction
 	errFunc    *lua.LFunction // runs where an error is raised: notes its line
+	rand       *lualib.Rand48 // math.random's generator
 }
 
 // scriptEngine returns the server's script engine, made on first use.
@@ -180,6 +181,12 @@ func (e *scriptEngine) reset() {
 		return tostring.GFunction(L)
 	}))
 	addLua51Compat(L, g)
+	if m, ok := g.RawGetString("math").(*lua.LTable); ok {
+		if e.rand == nil {
+			e.rand = lualib.NewRand48() // a C global in Redis: SCRIPT FLUSH keeps its state
+		}
+		lualib.OpenRandom(L, m, e.rand)
+	}
 	g.RawSetString("unpack", L.NewFunction(luaUnpack))
 	if str, ok := g.RawGetString("string").(*lua.LTable); ok {
 		str.RawSetString("rep", L.NewFunction(luaStringRep))
