@@ -724,3 +724,52 @@ func (p *syntaxParser) funcArgs() {
 	}
 	p.lastIsVar, p.lastCall = false, true
 }
+
+// ChunkID is Lua 5.1's luaO_chunkid as its lexer calls it (MAXSRC 80
+// bytes): how a chunk named name (for loadstring, the source itself)
+// appears in syntax errors: "=name" as name, "@file" as file, anything
+// else as [string "first line..."] cut to fit.
+func ChunkID(name string) string {
+	const idSize = 80
+	if i := indexByte(name, 0); i >= 0 {
+		name = name[:i]
+	}
+	switch {
+	case len(name) > 0 && name[0] == '=':
+		if len(name) > idSize {
+			return name[1:idSize]
+		}
+		return name[1:]
+	case len(name) > 0 && name[0] == '@':
+		name = name[1:]
+		room := idSize - len(" '...' ") - 1
+		if len(name) > room {
+			return "..." + name[len(name)-room:]
+		}
+		return name
+	}
+	room := idSize - len(` [string "..."] `) - 1
+	n := len(name)
+	for i := 0; i < len(name); i++ {
+		if name[i] == '\n' || name[i] == '\r' {
+			n = i
+			break
+		}
+	}
+	if n > room {
+		n = room
+	}
+	if n < len(name) {
+		return `[string "` + name[:n] + `..."]`
+	}
+	return `[string "` + name + `"]`
+}
+
+func indexByte(s string, c byte) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return i
+		}
+	}
+	return -1
+}

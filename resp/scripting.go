@@ -188,8 +188,29 @@ func (e *scriptEngine) reset() {
 		lualib.OpenRandom(L, m, e.rand)
 	}
 	g.RawSetString("unpack", L.NewFunction(luaUnpack))
+	// loadstring checks Lua 5.1's grammar first, naming the chunk as Lua
+	// 5.1 does ([string "..."]); a binary chunk is text to it, as in Redis.
+	if loadstring, ok := g.RawGetString("loadstring").(*lua.LFunction); ok {
+		g.RawSetString("loadstring", L.NewFunction(func(L *lua.LState) int {
+			src := L.CheckString(1)
+			name := L.OptString(2, src)
+			if err := lualib.CheckSyntax([]byte(src), lualib.ChunkID(name)); err != nil {
+				L.Push(lua.LNil)
+				L.Push(lua.LString(err.Error()))
+				return 2
+			}
+			return loadstring.GFunction(L)
+		}))
+	}
 	if str, ok := g.RawGetString("string").(*lua.LTable); ok {
 		str.RawSetString("rep", L.NewFunction(luaStringRep))
+		// gopher-lua has no bytecode to dump: a Lua 5.1 x86-64 header
+		// stands for it, which loadstring refuses as Redis's does.
+		str.RawSetString("dump", L.NewFunction(func(L *lua.LState) int {
+			L.CheckFunction(1)
+			L.Push(lua.LString("\x1bLuaQ\x00\x01\x04\x08\x04\x08\x00"))
+			return 1
+		}))
 	}
 
 	redis := L.NewTable()
@@ -595,10 +616,38 @@ func quoteArgFunc(text string) string {
 	return gopherArgError.ReplaceAllString(text, "bad argument #$1 to '$2' (")
 }
 
-// luaRuntimeText rewords the gopher-lua run-time messages whose Lua 5.1
-// text is known without the variable names Lua 5.1 adds.
+// gopher-lua's VM errors with their Lua 5.1 counterparts.
+var (
+	gopherArith  = regexp.MustCompile(`cannot perform (?:add|sub|mul|div|mod|pow) operation between (\w+) and (\w+)`)
+	gopherConcat = regexp.MustCompile(`cannot perform concat operation between (\w+) and (\w+)`)
+	gopherIndex  = regexp.MustCompile(`(?s)attempt to index a non-table object\((\w+)\) with key '.*'$`)
+)
+
+// luaRuntimeText rewords gopher-lua's run-time messages as Lua 5.1's,
+// without the variable names Lua 5.1 adds when the operand is one
+// ("attempt to index local 't' (a nil value)"): the operand Lua 5.1
+// names is the first that is not a number (arithmetic) or not a string
+// or number (concatenation); a call of a value that is not a function is
+// assumed to be of nil, the common case, as gopher-lua does not say.
 func luaRuntimeText(text string) string {
 	text = quoteArgFunc(text)
+	if m := gopherArith.FindStringSubmatch(text); m != nil {
+		bad := m[1]
+		if bad == "number" {
+			bad = m[2]
+		}
+		text = strings.Replace(text, m[0], "attempt to perform arithmetic on a "+bad+" value", 1)
+	} else if m := gopherConcat.FindStringSubmatch(text); m != nil {
+		bad := m[1]
+		if bad == "string" || bad == "number" {
+			bad = m[2]
+		}
+		text = strings.Replace(text, m[0], "attempt to concatenate a "+bad+" value", 1)
+	} else if m := gopherIndex.FindStringSubmatch(text); m != nil {
+		text = strings.Replace(text, m[0], "attempt to index a "+m[1]+" value", 1)
+	} else {
+		text = strings.Replace(text, "attempt to call a non-function object", "attempt to call a nil value", 1)
+	}
 	for _, fn := range []string{"concat", "insert", "sort"} {
 		text = strings.Replace(text, " in table for "+fn, " in table for '"+fn+"'", 1)
 	}
