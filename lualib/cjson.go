@@ -188,7 +188,7 @@ func (cfg *cjsonConfig) encode(L *lua.LState) int {
 	if L.GetTop() != 1 {
 		argError(L, 1, "encode", "expected 1 argument")
 	}
-	b := cfg.appendValue(L, nil, L.Get(1), 0)
+	b := cfg.appendValue(L, nil, L.Get(1), 0, 1)
 	L.Push(lua.LString(b))
 	return 1
 }
@@ -198,7 +198,11 @@ func encodeError(L *lua.LState, v lua.LValue, reason string) {
 	raise(L, "Cannot serialise %s: %s", v.Type().String(), reason)
 }
 
-func (cfg *cjsonConfig) appendValue(L *lua.LState, b []byte, v lua.LValue, depth int) []byte {
+// appendValue encodes v at nesting depth. slots counts the Lua stack
+// values Lua CJSON would hold here (1 per array level, 2 per object
+// level): it fails at Lua 5.1's stack limit (8000) as lua_checkstack
+// does, which also bounds the recursion when encode_max_depth is raised.
+func (cfg *cjsonConfig) appendValue(L *lua.LState, b []byte, v lua.LValue, depth, slots int) []byte {
 	switch v := v.(type) {
 	case lua.LString:
 		return appendJSONString(b, string(v))
@@ -213,7 +217,7 @@ func (cfg *cjsonConfig) appendValue(L *lua.LState, b []byte, v lua.LValue, depth
 		return append(b, "null"...)
 	case *lua.LTable:
 		depth++
-		if depth > cfg.encodeMaxDepth {
+		if depth > cfg.encodeMaxDepth || slots+3 > luaMaxCStack {
 			raise(L, "Cannot serialise, excessive nesting (%d)", depth)
 		}
 		if n := cfg.arrayLength(L, v); n > 0 {
@@ -222,7 +226,7 @@ func (cfg *cjsonConfig) appendValue(L *lua.LState, b []byte, v lua.LValue, depth
 				if i > 1 {
 					b = append(b, ',')
 				}
-				b = cfg.appendValue(L, b, v.RawGetInt(i), depth)
+				b = cfg.appendValue(L, b, v.RawGetInt(i), depth, slots+1)
 			}
 			return append(b, ']')
 		}
@@ -244,7 +248,7 @@ func (cfg *cjsonConfig) appendValue(L *lua.LState, b []byte, v lua.LValue, depth
 				encodeError(L, k, "table key must be a number or string")
 			}
 			b = append(b, ':')
-			b = cfg.appendValue(L, b, e, depth)
+			b = cfg.appendValue(L, b, e, depth, slots+2)
 		}
 		return append(b, '}')
 	case *lua.LUserData:
@@ -377,6 +381,7 @@ type jsonParser struct {
 	data  []byte
 	pos   int
 	depth int
+	slots int // Lua stack values the C decoder would hold: the argument, then 1 per array, 2 per object
 }
 
 // at is the byte at i, 0 past the end: the C parser reads a
@@ -396,7 +401,7 @@ func (cfg *cjsonConfig) decode(L *lua.LState) int {
 	if len(s) >= 2 && (s[0] == 0 || s[1] == 0) {
 		raise(L, "JSON parser does not support UTF-16 or UTF-32")
 	}
-	p := &jsonParser{L: L, cfg: cfg, data: []byte(s)}
+	p := &jsonParser{L: L, cfg: cfg, data: []byte(s), slots: 1}
 	var t token
 	p.next(&t)
 	v := p.value(&t)
@@ -596,11 +601,20 @@ func (p *jsonParser) unicodeEscape(b []byte) ([]byte, bool) {
 	return b, true
 }
 
-func (p *jsonParser) descend() {
+// descend enters an array (need 2 Lua stack slots, holding 1 while
+// inside) or object (3, holding 2), failing past decode_max_depth or the
+// Lua stack's 8000 slots as json_decode_descend does.
+func (p *jsonParser) descend(need, hold int) {
 	p.depth++
-	if p.depth > p.cfg.decodeMaxDepth {
+	if p.depth > p.cfg.decodeMaxDepth || p.slots+need > luaMaxCStack {
 		raise(p.L, "Found too many nested data structures (%d) at character %d", p.depth, p.pos)
 	}
+	p.slots += hold
+}
+
+func (p *jsonParser) ascend(hold int) {
+	p.depth--
+	p.slots -= hold
 }
 
 func (p *jsonParser) value(t *token) lua.LValue {
@@ -614,11 +628,11 @@ func (p *jsonParser) value(t *token) lua.LValue {
 	case tNull:
 		return p.cfg.null
 	case tObjBegin:
-		p.descend()
+		p.descend(3, 2)
 		obj := p.L.NewTable()
 		p.next(t)
 		if t.typ == tObjEnd {
-			p.depth--
+			p.ascend(2)
 			return obj
 		}
 		for {
@@ -634,7 +648,7 @@ func (p *jsonParser) value(t *token) lua.LValue {
 			obj.RawSetString(key, p.value(t))
 			p.next(t)
 			if t.typ == tObjEnd {
-				p.depth--
+				p.ascend(2)
 				return obj
 			}
 			if t.typ != tComma {
@@ -643,18 +657,18 @@ func (p *jsonParser) value(t *token) lua.LValue {
 			p.next(t)
 		}
 	case tArrBegin:
-		p.descend()
+		p.descend(2, 1)
 		arr := p.L.NewTable()
 		p.next(t)
 		if t.typ == tArrEnd {
-			p.depth--
+			p.ascend(1)
 			return arr
 		}
 		for i := 1; ; i++ {
 			arr.RawSetInt(i, p.value(t))
 			p.next(t)
 			if t.typ == tArrEnd {
-				p.depth--
+				p.ascend(1)
 				return arr
 			}
 			if t.typ != tComma {
