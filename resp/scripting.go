@@ -55,6 +55,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/persimmon-db/persimmon/lualib"
@@ -114,6 +115,7 @@ type scriptEngine struct {
 	ctx        *killContext   // what the Lua VM checks before each instruction
 	errFunc    *lua.LFunction // runs where an error is raised: notes its line
 	rand       *lualib.Rand48 // math.random's generator
+	count      *atomic.Int64  // the server's cachedScripts
 }
 
 // scriptEngine returns the server's script engine, made on first use.
@@ -121,6 +123,7 @@ type scriptEngine struct {
 func (s *Server) scriptEngine() *scriptEngine {
 	if s.scripting == nil {
 		s.scripting = newScriptEngine(s.logf)
+		s.scripting.count = &s.cachedScripts
 	}
 	return s.scripting
 }
@@ -704,6 +707,9 @@ func (e *scriptEngine) load(body []byte) (sha string, sc *cachedScript, msg stri
 	}
 	sc = &cachedScript{proto: proto, noWrites: noWrites, shebang: shebang}
 	e.scripts[sha] = sc
+	if e.count != nil {
+		e.count.Store(int64(len(e.scripts)))
+	}
 	return sha, sc, ""
 }
 
@@ -1323,6 +1329,7 @@ func scriptFlushCommand(c *Client, args [][]byte) {
 	}
 	e := c.Srv.scriptEngine()
 	clear(e.scripts)
+	c.Srv.cachedScripts.Store(0)
 	e.reset()
 	c.WriteOK()
 }

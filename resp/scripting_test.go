@@ -240,6 +240,32 @@ func TestScriptLibrariesAndSandbox(t *testing.T) {
 		t.Fatalf("after SCRIPT FLUSH: %v", err)
 	}
 
+	// INFO memory counts the cached scripts (as SCRIPTING FLUSH ASYNC in
+	// Redis's suite checks).
+	cached := func() string {
+		info, err := rc.Info(ctx, "memory").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.SplitSeq(info, "\r\n") {
+			if v, ok := strings.CutPrefix(line, "number_of_cached_scripts:"); ok {
+				return v
+			}
+		}
+		return "missing"
+	}
+	rc.ScriptFlush(ctx)
+	rc.ScriptLoad(ctx, "return 'a'")
+	rc.Eval(ctx, "return 'b'", nil)
+	rc.ScriptLoad(ctx, "return 'a'")
+	if n := cached(); n != "2" {
+		t.Fatalf("number_of_cached_scripts after two scripts: %s", n)
+	}
+	rc.ScriptFlush(ctx)
+	if n := cached(); n != "0" {
+		t.Fatalf("number_of_cached_scripts after SCRIPT FLUSH: %s", n)
+	}
+
 	// A job's options packed by the client (msgpack map), read in Lua,
 	// stored as JSON in a hash and read back.
 	opts := "\x83\xa8attempts\x03\xa5delay\xcd\x03\xe8\xa7backoff\x81\xa4type\xa5fixed"
