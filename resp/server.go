@@ -162,13 +162,14 @@ type Server struct {
 	table   map[string]*Command
 	cmdList []*Command // table entries sorted by name (COMMAND)
 
-	scripting     *scriptEngine                 // Lua state and script cache; keyspace lock
-	cachedScripts atomic.Int64                  // len(scripting.scripts), for INFO (which takes no lock)
-	pubsub        *pubsubHub                    // subscriptions (pubsub.go)
-	running       atomic.Pointer[runningScript] // the script in execution (scriptbusy.go)
-	busy          atomic.Pointer[runningScript] // set once it ran past busy-reply-threshold
-	busyTimer     *time.Timer                   // re-armed for each script; keyspace lock
-	slowlog       slowlog
+	scripting *scriptEngine                 // Lua state and script cache; keyspace lock
+	pubsub    *pubsubHub                    // subscriptions (pubsub.go)
+	running   atomic.Pointer[runningScript] // the script in execution (scriptbusy.go)
+	busy      atomic.Pointer[runningScript] // set once it ran past busy-reply-threshold
+	busyTimer *time.Timer                   // re-armed for each script; keyspace lock
+	slowlog   slowlog
+
+	cachedScripts atomic.Int64 // len(scripting.scripts), for INFO (which takes no lock)
 
 	started  time.Time
 	lastSave atomic.Int64 // LASTSAVE: Unix seconds of the last SAVE/BGSAVE, or of the start
