@@ -76,6 +76,7 @@ type infoData struct {
 	lastSave int64 // Unix seconds
 
 	pubsubChannels, pubsubPatterns int
+	cachedScripts                  int64
 	runID                          string
 	pid                            int
 	port                           int
@@ -137,6 +138,7 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 		}
 	}
 	if sel&secMemory != 0 {
+		d.cachedScripts = s.cachedScripts.Load()
 		d.heapObjects, d.heapInuse = goHeap()
 		d.rss = residentBytes()
 	}
@@ -307,6 +309,7 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("maxmemory_human", "0B")
 		line("maxmemory_policy", "noeviction")
 		line("mem_allocator", "go")
+		line("number_of_cached_scripts", d.cachedScripts)
 	}
 	if sel&secPersistence != 0 {
 		section("Persistence")

@@ -24,11 +24,22 @@ package resp
 // One Lua state per server serves every script: scripts run under the
 // keyspace lock, which also guards the script cache. Scripts see a
 // read-only global environment (Redis 7): reading an undefined global or
-// assigning any global is an error. Only the base, table, string and math
-// libraries are loaded, without dofile, loadfile, require and module;
-// print does nothing. Left out: redis.setresp, redis.set_repl,
-// redis.replicate_commands, redis.breakpoint/debug (SCRIPT DEBUG) and the
-// bit, cjson, cmsgpack and struct libraries. A script that runs past
+// assigning any global is an error, and the library tables (string,
+// cjson, redis, ...) and _G are read-only proxies of the real tables
+// (next, pairs and rawget see through them; rawset refuses them). The
+// globals are Redis 7.0's: the base library without print, dofile,
+// loadfile, getfenv, setfenv, newproxy, require and module; table,
+// string, math and coroutine; cjson, cmsgpack, bit and struct (package
+// lualib); redis.*. redis.setresp(3) is refused: the server speaks RESP2
+// only, so no command reply has a RESP3 shape to convert. SCRIPT DEBUG is
+// not served; redis.breakpoint and redis.debug answer as outside a debug
+// session (false, nothing). A script is first checked against Lua 5.1's
+// grammar (lualib.CheckSyntax) so compile errors read as Redis's do;
+// run-time errors raised by gopher-lua's VM keep its wording ("cannot
+// perform add operation between nil and number" where Lua 5.1 says
+// "attempt to perform arithmetic on a nil value"), as do numbers
+// concatenated with .. (gopher-lua's shortest form, not "%.14g";
+// tostring is Lua 5.1's). A script that runs past
 // busy-reply-threshold makes the server busy: scriptbusy.go has the rules
 // (BUSY replies, SCRIPT KILL, SHUTDOWN NOSAVE).
 
@@ -39,11 +50,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"math"
+	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/persimmon-db/persimmon/lualib"
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
 )
@@ -57,6 +72,8 @@ const (
 	errScriptNoArgs      = "ERR Please specify at least one argument for this redis lib call"
 	errScriptArgType     = "ERR Lua redis lib command arguments must be strings or integers"
 	errScriptWriteInRO   = "ERR Write commands are not allowed from read-only scripts."
+	errScriptWriteFlagRO = "ERR Can not execute a script with write flag using *_ro command."
+	errReadonlyTable     = "Attempt to modify a readonly table"
 	errScriptStackLimit  = "ERR reached lua stack limit"
 	scriptChunkName      = "user_script"
 	maxScriptReplyDepth  = 1000 // nesting of a script's reply before "reached lua stack limit"
@@ -70,6 +87,7 @@ const (
 type cachedScript struct {
 	proto    *lua.FunctionProto
 	noWrites bool           // shebang flags=no-writes: runs as EVAL_RO
+	shebang  bool           // has a #!lua line (Redis 7's non-compatible mode)
 	fn       *lua.LFunction // the function made from proto for Lua state gen
 	gen      int
 }
@@ -92,9 +110,12 @@ type scriptEngine struct {
 	run     *scriptRun
 	logf    func(string, ...any)
 
-	gen        int          // counts Lua states (reset), for cachedScript.fn
-	keys, argv *lua.LTable  // KEYS and ARGV, refilled for each run
-	ctx        *killContext // what the Lua VM checks before each instruction
+	gen        int            // counts Lua states (reset), for cachedScript.fn
+	keys, argv *lua.LTable    // KEYS and ARGV, refilled for each run
+	ctx        *killContext   // what the Lua VM checks before each instruction
+	errFunc    *lua.LFunction // runs where an error is raised: notes its line
+	rand       *lualib.Rand48 // math.random's generator
+	count      *atomic.Int64  // the server's cachedScripts
 }
 
 // scriptEngine returns the server's script engine, made on first use.
@@ -102,6 +123,7 @@ type scriptEngine struct {
 func (s *Server) scriptEngine() *scriptEngine {
 	if s.scripting == nil {
 		s.scripting = newScriptEngine(s.logf)
+		s.scripting.count = &s.cachedScripts
 	}
 	return s.scripting
 }
@@ -132,18 +154,67 @@ func (e *scriptEngine) reset() {
 		{lua.TabLibName, lua.OpenTable},
 		{lua.StringLibName, lua.OpenString},
 		{lua.MathLibName, lua.OpenMath},
+		{lua.CoroutineLibName, lua.OpenCoroutine},
 	} {
 		L.Push(L.NewFunction(lib.open))
 		L.Push(lua.LString(lib.name))
 		L.Call(1, 0)
 	}
+	lualib.Open(L)
 	g := L.G.Global
-	for _, name := range []string{"dofile", "loadfile", "require", "module", "_printregs"} {
+	for _, name := range []string{"print", "dofile", "loadfile", "require", "module", "_printregs",
+		"getfenv", "setfenv", "newproxy"} {
 		g.RawSetString(name, lua.LNil)
 	}
-	g.RawSetString("print", L.NewFunction(func(*lua.LState) int { return 0 }))
 	g.RawSetString("error", L.NewFunction(e.luaError))
 	g.RawSetString("pcall", L.NewFunction(luaPCall))
+	g.RawSetString("gcinfo", L.NewFunction(luaGCInfo))
+	g.RawSetString("__redis__err__handler", L.NewFunction(luaErrHandler))
+	g.RawSetString("_GOPHER_LUA_VERSION", lua.LNil)
+	tostring := g.RawGetString("tostring").(*lua.LFunction)
+	g.RawSetString("tostring", L.NewFunction(func(L *lua.LState) int {
+		switch v := L.Get(1); {
+		case v.Type() == lua.LTNumber:
+			L.Push(lua.LString(lualib.NumberString(float64(v.(lua.LNumber))))) // Lua 5.1's "%.14g"
+			return 1
+		case lualib.IsNull(v):
+			L.Push(lua.LString("userdata: (nil)")) // cjson.null, a light userdata NULL
+			return 1
+		}
+		return tostring.GFunction(L)
+	}))
+	addLua51Compat(L, g)
+	if m, ok := g.RawGetString("math").(*lua.LTable); ok {
+		if e.rand == nil {
+			e.rand = lualib.NewRand48() // a C global in Redis: SCRIPT FLUSH keeps its state
+		}
+		lualib.OpenRandom(L, m, e.rand)
+	}
+	g.RawSetString("unpack", L.NewFunction(luaUnpack))
+	// loadstring checks Lua 5.1's grammar first, naming the chunk as Lua
+	// 5.1 does ([string "..."]); a binary chunk is text to it, as in Redis.
+	if loadstring, ok := g.RawGetString("loadstring").(*lua.LFunction); ok {
+		g.RawSetString("loadstring", L.NewFunction(func(L *lua.LState) int {
+			src := L.CheckString(1)
+			name := L.OptString(2, src)
+			if err := lualib.CheckSyntax([]byte(src), lualib.ChunkID(name)); err != nil {
+				L.Push(lua.LNil)
+				L.Push(lua.LString(err.Error()))
+				return 2
+			}
+			return loadstring.GFunction(L)
+		}))
+	}
+	if str, ok := g.RawGetString("string").(*lua.LTable); ok {
+		str.RawSetString("rep", L.NewFunction(luaStringRep))
+		// gopher-lua has no bytecode to dump: a Lua 5.1 x86-64 header
+		// stands for it, which loadstring refuses as Redis's does.
+		str.RawSetString("dump", L.NewFunction(func(L *lua.LState) int {
+			L.CheckFunction(1)
+			L.Push(lua.LString("\x1bLuaQ\x00\x01\x04\x08\x04\x08\x00"))
+			return 1
+		}))
+	}
 
 	redis := L.NewTable()
 	redis.RawSetString("call", L.NewFunction(func(L *lua.LState) int { return e.luaCall(L, true) }))
@@ -152,19 +223,111 @@ func (e *scriptEngine) reset() {
 	redis.RawSetString("status_reply", L.NewFunction(luaStatusReply))
 	redis.RawSetString("sha1hex", L.NewFunction(luaSHA1Hex))
 	redis.RawSetString("log", L.NewFunction(e.luaLog))
-	redis.RawSetString("LOG_DEBUG", lua.LNumber(0))
-	redis.RawSetString("LOG_VERBOSE", lua.LNumber(1))
-	redis.RawSetString("LOG_NOTICE", lua.LNumber(2))
-	redis.RawSetString("LOG_WARNING", lua.LNumber(3))
+	redis.RawSetString("setresp", L.NewFunction(e.luaSetResp))
+	redis.RawSetString("set_repl", L.NewFunction(e.luaSetRepl))
+	redis.RawSetString("replicate_commands", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LTrue); return 1 }))
+	redis.RawSetString("breakpoint", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LFalse); return 1 }))
+	redis.RawSetString("debug", L.NewFunction(func(L *lua.LState) int { return 0 }))
+	redis.RawSetString("acl_check_cmd", L.NewFunction(e.luaACLCheckCmd))
+	for name, v := range map[string]int{"LOG_DEBUG": 0, "LOG_VERBOSE": 1, "LOG_NOTICE": 2, "LOG_WARNING": 3,
+		"REPL_NONE": replNone, "REPL_AOF": replAOF, "REPL_SLAVE": replReplica, "REPL_REPLICA": replReplica, "REPL_ALL": replAOF | replReplica} {
+		redis.RawSetString(name, lua.LNumber(v))
+	}
+	redis.RawSetString("REDIS_VERSION", lua.LString(Version))
+	redis.RawSetString("REDIS_VERSION_NUM", lua.LNumber(versionNum(Version)))
 	g.RawSetString("redis", redis)
 
 	// Globals are read-only (Redis 7): the scripts' environment is an empty
 	// table whose reads fall through to the globals and whose writes fail;
-	// the globals table itself refuses new names (_G.x = 1).
+	// the globals table itself refuses new names, and _G and the library
+	// tables are read-only proxies.
 	readonly := L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError("Attempt to modify a readonly table")
+		L.RaiseError(errReadonlyTable)
 		return 0
 	})
+	proxies := make(map[*lua.LTable]*lua.LTable)
+	var proxy func(real *lua.LTable, depth int) *lua.LTable
+	proxy = func(real *lua.LTable, depth int) *lua.LTable {
+		p := L.NewTable()
+		m := L.NewTable()
+		m.RawSetString("__index", real)
+		m.RawSetString("__newindex", readonly)
+		// getmetatable answers a read-only view of the metatable too.
+		if depth == 0 {
+			m.RawSetString("__metatable", proxy(m, 1))
+		} else {
+			m.RawSetString("__metatable", lua.LFalse)
+		}
+		L.SetMetatable(p, m)
+		proxies[p] = real
+		return p
+	}
+	for _, name := range []string{"string", "table", "math", "coroutine", "cjson", "cmsgpack", "bit", "struct", "redis"} {
+		if t, ok := g.RawGetString(name).(*lua.LTable); ok {
+			g.RawSetString(name, proxy(t, 0))
+		}
+	}
+	// The string metatable's __index is the string library: the proxy;
+	// getmetatable("") answers a proxy of the metatable.
+	if p, ok := g.RawGetString("string").(*lua.LTable); ok && proxies[p] != nil {
+		proxies[p].RawSetString("__index", lua.LNil) // gopher-lua's string table is its own metatable
+	}
+	sm := L.NewTable()
+	sm.RawSetString("__index", g.RawGetString("string"))
+	sm.RawSetString("__metatable", proxy(sm, 1))
+	L.SetMetatable(lua.LString(""), sm)
+	setmetatable := g.RawGetString("setmetatable").(*lua.LFunction)
+	g.RawSetString("setmetatable", L.NewFunction(func(L *lua.LState) int {
+		if t, ok := L.Get(1).(*lua.LTable); ok && (proxies[t] != nil || t == g) {
+			luaFail(L, true, errReadonlyTable)
+		}
+		return setmetatable.GFunction(L)
+	}))
+	g.RawSetString("_G", proxy(g, 0))
+	unwrap := func(L *lua.LState, n int) *lua.LTable {
+		t := L.CheckTable(n)
+		if real := proxies[t]; real != nil {
+			return real
+		}
+		return t
+	}
+	next := L.NewFunction(func(L *lua.LState) int {
+		t := unwrap(L, 1)
+		k, v := t.Next(L.Get(2))
+		if k == lua.LNil {
+			L.Push(lua.LNil)
+			return 1
+		}
+		L.Push(k)
+		L.Push(v)
+		return 2
+	})
+	g.RawSetString("next", next)
+	g.RawSetString("pairs", L.NewFunction(func(L *lua.LState) int {
+		L.CheckTable(1)
+		L.Push(next)
+		L.Push(L.Get(1))
+		L.Push(lua.LNil)
+		return 3
+	}))
+	g.RawSetString("rawget", L.NewFunction(func(L *lua.LState) int {
+		t := unwrap(L, 1)
+		L.Push(t.RawGet(L.CheckAny(2)))
+		return 1
+	}))
+	g.RawSetString("rawset", L.NewFunction(func(L *lua.LState) int {
+		t := L.CheckTable(1)
+		if proxies[t] != nil || t == g {
+			luaFail(L, true, errReadonlyTable)
+		}
+		k, v := L.CheckAny(2), L.CheckAny(3)
+		if k == lua.LNil {
+			L.RaiseError("table index is nil")
+		}
+		t.RawSet(k, v)
+		L.Push(t)
+		return 1
+	}))
 	gmeta := L.NewTable()
 	gmeta.RawSetString("__newindex", readonly)
 	L.SetMetatable(g, gmeta)
@@ -189,6 +352,29 @@ func (e *scriptEngine) reset() {
 	g.RawSetString("ARGV", e.argv)
 	e.ctx = newKillContext()
 	L.SetContext(e.ctx)
+	e.errFunc = L.NewFunction(e.noteErrorLine)
+}
+
+// noteErrorLine is the script's error handler, run where an error is
+// raised (before the stack unwinds): it notes the line of the innermost
+// Lua function there, which Redis's __redis__err__handler adds to an
+// error without a position ("script: <sha>, on @user_script:<line>.").
+// It returns the error unchanged.
+func (e *scriptEngine) noteErrorLine(L *lua.LState) int {
+	if e.run != nil {
+		for level := 1; ; level++ {
+			dbg, ok := L.GetStack(level)
+			if !ok {
+				break
+			}
+			if _, err := L.GetInfo("Sl", dbg, nil); err == nil && dbg.What != "G" && dbg.CurrentLine > 0 {
+				e.run.errLine = dbg.CurrentLine
+				break
+			}
+		}
+	}
+	L.Push(L.Get(1))
+	return 1
 }
 
 // ---- commands ----
@@ -283,6 +469,10 @@ func evalGeneric(c *Client, args [][]byte, bySHA, readOnly bool) {
 			return
 		}
 	}
+	if readOnly && sc.shebang && !sc.noWrites {
+		c.WriteError(errScriptWriteFlagRO)
+		return
+	}
 	keys, argv := args[3:3+numkeys], args[3+numkeys:]
 
 	cn := c.conn
@@ -333,7 +523,7 @@ func (e *scriptEngine) runScript(c *Client, sha string, sc *cachedScript, keys, 
 	run := &scriptRun{c: c, readOnly: readOnly, state: st}
 	e.run = run
 	L.Push(fn)
-	err := L.PCall(0, 1, nil)
+	err := L.PCall(0, 1, e.errFunc)
 	ended()
 	if st.killed.Load() {
 		e.ctx = newKillContext() // the old one stays done
@@ -404,7 +594,7 @@ func scriptErrorReply(sha string, obj lua.LValue, errLine int) string {
 			line = int(n)
 		}
 	} else {
-		text := obj.String()
+		text := luaRuntimeText(obj.String())
 		msg = "ERR " + text
 		if n, ok := chunkLine(text); ok {
 			source, line = scriptErrSourceLabel, n
@@ -416,6 +606,55 @@ func scriptErrorReply(sha string, obj lua.LValue, errLine int) string {
 		msg += " script: " + sha + ", on " + source + ":" + strconv.Itoa(line) + "."
 	}
 	return oneLine(msg)
+}
+
+// gopherArgError matches gopher-lua's "bad argument #1 to rep (" (Lua
+// 5.1 quotes the function: "to 'rep' (").
+var gopherArgError = regexp.MustCompile(`bad argument #(-?\d+) to ([A-Za-z_][A-Za-z0-9_.:]*) \(`)
+
+func quoteArgFunc(text string) string {
+	if !strings.Contains(text, "bad argument #") {
+		return text
+	}
+	return gopherArgError.ReplaceAllString(text, "bad argument #$1 to '$2' (")
+}
+
+// gopher-lua's VM errors with their Lua 5.1 counterparts.
+var (
+	gopherArith  = regexp.MustCompile(`cannot perform (?:add|sub|mul|div|mod|pow) operation between (\w+) and (\w+)`)
+	gopherConcat = regexp.MustCompile(`cannot perform concat operation between (\w+) and (\w+)`)
+	gopherIndex  = regexp.MustCompile(`(?s)attempt to index a non-table object\((\w+)\) with key '.*'$`)
+)
+
+// luaRuntimeText rewords gopher-lua's run-time messages as Lua 5.1's,
+// without the variable names Lua 5.1 adds when the operand is one
+// ("attempt to index local 't' (a nil value)"): the operand Lua 5.1
+// names is the first that is not a number (arithmetic) or not a string
+// or number (concatenation); a call of a value that is not a function is
+// assumed to be of nil, the common case, as gopher-lua does not say.
+func luaRuntimeText(text string) string {
+	text = quoteArgFunc(text)
+	if m := gopherArith.FindStringSubmatch(text); m != nil {
+		bad := m[1]
+		if bad == "number" {
+			bad = m[2]
+		}
+		text = strings.Replace(text, m[0], "attempt to perform arithmetic on a "+bad+" value", 1)
+	} else if m := gopherConcat.FindStringSubmatch(text); m != nil {
+		bad := m[1]
+		if bad == "string" || bad == "number" {
+			bad = m[2]
+		}
+		text = strings.Replace(text, m[0], "attempt to concatenate a "+bad+" value", 1)
+	} else if m := gopherIndex.FindStringSubmatch(text); m != nil {
+		text = strings.Replace(text, m[0], "attempt to index a "+m[1]+" value", 1)
+	} else {
+		text = strings.Replace(text, "attempt to call a non-function object", "attempt to call a nil value", 1)
+	}
+	for _, fn := range []string{"concat", "insert", "sort"} {
+		text = strings.Replace(text, " in table for "+fn, " in table for '"+fn+"'", 1)
+	}
+	return text
 }
 
 // chunkLine reads the line number of a Lua error position "user_script:N: ...".
@@ -441,13 +680,22 @@ func (e *scriptEngine) load(body []byte) (sha string, sc *cachedScript, msg stri
 		return sha, sc, ""
 	}
 	src := string(body)
-	noWrites := false
+	noWrites, shebang := false, false
 	if strings.HasPrefix(src, "#!") {
-		first, rest, _ := strings.Cut(src, "\n")
+		first, rest, ok := strings.Cut(src, "\n")
+		if !ok {
+			return "", nil, "ERR Invalid script shebang"
+		}
 		if noWrites, msg = parseShebang(first); msg != "" {
 			return "", nil, msg
 		}
+		shebang = true
 		src = "\n" + rest // keep the line numbers
+	}
+	// Lua 5.1's own grammar and wording first: gopher-lua's parser words
+	// errors differently and accepts Lua 5.2's goto.
+	if err := lualib.CheckSyntax([]byte(src), scriptChunkName); err != nil {
+		return "", nil, oneLine("ERR Error compiling script (new function): " + err.Error())
 	}
 	chunk, err := parse.Parse(strings.NewReader(src), scriptChunkName)
 	if err != nil {
@@ -457,8 +705,11 @@ func (e *scriptEngine) load(body []byte) (sha string, sc *cachedScript, msg stri
 	if err != nil {
 		return "", nil, compileError(err)
 	}
-	sc = &cachedScript{proto: proto, noWrites: noWrites}
+	sc = &cachedScript{proto: proto, noWrites: noWrites, shebang: shebang}
 	e.scripts[sha] = sc
+	if e.count != nil {
+		e.count.Store(int64(len(e.scripts)))
+	}
 	return sha, sc, ""
 }
 
@@ -490,11 +741,14 @@ func parseShebang(line string) (noWrites bool, msg string) {
 		if !ok {
 			return false, "ERR Unknown lua shebang option: " + p
 		}
+		if flags == "" {
+			continue
+		}
 		for f := range strings.SplitSeq(flags, ",") {
 			switch f {
 			case "no-writes":
 				noWrites = true
-			case "", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys":
+			case "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys":
 			default:
 				return false, "ERR Unexpected flag in script shebang: " + f
 			}
@@ -540,7 +794,7 @@ func (e *scriptEngine) luaCall(L *lua.LState, raise bool) int {
 		return luaFail(L, raise, errScriptWrongArgs)
 	case cmd.Flags&FlagNoScript != 0:
 		return luaFail(L, raise, errScriptNotAllowed)
-	case r.readOnly && cmd.Flags&FlagWrite != 0:
+	case r.readOnly && (cmd.Flags&FlagWrite != 0 || mayReplicate(cmd)):
 		return luaFail(L, raise, errScriptWriteInRO)
 	}
 	if msg := c.scriptDiskError(cmd); msg != "" {
@@ -559,16 +813,25 @@ func (e *scriptEngine) luaCall(L *lua.LState, raise bool) int {
 	c.out = c.out[:mark]
 	if t, ok := v.(*lua.LTable); ok && raise {
 		if errMsg, ok := t.RawGetString("err").(lua.LString); ok {
-			return luaFail(L, true, string(errMsg))
+			return luaFail(L, true, "-"+string(errMsg))
 		}
 	}
 	L.Push(v)
 	return 1
 }
 
+// mayReplicate reports the commands Redis flags may-replicate that a
+// script may call: a read-only script refuses them like writes.
+func mayReplicate(cmd *Command) bool {
+	switch cmd.Name {
+	case "publish", "spublish", "pfcount":
+		return true
+	}
+	return false
+}
+
 // luaFail returns (or, raise, raises) the error table {err=msg}; msg is
-// normalised as Redis's luaPushError does: a leading '-' is dropped, a
-// message without an error code gets "ERR ", and trailing CR/LF go.
+// normalised as errorTable says.
 func luaFail(L *lua.LState, raise bool, msg string) int {
 	t := errorTable(L, msg)
 	if raise {
@@ -580,9 +843,18 @@ func luaFail(L *lua.LState, raise bool, msg string) int {
 	return 1
 }
 
+// errorTable is Redis's luaPushError: "-CODE msg" keeps its code (a
+// "-msg" without a space gets ERR), any other message gets "ERR " unless
+// it already starts with it; trailing CR/LF go.
 func errorTable(L *lua.LState, msg string) *lua.LTable {
-	msg = strings.TrimPrefix(msg, "-")
-	if !strings.Contains(msg, " ") {
+	switch {
+	case strings.HasPrefix(msg, "-"):
+		if !strings.Contains(msg, " ") {
+			msg = "ERR " + msg[1:]
+		} else {
+			msg = msg[1:]
+		}
+	case !strings.HasPrefix(msg, "ERR "):
 		msg = "ERR " + msg
 	}
 	msg = strings.TrimRight(msg, "\r\n")
@@ -711,10 +983,206 @@ func (e *scriptEngine) luaLog(L *lua.LState) int {
 	}
 	parts := make([]string, 0, n-1)
 	for i := 2; i <= n; i++ {
-		parts = append(parts, L.ToString(i))
+		parts = append(parts, lualib.ToString(L.Get(i)))
 	}
-	e.logf("script: %s", strings.Join(parts, " "))
+	e.logf("%s", strings.Join(parts, " "))
 	return 0
+}
+
+// Replication flags of redis.set_repl (Redis's PROPAGATE_AOF and
+// PROPAGATE_REPL).
+const (
+	replNone    = 0
+	replAOF     = 1
+	replReplica = 2
+)
+
+// versionNum is REDIS_VERSION_NUM: 0x00MMmmpp.
+func versionNum(v string) int {
+	n := 0
+	for part := range strings.SplitSeq(v, ".") {
+		x, _ := strconv.Atoi(part)
+		n = n<<8 | x
+	}
+	return n
+}
+
+// luaSetResp is redis.setresp(2|3). Only RESP2 is spoken, so 3 is
+// refused rather than accepted with RESP2 shapes a script would misread.
+func (e *scriptEngine) luaSetResp(L *lua.LState) int {
+	if L.GetTop() != 1 {
+		return luaFail(L, true, "redis.setresp() requires one argument.")
+	}
+	switch lua.LVAsNumber(L.Get(1)) {
+	case 2:
+		return 0
+	case 3:
+		return luaFail(L, true, "ERR redis.setresp(3): this server speaks RESP2 only")
+	}
+	return luaFail(L, true, "RESP version must be 2 or 3.")
+}
+
+// luaSetRepl is redis.set_repl(flags): accepted (there are no replicas
+// and no AOF; the script's writes are durable as one group either way).
+func (e *scriptEngine) luaSetRepl(L *lua.LState) int {
+	if e.run == nil {
+		return luaFail(L, true, "redis.set_repl can only be called inside a script invocation")
+	}
+	if L.GetTop() != 1 {
+		return luaFail(L, true, "redis.set_repl() requires two arguments.") // sic, Redis 7.0's text
+	}
+	flags := int64(lua.LVAsNumber(L.Get(1)))
+	if flags&^(replAOF|replReplica) != 0 {
+		return luaFail(L, true, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
+	}
+	return 0
+}
+
+// luaACLCheckCmd is redis.acl_check_cmd(cmd, ...): every user may run
+// every command (there is no ACL yet), so it is true for any command
+// the table knows.
+func (e *scriptEngine) luaACLCheckCmd(L *lua.LState) int {
+	n := L.GetTop()
+	if n == 0 {
+		return luaFail(L, true, errScriptNoArgs)
+	}
+	args := make([][]byte, n)
+	for i := 1; i <= n; i++ {
+		switch v := L.Get(i).(type) {
+		case lua.LString:
+			args[i-1] = []byte(v)
+		case lua.LNumber:
+			args[i-1] = strconv.AppendFloat(nil, float64(v), 'g', 17, 64)
+		default:
+			return luaFail(L, true, errScriptArgType)
+		}
+	}
+	if e.run == nil {
+		return luaFail(L, true, "ERR redis.acl_check_cmd called outside a script")
+	}
+	if cmd, _ := e.run.c.Srv.resolve(args); cmd == nil {
+		return luaFail(L, true, "Invalid command passed to redis.acl_check_cmd()")
+	}
+	L.Push(lua.LTrue)
+	return 1
+}
+
+// luaGCInfo is Lua 5.1's gcinfo(): the heap in use, in KiB.
+func luaGCInfo(L *lua.LState) int {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	L.Push(lua.LNumber(ms.HeapAlloc / 1024))
+	return 1
+}
+
+// luaErrHandler is the global __redis__err__handler Redis 7 defines: it
+// turns an error into {err=...} with where it was raised.
+func luaErrHandler(L *lua.LState) int {
+	v := L.Get(1)
+	t, ok := v.(*lua.LTable)
+	if !ok {
+		t = L.NewTable()
+		t.RawSetString("err", lua.LString("ERR "+lualib.ToString(v)))
+	}
+	setErrorPosition(L, t)
+	L.Push(t)
+	return 1
+}
+
+// luaUnpack is Lua 5.1's unpack(t [, i [, j]]), with its limit: more
+// results than the Lua stack holds (8000) is "too many results to
+// unpack", not an allocation of the whole range.
+func luaUnpack(L *lua.LState) int {
+	t := L.CheckTable(1)
+	i := int64(int32(L.OptInt64(2, 1)))
+	e := int64(t.Len())
+	if L.GetTop() >= 3 && L.Get(3) != lua.LNil {
+		e = int64(int32(L.CheckInt64(3)))
+	}
+	if i > e {
+		return 0
+	}
+	n := e - i + 1
+	if n <= 0 || n+int64(L.GetTop()) > 8000 {
+		L.RaiseError("too many results to unpack")
+	}
+	for k := i; k <= e; k++ {
+		L.Push(t.RawGetInt(int(k)))
+	}
+	return int(n)
+}
+
+// maxScriptString caps string.rep's result (the default
+// proto-max-bulk-len): past it the script gets Lua's "not enough memory"
+// instead of the server allocating without bound.
+const maxScriptString = 512 << 20
+
+// luaStringRep is Lua 5.1's string.rep(s, n): n is a C int (2^31 wraps
+// negative and gives "").
+func luaStringRep(L *lua.LState) int {
+	s := L.CheckString(1)
+	n := int64(int32(L.CheckInt64(2)))
+	if n <= 0 || s == "" {
+		L.Push(lua.LString(""))
+		return 1
+	}
+	if int64(len(s))*n > maxScriptString {
+		L.RaiseError("not enough memory")
+	}
+	L.Push(lua.LString(strings.Repeat(s, int(n))))
+	return 1
+}
+
+// addLua51Compat adds what Lua 5.1 (as Redis builds it) has and
+// gopher-lua lacks: string.gfind, table.foreach, table.foreachi and
+// table.setn.
+func addLua51Compat(L *lua.LState, g *lua.LTable) {
+	if str, ok := g.RawGetString("string").(*lua.LTable); ok {
+		str.RawSetString("gfind", str.RawGetString("gmatch"))
+	}
+	tab, ok := g.RawGetString("table").(*lua.LTable)
+	if !ok {
+		return
+	}
+	foreach := func(array bool) lua.LGFunction {
+		return func(L *lua.LState) int {
+			t := L.CheckTable(1)
+			f := L.CheckFunction(2)
+			each := func(k, v lua.LValue) bool {
+				L.Push(f)
+				L.Push(k)
+				L.Push(v)
+				L.Call(2, 1)
+				r := L.Get(-1)
+				L.Pop(1)
+				if r != lua.LNil {
+					L.Push(r)
+					return true
+				}
+				return false
+			}
+			if array {
+				for i := 1; i <= t.Len(); i++ {
+					if each(lua.LNumber(i), t.RawGetInt(i)) {
+						return 1
+					}
+				}
+				return 0
+			}
+			for k, v := t.Next(lua.LNil); k != lua.LNil; k, v = t.Next(k) {
+				if each(k, v) {
+					return 1
+				}
+			}
+			return 0
+		}
+	}
+	tab.RawSetString("foreach", L.NewFunction(foreach(false)))
+	tab.RawSetString("foreachi", L.NewFunction(foreach(true)))
+	tab.RawSetString("setn", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("'setn' is obsolete")
+		return 0
+	}))
 }
 
 // ---- conversions ----
@@ -734,7 +1202,7 @@ func respToLua(L *lua.LState, b []byte) (lua.LValue, []byte) {
 		t.RawSetString("ok", lua.LString(line))
 		return t, rest
 	case '-':
-		return errorTable(L, string(line)), rest
+		return errorTable(L, "-"+string(line)), rest
 	case ':':
 		n, _ := strconv.ParseInt(string(line), 10, 64)
 		return lua.LNumber(n), rest
@@ -864,6 +1332,7 @@ func scriptFlushCommand(c *Client, args [][]byte) {
 	}
 	e := c.Srv.scriptEngine()
 	clear(e.scripts)
+	c.Srv.cachedScripts.Store(0)
 	e.reset()
 	c.WriteOK()
 }

@@ -197,3 +197,84 @@ func TestScriptingOverKeyspace(t *testing.T) {
 		t.Fatalf("in5 in db 0: %d %v", n, err)
 	}
 }
+
+// What the differential file cannot show: Persimmon's own choices
+// (redis.setresp(3) refused on a RESP2-only server), that a refused
+// change to a library leaves it working for the next script, and a
+// BullMQ-style round trip of client msgpack through cmsgpack and cjson
+// into a hash.
+func TestScriptLibrariesAndSandbox(t *testing.T) {
+	s := startKeyspaceServer(t, t.TempDir(), pmem.ModeMsync)
+	ctx := context.Background()
+	rc := goRedis(t, s.addr)
+
+	err := rc.Eval(ctx, "redis.setresp(3)", nil).Err()
+	if err == nil || !strings.Contains(err.Error(), "RESP2 only") {
+		t.Fatalf("redis.setresp(3): %v", err)
+	}
+	if err := rc.Eval(ctx, "redis.setresp(2) return 1", nil).Err(); err != nil {
+		t.Fatalf("redis.setresp(2): %v", err)
+	}
+
+	for _, attack := range []string{"redis.call = nil", "cjson.encode = nil", "rawset(redis, 'call', nil)",
+		"getmetatable(_G).__index = {}", "setmetatable(_G, nil)", "string.rep = nil", "_G.cjson = nil"} {
+		if err := rc.Eval(ctx, attack, nil).Err(); err == nil || !strings.Contains(err.Error(), "Attempt to modify a readonly table") {
+			t.Errorf("%s: %v, want a readonly table error", attack, err)
+		}
+	}
+	got, err := rc.Eval(ctx, "redis.call('set', 'k', 'v') return {redis.call('get', 'k'), cjson.encode({1}), ('x'):rep(2)}", nil).Result()
+	if err != nil || !slices.Equal(got.([]any), []any{"v", "[1]", "xx"}) {
+		t.Fatalf("libraries after the attempts: %v %v", got, err)
+	}
+
+	// cjson settings live in the Lua state: they persist across scripts
+	// and SCRIPT FLUSH (a new state) resets them.
+	if err := rc.Eval(ctx, "return cjson.encode_invalid_numbers('null')", nil).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := rc.Eval(ctx, "return cjson.encode({1/0})", nil).Text(); err != nil || v != "[null]" {
+		t.Fatalf("after encode_invalid_numbers('null'): %q %v", v, err)
+	}
+	rc.ScriptFlush(ctx)
+	if err := rc.Eval(ctx, "return cjson.encode({1/0})", nil).Err(); err == nil || !strings.Contains(err.Error(), "must not be NaN or Inf") {
+		t.Fatalf("after SCRIPT FLUSH: %v", err)
+	}
+
+	// INFO memory counts the cached scripts (as SCRIPTING FLUSH ASYNC in
+	// Redis's suite checks).
+	cached := func() string {
+		info, err := rc.Info(ctx, "memory").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.SplitSeq(info, "\r\n") {
+			if v, ok := strings.CutPrefix(line, "number_of_cached_scripts:"); ok {
+				return v
+			}
+		}
+		return "missing"
+	}
+	rc.ScriptFlush(ctx)
+	rc.ScriptLoad(ctx, "return 'a'")
+	rc.Eval(ctx, "return 'b'", nil)
+	rc.ScriptLoad(ctx, "return 'a'")
+	if n := cached(); n != "2" {
+		t.Fatalf("number_of_cached_scripts after two scripts: %s", n)
+	}
+	rc.ScriptFlush(ctx)
+	if n := cached(); n != "0" {
+		t.Fatalf("number_of_cached_scripts after SCRIPT FLUSH: %s", n)
+	}
+
+	// A job's options packed by the client (msgpack map), read in Lua,
+	// stored as JSON in a hash and read back.
+	opts := "\x83\xa8attempts\x03\xa5delay\xcd\x03\xe8\xa7backoff\x81\xa4type\xa5fixed"
+	script := `local o = cmsgpack.unpack(ARGV[1])
+redis.call('hset', KEYS[1], 'opts', cjson.encode(o), 'attempts', o.attempts)
+local back = cjson.decode(redis.call('hget', KEYS[1], 'opts'))
+return {back.attempts, back.delay, back.backoff.type, cmsgpack.pack(back.backoff) == cmsgpack.pack({type = 'fixed'})}`
+	got, err = rc.Eval(ctx, script, []string{"bull:q:1"}, opts).Result()
+	if err != nil || !slices.Equal(got.([]any), []any{int64(3), int64(1000), "fixed", int64(1)}) {
+		t.Fatalf("BullMQ-style options: %v %v", got, err)
+	}
+}

@@ -169,6 +169,8 @@ type Server struct {
 	busyTimer *time.Timer                   // re-armed for each script; keyspace lock
 	slowlog   slowlog
 
+	cachedScripts atomic.Int64 // len(scripting.scripts), for INFO (which takes no lock)
+
 	started  time.Time
 	lastSave atomic.Int64 // LASTSAVE: Unix seconds of the last SAVE/BGSAVE, or of the start
 	runID    string
