@@ -13,7 +13,7 @@ import (
 )
 
 // Keyspace is the set of 16 databases. Every method except Lock, Unlock,
-// LastLSN, WaitDurable, Stats and Close must be called with the lock held;
+// LastLSN, WaitDurable, DurableLSN, SyncStats, Stats and Close must be called with the lock held;
 // slices returned by reads alias the arena mapping and are valid only until
 // Unlock.
 type Keyspace struct {
@@ -591,21 +591,29 @@ func (ks *Keyspace) LastLSN() uint64 { return ks.wal.LastLSN() }
 // durability mode in force (group commit). Call it without the lock.
 func (ks *Keyspace) WaitDurable(lsn uint64) error { return ks.wal.WaitDurable(lsn) }
 
+// DurableLSN is the highest LSN known durable; safe without the lock.
+func (ks *Keyspace) DurableLSN() uint64 { return ks.wal.DurableLSN() }
+
+// SyncStats is what the wal's group commits so far cost and covered; safe
+// without the lock.
+func (ks *Keyspace) SyncStats() wal.SyncStats { return ks.wal.SyncStats() }
+
 // Stats is a snapshot for INFO.
 type Stats struct {
-	Keys          [NumDBs]int // keys per db
-	Expires       [NumDBs]int // keys with an expiry per db
-	ArenaBytes    int64       // bytes of segment files on disk
-	LiveBytes     int64       // bytes of live records
-	Segments      int         // segment files
-	ExpiredKeys   int64       // keys removed by expiry since start (or CONFIG RESETSTAT)
-	KeyspaceHits  int64       // keys found by read-only commands' lookups (see CountLookups)
-	KeyspaceMiss  int64       // keys those lookups did not find
-	WriteFailing  bool        // the last commit failed (disk full, persistence failure)
-	CleanedBytes  int64       // bytes reclaimed by segment cleaning since start
-	Flushes       int64       // group commits (flush+fence or msync) since start
-	SyncedRecords int64       // records made durable by those group commits
-	Mode          string      // durability mode in force
+	Keys          [NumDBs]int   // keys per db
+	Expires       [NumDBs]int   // keys with an expiry per db
+	ArenaBytes    int64         // bytes of segment files on disk
+	LiveBytes     int64         // bytes of live records
+	Segments      int           // segment files
+	ExpiredKeys   int64         // keys removed by expiry since start (or CONFIG RESETSTAT)
+	KeyspaceHits  int64         // keys found by read-only commands' lookups (see CountLookups)
+	KeyspaceMiss  int64         // keys those lookups did not find
+	WriteFailing  bool          // the last commit failed (disk full, persistence failure)
+	CleanedBytes  int64         // bytes reclaimed by segment cleaning since start
+	Flushes       int64         // group commits (flush+fence or msync) since start
+	SyncedRecords int64         // records made durable by those group commits
+	Sync          wal.SyncStats // what the group commits' syncs cost
+	Mode          string        // durability mode in force
 	LastLSN       uint64
 	DurableLSN    uint64
 }
@@ -624,6 +632,7 @@ func (ks *Keyspace) Stats() Stats {
 		CleanedBytes:  ks.cleanedBytes.Load(),
 		Flushes:       ks.wal.Flushes(),
 		SyncedRecords: ks.wal.SyncedRecords(),
+		Sync:          ks.wal.SyncStats(),
 		Mode:          ks.arena.Mode().String(),
 		LastLSN:       ks.wal.LastLSN(),
 		DurableLSN:    ks.wal.DurableLSN(),

@@ -56,26 +56,18 @@ var directives = []directive{
 	{"timeout", "0", "close a client idle for this many seconds (0: never)"},
 	{"proto-max-bulk-len", "512mb", "largest bulk string a request may carry"},
 	{"threads", "auto", "Go scheduler threads (GOMAXPROCS): auto = all CPUs, except 1 for --io goroutine in pmem and none modes"},
-	{"io", "auto", "how connections are served: loop (one event loop), goroutine (one per connection), auto = loop for pmem and none, goroutine for msync"},
+	{"io", "auto", "how connections are served: loop (one event loop), goroutine (one per connection), auto = loop"},
 }
 
 // ioModel resolves the io setting. The event loop costs 10-20% less CPU
 // per request than a goroutine per connection (measured on 2 cores shared
-// with the client), but it must never wait: in msync mode a batch waits
-// for an msync that group commit shares between connections, so there
-// every connection keeps its own goroutine.
+// with the client), and it never waits: in msync mode a batch that is not
+// durable yet holds its replies while a committer goroutine runs the group
+// commit (resp/commit.go), so auto is the loop in every mode.
 func ioModel(v string, mode pmem.Mode) (string, error) {
 	switch v {
-	case "", "auto":
-		if mode == pmem.ModeMsync {
-			return resp.IOGoroutine, nil
-		}
+	case "", "auto", resp.IOLoop:
 		return resp.IOLoop, nil
-	case resp.IOLoop:
-		if mode == pmem.ModeMsync {
-			return "", fmt.Errorf("io loop needs durability pmem or none (msync waits would stall every client)")
-		}
-		return v, nil
 	case resp.IOGoroutine:
 		return v, nil
 	}
