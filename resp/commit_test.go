@@ -1,10 +1,17 @@
 package resp
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/persimmon-db/persimmon/pmem"
 )
 
 // The committer (commit.go): msync durability on the event loop.
@@ -94,4 +101,52 @@ func TestCommitterQuitAfterHeldWrite(t *testing.T) {
 		}
 	}
 	w.expectClosed()
+}
+
+// Over the real keyspace in msync mode on the loop: concurrent writers each
+// get their replies in order, and no reply arrives before its record is
+// durable (its LSN is above what LastLSN was before the request was sent;
+// the durable LSN must have passed that when the reply is read).
+func TestCommitterOverKeyspace(t *testing.T) {
+	t.Setenv("PERSIMMON_TEST_IO", IOLoop)
+	t.Setenv("PERSIMMON_TEST_DURABILITY", "msync")
+	s := startKeyspaceServer(t, t.TempDir(), pmem.ModeMsync)
+	if s.commit == nil {
+		t.Fatal("no committer")
+	}
+	const clients, incrs = 8, 40
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rc := redis.NewClient(&redis.Options{Addr: s.addr, MaxRetries: -1, PoolSize: 1})
+			defer rc.Close()
+			key := fmt.Sprintf("counter:%d", i)
+			for n := int64(1); n <= incrs; n++ {
+				before := s.ks.LastLSN()
+				got, err := rc.Incr(context.Background(), key).Result()
+				if err != nil || got != n {
+					errs <- fmt.Errorf("INCR %s = %d, %v; want %d", key, got, err, n)
+					return
+				}
+				if d := s.ks.DurableLSN(); d <= before {
+					errs <- fmt.Errorf("INCR %s answered with durable LSN %d, its record is above %d", key, d, before)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	st := s.ks.SyncStats()
+	t.Logf("%d records in %d syncs (mean %v, p99 %v); committer: %d syncs released %d held batches",
+		st.Records, st.Syncs, st.Mean, st.P99, s.commit.commits.Load(), s.commit.released.Load())
+	if s.commit.released.Load() == 0 {
+		t.Error("no batch was held for the committer")
+	}
 }
