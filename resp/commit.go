@@ -84,8 +84,9 @@ func (cm *committer) request(lsn uint64, el gnet.EventLoop) {
 // hold makes c wait for its batch's LSN (on the loop, or on the watchdog
 // while the loop is inside a script).
 func (cm *committer) hold(c *conn) {
-	if !c.held {
-		c.held = true
+	c.held = true
+	if !c.listed {
+		c.listed = true
 		cm.held = append(cm.held, c)
 	}
 	cm.request(c.batchLSN, c.gc.EventLoop())
@@ -133,10 +134,12 @@ func (cm *committer) release() {
 	failed := cm.failed() != nil
 	n := 0
 	for _, c := range list {
+		c.listed = false
 		switch {
 		case !c.held || c.killed.Load():
-			// released by the watchdog, or closed
+			// released already (its input came first), or closed
 		case c.batchLSN > durable && !failed:
+			c.listed = true
 			cm.held = append(cm.held, c) // wrote after this commit started
 		default:
 			n++

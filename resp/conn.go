@@ -73,7 +73,8 @@ type conn struct {
 	parked atomic.Bool
 	// held: msync mode on the loop, the replies in out wait until
 	// batchLSN is durable (commit.go).
-	held bool
+	held   bool
+	listed bool // on the committer's held list (loop only)
 	// idleOut is the output gnet still held at the last idle check.
 	idleOut int
 }
