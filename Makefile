@@ -26,6 +26,7 @@ test: build
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 	$(GO) test -count=1 -race -timeout 20m $(RACEPKGS)
 	PERSIMMON_TEST_IO=loop $(GO) test -count=1 -race -timeout 20m ./resp/
+	PERSIMMON_TEST_IO=loop PERSIMMON_TEST_DURABILITY=msync $(GO) test -count=1 -timeout 10m -run 'TestKeyspace|TestBlocking|TestClientUnblock|TestScript|TestCommitter|TestIdle' ./resp/
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRecord -fuzztime 30s ./wal/
