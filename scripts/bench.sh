@@ -21,6 +21,8 @@
 # load). Rounds are interleaved (every server once per round, a fresh data
 # directory each time) and the median of the rounds is printed: the
 # machine may be shared and noisy, so compare ratios within one run only.
+# A second table gives the server's CPU time per request (from
+# /proc/PID/stat), which a busy machine disturbs less than requests/s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -67,19 +69,24 @@ start() { # name → starts a server on $PORT, sets pid
 }
 
 declare -A vals # server/row → space-separated requests/s, one per round
+declare -A cpus # server/row → space-separated server CPU µs per request, one per round
 record() { vals[$1/$2]="${vals[$1/$2]:-} $3"; }
+TICKS=$(getconf CLK_TCK)
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; } # the server's user+system CPU, all threads
 
-bench() { # server row redis-benchmark-args... → records the requests/s of each test
-  local s=$1 row=$2; shift 2
+bench() { # server row requests redis-benchmark-args... → records requests/s and CPU per request of one test
+  local s=$1 row=$2 n=$3 c0 test value; shift 3
+  c0=$(cpu_ticks)
   while IFS=, read -r test value _; do
     test=${test//\"/}; value=${value//\"/}
     [ "$test" = "test" ] && continue
     test=${test%% *}
     record "$s" "$row${test}" "$value"
-  done < <(redis-benchmark -p "$PORT" -d "$SIZE" -r "$KEYS" -q --csv "$@" 2>/dev/null)
+    cpus[$s/$row${test}]="${cpus[$s/$row${test}]:-} $(awk -v d=$(($(cpu_ticks) - c0)) -v t="$TICKS" -v n="$n" 'BEGIN{printf "%.1f", d * 1e6 / t / n}')"
+  done < <(redis-benchmark -p "$PORT" -d "$SIZE" -r "$KEYS" -q --csv -n "$n" "$@" 2>/dev/null)
 }
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{ if (NR==0) print 0; else if (NR%2) print a[(NR+1)/2]; else printf "%.2f\n", (a[NR/2]+a[NR/2+1])/2 }'; }
+median() { tr ' ' '\n' | awk 'NF' | sort -g | awk '{a[NR]=$1} END{ if (NR==0) print 0; else if (NR%2) print a[(NR+1)/2]; else printf "%.2f\n", (a[NR/2]+a[NR/2+1])/2 }'; }
 
 half=$((CLIENTS / 2))
 echo "redis-benchmark -p $PORT -d $SIZE -r $KEYS: -c $CLIENTS -n $N -t set,get,incr; -c 1 -n $((N / C1DIV)) -t set; -c $CLIENTS -P 16 -n $((N * 4)) -t set;"
@@ -87,13 +94,13 @@ echo "  GET+w: -c $half -n $N -t get while -c $half -t set runs; $ROUNDS interle
 for round in $(seq 1 "$ROUNDS"); do
   for s in $SERVERS; do
     start "$s"
-    bench "$s" "" -c "$CLIENTS" -n "$N" -t set,get,incr
-    bench "$s" "c1:" -c 1 -n $((N / C1DIV)) -t set
-    bench "$s" "P16:" -c "$CLIENTS" -P 16 -n $((N * 4)) -t set
+    for t in set get incr; do bench "$s" "" "$N" -c "$CLIENTS" -t $t; done
+    bench "$s" "c1:" $((N / C1DIV)) -c 1 -t set
+    bench "$s" "P16:" $((N * 4)) -c "$CLIENTS" -P 16 -t set
     redis-benchmark -p "$PORT" -d "$SIZE" -r "$KEYS" -q -c "$half" -n 100000000 -t set >/dev/null 2>&1 &
     load=$!
     sleep 0.5 # the write load is running before the reads start
-    bench "$s" "w:" -c "$half" -n "$N" -t get
+    bench "$s" "w:" "$N" -c "$half" -t get # (its CPU figure includes the write load's)
     kill "$load" 2>/dev/null || true; wait "$load" 2>/dev/null || true
     if [ "$s" = persimmon-msync ]; then
       redis-cli -p "$PORT" info persistence | tr -d '\r' | grep -E '^(wal_sync_mean_us|wal_sync_p99_us|wal_records_per_sync|committer_batches_per_sync):' | tr '\n' ' ' >"$BASE/msync-syncs.txt" || true
@@ -114,6 +121,14 @@ for r in $rows; do
   n=$(get persimmon-none "$r"); c=$(get redis-always "$r"); m=$(get persimmon-msync "$r")
   printf "%-9s | %10s | %10s | %10s | %10s | %10s | %10s | %8s | %8s | %9s | %8s\n" "$(label "$r")" "$a" "$e" "$p" "$n" "$c" "$m" \
     "$(ratio "$p" "$e")" "$(ratio "$n" "$e")" "$(ratio "$m" "$c")" "$(ratio "$m" "$a")"
+done
+
+cget() { echo "${cpus[$1/$2]:-}" | median; }
+printf "\nserver CPU µs per request (user+system, all threads; median of rounds)\n"
+printf "%-9s | %10s | %10s | %10s | %10s | %10s | %10s\n" test redis-nop redis-evsec pmem none redis-alw msync
+for r in $rows; do
+  printf "%-9s | %10s | %10s | %10s | %10s | %10s | %10s\n" "$(label "$r")" "$(cget redis-nopersist "$r")" "$(cget redis-everysec "$r")" \
+    "$(cget persimmon-pmem "$r")" "$(cget persimmon-none "$r")" "$(cget redis-always "$r")" "$(cget persimmon-msync "$r")"
 done
 echo
 [ -s "$BASE/msync-syncs.txt" ] && echo "persimmon msync, last round: $(cat "$BASE/msync-syncs.txt")"
