@@ -13,7 +13,7 @@ import (
 )
 
 // Keyspace is the set of 16 databases. Every method except Lock, Unlock,
-// LastLSN, WaitDurable, DurableLSN, SyncStats, Stats and Close must be called with the lock held;
+// LastLSN, WaitDurable, Stats and Close must be called with the lock held;
 // slices returned by reads alias the arena mapping and are valid only until
 // Unlock.
 type Keyspace struct {
@@ -600,22 +600,24 @@ func (ks *Keyspace) SyncStats() wal.SyncStats { return ks.wal.SyncStats() }
 
 // Stats is a snapshot for INFO.
 type Stats struct {
-	Keys          [NumDBs]int   // keys per db
-	Expires       [NumDBs]int   // keys with an expiry per db
-	ArenaBytes    int64         // bytes of segment files on disk
-	LiveBytes     int64         // bytes of live records
-	Segments      int           // segment files
-	ExpiredKeys   int64         // keys removed by expiry since start (or CONFIG RESETSTAT)
-	KeyspaceHits  int64         // keys found by read-only commands' lookups (see CountLookups)
-	KeyspaceMiss  int64         // keys those lookups did not find
-	WriteFailing  bool          // the last commit failed (disk full, persistence failure)
-	CleanedBytes  int64         // bytes reclaimed by segment cleaning since start
-	Flushes       int64         // group commits (flush+fence or msync) since start
-	SyncedRecords int64         // records made durable by those group commits
-	Sync          wal.SyncStats // what the group commits' syncs cost
-	Mode          string        // durability mode in force
+	Keys          [NumDBs]int // keys per db
+	Expires       [NumDBs]int // keys with an expiry per db
+	ArenaBytes    int64       // bytes of segment files on disk
+	LiveBytes     int64       // bytes of live records
+	Segments      int         // segment files
+	ExpiredKeys   int64       // keys removed by expiry since start (or CONFIG RESETSTAT)
+	KeyspaceHits  int64       // keys found by read-only commands' lookups (see CountLookups)
+	KeyspaceMiss  int64       // keys those lookups did not find
+	WriteFailing  bool        // the last commit failed (disk full, persistence failure)
+	CleanedBytes  int64       // bytes reclaimed by segment cleaning since start
+	Flushes       int64       // group commits (flush+fence or msync) since start
+	SyncedRecords int64       // records made durable by those group commits
+	Mode          string      // durability mode in force
 	LastLSN       uint64
 	DurableLSN    uint64
+
+	// Sync is what the group commits' syncs cost and covered.
+	Sync wal.SyncStats
 }
 
 // Stats returns a snapshot; safe without the lock (key counts are as of the
