@@ -32,6 +32,7 @@ test: build
 	$(GO) test -count=1 -race -timeout 20m $(RACEPKGS)
 	PERSIMMON_TEST_IO=loop $(GO) test -count=1 -race -timeout 20m ./resp/
 	$(GO) test -count=1 -tags pmemtrace ./pmem/ ./crashimage/
+	PERSIMMON_TEST_IO=loop PERSIMMON_TEST_DURABILITY=msync $(GO) test -count=1 -timeout 10m -run 'TestKeyspace|TestBlocking|TestClientUnblock|TestScript|TestCommitter|TestIdle' ./resp/
 
 # The long runs of the crash tests (full counts; minutes).
 test-long: build

@@ -17,10 +17,15 @@ import (
 // SHUTDOWN NOSAVE stops it and the server, which then restarts with the
 // data acknowledged before.
 func TestBusyScript(t *testing.T) {
-	for _, io := range []string{"loop", "goroutine"} {
+	// loop-msync: the committer's held replies while the watchdog serves.
+	for _, io := range []string{"loop", "goroutine", "loop-msync"} {
 		t.Run(io, func(t *testing.T) {
 			dir := t.TempDir()
-			s := startServer(t, dir, "--io", io)
+			args := []string{"--io", io}
+			if io == "loop-msync" {
+				args = []string{"--io", "loop", "--durability", "msync"}
+			}
+			s := startServer(t, dir, args...)
 			admin := s.client()
 			if err := admin.ConfigSet(ctx, "busy-reply-threshold", "50").Err(); err != nil {
 				t.Fatal(err)
@@ -80,7 +85,7 @@ func TestBusyScript(t *testing.T) {
 			}
 			<-evalErr
 
-			s2 := startServer(t, dir, "--io", io)
+			s2 := startServer(t, dir, args...)
 			if v, err := s2.client().Get(ctx, "before").Result(); err != nil || v != "kept" {
 				t.Fatalf("after restart: %q, %v", v, err)
 			}

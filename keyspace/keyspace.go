@@ -659,6 +659,13 @@ func (ks *Keyspace) LastLSN() uint64 { return ks.wal.LastLSN() }
 // durability mode in force (group commit). Call it without the lock.
 func (ks *Keyspace) WaitDurable(lsn uint64) error { return ks.wal.WaitDurable(lsn) }
 
+// DurableLSN is the highest LSN known durable; safe without the lock.
+func (ks *Keyspace) DurableLSN() uint64 { return ks.wal.DurableLSN() }
+
+// SyncStats is what the wal's group commits so far cost and covered; safe
+// without the lock.
+func (ks *Keyspace) SyncStats() wal.SyncStats { return ks.wal.SyncStats() }
+
 // Stats is a snapshot for INFO.
 type Stats struct {
 	Keys          [NumDBs]int // keys per db
@@ -676,6 +683,9 @@ type Stats struct {
 	Mode          string      // durability mode in force
 	LastLSN       uint64
 	DurableLSN    uint64
+
+	// Sync is what the group commits' syncs cost and covered.
+	Sync wal.SyncStats
 }
 
 // Stats returns a snapshot; safe without the lock (key counts are as of the
@@ -692,6 +702,7 @@ func (ks *Keyspace) Stats() Stats {
 		CleanedBytes:  ks.cleanedBytes.Load(),
 		Flushes:       ks.wal.Flushes(),
 		SyncedRecords: ks.wal.SyncedRecords(),
+		Sync:          ks.wal.SyncStats(),
 		Mode:          ks.arena.Mode().String(),
 		LastLSN:       ks.wal.LastLSN(),
 		DurableLSN:    ks.wal.DurableLSN(),

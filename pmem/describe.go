@@ -1,6 +1,9 @@
 package pmem
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Describe returns the one start-up log line (no trailing newline) saying
 // which durability mode is in force, with which flush instruction, on which
@@ -18,7 +21,8 @@ import "fmt"
 //   - none survives a process crash only.
 //
 // Example: "durability=pmem (clwb+sfence) on ext4, no DAX: survives
-// process crash (kill -9); not power loss".
+// process crash (kill -9); not power loss (as redis-server appendfsync
+// everysec); --durability msync is the mode for power safety".
 func Describe(mode Mode, dir string, dax bool) string {
 	fs, err := Filesystem(dir)
 	if err != nil {
@@ -32,6 +36,10 @@ const (
 	survivesBoth  = "survives process crash (kill -9) and power loss"
 	survivesCrash = "survives process crash (kill -9); not power loss"
 )
+
+// powerSafetyHint follows the survival phrase of a mode that does not
+// survive power loss on a filesystem where msync would.
+const powerSafetyHint = " (as redis-server appendfsync everysec); --durability msync is the mode for power safety"
 
 // describe is Describe with the filesystem name fs ("" if unknown) and the
 // flush instruction given, so every combination can be tested on any
@@ -70,6 +78,8 @@ func describe(mode Mode, fs, instr string, dax bool) string {
 			survives = survivesCrash
 			if inRAM {
 				survives += " (" + fs + " is in RAM)"
+			} else {
+				survives += powerSafetyHint
 			}
 		}
 	case ModeMsync:
@@ -78,6 +88,9 @@ func describe(mode Mode, fs, instr string, dax bool) string {
 	case ModeNone:
 		how = "no flush"
 		survives = survivesCrash
+		if !inRAM {
+			survives += strings.Replace(powerSafetyHint, "everysec", "no", 1)
+		}
 	default:
 		return fmt.Sprintf("durability=%s: invalid mode; survives nothing", mode)
 	}

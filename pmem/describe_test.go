@@ -14,7 +14,7 @@ func TestDescribeTable(t *testing.T) {
 		want  string
 	}{
 		{ModePmem, "ext4", "clwb", false,
-			"durability=pmem (clwb+sfence) on ext4, no DAX: survives process crash (kill -9); not power loss"},
+			"durability=pmem (clwb+sfence) on ext4, no DAX: survives process crash (kill -9); not power loss (as redis-server appendfsync everysec); --durability msync is the mode for power safety"},
 		{ModePmem, "xfs", "clflushopt", true,
 			"durability=pmem (clflushopt+sfence) on xfs, DAX+MAP_SYNC: survives process crash (kill -9) and power loss"},
 		{ModePmem, "tmpfs", "clwb", false,
@@ -26,7 +26,7 @@ func TestDescribeTable(t *testing.T) {
 		{ModeMsync, "tmpfs", "clwb", false,
 			"durability=msync (msync MS_SYNC) on tmpfs, no DAX: survives process crash (kill -9); not power loss (tmpfs is in RAM)"},
 		{ModeNone, "ext4", "clwb", true,
-			"durability=none (no flush) on ext4, DAX+MAP_SYNC: survives process crash (kill -9); not power loss"},
+			"durability=none (no flush) on ext4, DAX+MAP_SYNC: survives process crash (kill -9); not power loss (as redis-server appendfsync no); --durability msync is the mode for power safety"},
 	}
 	for _, tc := range tests {
 		if got := describe(tc.mode, tc.fs, tc.instr, tc.dax); got != tc.want {

@@ -32,3 +32,20 @@ func TestFilesystem(t *testing.T) {
 		t.Errorf("Filesystem(missing dir) error = %v, want one wrapping os.ErrNotExist", err)
 	}
 }
+
+func TestProbeSync(t *testing.T) {
+	dir := t.TempDir()
+	mean, worst, err := ProbeSync(dir, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mean <= 0 || worst < mean {
+		t.Fatalf("ProbeSync = mean %v, worst %v: want 0 < mean <= worst", mean, worst)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Fatalf("the probe left %v behind", left)
+	}
+	if _, _, err := ProbeSync(dir+"/missing", 1); err == nil {
+		t.Fatal("ProbeSync on a missing directory: no error")
+	}
+}

@@ -71,6 +71,10 @@ type conn struct {
 	gc     gnet.Conn
 	lc     atomic.Pointer[loopConn]
 	parked atomic.Bool
+	// held: msync mode on the loop, the replies in out wait until
+	// batchLSN is durable (commit.go).
+	held   bool
+	listed bool // on the committer's held list (loop only)
 	// idleOut is the output gnet still held at the last idle check.
 	idleOut int
 }
@@ -232,11 +236,19 @@ func (c *conn) finish() {
 // the batch durable and writes its replies. It reports whether the
 // connection stays open.
 func (c *conn) processInput() bool {
+	if c.held { // commit.go: replies wait for the committer
+		if !c.releaseHeld() {
+			return false
+		}
+		if c.held {
+			return !c.killed.Load()
+		}
+	}
 	data := c.rbuf
 	need := 0
 	c.tick = time.Now()
 loop:
-	for len(data) > 0 && !c.closeAfterReply && c.blk.b == nil {
+	for len(data) > 0 && !c.closeAfterReply && c.blk.b == nil && !c.held {
 		var args [][]byte
 		if data[0] == '*' {
 			complete, a, _, rest, err := redcon.ReadNextCommand(data, c.argsbuf)
@@ -318,7 +330,13 @@ loop:
 	}
 	c.flushStats()
 	c.publish()
-	if !c.flush() || c.closeAfterReply || c.killed.Load() {
+	if !c.flush() {
+		return false
+	}
+	if c.held { // a closing reply closes when it leaves (releaseHeld)
+		return !c.killed.Load()
+	}
+	if c.closeAfterReply || c.killed.Load() {
 		return false
 	}
 	if cap(c.out) > shrinkAbove {
@@ -355,6 +373,16 @@ func releasedLarge(n int) {
 // are dropped and the connection closed: nothing is acknowledged that is
 // not durable.
 func (c *conn) flush() bool {
+	if c.batchLSN > 0 && c.holdsReplies() && c.batchLSN > c.srv.env.durableLSN() {
+		if err := c.srv.commit.failed(); err != nil {
+			c.srv.logf("client id=%d addr=%s: closing without replies, lsn %d is not durable: %v",
+				c.ID, c.addr, c.batchLSN, err)
+			c.out = c.out[:0]
+			return false
+		}
+		c.srv.commit.hold(c) // commit.go: the committer releases the replies
+		return true
+	}
 	if c.batchLSN > 0 {
 		if err := c.srv.env.waitDurable(c.batchLSN); err != nil {
 			c.srv.logf("client id=%d addr=%s: closing without replies, lsn %d is not durable: %v",

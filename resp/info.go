@@ -90,8 +90,9 @@ type infoData struct {
 
 	heapObjects, heapInuse, rss uint64
 
-	ks  keyspace.Stats
-	dbs [keyspace.NumDBs]keyspace.DBInfo // INFO keyspace, all from one moment
+	ks     keyspace.Stats
+	dbs    [keyspace.NumDBs]keyspace.DBInfo // INFO keyspace, all from one moment
+	commit *committer                       // nil unless msync on the loop
 
 	connsReceived, connsRejected, commands, errorReplies int64
 	netIn, netOut, reads, writes                         int64
@@ -125,6 +126,7 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 		pid:        os.Getpid(),
 		port:       int(s.live.port.Load()),
 		configFile: s.cfg.ConfigFile,
+		commit:     s.commit,
 		maxClients: s.live.maxClients.Load(),
 	}
 	if sel&secServer != 0 {
@@ -335,6 +337,28 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 			avg = float64(d.ks.SyncedRecords) / float64(d.ks.Flushes)
 		}
 		line("wal_group_commit_avg_records", strconv.FormatFloat(avg, 'f', 2, 64))
+		// What one sync (msync, or flush+fence) costs and covers.
+		sy := d.ks.Sync
+		line("wal_syncs", sy.Syncs)
+		line("wal_sync_mean_us", strconv.FormatFloat(float64(sy.Mean)/1e3, 'f', 1, 64))
+		line("wal_sync_p99_us", strconv.FormatFloat(float64(sy.P99)/1e3, 'f', 1, 64))
+		perSync := 0.0
+		if sy.Syncs > 0 {
+			perSync = float64(sy.Records) / float64(sy.Syncs)
+		}
+		line("wal_records_per_sync", strconv.FormatFloat(perSync, 'f', 2, 64))
+		if cm := d.commit; cm != nil {
+			// msync on the loop: the held batches (a connection's
+			// pipeline, one reply write) one committer sync released.
+			commits, released := cm.commits.Load(), cm.released.Load()
+			perCommit := 0.0
+			if commits > 0 {
+				perCommit = float64(released) / float64(commits)
+			}
+			line("committer_syncs", commits)
+			line("committer_held_batches", released)
+			line("committer_batches_per_sync", strconv.FormatFloat(perCommit, 'f', 2, 64))
+		}
 		line("arena_segments", d.ks.Segments)
 		line("arena_bytes", d.ks.ArenaBytes)
 		line("live_bytes", d.ks.LiveBytes)

@@ -26,10 +26,11 @@ import (
 // less server CPU per request than a goroutine per connection
 // (scripts/bench-io.sh; DESIGN.md, "Measured ceilings").
 //
-// The loop must never wait for another goroutine, so it is only used where
-// a batch's durability wait returns at once: pmem mode (the flush and fence
-// run inline) and none. msync mode keeps a goroutine per connection, so
-// that group commit gathers many connections' records into one msync.
+// The loop must never wait for another goroutine. In pmem mode (the flush
+// and fence run inline) and none a batch's durability wait returns at
+// once; in msync mode a batch that is not durable yet holds its replies
+// and a committer goroutine runs the group commit, one msync for every
+// connection's records so far, then releases them on the loop (commit.go).
 //
 // Blocking commands on the loop (blocking.go has the rules): a command that
 // blocks parks its connection: the handler registered it, its arguments

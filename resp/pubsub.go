@@ -264,6 +264,10 @@ func (c *conn) push(b []byte) {
 	if c.killed.Load() {
 		return
 	}
+	if c.held { // after the held replies, in order (commit.go)
+		c.out = append(c.out, b...)
+		return
+	}
 	if c.gc != nil {
 		if c.gc.OutboundBuffered() > pubsubMaxPending {
 			c.srv.logf("closing pub/sub client id=%d addr=%s: more than %d bytes of messages not read", c.ID, c.addr, pubsubMaxPending)

@@ -74,8 +74,8 @@ type Config struct {
 	SegmentSize     int64
 	ConfigFile      string // reported by INFO server as config_file
 	// IO is how connections are served: IOGoroutine ("" too) or IOLoop
-	// (one event loop; only where a batch's durability wait never blocks:
-	// pmem and none modes, see loop.go).
+	// (one event loop, loop.go; with Durability "msync" a committer runs
+	// the group commits, commit.go).
 	IO string
 }
 
@@ -86,6 +86,7 @@ type commitEnv struct {
 	lock        func()
 	unlock      func()
 	lastLSN     func() uint64
+	durableLSN  func() uint64 // nil: no committer (test fakes)
 	waitDurable func(lsn uint64) error
 	beginTxn    func()
 	endTxn      func() error
@@ -101,6 +102,7 @@ func keyspaceEnv(ks *keyspace.Keyspace) commitEnv {
 		lock:        ks.Lock,
 		unlock:      ks.Unlock,
 		lastLSN:     ks.LastLSN,
+		durableLSN:  ks.DurableLSN,
 		waitDurable: ks.WaitDurable,
 		beginTxn:    ks.BeginTxn,
 		endTxn:      ks.EndTxn,
@@ -191,6 +193,7 @@ type Server struct {
 
 	loop     *gnet.Client   // loop mode: the event loop serving every connection
 	blockReg *blockRegistry // loop mode: the keyspace's blocking registry, once used (loop only)
+	commit   *committer     // loop mode with msync durability (commit.go)
 }
 
 // NewServer returns a server over ks. It does not listen yet.
@@ -241,6 +244,8 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 	if cfg.IO == IOLoop {
 		if err := s.startLoop(); err != nil {
 			s.logf("event loop unavailable (%v): serving a goroutine per connection", err)
+		} else if cfg.Durability == "msync" && env.durableLSN != nil {
+			s.commit = newCommitter(s)
 		}
 	}
 	go s.ops.run(s)
@@ -352,6 +357,9 @@ func (s *Server) close() {
 	s.conns.Wait()
 	if s.loop != nil {
 		s.loop.Stop()
+	}
+	if s.commit != nil {
+		s.commit.close()
 	}
 	var err error
 	if s.env.close != nil {

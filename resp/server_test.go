@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +28,7 @@ type ksServer struct {
 
 func startKeyspaceServer(t *testing.T, dir string, mode pmem.Mode) *ksServer {
 	t.Helper()
+	mode = testMode(t, mode)
 	ks, _, err := recovery.Open(recovery.Options{Dir: dir, Mode: mode, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
@@ -137,9 +139,16 @@ func TestKeyspaceInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !strings.Contains(info, "wal_syncs:1\r\n") || !strings.Contains(info, "wal_records_per_sync:1.00\r\n") ||
+		!strings.Contains(info, "wal_sync_p99_us:") {
+		t.Errorf("INFO does not count the SET's one sync and its cost:\n%s", info)
+	}
+	if got := strings.Contains(info, "committer_batches_per_sync:"); got != (s.commit != nil) {
+		t.Errorf("committer lines in INFO: %v, committer running: %v", got, s.commit != nil)
+	}
 	for _, want := range []string{
 		"# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0\r\n",
-		"durability_mode:pmem\r\n",
+		"durability_mode:" + testMode(t, pmem.ModePmem).String() + "\r\n",
 		"wal_flushes:",
 		"wal_group_commit_avg_records:",
 		"arena_bytes:",
@@ -227,4 +236,20 @@ func TestKeyspaceShutdownAndReopen(t *testing.T) {
 	if n != 200 {
 		t.Fatalf("DBSIZE after reopen = %d, want 200", n)
 	}
+}
+
+// testMode is the durability mode the keyspace tests run with:
+// PERSIMMON_TEST_DURABILITY (pmem, msync or none) if set, else mode.
+// With msync and PERSIMMON_TEST_IO=loop the tests run through the
+// committer (commit.go).
+func testMode(t *testing.T, mode pmem.Mode) pmem.Mode {
+	v := os.Getenv("PERSIMMON_TEST_DURABILITY")
+	if v == "" {
+		return mode
+	}
+	m, err := pmem.ParseMode(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

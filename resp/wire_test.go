@@ -26,6 +26,7 @@ type fakeKS struct {
 	mu      sync.Mutex
 	lsnMu   sync.Mutex
 	lsn     uint64
+	durable uint64 // the highest LSN a WaitDurable returned for (under lsnMu)
 	locked  bool
 	waits   chan uint64   // when not nil, every WaitDurable lsn is sent here
 	gate    chan struct{} // when not nil, WaitDurable blocks until it is closed
@@ -50,7 +51,18 @@ func (f *fakeKS) env() commitEnv {
 			if f.gate != nil {
 				<-f.gate
 			}
-			return f.waitErr
+			if f.waitErr != nil {
+				return f.waitErr
+			}
+			f.lsnMu.Lock()
+			f.durable = max(f.durable, lsn)
+			f.lsnMu.Unlock()
+			return nil
+		},
+		durableLSN: func() uint64 {
+			f.lsnMu.Lock()
+			defer f.lsnMu.Unlock()
+			return f.durable
 		},
 		beginTxn: func() { f.record("begin") },
 		endTxn:   func() error { f.record("end"); return f.endErr },

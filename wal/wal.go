@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/persimmon-db/persimmon/arena"
 	"github.com/persimmon-db/persimmon/pmem"
@@ -40,6 +41,7 @@ type WAL struct {
 
 	flushes       atomic.Int64
 	syncedRecords atomic.Int64
+	syncs         syncTimes // how long each group commit's persist took
 
 	// shutdownMarked: the active segment carries a clean-shutdown mark,
 	// cleared (durably) before the next append or rotation. Guarded by mu.
@@ -237,7 +239,10 @@ func (w *WAL) persistPending() error {
 	if seg != nil {
 		from := w.flushedIn(seg)
 		if tail > from {
-			if err := seg.Persist(from, tail-from); err != nil {
+			start := time.Now()
+			err := seg.Persist(from, tail-from)
+			w.syncs.add(time.Since(start))
+			if err != nil {
 				err = fmt.Errorf("wal: persisting %s [%d, %d): %w", seg.Path(), from, tail, err)
 				w.failed.Store(&err)
 				return err

@@ -106,10 +106,11 @@ func TestIOModel(t *testing.T) {
 	}{
 		{"auto", pmem.ModePmem, resp.IOLoop, false},
 		{"", pmem.ModeNone, resp.IOLoop, false},
-		{"auto", pmem.ModeMsync, resp.IOGoroutine, false},
+		{"auto", pmem.ModeMsync, resp.IOLoop, false}, // the committer holds replies (resp/commit.go)
 		{"goroutine", pmem.ModePmem, resp.IOGoroutine, false},
+		{"goroutine", pmem.ModeMsync, resp.IOGoroutine, false},
 		{"loop", pmem.ModeNone, resp.IOLoop, false},
-		{"loop", pmem.ModeMsync, "", true}, // msync waits would stall the loop
+		{"loop", pmem.ModeMsync, resp.IOLoop, false},
 		{"threads", pmem.ModePmem, "", true},
 	} {
 		got, err := ioModel(tt.v, tt.mode)
