@@ -798,7 +798,7 @@ func (e *scriptEngine) luaCall(L *lua.LState, raise bool) int {
 		return luaFail(L, raise, errScriptWriteInRO)
 	}
 	if msg := c.scriptDiskError(cmd); msg != "" {
-		return luaFail(L, raise, msg) // a full disk (diskerror.go)
+		return luaFail(L, raise, "-"+msg) // a full disk (diskerror.go): MISCONF is the error code
 	}
 	if cmd.Flags&FlagWrite != 0 && r.state != nil {
 		r.state.wrote.Store(true) // SCRIPT KILL now answers UNKILLABLE
