@@ -324,8 +324,10 @@ func clientListCommand(c *Client, args [][]byte) {
 	case len(args) > 3 && argIs(args[2], "id"):
 		ids = make(map[int64]bool)
 		for _, a := range args[3:] {
+			// Any integer: 0 or a negative one names no client (Redis
+			// 7.0 answers an empty list, not an error).
 			id, ok := parseInt64(a)
-			if !ok || id <= 0 {
+			if !ok {
 				c.WriteError("ERR Invalid client ID")
 				return
 			}

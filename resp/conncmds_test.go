@@ -35,6 +35,8 @@ func TestClientCommands(t *testing.T) {
 		{"client list type pubsub", "$0\r\n\r\n"},
 		{"client list type nosuch", "-ERR Unknown client type 'nosuch'\r\n"},
 		{"client list id x", "-ERR Invalid client ID\r\n"},
+		{"client list id 0", "$0\r\n\r\n"},
+		{"client list id -1 -9223372036854775808", "$0\r\n\r\n"},
 		{"select 4", "+OK\r\n"},
 	})
 	idA := strings.TrimSuffix(strings.TrimPrefix(a.do("CLIENT", "ID"), ":"), "\r\n")
