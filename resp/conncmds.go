@@ -499,6 +499,12 @@ func killClient(self, other *conn) {
 // gets its timeout reply, or with ERROR the -UNBLOCKED error; the reply is
 // 1 if a blocked client was unblocked, else 0.
 func clientUnblockCommand(c *Client, args [][]byte) {
+	if len(args) > 4 {
+		// Redis takes CLIENT UNBLOCK only with 3 or 4 arguments and names
+		// the subcommand as it was typed.
+		c.WriteError("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try CLIENT HELP.")
+		return
+	}
 	id, ok := parseInt64(args[2])
 	if !ok {
 		c.WriteErr(errNotInteger)
@@ -514,9 +520,6 @@ func clientUnblockCommand(c *Client, args [][]byte) {
 			c.WriteError("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
 			return
 		}
-	} else if len(args) > 4 {
-		c.WriteErr(errSyntax)
-		return
 	}
 	var target *conn
 	for _, other := range c.Srv.clientsSnapshot() {
