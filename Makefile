@@ -4,7 +4,7 @@ BIN      := bin
 PKGS     := ./...
 RACEPKGS := ./wal/... ./keyspace/... ./recovery/... ./resp/...
 
-.PHONY: all build run test testrace fuzz bench bench-seeds fmt vet clean
+.PHONY: all build run test testrace test-long fuzz fuzz-commands bench bench-seeds fmt vet clean
 
 all: build
 
@@ -30,6 +30,16 @@ test: build
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRecord -fuzztime 30s ./wal/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeOp -fuzztime 30s ./keyspace/
+
+# The command fuzzer against redis-server for FUZZ_SECONDS (default 600)
+# from a random, logged seed (`make test` runs a fixed seed budget).
+FUZZ_SECONDS ?= 600
+fuzz-commands:
+	PERSIMMON_FUZZ_SECONDS=$(FUZZ_SECONDS) $(GO) test -count=1 -timeout 0 -run TestCommandFuzz ./e2e/
+
+# Long runs of the randomized tests (each helper adds its own line).
+test-long:
+	PERSIMMON_FUZZ_SECONDS=600 $(GO) test -count=1 -timeout 0 -run TestCommandFuzz ./e2e/
 
 # Benchmarks (not tests): Go micro-benchmarks, then redis-benchmark and the
 # collection workloads side by side with redis-server (see README).
