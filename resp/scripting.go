@@ -144,6 +144,10 @@ func (e *scriptEngine) reset() {
 	g.RawSetString("print", L.NewFunction(func(*lua.LState) int { return 0 }))
 	g.RawSetString("error", L.NewFunction(e.luaError))
 	g.RawSetString("pcall", L.NewFunction(luaPCall))
+	g.RawSetString("tonumber", L.NewFunction(luaToNumber))
+	if m, ok := g.RawGetString("math").(*lua.LTable); ok {
+		m.RawSetString("huge", lua.LNumber(math.Inf(1))) // HUGE_VAL; gopher-lua has MaxFloat64
+	}
 
 	redis := L.NewTable()
 	redis.RawSetString("call", L.NewFunction(func(L *lua.LState) int { return e.luaCall(L, true) }))
