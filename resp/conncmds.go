@@ -505,13 +505,8 @@ func clientUnblockCommand(c *Client, args [][]byte) {
 		c.WriteError("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try CLIENT HELP.")
 		return
 	}
-	id, ok := parseInt64(args[2])
-	if !ok {
-		c.WriteErr(errNotInteger)
-		return
-	}
 	asError := false
-	if len(args) == 4 {
+	if len(args) == 4 { // the reason is checked before the id, as Redis does
 		switch {
 		case argIs(args[3], "timeout"):
 		case argIs(args[3], "error"):
@@ -520,6 +515,11 @@ func clientUnblockCommand(c *Client, args [][]byte) {
 			c.WriteError("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
 			return
 		}
+	}
+	id, ok := parseInt64(args[2])
+	if !ok {
+		c.WriteErr(errNotInteger)
+		return
 	}
 	var target *conn
 	for _, other := range c.Srv.clientsSnapshot() {
