@@ -139,39 +139,34 @@ func helloCommand(c *Client, args [][]byte) {
 			return
 		}
 	}
-	var user, pass, name []byte
-	authGiven, nameGiven := false, false
+	// Each option acts as it is read, as in Redis 7.0: a wrong password
+	// is refused before a later syntax error, and a name set before one
+	// stays set.
 	for j := 2; j < len(args); j++ {
 		more := len(args) - 1 - j
 		switch {
 		case argIs(args[j], "auth") && more >= 2:
-			user, pass, authGiven = args[j+1], args[j+2], true
+			if !checkPassword(c.Srv.requirepass(), string(args[j+1]), string(args[j+2])) {
+				c.WriteError(errWrongPass)
+				return
+			}
+			c.Authed = true
 			j += 2
 		case argIs(args[j], "setname") && more >= 1:
-			name, nameGiven = args[j+1], true
+			if !validClientName(args[j+1]) {
+				c.WriteError(errClientName)
+				return
+			}
+			c.Name = string(args[j+1])
 			j++
 		default:
-			c.WriteError("ERR Syntax error in HELLO option '" + string(args[j]) + "'")
+			c.WriteError("ERR Syntax error in HELLO option '" + string(cString(args[j])) + "'")
 			return
 		}
-	}
-	if authGiven {
-		if !checkPassword(c.Srv.requirepass(), string(user), string(pass)) {
-			c.WriteError(errWrongPass)
-			return
-		}
-		c.Authed = true
 	}
 	if !c.Authed && c.Srv.requirepass() != "" {
 		c.WriteError(errHelloNoAuth)
 		return
-	}
-	if nameGiven {
-		if !validClientName(name) {
-			c.WriteError(errClientName)
-			return
-		}
-		c.Name = string(name)
 	}
 	c.WriteArray(14)
 	c.WriteBulkString("server")
