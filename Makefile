@@ -35,7 +35,7 @@ fuzz:
 # from a random, logged seed (`make test` runs a fixed seed budget).
 FUZZ_SECONDS ?= 600
 fuzz-commands:
-	PERSIMMON_FUZZ_SECONDS=$(FUZZ_SECONDS) $(GO) test -count=1 -timeout 0 -run TestCommandFuzz ./e2e/
+	PERSIMMON_FUZZ_SECONDS=$(FUZZ_SECONDS) $(GO) test -v -count=1 -timeout 0 -run TestCommandFuzz ./e2e/
 
 # Long runs of the randomized tests (each helper adds its own line).
 test-long:

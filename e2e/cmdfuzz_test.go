@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -36,6 +37,7 @@ import (
 //	                        random (logged) first seed for this long
 //	PERSIMMON_FUZZ_KNOWN    1: also send the known, unfixed differences
 //	                        (fzKnown) instead of skipping them
+//	PERSIMMON_FUZZ_TRACE    1: log every command and both replies
 //
 // A failure prints the seed and a replay line; each difference is reported
 // once per (command, redis reply class, persimmon reply class).
@@ -95,17 +97,6 @@ func fzKnown(args []string) bool {
 		// COMMAND GETKEYS EVALSHA <sha> 9223372036854775806 dst answers
 		// *0 on redis (no-mandatory-keys), an error on persimmon
 		return true
-	}
-	if len(args) > 2 && strings.EqualFold(args[0], "command") && strings.EqualFold(args[1], "info") {
-		// EVAL, EVALSHA and their _RO forms lack the skip_monitor and
-		// no_mandatory_keys flags in persimmon's table (left to the
-		// COMMAND GETKEYS work of issue 16, which reads
-		// no_mandatory_keys)
-		for _, a := range args[2:] {
-			if slices.Contains([]string{"eval", "evalsha", "eval_ro", "evalsha_ro"}, strings.ToLower(a)) {
-				return true
-			}
-		}
 	}
 	if len(args) > 1 && strings.EqualFold(args[0], "hello") {
 		// persimmon speaks RESP2 only (HELLO 3 answers NOPROTO); after a
@@ -180,6 +171,11 @@ func fzPopulate() [][]string {
 	}
 	return append(cmds, bl, bh, bs, bz)
 }
+
+// fzBlocking are the commands that wait for a timeout when there is
+// nothing to pop (WAIT: for replicas that never come).
+var fzBlocking = map[string]bool{"blpop": true, "brpop": true, "brpoplpush": true, "blmove": true,
+	"blmpop": true, "bzmpop": true, "bzpopmin": true, "bzpopmax": true, "wait": true}
 
 // fzArg is one node of a command's syntax, as COMMAND DOCS describes it.
 type fzArg struct {
@@ -334,13 +330,6 @@ func (g *fzGen) integer(name string) string {
 			return g.pick(fzAllocInts)
 		}
 		return g.pick(fzSmallInts)
-	case "srandmember", "hrandfield", "zrandmember":
-		// a large negative count asks for that many (repeated) members:
-		// both servers would build a reply of billions
-		if g.p(0.3) {
-			return g.pick([]string{"9223372036854775807", "4294967296", "abc", "", "-9223372036854775808", "9223372036854775808"})
-		}
-		return g.pick(fzSmallInts)
 	}
 	if g.p(0.5) {
 		return g.pick(fzEdgeInts)
@@ -348,8 +337,19 @@ func (g *fzGen) integer(name string) string {
 	return g.pick(fzSmallInts)
 }
 
-func (g *fzGen) unixTime() string {
+func (g *fzGen) unixTime(name string) string {
 	now := time.Now().Unix()
+	if g.cur.name == "set" || g.cur.name == "getex" {
+		// no time in the past: redis-server 7.0 keeps such a key until
+		// its expiry cycle finds it, so DBSIZE would count it for a
+		// moment, persimmon deletes it at once
+		future := strconv.FormatInt(now+100000, 10)
+		if strings.Contains(name, "milli") {
+			future += "000"
+		}
+		return g.pick([]string{"0", "-1", "9223372036854775807", "-9223372036854775808", future,
+			"abc", "", "1.5", "9223372036854775", "9223372036854776"})
+	}
 	return g.pick([]string{"0", "1", "-1", "100", "9223372036854775807", "-9223372036854775808",
 		"4294967296", strconv.FormatInt(now+100000, 10), strconv.FormatInt((now+100000)*1000, 10),
 		"abc", "", "1.5", "9223372036854775", "9223372036854776"})
@@ -428,7 +428,7 @@ func (g *fzGen) gen(a fzArg, out []string) []string {
 				out = append(out, g.pick(fzDoubles))
 			}
 		case "unix-time":
-			out = append(out, g.unixTime())
+			out = append(out, g.unixTime(a.name))
 		case "pattern":
 			out = append(out, g.pick(fzPatterns))
 		default: // string
@@ -481,7 +481,29 @@ func (g *fzGen) command() (*fzCmd, []string) {
 	default:
 		args = g.genSeq(c.args, args)
 	}
-	return c, g.mutate(c, args)
+	if mut := g.mutate(c, args); !slices.Equal(mut, args) {
+		args = mut
+		if fzBlocking[c.name] {
+			// a mutation may have moved a number into the timeout's
+			// place: -0, 10 or 100 would block (for ever, or too long)
+			for i, a := range args[len(c.words):] {
+				hex := strings.HasPrefix(strings.TrimLeft(a, "+-"), "0x") // strtold reads hex
+				if f, err := strconv.ParseFloat(strings.TrimSpace(a), 64); hex || err == nil && f >= -1e-300 && f < 1e300 && !(f > 0 && f <= 0.01) {
+					args[len(c.words)+i] = "0.01"
+				}
+			}
+		}
+	}
+	if c.name == "srandmember" || c.name == "hrandfield" || c.name == "zrandmember" {
+		// a large negative count asks for that many (repeated) members:
+		// redis-server would build a reply of billions
+		for i, a := range args {
+			if n, err := strconv.ParseInt(a, 10, 64); err == nil && n < -1000 && n != math.MinInt64 {
+				args[i] = "-5"
+			}
+		}
+	}
+	return c, args
 }
 
 // mutate now and then breaks the arity or the syntax.
@@ -611,12 +633,28 @@ func fzNormalize(r reply, mode string, d *fzSide) string {
 			}
 			return fmt.Sprintf("*%d[%s]", len(parts), strings.Join(parts, ", "))
 		}
+	case "enc":
+		if r.str == "skiplist" || r.str == "listpack" {
+			// redis-server's SORT converts a listpack sorted set to a
+			// skiplist as a side effect; persimmon's does not (a hash's
+			// listpack vs hashtable still counts)
+			return "<listpack or skiplist>"
+		}
 	case "cmdinfo":
-		// a container's subcommands: persimmon lists those it implements
+		// a container's subcommands: persimmon lists those it implements;
+		// and its table has no skip_monitor, skip_slowlog or
+		// no_mandatory_keys flags (a known gap, left to the COMMAND
+		// GETKEYS work of issue 16, which needs no_mandatory_keys)
 		for i, e := range r.elems {
-			if len(e.elems) == 10 && len(e.elems[9].elems) > 0 {
+			if len(e.elems) != 10 {
+				continue
+			}
+			if len(e.elems[9].elems) > 0 {
 				r.elems[i].elems[9] = reply{kind: '+', str: "<subcommands>"}
 			}
+			r.elems[i].elems[2].elems = slices.DeleteFunc(slices.Clone(e.elems[2].elems), func(f reply) bool {
+				return f.str == "skip_monitor" || f.str == "skip_slowlog" || f.str == "no_mandatory_keys"
+			})
 		}
 		return r.String()
 	case "scanshape":
@@ -691,6 +729,9 @@ func fzRunSeed(t *testing.T, rep *fzReport, redisSide, pSide *fzSide, restart fu
 		if mode == "sub" && redisSide.inMulti {
 			continue // the number of replies depends on the subscriptions
 		}
+		if mode == "spop" && redisSide.inMulti {
+			continue // the servers pop different members, and EXEC cannot resynchronise
+		}
 		if c.name == "quit" {
 			for _, d := range []*fzSide{redisSide, pSide} {
 				d.inMulti, d.queued = false, nil
@@ -716,6 +757,17 @@ func fzRunSeed(t *testing.T, rep *fzReport, redisSide, pSide *fzSide, restart fu
 		if werr != nil {
 			w = redisSide.ioFailure(1, werr)
 		}
+		if gerr != nil {
+			gr = pSide.ioFailure(1, gerr)
+		}
+		if fzTrace {
+			t.Logf("%d: %s\n\tredis:     %.300s\n\tpersimmon: %.300s", i, text, w, gr)
+		}
+		if w == "<timeout>" {
+			// redis-server is stuck (a reply of billions of elements, say):
+			// nothing after this can be compared
+			t.Fatalf("redis-server did not answer in 10 s: seed %d, command %d: %s (persimmon: %.200s)\nreplay: %s", seed, i, text, gr, replay)
+		}
 		if fzRedisErrnoBug(c, w, gr) {
 			// redis-server's SORT tests errno after strtod without clearing
 			// it, so an ERANGE left by an earlier command fails it; a
@@ -726,9 +778,6 @@ func fzRunSeed(t *testing.T, rep *fzReport, redisSide, pSide *fzSide, restart fu
 			if werr != nil {
 				w = redisSide.ioFailure(1, werr)
 			}
-		}
-		if gerr != nil {
-			gr = pSide.ioFailure(1, gerr)
 		}
 		for _, d := range []*fzSide{redisSide, pSide} {
 			fzTrackMulti(d, c, w, mode)
@@ -809,6 +858,9 @@ func fzRedisErrnoBug(c *fzCmd, redisReply, persimmonReply string) bool {
 	return (c.name == "sort" || c.name == "sort_ro") && redisReply == fzSortErrno && persimmonReply != fzSortErrno
 }
 
+// fzTrace: PERSIMMON_FUZZ_TRACE=1 logs every command and both replies.
+var fzTrace = os.Getenv("PERSIMMON_FUZZ_TRACE") == "1"
+
 // fzKnownOn: PERSIMMON_FUZZ_KNOWN=1.
 var fzKnownOn = os.Getenv("PERSIMMON_FUZZ_KNOWN") == "1"
 
@@ -831,8 +883,12 @@ func fzTrackMulti(d *fzSide, c *fzCmd, redisReply, mode string) {
 		if redisReply == "+OK" {
 			d.inMulti, d.queued = true, nil
 		}
-	case "exec", "discard", "reset", "quit":
-		d.inMulti, d.queued = false, nil
+	case "exec", "quit":
+		d.inMulti, d.queued = false, nil // EXEC with bad arguments aborts too
+	case "discard", "reset":
+		if !strings.HasPrefix(redisReply, "-") { // an arity error keeps MULTI open
+			d.inMulti, d.queued = false, nil
+		}
 	default:
 		if d.inMulti && redisReply == "+QUEUED" {
 			if mode == "scan" {
