@@ -366,7 +366,11 @@ func sortLookup(c *Client, pattern, elem []byte) (val []byte, found bool) {
 // sortScore parses a value to sort by as Redis does (strtod over the
 // whole string: leading white space allowed, the empty string is 0;
 // overflow, underflow and NaN refused).
+//
+// strtod reads a C string, so the value ends at its first NUL byte
+// ("\x00" is 0, "1\x00x" is 1).
 func sortScore(b []byte) (float64, bool) {
+	b = cString(b)
 	i := 0
 	for i < len(b) && isSpace(b[i]) {
 		i++
