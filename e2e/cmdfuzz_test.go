@@ -133,7 +133,8 @@ var (
 	fzTimeouts     = []string{"-1", "-0.5", "abc", "", "nan", "inf", "-inf", "1e400", "9223372036854775807", "-9223372036854775808", "1e300", "1 ", "0.01", "0.001"}
 	fzWaitTimeouts = []string{"-1", "abc", "1.5", "-9223372036854775808", "10", ""}
 	fzStrings      = []string{"a", "b", "c", "1", "2", "10", "-3", "", "f1", "f2", "v1", "hello", "x y",
-		"\x00", "\xff\xfe", "*", strings.Repeat("long", 17), "3.5", "nan", "inf", "9223372036854775807"}
+		"\x00", "\xff\xfe", "*", strings.Repeat("long", 17), "3.5", "nan", "inf", "9223372036854775807",
+		"-9223372036854775808", "9223372036854775808", "1e5", "0x10", " 1", "-0", "+1", "1.0", "007", "-inf", "1e400", "1\x00"}
 	fzPatterns = []string{"*", "", "str*", "*a*", "h?sh", "[a-z]*", "\\", "[", "nokey*", "w_*", "w_*->f1",
 		"#", "*->", "[^a]*", "?", "\\*", "k[0-9"}
 	fzChannels = []string{"ch", "", "news", "n*", "ch*"}
@@ -144,7 +145,7 @@ var (
 		"return redis.error_reply('x')", "return redis.status_reply('x')", "return nil",
 		"return 3.99", "return {1, 2, {3, 'x'}}", "", "syntax error(", "return #KEYS + #ARGV",
 		"return redis.call('nosuch')", "return redis.call('type', KEYS[1])"}
-	fzKeys = []string{"str", "int", "neg", "fl", "big", "empty", "bits", "ttlk", "list", "nlist",
+	fzKeys = []string{"str", "int", "neg", "fl", "big", "small", "empty", "bits", "ttlk", "list", "nlist",
 		"blist", "hash", "bhash", "set", "sset", "bset", "zset", "lzset", "bzset", "nokey", "dst", ""}
 )
 
@@ -152,10 +153,10 @@ var (
 func fzPopulate() [][]string {
 	cmds := [][]string{
 		{"SET", "str", "hello"}, {"SET", "int", "42"}, {"SET", "neg", "-7"}, {"SET", "fl", "3.5"},
-		{"SET", "big", "9223372036854775807"}, {"SET", "empty", ""}, {"SET", "bits", "\xff\x00\x0f"},
+		{"SET", "big", "9223372036854775807"}, {"SET", "small", "-9223372036854775808"}, {"SET", "empty", ""}, {"SET", "bits", "\xff\x00\x0f"},
 		{"SET", "ttlk", "v", "EX", "100000"},
 		{"RPUSH", "list", "a", "b", "c", "1", "2", "3", "a"}, {"RPUSH", "nlist", "3", "1", "2", "10", "-5"},
-		{"HSET", "hash", "f1", "v1", "f2", "2", "f3", "3.5", "", "e"},
+		{"HSET", "hash", "f1", "v1", "f2", "2", "f3", "3.5", "", "e", "big", "9223372036854775807", "small", "-9223372036854775808", "fl", "1.7976931348623157e308"},
 		{"SADD", "set", "1", "2", "3", "10", "-3"}, {"SADD", "sset", "a", "b", "c", "d"},
 		{"ZADD", "zset", "1", "a", "2", "b", "3", "c", "3", "d", "-inf", "e", "+inf", "f"},
 		{"ZADD", "lzset", "0", "a", "0", "b", "0", "c", "0", "d"},
