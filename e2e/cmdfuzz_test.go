@@ -38,6 +38,7 @@ import (
 //	PERSIMMON_FUZZ_KNOWN    1: also send the known, unfixed differences
 //	                        (fzKnown) instead of skipping them
 //	PERSIMMON_FUZZ_TRACE    1: log every command and both replies
+//	PERSIMMON_FUZZ_IO       the server's --io (loop, goroutine; default auto)
 //
 // A failure prints the seed and a replay line; each difference is reported
 // once per (command, redis reply class, persimmon reply class).
@@ -327,10 +328,14 @@ func (g *fzGen) integer(name string) string {
 	}
 	switch g.cur.name {
 	case "setbit", "setrange", "bitfield", "bitfield_ro", "getbit":
+		v := g.pick(fzSmallInts)
 		if g.p(0.5) {
-			return g.pick(fzAllocInts)
+			v = g.pick(fzAllocInts)
 		}
-		return g.pick(fzSmallInts)
+		if name == "offset" && strings.HasPrefix(g.cur.name, "bitfield") && g.p(0.3) {
+			v = "#" + v // in units of the field's width
+		}
+		return v
 	}
 	if g.p(0.5) {
 		return g.pick(fzEdgeInts)
@@ -370,6 +375,8 @@ func (g *fzGen) str(a fzArg) string {
 		return g.pick(fzChannels)
 	case "command-name", "command":
 		return g.commandName()
+	case "encoding": // BITFIELD's field type
+		return g.pick([]string{"u8", "i8", "u1", "i1", "i64", "u63", "u64", "i65", "u0", "x8", "", "i", "U8", "u-1"})
 	}
 	if g.p(0.15) {
 		return g.pick(fzKeys)
@@ -955,7 +962,11 @@ func TestCommandFuzz(t *testing.T) {
 	}
 
 	redisSide := &fzSide{diffTarget: &diffTarget{name: "redis", addr: startRedis(t), conns: map[int]*respConn{}}}
-	start := func() *server { return startServer(t, t.TempDir()) }
+	var flags []string
+	if io := os.Getenv("PERSIMMON_FUZZ_IO"); io != "" {
+		flags = append(flags, "--io", io)
+	}
+	start := func() *server { return startServer(t, t.TempDir(), flags...) }
 	s := start()
 	pSide := &fzSide{diffTarget: &diffTarget{name: "persimmon", addr: s.Addr, conns: map[int]*respConn{}}, srv: s}
 	t.Cleanup(func() { redisSide.closeAll(); pSide.closeAll() })
