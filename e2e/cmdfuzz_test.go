@@ -31,7 +31,7 @@ import (
 // Environment:
 //
 //	PERSIMMON_FUZZ_SEED     first seed (default 1)
-//	PERSIMMON_FUZZ_SEEDS    seeds to run in the fixed mode (default 8)
+//	PERSIMMON_FUZZ_SEEDS    seeds to run in the fixed mode (default 16)
 //	PERSIMMON_FUZZ_COUNT    commands per seed (default 1500)
 //	PERSIMMON_FUZZ_SECONDS  open-ended mode: run consecutive seeds from a
 //	                        random (logged) first seed for this long
@@ -954,7 +954,7 @@ func fzTail(s string, n int) string {
 
 func TestCommandFuzz(t *testing.T) {
 	seed0 := rdEnvInt(t, "PERSIMMON_FUZZ_SEED", 1)
-	seeds := rdEnvInt(t, "PERSIMMON_FUZZ_SEEDS", 8)
+	seeds := rdEnvInt(t, "PERSIMMON_FUZZ_SEEDS", 16)
 	count := int(rdEnvInt(t, "PERSIMMON_FUZZ_COUNT", 1500))
 	seconds := rdEnvInt(t, "PERSIMMON_FUZZ_SECONDS", 0)
 	if seconds > 0 && os.Getenv("PERSIMMON_FUZZ_SEED") == "" {
