@@ -5,7 +5,7 @@ PKGS     := ./...
 RACEPKGS := ./wal/... ./keyspace/... ./recovery/... ./resp/...
 GOVERSION := $(shell sed -n 's/^go //p' go.mod)
 
-.PHONY: all build run test test-long testrace fuzz bench bench-seeds fmt vet clean readme-check
+.PHONY: all build run test test-long testrace fuzz fuzz-commands bench bench-seeds fmt vet clean readme-check
 
 all: build
 
@@ -38,6 +38,7 @@ test: build
 test-long: build
 	PERSIMMON_CRASH_IMAGES=100000 $(GO) test -count=1 -tags pmemtrace -timeout 60m -run TestCrashImages -v ./crashimage/
 	PERSIMMON_POWERCUT_CUTS=200 $(GO) test -count=1 -timeout 60m -run TestPowerCut -v ./e2e/
+	PERSIMMON_FUZZ_SECONDS=600 $(GO) test -count=1 -timeout 0 -run TestCommandFuzz ./e2e/
 
 # The README's quick start, run as written on a fresh clone in a temporary
 # directory with a free port (.ci/run runs it too).
@@ -47,6 +48,12 @@ readme-check:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRecord -fuzztime 30s ./wal/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeOp -fuzztime 30s ./keyspace/
+
+# The command fuzzer against redis-server for FUZZ_SECONDS (default 600)
+# from a random, logged seed (`make test` runs a fixed seed budget).
+FUZZ_SECONDS ?= 600
+fuzz-commands:
+	PERSIMMON_FUZZ_SECONDS=$(FUZZ_SECONDS) $(GO) test -v -count=1 -timeout 0 -run TestCommandFuzz ./e2e/
 
 # Benchmarks (not tests): Go micro-benchmarks, then redis-benchmark and the
 # collection workloads side by side with redis-server (see README).

@@ -179,8 +179,10 @@ func argDB(b []byte) (int, error) {
 // parseScanCursor parses a SCAN cursor the way Redis does with strtoul
 // (base 10): an optional sign, then digits; a negative number wraps modulo
 // 2^64 and the empty string is 0, as in Redis. Leading space, any trailing
-// byte and values above 2^64-1 are rejected.
+// byte and values above 2^64-1 are rejected. strtoul reads a C string, so
+// the cursor ends at its first NUL byte ("1\x00x" is 1).
 func parseScanCursor(b []byte) (uint64, bool) {
+	b = cString(b)
 	if len(b) == 0 {
 		return 0, true
 	}

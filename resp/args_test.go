@@ -118,6 +118,9 @@ func TestParseScanCursor(t *testing.T) {
 		{"-", 0, false},
 		{"x", 0, false},
 		{"1.5", 0, false},
+		{"1\x00x", 1, true},
+		{"\x00", 0, true},
+		{" \x001", 0, false},
 	}
 	for _, tt := range tests {
 		got, ok := parseScanCursor([]byte(tt.in))

@@ -139,39 +139,34 @@ func helloCommand(c *Client, args [][]byte) {
 			return
 		}
 	}
-	var user, pass, name []byte
-	authGiven, nameGiven := false, false
+	// Each option acts as it is read, as in Redis 7.0: a wrong password
+	// is refused before a later syntax error, and a name set before one
+	// stays set.
 	for j := 2; j < len(args); j++ {
 		more := len(args) - 1 - j
 		switch {
 		case argIs(args[j], "auth") && more >= 2:
-			user, pass, authGiven = args[j+1], args[j+2], true
+			if !checkPassword(c.Srv.requirepass(), string(args[j+1]), string(args[j+2])) {
+				c.WriteError(errWrongPass)
+				return
+			}
+			c.Authed = true
 			j += 2
 		case argIs(args[j], "setname") && more >= 1:
-			name, nameGiven = args[j+1], true
+			if !validClientName(args[j+1]) {
+				c.WriteError(errClientName)
+				return
+			}
+			c.Name = string(args[j+1])
 			j++
 		default:
-			c.WriteError("ERR Syntax error in HELLO option '" + string(args[j]) + "'")
+			c.WriteError("ERR Syntax error in HELLO option '" + string(cString(args[j])) + "'")
 			return
 		}
-	}
-	if authGiven {
-		if !checkPassword(c.Srv.requirepass(), string(user), string(pass)) {
-			c.WriteError(errWrongPass)
-			return
-		}
-		c.Authed = true
 	}
 	if !c.Authed && c.Srv.requirepass() != "" {
 		c.WriteError(errHelloNoAuth)
 		return
-	}
-	if nameGiven {
-		if !validClientName(name) {
-			c.WriteError(errClientName)
-			return
-		}
-		c.Name = string(name)
 	}
 	c.WriteArray(14)
 	c.WriteBulkString("server")
@@ -324,8 +319,10 @@ func clientListCommand(c *Client, args [][]byte) {
 	case len(args) > 3 && argIs(args[2], "id"):
 		ids = make(map[int64]bool)
 		for _, a := range args[3:] {
+			// Any integer: 0 or a negative one names no client (Redis
+			// 7.0 answers an empty list, not an error).
 			id, ok := parseInt64(a)
-			if !ok || id <= 0 {
+			if !ok {
 				c.WriteError("ERR Invalid client ID")
 				return
 			}
@@ -497,13 +494,14 @@ func killClient(self, other *conn) {
 // gets its timeout reply, or with ERROR the -UNBLOCKED error; the reply is
 // 1 if a blocked client was unblocked, else 0.
 func clientUnblockCommand(c *Client, args [][]byte) {
-	id, ok := parseInt64(args[2])
-	if !ok {
-		c.WriteErr(errNotInteger)
+	if len(args) > 4 {
+		// Redis takes CLIENT UNBLOCK only with 3 or 4 arguments and names
+		// the subcommand as it was typed.
+		c.WriteError("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try CLIENT HELP.")
 		return
 	}
 	asError := false
-	if len(args) == 4 {
+	if len(args) == 4 { // the reason is checked before the id, as Redis does
 		switch {
 		case argIs(args[3], "timeout"):
 		case argIs(args[3], "error"):
@@ -512,8 +510,10 @@ func clientUnblockCommand(c *Client, args [][]byte) {
 			c.WriteError("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
 			return
 		}
-	} else if len(args) > 4 {
-		c.WriteErr(errSyntax)
+	}
+	id, ok := parseInt64(args[2])
+	if !ok {
+		c.WriteErr(errNotInteger)
 		return
 	}
 	var target *conn

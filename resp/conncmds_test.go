@@ -35,6 +35,12 @@ func TestClientCommands(t *testing.T) {
 		{"client list type pubsub", "$0\r\n\r\n"},
 		{"client list type nosuch", "-ERR Unknown client type 'nosuch'\r\n"},
 		{"client list id x", "-ERR Invalid client ID\r\n"},
+		{"client list id 0", "$0\r\n\r\n"},
+		{"client UnBlock 1 timeout x", "-ERR unknown subcommand or wrong number of arguments for 'UnBlock'. Try CLIENT HELP.\r\n"},
+		{"client unblock 1 nosuch", "-ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR\r\n"},
+		{"client unblock 1e3 nosuch", "-ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR\r\n"},
+		{"client unblock 1e3 error", "-ERR value is not an integer or out of range\r\n"},
+		{"client list id -1 -9223372036854775808", "$0\r\n\r\n"},
 		{"select 4", "+OK\r\n"},
 	})
 	idA := strings.TrimSuffix(strings.TrimPrefix(a.do("CLIENT", "ID"), ":"), "\r\n")

@@ -144,6 +144,13 @@ func TestAuthWithoutPassword(t *testing.T) {
 		{"hello 2 foo", "-ERR Syntax error in HELLO option 'foo'\r\n"},
 		{"hello 2 auth a", "-ERR Syntax error in HELLO option 'auth'\r\n"},
 		{`hello 2 setname "a b"`, "-ERR Client names cannot contain spaces, newlines or special characters.\r\n"},
+		// options act in order (Redis 7.0): the password before a later
+		// syntax error, a name set before one stays
+		{"hello 2 auth a b foo", "-WRONGPASS invalid username-password pair or user is disabled.\r\n"},
+		{"hello 2 auth a b setname", "-WRONGPASS invalid username-password pair or user is disabled.\r\n"},
+		{`hello 2 setname "a b" auth a b`, "-ERR Client names cannot contain spaces, newlines or special characters.\r\n"},
+		{"hello 2 setname abc foo", "-ERR Syntax error in HELLO option 'foo'\r\n"},
+		{"client getname", bulk("abc")},
 	})
 }
 

@@ -172,7 +172,7 @@ func parseExpireFlags(args [][]byte) (expireFlags, error) {
 		case argIs(a, "lt"):
 			f.lt = true
 		default:
-			return expireFlags{}, replyError("ERR Unsupported option " + string(a))
+			return expireFlags{}, replyError("ERR Unsupported option " + string(cString(a))) // Redis prints it with %s
 		}
 	}
 	if f.nx && (f.xx || f.gt || f.lt) {

@@ -77,6 +77,7 @@ func TestParseExpireFlags(t *testing.T) {
 		{[]string{"nx", "gt", "lt"}, expireFlags{}, nxErr},
 		{[]string{"foo"}, expireFlags{}, "ERR Unsupported option foo"},
 		{[]string{"nx", "xx", "Bar"}, expireFlags{}, "ERR Unsupported option Bar"},
+		{[]string{"a\x00b"}, expireFlags{}, "ERR Unsupported option a"},
 	}
 	for _, tt := range tests {
 		got, err := parseExpireFlags(bytesArgs(tt.args...))

@@ -293,7 +293,7 @@ func (c *conn) push(b []byte) {
 // least one subscriber, matching pattern if given.
 func pubsubChannelsCommand(c *Client, args [][]byte) {
 	if len(args) > 3 {
-		c.WriteError("ERR unknown subcommand or wrong number of arguments for 'CHANNELS'. Try PUBSUB HELP.")
+		c.WriteError("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try PUBSUB HELP.") // as typed
 		return
 	}
 	var names []string
@@ -377,7 +377,7 @@ func allowedSubscribed(name string) bool {
 // pubsubShardChannelsCommand: no shard channels exist (no SSUBSCRIBE).
 func pubsubShardChannelsCommand(c *Client, args [][]byte) {
 	if len(args) > 3 {
-		c.WriteError("ERR unknown subcommand or wrong number of arguments for 'SHARDCHANNELS'. Try PUBSUB HELP.")
+		c.WriteError("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try PUBSUB HELP.") // as typed
 		return
 	}
 	c.WriteArray(0)

@@ -215,6 +215,10 @@ func (e *scriptEngine) reset() {
 			return 1
 		}))
 	}
+	g.RawSetString("tonumber", L.NewFunction(luaToNumber))
+	if m, ok := g.RawGetString("math").(*lua.LTable); ok {
+		m.RawSetString("huge", lua.LNumber(math.Inf(1))) // HUGE_VAL; gopher-lua has MaxFloat64
+	}
 
 	redis := L.NewTable()
 	redis.RawSetString("call", L.NewFunction(func(L *lua.LState) int { return e.luaCall(L, true) }))

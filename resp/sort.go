@@ -117,10 +117,14 @@ func sortGeneric(c *Client, args [][]byte, readonly bool) {
 		c.WriteErr(err)
 		return
 	}
-	// LIMIT, clamped as Redis does.
-	start, end := max(o.limStart, 0), int64(n-1)
-	if o.limCount >= 0 {
-		end = start + o.limCount - 1
+	// LIMIT, clamped as Redis does: offset and count are first bounded by
+	// the length, so start+count cannot overflow (LIMIT 2
+	// 9223372036854775807 is "from 2 to the end", not a wrapped range).
+	start := min(max(o.limStart, 0), int64(n))
+	limCount := min(max(o.limCount, -1), int64(n))
+	end := int64(n - 1)
+	if limCount >= 0 {
+		end = start + limCount - 1
 	}
 	if start >= int64(n) {
 		start, end = int64(n-1), int64(n-2)
@@ -132,9 +136,9 @@ func sortGeneric(c *Client, args [][]byte, readonly bool) {
 		// Native order, the range only.
 		if end >= start {
 			items = sortLoadRange(c, args[1], typ, int(start), int(end), o.desc)
+			end -= start
+			start = 0
 		}
-		end -= start
-		start = 0
 	} else {
 		items, err = sortLoadAll(c, args[1], typ)
 		if err != nil {
@@ -362,7 +366,11 @@ func sortLookup(c *Client, pattern, elem []byte) (val []byte, found bool) {
 // sortScore parses a value to sort by as Redis does (strtod over the
 // whole string: leading white space allowed, the empty string is 0;
 // overflow, underflow and NaN refused).
+//
+// strtod reads a C string, so the value ends at its first NUL byte
+// ("\x00" is 0, "1\x00x" is 1).
 func sortScore(b []byte) (float64, bool) {
+	b = cString(b)
 	i := 0
 	for i < len(b) && isSpace(b[i]) {
 		i++

@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 
@@ -62,7 +63,14 @@ func (c *Client) writeScore(f float64) {
 // that the whole string was used: leading white space is skipped, the
 // empty string is 0, an overflow is ±inf, an underflow is 0; NaN is
 // refused.
+//
+// Redis hands strtod the argument as a C string and then checks that the
+// end pointer is at a NUL, so the number ends at the first NUL byte:
+// "1\x00junk" is 1 and "\x00" is 0.
 func parseStrtod(b []byte) (float64, bool) {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
 	if len(b) == 0 {
 		return 0, true // strtod converts nothing and stops at the NUL
 	}

@@ -912,11 +912,13 @@ func zmpopCommand(c *Client, args [][]byte, numkeysIdx int, block bool) {
 		c.WriteErr(errNumkeys)
 		return
 	}
-	whereIdx := int64(numkeysIdx) + numkeys + 1
-	if whereIdx >= int64(len(args)) {
+	// MIN|MAX must follow the keys; numkeys is compared before it is
+	// added to an index (numkeys near 2^63 wrapped the sum negative).
+	if numkeys >= int64(len(args)-numkeysIdx-1) {
 		c.WriteErr(errSyntax)
 		return
 	}
+	whereIdx := int64(numkeysIdx) + numkeys + 1
 	var fromMax bool
 	switch w := args[whereIdx]; {
 	case argIs(w, "min"):
