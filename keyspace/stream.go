@@ -9,10 +9,11 @@ import (
 // Stream operations. Kinds 70-89 are the stream's (durable, never
 // renumber). Bodies, every number a uvarint unless said otherwise:
 //
-//	opXAdd    flags u8 | ms | seq | nodeDeleted | nfields | (field, value)...
-//	          (fields and values a uvarint length + bytes). flags bit 0:
-//	          the entry starts a new node, whose deleted count starts at
-//	          nodeDeleted (a rebuild keeps the nodes of the stream it copies).
+//	opXAdd    flags u8 | ms | seq | nodeDeleted | [masterMs | masterSeq] |
+//	          nfields | (field, value)... (fields and values a uvarint
+//	          length + bytes). flags bit 0: the entry starts a new node,
+//	          whose deleted count starts at nodeDeleted and whose master ID
+//	          follows (a rebuild keeps the nodes of the stream it copies).
 //	opXDel    repeated (ms, seq): the entries to delete (missing ones ignored)
 //	opXTrim   flags u8 | ms | seq: deletes every entry below the ID (flags
 //	          bit 0: every entry)
@@ -111,7 +112,10 @@ type streamEnt struct {
 // streamNode counts one node's entries as Redis's listpack node does:
 // valid entries and the total, deleted ones included. total 0: the node
 // was removed (every entry of it deleted).
-type streamNode struct{ valid, total uint32 }
+type streamNode struct {
+	valid, total uint32
+	master       StreamID // the ID of the first entry added to it (its key in Redis's radix tree)
+}
 
 // streamObj is a stream. Entries are appended in ID order, so ents is
 // sorted: XADD appends in O(1), XRANGE finds its start by binary search
@@ -157,10 +161,13 @@ func (s *streamObj) tailNode() int {
 }
 
 // append adds an entry whose ID is above every other.
-func (s *streamObj) append(id StreamID, loc uint64, n int, newNode bool, nodeDeleted uint32) {
+func (s *streamObj) append(id StreamID, loc uint64, n int, newNode bool, nodeDeleted uint32, master StreamID) {
 	i := s.tailNode()
 	if newNode || i < 0 {
-		s.nodes = append(s.nodes, streamNode{total: nodeDeleted})
+		if !newNode {
+			master = id
+		}
+		s.nodes = append(s.nodes, streamNode{total: nodeDeleted, master: master})
 		i = len(s.nodes) - 1
 	}
 	s.nodes[i].valid++
@@ -294,6 +301,51 @@ func (s *streamObj) nodeCount() int {
 	return n
 }
 
+// radixNodes is XINFO STREAM's radix-tree-nodes: the number of nodes of
+// Redis's radix tree (rax) keyed by the nodes' master IDs as 16 big-endian
+// bytes, in the compact form rax keeps: a run of bytes all keys share is
+// one compressed node, a byte where they differ one node with a child per
+// value, and each key ends in a leaf. An empty tree is one node.
+func (s *streamObj) radixNodes() int {
+	var keys [][16]byte
+	for _, nd := range s.nodes {
+		if nd.total > 0 {
+			var k [16]byte
+			binary.BigEndian.PutUint64(k[:8], nd.master.Ms)
+			binary.BigEndian.PutUint64(k[8:], nd.master.Seq)
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return 1
+	}
+	var count func(keys [][16]byte, pos int) int
+	count = func(keys [][16]byte, pos int) int {
+		if pos == 16 {
+			return 1
+		}
+		first, last := keys[0], keys[len(keys)-1] // sorted: they bound the set
+		if first[pos] == last[pos] {
+			c := pos
+			for c < 16 && first[c] == last[c] {
+				c++
+			}
+			return 1 + count(keys, c)
+		}
+		n := 1
+		for i := 0; i < len(keys); {
+			j := i + 1
+			for j < len(keys) && keys[j][pos] == keys[i][pos] {
+				j++
+			}
+			n += count(keys[i:j], pos+1)
+			i = j
+		}
+		return n
+	}
+	return count(keys, 0)
+}
+
 // rawAt returns n bytes of the log at a packed location.
 func (ks *Keyspace) rawAt(loc uint64, n int) []byte { return ks.hashRawAt(loc, n) }
 
@@ -304,13 +356,13 @@ func (s *streamObj) rebuild(ks *Keyspace, b *Batch, db int, key []byte) {
 			continue
 		}
 		var flags byte
-		var nodeDeleted uint32
+		var nd streamNode
 		if e.node != prev {
-			nd := s.nodes[e.node-s.nodeBase]
-			flags, nodeDeleted = 1, nd.total-nd.valid
+			nd = s.nodes[e.node-s.nodeBase]
+			flags = 1
 			prev = e.node
 		}
-		b.xAddRaw(db, key, flags, e.id, nodeDeleted, ks.rawAt(e.loc, int(e.n)))
+		b.xAddRaw(db, key, flags, e.id, nd.total-nd.valid, nd.master, ks.rawAt(e.loc, int(e.n)))
 	}
 	b.XSetID(db, key, StreamMeta{LastID: s.lastID, EntriesAdded: s.added, MaxDeletedID: s.maxDeleted, FirstID: s.firstID})
 }
@@ -387,6 +439,12 @@ func applyXAdd(ks *Keyspace, o op, e *entry) error {
 		return fmt.Errorf("%w: XADD node", errBadOp)
 	}
 	i += w
+	master := id
+	if flags&1 != 0 {
+		if master, i, ok = readIDAt(p, i); !ok {
+			return fmt.Errorf("%w: XADD node master", errBadOp)
+		}
+	}
 	e, s, err := ks.streamFor(o, e, true)
 	if err != nil {
 		return err
@@ -394,7 +452,7 @@ func applyXAdd(ks *Keyspace, o op, e *entry) error {
 	if !s.lastID.Less(id) {
 		return fmt.Errorf("%w: XADD %s at or below the top item %s", errStaleOp, id, s.lastID)
 	}
-	s.append(id, o.loc+uint64(o.bodyOff+i), len(p)-i, flags&1 != 0, uint32(nodeDeleted))
+	s.append(id, o.loc+uint64(o.bodyOff+i), len(p)-i, flags&1 != 0, uint32(nodeDeleted), master)
 	ks.streamChanged(e, s)
 	if !ks.cleaning {
 		ks.keyReady(o.db, o.key)
@@ -488,14 +546,20 @@ func (b *Batch) XAdd(db int, key []byte, id StreamID, fields [][]byte) {
 }
 
 // xAddRaw appends an opXAdd whose fields are already encoded (a rebuild).
-func (b *Batch) xAddRaw(db int, key []byte, flags byte, id StreamID, nodeDeleted uint32, raw []byte) {
+func (b *Batch) xAddRaw(db int, key []byte, flags byte, id StreamID, nodeDeleted uint32, master StreamID, raw []byte) {
 	b.head(opXAdd, db)
 	b.bytes(key)
 	n := 1 + uvarintLen(id.Ms) + uvarintLen(id.Seq) + uvarintLen(uint64(nodeDeleted)) + len(raw)
+	if flags&1 != 0 {
+		n += uvarintLen(master.Ms) + uvarintLen(master.Seq)
+	}
 	b.buf = binary.AppendUvarint(b.buf, uint64(n))
 	b.buf = append(b.buf, flags)
 	b.buf = appendID(b.buf, id)
 	b.buf = binary.AppendUvarint(b.buf, uint64(nodeDeleted))
+	if flags&1 != 0 {
+		b.buf = appendID(b.buf, master)
+	}
 	b.buf = append(b.buf, raw...)
 }
 
@@ -537,6 +601,7 @@ type StreamMeta struct {
 	FirstID      StreamID // recorded-first-entry-id
 	EntriesAdded uint64
 	Nodes        int // radix-tree-keys: nodes holding entries
+	RadixNodes   int // radix-tree-nodes (see radixNodes)
 }
 
 // stream returns the stream at key (nil if missing) or ErrWrongType.
@@ -556,7 +621,7 @@ func (ks *Keyspace) Stream(db int, key []byte) (m StreamMeta, ok bool, err error
 		return m, false, err
 	}
 	return StreamMeta{Length: s.live, LastID: s.lastID, MaxDeletedID: s.maxDeleted, FirstID: s.firstID,
-		EntriesAdded: s.added, Nodes: s.nodeCount()}, true, nil
+		EntriesAdded: s.added, Nodes: s.nodeCount(), RadixNodes: s.radixNodes()}, true, nil
 }
 
 // StreamHas reports whether the stream at key holds the entry id.

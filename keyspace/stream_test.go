@@ -38,7 +38,7 @@ func dumpStream(t *testing.T, ks *keyspace.Keyspace, key string) string {
 		return "missing"
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "len=%d last=%s maxdel=%s first=%s added=%d nodes=%d [%s]\n", m.Length, m.LastID, m.MaxDeletedID, m.FirstID, m.EntriesAdded, m.Nodes, ks.StreamNodes(0, []byte(key)))
+	fmt.Fprintf(&sb, "len=%d last=%s maxdel=%s first=%s added=%d nodes=%d radix=%d [%s]\n", m.Length, m.LastID, m.MaxDeletedID, m.FirstID, m.EntriesAdded, m.Nodes, m.RadixNodes, ks.StreamNodes(0, []byte(key)))
 	n := 0
 	err = ks.XRange(0, []byte(key), keyspace.StreamID{}, keyspace.MaxStreamID, -1, false, func(id keyspace.StreamID, f [][]byte) {
 		n++
@@ -91,7 +91,7 @@ func TestStreamAddRangeDeleteReplay(t *testing.T) {
 		t.Fatalf("XRange rev = %v, want %v", got, want)
 	}
 	m, _, _ := ks.Stream(0, k)
-	if m.Length != 248 || m.MaxDeletedID != idOf(7, 1) || m.FirstID != idOf(2, 2) || m.EntriesAdded != 250 || m.Nodes != 3 {
+	if m.Length != 248 || m.MaxDeletedID != idOf(7, 1) || m.FirstID != idOf(2, 2) || m.EntriesAdded != 250 || m.Nodes != 3 || m.RadixNodes != 8 {
 		t.Fatalf("meta %+v", m)
 	}
 	ks.Unlock()
@@ -115,7 +115,7 @@ func TestStreamEmptyStays(t *testing.T) {
 		b.XAdd(0, k, idOf(6, 1), [][]byte{[]byte("a"), []byte("b")})
 	})
 	commit(t, ks, func(b *keyspace.Batch) { b.XDel(0, k, []keyspace.StreamID{idOf(5, 1), idOf(6, 1)}) })
-	want := "len=0 last=6-1 maxdel=6-1 first=0-0 added=2 nodes=0 []\n"
+	want := "len=0 last=6-1 maxdel=6-1 first=0-0 added=2 nodes=0 radix=1 []\n"
 	if got := dumpStream(t, ks, "s"); got != want {
 		t.Fatalf("got %q want %q", got, want)
 	}
