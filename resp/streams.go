@@ -1,0 +1,907 @@
+package resp
+
+import (
+	"bytes"
+	"math"
+	"time"
+
+	"github.com/persimmon-db/persimmon/keyspace"
+)
+
+// Stream commands (semantics: redis.io and Redis 7.0's t_stream.c): XADD,
+// XRANGE, XREVRANGE, XLEN, XDEL, XTRIM, XSETID, XINFO STREAM, XREAD. The
+// stream itself is keyspace's (keyspace/stream.go): every write here is one
+// batch of stream operations, XADD's trimming included.
+
+// Error replies, in Redis 7.0's words.
+var (
+	errStreamID          = replyError("ERR Invalid stream ID specified as stream command argument")
+	errXAddTop           = replyError("ERR The ID specified in XADD is equal or smaller than the target stream top item")
+	errXAddZero          = replyError("ERR The ID specified in XADD must be greater than 0-0")
+	errStreamElemLarge   = replyError("ERR Elements are too large to be stored")
+	errStreamExhausted   = replyError("ERR The stream has exhausted the last possible ID, unable to add more items")
+	errMaxLenNegative    = replyError("ERR The MAXLEN argument must be >= 0.")
+	errLimitNegative     = replyError("ERR The LIMIT argument must be >= 0.")
+	errTrimBoth          = replyError("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
+	errLimitNoStrategy   = replyError("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy")
+	errXTrimNoStrategy   = replyError("ERR syntax error, XTRIM must be called with a trimming strategy")
+	errLimitNoApprox     = replyError("ERR syntax error, LIMIT cannot be used without the special ~ option")
+	errStartInterval     = replyError("ERR invalid start ID for the interval")
+	errEndInterval       = replyError("ERR invalid end ID for the interval")
+	errXSetIDTop         = replyError("ERR The ID specified in XSETID is smaller than the target stream top item")
+	errXSetIDAdded       = replyError("ERR The entries_added specified in XSETID is smaller than the target stream length")
+	errXSetIDAddedNeg    = replyError("ERR entries_added must be positive")
+	errXSetIDMaxDel      = replyError("ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id")
+	errXReadUnbalanced   = replyError("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
+	errXReadGroupOpt     = replyError("ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.")
+	errXReadNoAckOpt     = replyError("ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.")
+	errXReadGT           = replyError("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
+	errTimeoutNotInteger = replyError("ERR timeout is not an integer or out of range")
+)
+
+// streamNodeMaxEntries is stream-node-max-entries; Redis's default LIMIT
+// of a "~" trim is 100 times it.
+const streamDefaultTrimLimit = 100 * 100
+
+func streamCommands() []Command {
+	const w, r = FlagWrite, FlagReadonly
+	const dm, fast = FlagDenyOOM, FlagFast
+	const g = "stream"
+	ndo := []string{"nondeterministic_output"}
+	return []Command{
+		{Name: "xadd", Arity: -5, Flags: w | dm | fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "5.0.0",
+			Summary: "Appends a new entry to a stream", Run: cmdXAdd, Tips: ndo,
+			KeySpecs: []KeySpec{{Notes: "UPDATE instead of INSERT because of the optional trimming feature", Flags: KeyRW | KeyUpdate, Index: 1, KeyStep: 1}}},
+		{Name: "xrange", Arity: -4, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "5.0.0",
+			Summary: "Return a range of elements in a stream, with IDs matching the specified IDs interval", Run: cmdXRange,
+			KeySpecs: key1(KeyRO | KeyAccess)},
+		{Name: "xrevrange", Arity: -4, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "5.0.0",
+			Summary: "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE", Run: cmdXRevRange,
+			KeySpecs: key1(KeyRO | KeyAccess)},
+		{Name: "xlen", Arity: 2, Flags: r | fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "5.0.0",
+			Summary: "Return the number of entries in a stream", Run: cmdXLen,
+			KeySpecs: key1(KeyRO)},
+		{Name: "xdel", Arity: -3, Flags: w | fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "5.0.0",
+			Summary: "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.", Run: cmdXDel,
+			KeySpecs: key1(KeyRW | KeyDelete)},
+		{Name: "xtrim", Arity: -4, Flags: w, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "5.0.0",
+			Summary: "Trims the stream to (approximately if '~' is passed) a certain size", Run: cmdXTrim, Tips: ndo,
+			KeySpecs: key1(KeyRW | KeyDelete)},
+		{Name: "xsetid", Arity: -3, Flags: w | dm | fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "5.0.0",
+			Summary: "An internal command for replicating stream values", Run: cmdXSetID,
+			KeySpecs: key1(KeyRW | KeyUpdate)},
+		{Name: "xread", Arity: -4, Flags: r | FlagBlocking | FlagMovableKeys, Group: g, Since: "5.0.0",
+			Summary: "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", Run: cmdXRead,
+			KeySpecs: []KeySpec{{Flags: KeyRO | KeyAccess, Keyword: "STREAMS", StartFrom: 1, LastKey: -1, KeyStep: 1, Limit: 2}},
+			GetKeys:  xreadGetKeys},
+		{Name: "xinfo", Arity: -2, Group: g, Since: "5.0.0",
+			Summary: "A container for stream introspection commands", Subcommands: []Command{
+				{Name: "xinfo|stream", Arity: -3, Flags: r, FirstKey: 2, LastKey: 2, Step: 1, Group: g, Since: "5.0.0",
+					Summary: "Get information about a stream", Run: cmdXInfoStream,
+					KeySpecs: []KeySpec{keyAt(KeyRO|KeyAccess, 2)}},
+				{Name: "xinfo|help", Arity: 2, Flags: FlagLoading | FlagStale, Group: g, Since: "5.0.0",
+					Summary: "Show helpful text about the different subcommands", Run: cmdXInfoHelp, NoLock: true},
+			}},
+	}
+}
+
+// xreadGetKeys finds XREAD's keys: the first half of the arguments after
+// STREAMS (Redis's xreadGetKeys). Unbalanced arguments name no key.
+func xreadGetKeys(args [][]byte) []KeyRef {
+	for i := 1; i < len(args); i++ {
+		if argIs(args[i], "streams") {
+			rest := len(args) - i - 1
+			if rest == 0 || rest%2 != 0 {
+				return nil
+			}
+			refs := make([]KeyRef, 0, rest/2)
+			for k := i + 1; k <= i+rest/2; k++ {
+				refs = append(refs, KeyRef{Pos: k, Flags: KeyRO | KeyAccess})
+			}
+			return refs
+		}
+	}
+	return nil
+}
+
+// ---- IDs ----
+
+// parseStreamUint parses one half of an ID as Redis's string2ull does:
+// strictly as a long long if it can (a negative one is refused), else as
+// C's strtoull (leading spaces, a sign, leading zeros; a '-' wraps).
+func parseStreamUint(b []byte) (uint64, bool) {
+	if v, ok := parseInt64(b); ok {
+		return uint64(v), v >= 0
+	}
+	i := 0
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	neg := false
+	if i < len(b) && (b[i] == '+' || b[i] == '-') {
+		neg = b[i] == '-'
+		i++
+	}
+	if i == len(b) {
+		return 0, false
+	}
+	var v uint64
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if v > (math.MaxUint64-d)/10 {
+			return 0, false // ERANGE
+		}
+		v = v*10 + d
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// parseStreamID parses <ms>[-<seq>] (seq defaults to missingSeq) the way
+// Redis 7.0's streamGenericParseIDOrReply does. strict refuses "-" and "+"
+// (which otherwise mean 0-0 and the largest ID); autoSeq accepts <ms>-*
+// (seqGiven is then false).
+func parseStreamID(arg []byte, missingSeq uint64, strict, autoSeq bool) (id keyspace.StreamID, seqGiven bool, err error) {
+	if i := bytes.IndexByte(arg, 0); i >= 0 {
+		arg = arg[:i] // Redis copies the argument into a C string
+	}
+	if len(arg) > 127 {
+		return id, false, errStreamID
+	}
+	if len(arg) == 1 && (arg[0] == '-' || arg[0] == '+') {
+		if strict {
+			return id, false, errStreamID
+		}
+		if arg[0] == '-' {
+			return keyspace.StreamID{}, true, nil
+		}
+		return keyspace.MaxStreamID, true, nil
+	}
+	msPart, seqPart, dash := bytes.Cut(arg, []byte("-"))
+	ms, ok := parseStreamUint(msPart)
+	if !ok {
+		return id, false, errStreamID
+	}
+	seq := missingSeq
+	seqGiven = true
+	if dash {
+		if autoSeq && len(seqPart) == 1 && seqPart[0] == '*' {
+			seq, seqGiven = 0, false
+		} else if seq, ok = parseStreamUint(seqPart); !ok {
+			return id, false, errStreamID
+		}
+	}
+	return keyspace.StreamID{Ms: ms, Seq: seq}, seqGiven, nil
+}
+
+// parseStrictID is streamParseStrictIDOrReply with a missing seq of 0.
+func parseStrictID(arg []byte) (keyspace.StreamID, error) {
+	id, _, err := parseStreamID(arg, 0, true, false)
+	return id, err
+}
+
+// parseIntervalID parses an XRANGE bound: "-", "+", an ID, or "(" and a
+// strict ID for an exclusive bound.
+func parseIntervalID(arg []byte, missingSeq uint64) (id keyspace.StreamID, exclusive bool, err error) {
+	if len(arg) > 1 && arg[0] == '(' {
+		id, _, err = parseStreamID(arg[1:], missingSeq, true, false)
+		return id, true, err
+	}
+	id, _, err = parseStreamID(arg, missingSeq, false, false)
+	return id, false, err
+}
+
+// ---- replies ----
+
+// writeStreamEntry appends [id, [field, value, ...]].
+func writeStreamEntry(c *Client, id keyspace.StreamID, fields [][]byte) {
+	c.WriteArray(2)
+	c.writeStreamID(id)
+	c.WriteArray(len(fields))
+	for _, f := range fields {
+		c.WriteBulk(f)
+	}
+}
+
+func (c *Client) writeStreamID(id keyspace.StreamID) {
+	var buf [48]byte
+	c.WriteBulk(id.Append(buf[:0]))
+}
+
+// writeStreamRange appends the entries of [start, end] (reversed with rev),
+// at most count (< 0: all), as an array.
+func writeStreamRange(c *Client, key []byte, start, end keyspace.StreamID, count int, rev bool) {
+	mark := len(c.out)
+	c.WriteArray(0) // patched below
+	hdr := len(c.out)
+	n := 0
+	c.KS.XRange(c.DB, key, start, end, count, rev, func(id keyspace.StreamID, fields [][]byte) {
+		writeStreamEntry(c, id, fields)
+		n++
+	})
+	if n == 0 {
+		return
+	}
+	body := append([]byte(nil), c.out[hdr:]...)
+	c.out = c.out[:mark]
+	c.WriteArray(n)
+	c.out = append(c.out, body...)
+}
+
+// lookupStream returns the stream's state; ok false after replying
+// WRONGTYPE.
+func lookupStream(c *Client, key []byte) (m keyspace.StreamMeta, exists, ok bool) {
+	m, exists, err := c.KS.Stream(c.DB, key)
+	if err != nil {
+		c.WriteErr(err)
+		return m, false, false
+	}
+	return m, exists, true
+}
+
+// ---- trimming arguments ----
+
+// streamAddTrimArgs are XADD's and XTRIM's options (streamAddTrimArgs in
+// Redis).
+type streamAddTrimArgs struct {
+	id         keyspace.StreamID
+	idGiven    bool // not "*"
+	seqGiven   bool // not <ms>-*
+	noMkStream bool
+	strategy   int // 0 none, 1 MAXLEN, 2 MINID
+	trim       keyspace.StreamTrim
+}
+
+// parseAddTrimArgs parses from args[2] the way Redis's
+// streamParseAddOrTrimArgsOrReply does; for XADD it stops at the ID and
+// returns its position.
+func parseAddTrimArgs(args [][]byte, xadd bool) (a streamAddTrimArgs, idPos int, err error) {
+	limitGiven := false
+	i := 2
+	for ; i < len(args); i++ {
+		more := len(args) - 1 - i
+		opt := args[i]
+		switch {
+		case xadd && len(opt) == 1 && opt[0] == '*':
+			return a, i, a.finish(limitGiven, xadd)
+		case argIs(opt, "maxlen") && more > 0, argIs(opt, "minid") && more > 0:
+			if a.strategy != 0 {
+				return a, 0, errTrimBoth
+			}
+			a.trim.Approx = false
+			if next := args[i+1]; more >= 2 && len(next) == 1 && (next[0] == '~' || next[0] == '=') {
+				a.trim.Approx = next[0] == '~'
+				i++
+			}
+			if argIs(opt, "maxlen") {
+				n, err := argInt64(args[i+1])
+				if err != nil {
+					return a, 0, err
+				}
+				if n < 0 {
+					return a, 0, errMaxLenNegative
+				}
+				a.strategy, a.trim.MaxLen = 1, n
+			} else {
+				id, err := parseStrictID(args[i+1])
+				if err != nil {
+					return a, 0, err
+				}
+				a.strategy, a.trim.ByMinID, a.trim.MinID = 2, true, id
+			}
+			i++
+		case argIs(opt, "limit") && more > 0:
+			n, err := argInt64(args[i+1])
+			if err != nil {
+				return a, 0, err
+			}
+			if n < 0 {
+				return a, 0, errLimitNegative
+			}
+			a.trim.Limit, limitGiven = n, true
+			i++
+		case xadd && argIs(opt, "nomkstream"):
+			a.noMkStream = true
+		case xadd:
+			id, seqGiven, err := parseStreamID(opt, 0, true, true)
+			if err != nil {
+				return a, 0, err
+			}
+			a.id, a.idGiven, a.seqGiven = id, true, seqGiven
+			return a, i, a.finish(limitGiven, xadd)
+		default:
+			return a, 0, errSyntax
+		}
+	}
+	return a, i, a.finish(limitGiven, xadd)
+}
+
+func (a *streamAddTrimArgs) finish(limitGiven, xadd bool) error {
+	if a.trim.Limit != 0 && a.strategy == 0 {
+		return errLimitNoStrategy
+	}
+	if !xadd && a.strategy == 0 {
+		return errXTrimNoStrategy
+	}
+	switch {
+	case limitGiven && !a.trim.Approx:
+		return errLimitNoApprox
+	case !limitGiven && a.trim.Approx:
+		a.trim.Limit = streamDefaultTrimLimit
+	case !a.trim.Approx:
+		a.trim.Limit = 0
+	}
+	return nil
+}
+
+// ---- commands ----
+
+// XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value [field value ...]
+func cmdXAdd(c *Client, args [][]byte) {
+	a, idPos, err := parseAddTrimArgs(args, true)
+	if err != nil {
+		c.WriteErr(err)
+		return
+	}
+	fieldPos := idPos + 1
+	if n := len(args) - fieldPos; n < 2 || n%2 == 1 {
+		c.WriteError(WrongArgs("xadd"))
+		return
+	}
+	if a.idGiven && a.seqGiven && a.id.IsZero() {
+		c.WriteErr(errXAddZero)
+		return
+	}
+	key := args[1]
+	m, exists, ok := lookupStream(c, key)
+	if !ok {
+		return
+	}
+	if !exists && a.noMkStream {
+		c.WriteNull()
+		return
+	}
+	if m.LastID == keyspace.MaxStreamID {
+		c.WriteErr(errStreamExhausted)
+		return
+	}
+	id, err := nextStreamID(c, m.LastID, a)
+	if err != nil {
+		c.WriteErr(err)
+		return
+	}
+	b := c.KS.NewBatch()
+	b.XAdd(c.DB, key, id, args[fieldPos:])
+	if a.strategy != 0 {
+		if keep, all, n := c.KS.StreamTrimPlan(c.DB, key, true, id, a.trim); n > 0 {
+			b.XTrim(c.DB, key, keep, all)
+		}
+	}
+	mark := len(c.out)
+	if commitReply(c, b, mark) {
+		c.writeStreamID(id)
+		signalStreamReaders(c.KS, c.DB, key)
+	}
+}
+
+// nextStreamID is the ID XADD gives the entry (streamAppendItem's rules).
+func nextStreamID(c *Client, last keyspace.StreamID, a streamAddTrimArgs) (keyspace.StreamID, error) {
+	switch {
+	case !a.idGiven: // "*"
+		ms := uint64(max(c.KS.NowMs(), 0))
+		if ms > last.Ms {
+			return keyspace.StreamID{Ms: ms}, nil
+		}
+		id, _ := last.Next() // last is not the largest ID: checked
+		return id, nil
+	case !a.seqGiven: // <ms>-*
+		if a.id.Ms == last.Ms {
+			if last.Seq == math.MaxUint64 {
+				return a.id, errStreamElemLarge // Redis: ERANGE from streamAppendItem
+			}
+			return keyspace.StreamID{Ms: last.Ms, Seq: last.Seq + 1}, nil
+		}
+		if a.id.Ms < last.Ms {
+			return a.id, errXAddTop
+		}
+		return keyspace.StreamID{Ms: a.id.Ms}, nil
+	}
+	if !last.Less(a.id) {
+		return a.id, errXAddTop
+	}
+	return a.id, nil
+}
+
+// XRANGE key start end [COUNT count]
+func cmdXRange(c *Client, args [][]byte) { xrangeGeneric(c, args, false) }
+
+// XREVRANGE key end start [COUNT count]
+func cmdXRevRange(c *Client, args [][]byte) { xrangeGeneric(c, args, true) }
+
+func xrangeGeneric(c *Client, args [][]byte, rev bool) {
+	startArg, endArg := args[2], args[3]
+	if rev {
+		startArg, endArg = endArg, startArg
+	}
+	start, ex, err := parseIntervalID(startArg, 0)
+	if err == nil && ex {
+		var ok bool
+		if start, ok = start.Next(); !ok {
+			err = errStartInterval
+		}
+	}
+	if err != nil {
+		c.WriteErr(err)
+		return
+	}
+	end, ex, err := parseIntervalID(endArg, math.MaxUint64)
+	if err == nil && ex {
+		var ok bool
+		if end, ok = end.Prev(); !ok {
+			err = errEndInterval
+		}
+	}
+	if err != nil {
+		c.WriteErr(err)
+		return
+	}
+	count := int64(-1)
+	for j := 4; j < len(args); j++ {
+		if !argIs(args[j], "count") || j+1 >= len(args) {
+			c.WriteErr(errSyntax)
+			return
+		}
+		if count, err = argInt64(args[j+1]); err != nil {
+			c.WriteErr(err)
+			return
+		}
+		count = max(count, 0)
+		j++
+	}
+	_, exists, ok := lookupStream(c, args[1])
+	switch {
+	case !ok:
+		return
+	case !exists:
+		c.WriteArray(0)
+		return
+	case count == 0:
+		c.WriteNullArray()
+		return
+	}
+	writeStreamRange(c, args[1], start, end, int(min(count, math.MaxInt32)), rev)
+}
+
+// XLEN key
+func cmdXLen(c *Client, args [][]byte) {
+	if m, _, ok := lookupStream(c, args[1]); ok {
+		c.WriteInt(int64(m.Length))
+	}
+}
+
+// XDEL key id [id ...]
+func cmdXDel(c *Client, args [][]byte) {
+	ids := make([]keyspace.StreamID, 0, len(args)-2)
+	for _, a := range args[2:] {
+		id, err := parseStrictID(a)
+		if err != nil {
+			c.WriteErr(err)
+			return
+		}
+		ids = append(ids, id)
+	}
+	key := args[1]
+	_, exists, ok := lookupStream(c, key)
+	if !ok {
+		return
+	}
+	if !exists {
+		c.WriteInt(0)
+		return
+	}
+	var del []keyspace.StreamID
+	for _, id := range ids {
+		if c.KS.StreamHas(c.DB, key, id) && !containsID(del, id) {
+			del = append(del, id)
+		}
+	}
+	if len(del) == 0 {
+		c.WriteInt(0)
+		return
+	}
+	b := c.KS.NewBatch()
+	b.XDel(c.DB, key, del)
+	if commitReply(c, b, len(c.out)) {
+		c.WriteInt(int64(len(del)))
+	}
+}
+
+func containsID(ids []keyspace.StreamID, id keyspace.StreamID) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]
+func cmdXTrim(c *Client, args [][]byte) {
+	a, i, err := parseAddTrimArgs(args, false)
+	if err == nil && i < len(args) {
+		err = errSyntax
+	}
+	if err != nil {
+		c.WriteErr(err)
+		return
+	}
+	key := args[1]
+	_, exists, ok := lookupStream(c, key)
+	if !ok {
+		return
+	}
+	if !exists {
+		c.WriteInt(0)
+		return
+	}
+	keep, all, n := c.KS.StreamTrimPlan(c.DB, key, false, keyspace.StreamID{}, a.trim)
+	if n == 0 {
+		c.WriteInt(0)
+		return
+	}
+	b := c.KS.NewBatch()
+	b.XTrim(c.DB, key, keep, all)
+	if commitReply(c, b, len(c.out)) {
+		c.WriteInt(n)
+	}
+}
+
+// XSETID key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]
+func cmdXSetID(c *Client, args [][]byte) {
+	id, err := parseStrictID(args[2])
+	if err != nil {
+		c.WriteErr(err)
+		return
+	}
+	added := int64(-1)
+	var maxDel keyspace.StreamID
+	for i := 3; i < len(args); i += 2 {
+		more := len(args) - 1 - i
+		switch {
+		case argIs(args[i], "entriesadded") && more > 0:
+			if added, err = argInt64(args[i+1]); err != nil {
+				c.WriteErr(err)
+				return
+			}
+			if added < 0 {
+				c.WriteErr(errXSetIDAddedNeg)
+				return
+			}
+		case argIs(args[i], "maxdeletedid") && more > 0:
+			if maxDel, err = parseStrictID(args[i+1]); err != nil {
+				c.WriteErr(err)
+				return
+			}
+			if id.Less(maxDel) {
+				c.WriteErr(errXSetIDMaxDel)
+				return
+			}
+		default:
+			c.WriteErr(errSyntax)
+			return
+		}
+	}
+	key := args[1]
+	m, exists, ok := lookupStream(c, key)
+	if !ok {
+		return
+	}
+	if !exists {
+		c.WriteError(ErrNoSuchKey)
+		return
+	}
+	if m.Length > 0 {
+		if top, _ := streamTop(c, key); id.Less(top) {
+			c.WriteErr(errXSetIDTop)
+			return
+		}
+		if added != -1 && int64(m.Length) > added {
+			c.WriteErr(errXSetIDAdded)
+			return
+		}
+	}
+	m.LastID = id
+	if added != -1 {
+		m.EntriesAdded = uint64(added)
+	}
+	if !maxDel.IsZero() {
+		m.MaxDeletedID = maxDel
+	}
+	b := c.KS.NewBatch()
+	b.XSetID(c.DB, key, m)
+	if commitReply(c, b, len(c.out)) {
+		c.WriteOK()
+	}
+}
+
+// XINFO STREAM key [FULL [COUNT count]]
+func cmdXInfoStream(c *Client, args [][]byte) {
+	full := false
+	count := int64(10)
+	if len(args) > 3 {
+		if (len(args) != 4 && len(args) != 6) || !argIs(args[3], "full") || (len(args) == 6 && !argIs(args[4], "count")) {
+			c.WriteError("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try XINFO HELP.")
+			return
+		}
+		full = true
+		if len(args) == 6 {
+			n, err := argInt64(args[5])
+			if err != nil {
+				c.WriteErr(err)
+				return
+			}
+			if count = n; n < 0 {
+				count = 10
+			}
+		}
+	}
+	key := args[2]
+	m, exists, ok := lookupStream(c, key)
+	if !ok {
+		return
+	}
+	if !exists {
+		c.WriteError(ErrNoSuchKey)
+		return
+	}
+	if full {
+		c.WriteArray(18)
+	} else {
+		c.WriteArray(20)
+	}
+	c.WriteBulkString("length")
+	c.WriteInt(int64(m.Length))
+	c.WriteBulkString("radix-tree-keys")
+	c.WriteInt(int64(m.Nodes))
+	c.WriteBulkString("radix-tree-nodes")
+	c.WriteInt(int64(m.RadixNodes))
+	c.WriteBulkString("last-generated-id")
+	c.writeStreamID(m.LastID)
+	c.WriteBulkString("max-deleted-entry-id")
+	c.writeStreamID(m.MaxDeletedID)
+	c.WriteBulkString("entries-added")
+	c.WriteInt(int64(m.EntriesAdded))
+	c.WriteBulkString("recorded-first-entry-id")
+	c.writeStreamID(m.FirstID)
+	if full {
+		c.WriteBulkString("entries")
+		n := -1
+		if count > 0 {
+			n = int(min(count, math.MaxInt32))
+		}
+		writeStreamRange(c, key, keyspace.StreamID{}, keyspace.MaxStreamID, n, false)
+		c.WriteBulkString("groups")
+		c.WriteArray(0)
+		return
+	}
+	c.WriteBulkString("groups")
+	c.WriteInt(0)
+	edge := func(rev bool) {
+		found := false
+		c.KS.XRange(c.DB, key, keyspace.StreamID{}, keyspace.MaxStreamID, 1, rev, func(id keyspace.StreamID, fields [][]byte) {
+			writeStreamEntry(c, id, fields)
+			found = true
+		})
+		if !found {
+			c.WriteNull()
+		}
+	}
+	c.WriteBulkString("first-entry")
+	edge(false)
+	c.WriteBulkString("last-entry")
+	edge(true)
+}
+
+// XINFO HELP
+func cmdXInfoHelp(c *Client, _ [][]byte) {
+	lines := []string{
+		"XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"CONSUMERS <key> <groupname>",
+		"    Show consumers of <groupname>.",
+		"GROUPS <key>",
+		"    Show the stream consumer groups.",
+		"STREAM <key> [FULL [COUNT <count>]",
+		"    Show information about the stream.",
+		"HELP",
+		"    Prints this help.",
+	}
+	c.WriteArray(len(lines))
+	for _, l := range lines {
+		c.WriteString(l)
+	}
+}
+
+// ---- XREAD ----
+
+// XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]
+//
+// Blocking: when no stream can serve it, the command blocks on its keys
+// (blockOn). Before it does, each "$" argument is replaced by the ID it
+// stood for (the stream's last ID at the first run): the re-run after a
+// wake-up reads the same arguments and so the entries added since. A
+// re-run serves only the first stream that has entries (in the order the
+// keys were signalled), as Redis replies with the stream that woke it.
+func cmdXRead(c *Client, args [][]byte) {
+	count := int64(0)
+	timeout := time.Duration(-1)
+	streamsArg := 0
+	for i := 1; i < len(args) && streamsArg == 0; i++ {
+		more := len(args) - i - 1
+		switch {
+		case argIs(args[i], "block") && more > 0:
+			i++
+			ms, ok := parseInt64(args[i])
+			if !ok {
+				c.WriteErr(errTimeoutNotInteger)
+				return
+			}
+			if ms < 0 {
+				c.WriteErr(errTimeoutNegative)
+				return
+			}
+			timeout = time.Duration(min(ms, int64(maxBlockTimeout/time.Millisecond))) * time.Millisecond
+		case argIs(args[i], "count") && more > 0:
+			i++
+			n, err := argInt64(args[i])
+			if err != nil {
+				c.WriteErr(err)
+				return
+			}
+			count = max(n, 0)
+		case argIs(args[i], "streams") && more > 0:
+			streamsArg = i + 1
+			if (len(args)-streamsArg)%2 != 0 {
+				c.WriteErr(errXReadUnbalanced)
+				return
+			}
+		case argIs(args[i], "group") && more >= 2:
+			c.WriteErr(errXReadGroupOpt)
+			return
+		case argIs(args[i], "noack"):
+			c.WriteErr(errXReadNoAckOpt)
+			return
+		default:
+			c.WriteErr(errSyntax)
+			return
+		}
+	}
+	if streamsArg == 0 {
+		c.WriteErr(errSyntax)
+		return
+	}
+	n := (len(args) - streamsArg) / 2
+	keys := args[streamsArg : streamsArg+n]
+	ids := make([]keyspace.StreamID, n)
+	for i := range n {
+		arg := args[streamsArg+n+i]
+		m, exists, ok := lookupStream(c, keys[i])
+		if !ok {
+			return
+		}
+		switch {
+		case len(arg) == 1 && arg[0] == '$':
+			if exists {
+				ids[i] = m.LastID
+			}
+			continue
+		case len(arg) == 1 && arg[0] == '>':
+			c.WriteErr(errXReadGT)
+			return
+		}
+		id, err := parseStrictID(arg)
+		if err != nil {
+			c.WriteErr(err)
+			return
+		}
+		ids[i] = id
+	}
+	rerun := c.conn != nil && c.conn.blk.b != nil
+	order := make([]int, 0, n)
+	if rerun {
+		for _, k := range c.servingOrder(keys) {
+			for i := range keys {
+				if string(k) == string(keys[i]) && !containsInt(order, i) {
+					order = append(order, i)
+					break
+				}
+			}
+		}
+	} else {
+		for i := range n {
+			order = append(order, i)
+		}
+	}
+	served := 0
+	mark := len(c.out)
+	c.WriteArray(0) // patched below
+	hdr := len(c.out)
+	for _, i := range order {
+		start, ok := ids[i].Next()
+		if !ok {
+			continue
+		}
+		// Served if the stream's last entry is above the ID.
+		top, has := streamTop(c, keys[i])
+		if !has || !ids[i].Less(top) {
+			continue
+		}
+		c.WriteArray(2)
+		c.WriteBulk(keys[i])
+		lim := -1
+		if count > 0 {
+			lim = int(min(count, math.MaxInt32))
+		}
+		writeStreamRange(c, keys[i], start, keyspace.MaxStreamID, lim, false)
+		served++
+		if rerun {
+			break
+		}
+	}
+	if served > 0 {
+		body := append([]byte(nil), c.out[hdr:]...)
+		c.out = c.out[:mark]
+		c.WriteArray(served)
+		c.out = append(c.out, body...)
+		return
+	}
+	c.out = c.out[:mark]
+	if timeout < 0 {
+		c.WriteNullArray()
+		return
+	}
+	// Pin "$" to the ID it resolved to, for the re-runs (see above).
+	for i := range n {
+		if a := args[streamsArg+n+i]; len(a) == 1 && a[0] == '$' {
+			args[streamsArg+n+i] = ids[i].Append(nil)
+		}
+	}
+	if !c.blockOn(keys, timeout) {
+		c.WriteNullArray()
+	}
+}
+
+// streamTop returns the ID of the stream's last entry (Redis's
+// streamLastValidID); has is false for an empty or missing stream.
+func streamTop(c *Client, key []byte) (top keyspace.StreamID, has bool) {
+	c.KS.XRange(c.DB, key, keyspace.StreamID{}, keyspace.MaxStreamID, 1, true, func(id keyspace.StreamID, _ [][]byte) { top, has = id, true })
+	return top, has
+}
+
+func containsInt(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// signalStreamReaders wakes every client blocked on (db, key) after an
+// XADD: readers take nothing from a stream, so one entry can serve them
+// all (the keyspace hook wakes only the first waiter, which suits pops).
+func signalStreamReaders(ks *keyspace.Keyspace, db int, key []byte) {
+	r := loadRegistry(ks)
+	if r == nil || len(r.waiters) == 0 {
+		return
+	}
+	k := blockKey{db, string(key)}
+	for _, b := range r.waiters[k] {
+		b.wake(r, k)
+	}
+}
