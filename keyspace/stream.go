@@ -6,7 +6,7 @@ import (
 	"strconv"
 )
 
-// Stream operations. Kinds 70-89 are the stream's (durable, never
+// Stream operations (consumer groups' are in stream_group.go). Kinds 70-89 are the stream's (durable, never
 // renumber). Bodies, every number a uvarint unless said otherwise:
 //
 //	opXAdd    flags u8 | ms | seq | nodeDeleted | [masterMs | masterSeq] |
@@ -132,11 +132,12 @@ type streamObj struct {
 	nodes    []streamNode
 	nodeBase uint32 // the node number of nodes[0]
 
-	lastID     StreamID // last-generated-id
-	maxDeleted StreamID // max-deleted-entry-id
-	firstID    StreamID // recorded-first-entry-id
-	added      uint64   // entries-added
-	bytes      int64
+	lastID     StreamID       // last-generated-id
+	maxDeleted StreamID       // max-deleted-entry-id
+	firstID    StreamID       // recorded-first-entry-id
+	added      uint64         // entries-added
+	bytes      int64          // the entries' live bytes
+	groups     []*streamGroup // consumer groups, by name (stream_group.go)
 }
 
 // streamEntOverhead is what an entry costs the live-bytes estimate beyond
@@ -147,7 +148,7 @@ func newStream() *streamObj { return &streamObj{} }
 
 func (s *streamObj) typeName() string { return TypeStream }
 func (s *streamObj) length() int      { return s.live }
-func (s *streamObj) liveBytes() int64 { return s.bytes }
+func (s *streamObj) liveBytes() int64 { return s.bytes + s.groupBytes() }
 func (s *streamObj) encoding() string { return "stream" }
 
 // tailNode returns the index in nodes of the node an appended entry joins
@@ -365,6 +366,7 @@ func (s *streamObj) rebuild(ks *Keyspace, b *Batch, db int, key []byte) {
 		b.xAddRaw(db, key, flags, e.id, nd.total-nd.valid, nd.master, ks.rawAt(e.loc, int(e.n)))
 	}
 	b.XSetID(db, key, StreamMeta{LastID: s.lastID, EntriesAdded: s.added, MaxDeletedID: s.maxDeleted, FirstID: s.firstID})
+	s.rebuildGroups(b, db, key)
 }
 
 func registerStreamOps(m map[byte]objectApplier) {
@@ -372,6 +374,7 @@ func registerStreamOps(m map[byte]objectApplier) {
 	registerOp(m, opXDel, applyXDel)
 	registerOp(m, opXTrim, applyXTrim)
 	registerOp(m, opXSetID, applyXSetID)
+	registerStreamGroupOps(m)
 }
 
 // readIDAt decodes ms and seq uvarints at p[i:].
@@ -417,8 +420,9 @@ func (ks *Keyspace) streamFor(o op, e *entry, create bool) (*entry, *streamObj, 
 // counters and, later, its groups outlive its entries).
 func (ks *Keyspace) streamChanged(e *entry, s *streamObj) {
 	s.compact()
-	ks.liveBytes += s.bytes - e.obj.bytes
-	e.obj.bytes = s.bytes
+	n := s.liveBytes()
+	ks.liveBytes += n - e.obj.bytes
+	e.obj.bytes = n
 }
 
 func applyXAdd(ks *Keyspace, o op, e *entry) error {
@@ -600,6 +604,7 @@ type StreamMeta struct {
 	MaxDeletedID StreamID // max-deleted-entry-id
 	FirstID      StreamID // recorded-first-entry-id
 	EntriesAdded uint64
+	Groups       int
 	Nodes        int // radix-tree-keys: nodes holding entries
 	RadixNodes   int // radix-tree-nodes (see radixNodes)
 }
@@ -621,7 +626,7 @@ func (ks *Keyspace) Stream(db int, key []byte) (m StreamMeta, ok bool, err error
 		return m, false, err
 	}
 	return StreamMeta{Length: s.live, LastID: s.lastID, MaxDeletedID: s.maxDeleted, FirstID: s.firstID,
-		EntriesAdded: s.added, Nodes: s.nodeCount(), RadixNodes: s.radixNodes()}, true, nil
+		EntriesAdded: s.added, Nodes: s.nodeCount(), RadixNodes: s.radixNodes(), Groups: len(s.groups)}, true, nil
 }
 
 // StreamHas reports whether the stream at key holds the entry id.

@@ -50,6 +50,16 @@ func dumpStream(t *testing.T, ks *keyspace.Keyspace, key string) string {
 	if n != m.Length {
 		t.Fatalf("%s: XRange gave %d entries, length %d", key, n, m.Length)
 	}
+	for _, g := range ks.StreamGroups(0, []byte(key)) {
+		fmt.Fprintf(&sb, "group %+v\n", g)
+		for _, c := range ks.StreamConsumers(0, []byte(key), []byte(g.Name)) {
+			fmt.Fprintf(&sb, "  consumer %+v\n", c)
+		}
+		ks.StreamPEL(0, []byte(key), []byte(g.Name), nil, keyspace.StreamID{}, keyspace.MaxStreamID, func(p keyspace.StreamPending) bool {
+			fmt.Fprintf(&sb, "  pending %+v\n", p)
+			return true
+		})
+	}
 	return sb.String()
 }
 
@@ -199,6 +209,9 @@ func TestStreamRandomCleanReopen(t *testing.T) {
 				continue
 			}
 			_, entries, _ := strings.Cut(got, "\n")
+			if i := strings.Index(entries, "group "); i >= 0 && (i == 0 || entries[i-1] == '\n') {
+				entries = entries[:i]
+			}
 			if want := modelDump(m); entries != want {
 				t.Fatalf("%s: %s entries:\n%s\nwant:\n%s", when, key, entries, want)
 			}
@@ -208,10 +221,12 @@ func TestStreamRandomCleanReopen(t *testing.T) {
 			}
 		}
 	}
+	sawPending := false
 	snapshot := func() map[string]string {
 		out := map[string]string{}
 		for key := range models {
 			out[key] = dumpStream(t, ks, key)
+			sawPending = sawPending || strings.Contains(out[key], "  pending ")
 		}
 		return out
 	}
@@ -272,6 +287,37 @@ func TestStreamRandomCleanReopen(t *testing.T) {
 			meta.FirstID = cur.FirstID
 			commit(t, ks, func(b *keyspace.Batch) { b.XSetID(0, k, meta) })
 			m.last, m.added = meta.LastID, meta.EntriesAdded
+		case r < 81 && m != nil: // consumer-group state
+			g := fmt.Sprintf("g%d", rng.IntN(2))
+			c := fmt.Sprintf("c%d", rng.IntN(3))
+			var ids []keyspace.StreamID
+			var sets []keyspace.PendingSet
+			for range rng.IntN(4) {
+				if len(m.ents) > 0 {
+					id := m.ents[rng.IntN(len(m.ents))].id
+					ids = append(ids, id)
+					sets = append(sets, keyspace.PendingSet{ID: id, DeliveryTime: int64(step), DeliveryCount: uint64(rng.IntN(5))})
+				}
+			}
+			ks.Lock()
+			_, has := ks.StreamGroup(0, k, []byte(g))
+			ks.Unlock()
+			switch x := rng.IntN(6); {
+			case !has:
+				commit(t, ks, func(b *keyspace.Batch) { b.XGroupCreate(0, k, g, m.last, int64(rng.IntN(3))-1) })
+			case x == 0:
+				commit(t, ks, func(b *keyspace.Batch) { b.XGroupSetID(0, k, g, m.last, int64(step)) })
+			case x == 1:
+				commit(t, ks, func(b *keyspace.Batch) { b.XAck(0, k, g, ids) })
+			case x == 2:
+				commit(t, ks, func(b *keyspace.Batch) { b.XConsumerCreate(0, k, g, c, int64(step)) })
+			case x == 3 && rng.IntN(4) == 0:
+				commit(t, ks, func(b *keyspace.Batch) { b.XConsumerDel(0, k, g, c) })
+			case x == 4 && rng.IntN(8) == 0:
+				commit(t, ks, func(b *keyspace.Batch) { b.XGroupDestroy(0, k, g) })
+			default:
+				commit(t, ks, func(b *keyspace.Batch) { b.XPelSet(0, k, g, c, int64(step), sets) })
+			}
 		case r < 82 && m != nil:
 			commit(t, ks, func(b *keyspace.Batch) { b.Del(0, k) })
 			models[key] = nil
@@ -316,6 +362,9 @@ func TestStreamRandomCleanReopen(t *testing.T) {
 				t.Fatalf("step %d: reopen changed a stream:\n%v\nbefore:\n%v", step, got, snap)
 			}
 		}
+	}
+	if !sawPending {
+		t.Fatalf("no snapshot had a pending entry: the group operations were not exercised")
 	}
 	if cleaned += ks.Stats().CleanedBytes; cleaned < 2*segSize {
 		t.Fatalf("only %d bytes were cleaned", cleaned)
