@@ -21,6 +21,13 @@ type streamCrashModel struct {
 	own     map[string][]string // XADD own:w <explicit id> → acknowledged IDs
 	deleted map[string]bool     // "stream id" → an XDEL of it was acknowledged
 	tried   map[string]bool     // "stream id" → an XDEL of it was sent (maybe applied)
+
+	// The group g on the shared stream: entries an acknowledged
+	// XREADGROUP delivered (→ consumer), acknowledged XACKs, XACKs sent.
+	delivered map[string]string
+	acked     map[string]bool
+	ackTried  map[string]bool
+	maxRead   streamID // highest ID an acknowledged XREADGROUP delivered
 }
 
 type streamID struct{ ms, seq uint64 }
@@ -40,12 +47,15 @@ func (a streamID) less(b streamID) bool { return a.ms < b.ms || (a.ms == b.ms &&
 
 // TestCrashKill9Streams runs concurrent stream writers (XADD with "*" to a
 // shared stream, XADD with explicit IDs and XDEL on a stream per writer,
-// XADD MAXLEN ~ on a trimmed stream per writer), kills the server with
+// XADD MAXLEN ~ on a trimmed stream per writer, XREADGROUP and XACK on a
+// group of the shared stream), kills the server with
 // SIGKILL at a random moment, restarts it and checks: every acknowledged
 // entry is there with its value unless an acknowledged XDEL or the trim
 // removed it, every acknowledged XDEL stays deleted, and no stream's
 // last-generated-id or entries-added goes back (so XADD * never hands out
-// an ID at or below one it acknowledged before the crash).
+// an ID at or below one it acknowledged before the crash), acknowledged
+// XACKs stay acknowledged, delivered entries stay pending for their
+// consumer, and the group's last-delivered-id never goes back.
 func TestCrashKill9Streams(t *testing.T) {
 	rounds := 8
 	if testing.Short() {
@@ -57,7 +67,8 @@ func TestCrashKill9Streams(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
 			m := &streamCrashModel{shared: map[string]string{}, maxID: map[string]streamID{}, added: map[string]int64{},
-				own: map[string][]string{}, deleted: map[string]bool{}, tried: map[string]bool{}}
+				own: map[string][]string{}, deleted: map[string]bool{}, tried: map[string]bool{},
+				delivered: map[string]string{}, acked: map[string]bool{}, ackTried: map[string]bool{}}
 			for round := 0; round < rounds; round++ {
 				s := startServer(t, dir, "--durability", mode, "--segment-size", "1mb")
 				verifyStreamCrashModel(t, s, m)
@@ -65,9 +76,9 @@ func TestCrashKill9Streams(t *testing.T) {
 			}
 			s := startServer(t, dir, "--durability", mode, "--segment-size", "1mb")
 			verifyStreamCrashModel(t, s, m)
-			if len(m.shared) == 0 || len(m.own) == 0 || len(m.deleted) == 0 || len(m.added) < 2*crashWriters {
-				t.Fatalf("some write kinds were never acknowledged: %d shared %d own %d deleted %d streams",
-					len(m.shared), len(m.own), len(m.deleted), len(m.added))
+			if len(m.shared) == 0 || len(m.own) == 0 || len(m.deleted) == 0 || len(m.added) < 2*crashWriters || len(m.delivered) == 0 || len(m.acked) == 0 {
+				t.Fatalf("some write kinds were never acknowledged: %d shared %d own %d deleted %d streams %d delivered %d acked",
+					len(m.shared), len(m.own), len(m.deleted), len(m.added), len(m.delivered), len(m.acked))
 			}
 		})
 	}
@@ -110,7 +121,7 @@ func runStreamWritersUntilKilled(t *testing.T, s *server, m *streamCrashModel, r
 				default:
 				}
 				var err error
-				switch i % 4 {
+				switch i % 6 {
 				case 0:
 					v := fmt.Sprintf("r%d-w%d-i%d", round, w, i)
 					var id string
@@ -143,6 +154,43 @@ func runStreamWritersUntilKilled(t *testing.T, s *server, m *streamCrashModel, r
 					if err = c.XDel(ctx, own, id).Err(); err == nil {
 						m.mu.Lock()
 						m.deleted[own+" "+id] = true
+						m.mu.Unlock()
+					}
+				case 4:
+					var res []redis.XStream
+					consumer := fmt.Sprintf("w%d", w)
+					if res, err = c.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g", Consumer: consumer, Streams: []string{"shared", ">"}, Count: 3, Block: -1}).Result(); err == redis.Nil {
+						err = nil
+					}
+					if err == nil {
+						m.mu.Lock()
+						for _, st := range res {
+							for _, msg := range st.Messages {
+								m.delivered[msg.ID] = consumer
+								if sid := parseStreamIDText(t, msg.ID); m.maxRead.less(sid) {
+									m.maxRead = sid
+								}
+							}
+						}
+						m.mu.Unlock()
+					}
+				case 5:
+					m.mu.Lock()
+					var id string
+					for d := range m.delivered { // a random one: map order
+						if !m.ackTried[d] {
+							id = d
+							m.ackTried[d] = true
+							break
+						}
+					}
+					m.mu.Unlock()
+					if id == "" {
+						continue
+					}
+					if err = c.XAck(ctx, "shared", "g", id).Err(); err == nil {
+						m.mu.Lock()
+						m.acked[id] = true
 						m.mu.Unlock()
 					}
 				case 3:
@@ -178,6 +226,39 @@ func verifyStreamCrashModel(t *testing.T, s *server, m *streamCrashModel) {
 			out[msg.ID] = fmt.Sprint(msg.Values["f"])
 		}
 		return out
+	}
+	if err := c.XGroupCreateMkStream(ctx, "shared", "g", "0").Err(); err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+		t.Fatalf("XGROUP CREATE: %v", err)
+	}
+	// The PEL: acknowledged XACKs stay acknowledged; delivered entries no
+	// XACK was sent for are pending, with the consumer they went to.
+	pel := map[string]string{}
+	pending, err := c.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: "shared", Group: "g", Start: "-", End: "+", Count: 1 << 30}).Result()
+	if err != nil {
+		t.Fatalf("XPENDING: %v", err)
+	}
+	for _, p := range pending {
+		pel[p.ID] = p.Consumer
+		if p.RetryCount < 1 {
+			t.Fatalf("pending %s has delivery count %d", p.ID, p.RetryCount)
+		}
+	}
+	for id, consumer := range m.delivered {
+		switch {
+		case m.acked[id]:
+			if _, ok := pel[id]; ok {
+				t.Fatalf("entry %s is pending again after an acknowledged XACK", id)
+			}
+		case !m.ackTried[id]:
+			if pel[id] != consumer {
+				t.Fatalf("delivered entry %s: pending for %q, want %q", id, pel[id], consumer)
+			}
+		}
+	}
+	if groups, err := c.XInfoGroups(ctx, "shared").Result(); err != nil || len(groups) != 1 {
+		t.Fatalf("XINFO GROUPS: %v %v", groups, err)
+	} else if last := parseStreamIDText(t, groups[0].LastDeliveredID); last.less(m.maxRead) {
+		t.Fatalf("group last-delivered-id %s went back below %d-%d", groups[0].LastDeliveredID, m.maxRead.ms, m.maxRead.seq)
 	}
 	got := entries("shared")
 	for id, v := range m.shared {
