@@ -235,7 +235,7 @@ func TestStreamRandomCleanReopen(t *testing.T) {
 		k := []byte(key)
 		m := models[key]
 		switch r := rng.IntN(100); {
-		case r < 55:
+		case r < 50:
 			if m == nil {
 				m = &streamModel{}
 				models[key] = m
@@ -251,7 +251,7 @@ func TestStreamRandomCleanReopen(t *testing.T) {
 			m.ents = append(m.ents, modelEnt{id, f})
 			m.last = id
 			m.added++
-		case r < 70 && m != nil && len(m.ents) > 0:
+		case r < 62 && m != nil && len(m.ents) > 0:
 			var ids []keyspace.StreamID
 			for range 1 + rng.IntN(3) {
 				ids = append(ids, m.ents[rng.IntN(len(m.ents))].id)
@@ -265,7 +265,7 @@ func TestStreamRandomCleanReopen(t *testing.T) {
 					}
 				}
 			}
-		case r < 78 && m != nil:
+		case r < 70 && m != nil:
 			tr := keyspace.StreamTrim{MaxLen: int64(rng.IntN(120)), Approx: rng.IntN(2) == 0}
 			ks.Lock()
 			keep, all, n := ks.StreamTrimPlan(0, k, false, keyspace.StreamID{}, tr)
@@ -279,7 +279,7 @@ func TestStreamRandomCleanReopen(t *testing.T) {
 				}
 			}
 			m.ents = m.ents[n:]
-		case r < 80 && m != nil:
+		case r < 72 && m != nil:
 			meta := keyspace.StreamMeta{LastID: idOf(m.last.Ms+5, 0), EntriesAdded: m.added + 3, MaxDeletedID: m.maxDel}
 			ks.Lock()
 			cur, _, _ := ks.Stream(0, k)
