@@ -605,8 +605,6 @@ type StreamMeta struct {
 	FirstID      StreamID // recorded-first-entry-id
 	EntriesAdded uint64
 	Groups       int
-	Nodes        int // radix-tree-keys: nodes holding entries
-	RadixNodes   int // radix-tree-nodes (see radixNodes)
 }
 
 // stream returns the stream at key (nil if missing) or ErrWrongType.
@@ -626,7 +624,18 @@ func (ks *Keyspace) Stream(db int, key []byte) (m StreamMeta, ok bool, err error
 		return m, false, err
 	}
 	return StreamMeta{Length: s.live, LastID: s.lastID, MaxDeletedID: s.maxDeleted, FirstID: s.firstID,
-		EntriesAdded: s.added, Nodes: s.nodeCount(), RadixNodes: s.radixNodes(), Groups: len(s.groups)}, true, nil
+		EntriesAdded: s.added, Groups: len(s.groups)}, true, nil
+}
+
+// StreamRadix returns XINFO STREAM's radix-tree-keys (the nodes holding
+// entries) and radix-tree-nodes (see radixNodes) for the stream at key.
+// O(nodes): Stream, which XADD calls, leaves them out to stay O(1).
+func (ks *Keyspace) StreamRadix(db int, key []byte) (keys, nodes int) {
+	s, _ := ks.stream(db, key)
+	if s == nil {
+		return 0, 1
+	}
+	return s.nodeCount(), s.radixNodes()
 }
 
 // StreamHas reports whether the stream at key holds the entry id.

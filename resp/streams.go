@@ -668,10 +668,11 @@ func cmdXInfoStream(c *Client, args [][]byte) {
 	}
 	c.WriteBulkString("length")
 	c.WriteInt(int64(m.Length))
+	rkeys, rnodes := c.KS.StreamRadix(c.DB, key)
 	c.WriteBulkString("radix-tree-keys")
-	c.WriteInt(int64(m.Nodes))
+	c.WriteInt(int64(rkeys))
 	c.WriteBulkString("radix-tree-nodes")
-	c.WriteInt(int64(m.RadixNodes))
+	c.WriteInt(int64(rnodes))
 	c.WriteBulkString("last-generated-id")
 	c.writeStreamID(m.LastID)
 	c.WriteBulkString("max-deleted-entry-id")
