@@ -60,6 +60,17 @@ func TestDiffStreamBlocking(t *testing.T) {
 			do(2, "XADD", "s", "6-0", "f", "high"),
 			recv(1),
 		}},
+		{"a key that became a list does not wake the reader with WRONGTYPE", []blockStep{
+			send(1, "XREAD", "BLOCK", "5000", "STREAMS", "s", "$"), pause(),
+			do(2, "MULTI"),
+			do(2, "XADD", "s", "1-0", "old", "v"),
+			do(2, "DEL", "s"),
+			do(2, "LPUSH", "s", "foo", "bar"),
+			do(2, "EXEC"),
+			do(2, "DEL", "s"),
+			do(2, "XADD", "s", "2-0", "new", "v"),
+			recv(1),
+		}},
 		{"timeout", []blockStep{
 			send(1, "XREAD", "BLOCK", "300", "STREAMS", "s", "$"), pause(),
 			recv(1),

@@ -740,6 +740,7 @@ func cmdXInfoHelp(c *Client, _ [][]byte) {
 // re-run serves only the first stream that has entries (in the order the
 // keys were signalled), as Redis replies with the stream that woke it.
 func cmdXRead(c *Client, args [][]byte) {
+	var ok bool
 	count := int64(0)
 	timeout := time.Duration(-1)
 	streamsArg := 0
@@ -790,10 +791,17 @@ func cmdXRead(c *Client, args [][]byte) {
 	n := (len(args) - streamsArg) / 2
 	keys := args[streamsArg : streamsArg+n]
 	ids := make([]keyspace.StreamID, n)
+	rerun := c.conn != nil && c.conn.blk.b != nil
 	for i := range n {
 		arg := args[streamsArg+n+i]
-		m, exists, ok := lookupStream(c, keys[i])
-		if !ok {
+		var m keyspace.StreamMeta
+		var exists bool
+		if rerun {
+			// A key that became another type while the reader waited
+			// does not answer WRONGTYPE: Redis 7.0 keeps the reader
+			// blocked until a stream there has new entries.
+			m, exists, _ = c.KS.Stream(c.DB, keys[i])
+		} else if m, exists, ok = lookupStream(c, keys[i]); !ok {
 			return
 		}
 		switch {
@@ -813,7 +821,6 @@ func cmdXRead(c *Client, args [][]byte) {
 		}
 		ids[i] = id
 	}
-	rerun := c.conn != nil && c.conn.blk.b != nil
 	order := make([]int, 0, n)
 	if rerun {
 		for _, k := range c.servingOrder(keys) {
