@@ -41,6 +41,9 @@ func (ks *Keyspace) Unwatch(w *Watcher) {
 
 // touch marks the watchers of (db, key) dirty.
 func (ks *Keyspace) touch(db int, key []byte) {
+	if ks.touchedFn != nil && !ks.cleaning {
+		ks.touchedFn(db, key)
+	}
 	if len(ks.watched) == 0 || ks.cleaning {
 		return
 	}
@@ -51,6 +54,9 @@ func (ks *Keyspace) touch(db int, key []byte) {
 
 // touchDB marks every watcher of a key in db dirty (FLUSHDB, SWAPDB).
 func (ks *Keyspace) touchDB(db int) {
+	if ks.touchedFn != nil && !ks.cleaning {
+		ks.touchedFn(db, nil)
+	}
 	for k, list := range ks.watched {
 		if k.db == db {
 			for _, w := range list {

@@ -249,6 +249,7 @@ func registryOf(ks *keyspace.Keyspace) *blockRegistry {
 	r := &blockRegistry{waiters: map[blockKey][]*blocker{}}
 	registries.Store(ks, r)
 	ks.OnKeyReady(r.signal)
+	ks.OnKeyTouched(r.streamKeyTouched) // streams.go
 	return r
 }
 

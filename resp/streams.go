@@ -951,6 +951,35 @@ func (c *Client) passTurn(keys [][]byte) {
 	}
 }
 
+// streamKeyTouched is the keyspace's OnKeyTouched hook: it wakes the
+// XREADGROUP clients blocked on a key that was written or deleted (key
+// nil: any key of db), so that one whose stream or group is gone answers
+// with Redis's error instead of waiting forever.
+func (r *blockRegistry) streamKeyTouched(db int, key []byte) {
+	if len(r.waiters) == 0 {
+		return
+	}
+	if key != nil {
+		k := blockKey{db, string(key)}
+		for _, b := range r.waiters[k] {
+			if b.groupRead && !b.woken {
+				b.wake(r, k)
+			}
+		}
+		return
+	}
+	for k, q := range r.waiters {
+		if k.db != db {
+			continue
+		}
+		for _, b := range q {
+			if b.groupRead && !b.woken {
+				b.wake(r, k)
+			}
+		}
+	}
+}
+
 // signalStreamReaders wakes every client blocked on (db, key) after an
 // XADD: readers take nothing from a stream, so one entry can serve them
 // all (the keyspace hook wakes only the first waiter, which suits pops).
@@ -1315,7 +1344,18 @@ func cmdXReadGroup(c *Client, args [][]byte) {
 	keys := args[streamsArg : streamsArg+n]
 	ids := make([]keyspace.StreamID, n)
 	fresh := make([]bool, n) // ">"
+	rerun := c.conn != nil && c.conn.blk.b != nil
 	for i := range n {
+		if rerun { // woken: the stream or the group may have gone
+			if t := c.KS.Type(c.DB, keys[i]); t != keyspace.TypeStream {
+				c.WriteError("UNBLOCKED the stream key no longer exists")
+				return
+			}
+			if _, has := c.KS.StreamGroup(c.DB, keys[i], group); !has {
+				c.WriteError("NOGROUP the consumer group this client was blocked on no longer exists")
+				return
+			}
+		}
 		_, exists, ok := lookupStream(c, keys[i])
 		if !ok {
 			return
@@ -1426,7 +1466,7 @@ func cmdXReadGroup(c *Client, args [][]byte) {
 		c.WriteNullArray()
 		return
 	}
-	if c.conn != nil && c.conn.blk.b != nil {
+	if rerun {
 		c.passTurn(keys)
 	}
 	if !c.blockOn(keys, timeout) {
