@@ -1983,6 +1983,7 @@ func cmdXInfoConsumers(c *Client, args [][]byte) {
 
 // writeFullGroups appends XINFO STREAM FULL's "groups" value: each group
 // with its pending entries and consumers, lists cut at count (0: all).
+// Redis 7.0 names the lists "pending" (the counts "pel-count").
 func writeFullGroups(c *Client, key []byte, count int64) {
 	groups := c.KS.StreamGroups(c.DB, key)
 	c.WriteArray(len(groups))
@@ -1995,7 +1996,7 @@ func writeFullGroups(c *Client, key []byte, count int64) {
 		writeGroupCounters(c, g)
 		c.WriteBulkString("pel-count")
 		c.WriteInt(int64(g.Pending))
-		c.WriteBulkString("pel")
+		c.WriteBulkString("pending")
 		mark := len(c.out)
 		c.WriteArray(0)
 		hdr := len(c.out)
@@ -2024,7 +2025,7 @@ func writeFullGroups(c *Client, key []byte, count int64) {
 			c.WriteInt(ci.SeenTime)
 			c.WriteBulkString("pel-count")
 			c.WriteInt(int64(ci.Pending))
-			c.WriteBulkString("pel")
+			c.WriteBulkString("pending")
 			mark := len(c.out)
 			c.WriteArray(0)
 			hdr := len(c.out)
