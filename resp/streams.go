@@ -1804,14 +1804,7 @@ func pendingSetIndex(sets []keyspace.PendingSet, id keyspace.StreamID) int {
 // XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
 func cmdXAutoClaim(c *Client, args [][]byte) {
 	key, group, consumer := args[1], args[2], args[3]
-	_, exists, ok := lookupStream(c, key)
-	if !ok {
-		return
-	}
-	if _, has := c.KS.StreamGroup(c.DB, key, group); !exists || !has {
-		c.WriteErr(errNoKeyOrGroup(key, group))
-		return
-	}
+	// Redis parses the arguments before it looks at the key.
 	minIdle, ok := parseInt64(args[4])
 	if !ok {
 		c.WriteError("ERR Invalid min-idle-time argument for XAUTOCLAIM")
@@ -1848,6 +1841,14 @@ func cmdXAutoClaim(c *Client, args [][]byte) {
 			c.WriteErr(errSyntax)
 			return
 		}
+	}
+	_, exists, ok := lookupStream(c, key)
+	if !ok {
+		return
+	}
+	if _, has := c.KS.StreamGroup(c.DB, key, group); !exists || !has {
+		c.WriteErr(errNoKeyOrGroup(key, group))
+		return
 	}
 	now := c.KS.NowMs()
 	attempts := count * 10
