@@ -42,6 +42,7 @@ type Keyspace struct {
 	watched map[watchKey][]*Watcher
 
 	keyReadyFn func(db int, key []byte) // OnKeyReady: wakes blocked clients
+	touchedFn  func(db int, key []byte) // OnKeyTouched (stream.go): wakes blocked group readers
 
 	// recovery state
 	pending       []pendingRecord

@@ -103,9 +103,10 @@ var objectAppliers = buildObjectAppliers()
 //	50-59   patched strings (stringpatch.go)
 //	60      big encoding (any convertible collection)
 //	61-69   TairRoaring bitmap (roaring.go)
+//	70-89   stream (stream.go)
 func buildObjectAppliers() map[byte]objectApplier {
 	m := map[byte]objectApplier{opExpire: applyExpire, opBigEncoding: applyBigEncoding}
-	for _, register := range []func(map[byte]objectApplier){registerHashOps, registerListOps, registerSetOps, registerZSetOps, registerStringOps, registerRoaringOps} {
+	for _, register := range []func(map[byte]objectApplier){registerHashOps, registerListOps, registerSetOps, registerZSetOps, registerStringOps, registerRoaringOps, registerStreamOps} {
 		register(m)
 	}
 	return m

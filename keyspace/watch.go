@@ -41,6 +41,9 @@ func (ks *Keyspace) Unwatch(w *Watcher) {
 
 // touch marks the watchers of (db, key) dirty.
 func (ks *Keyspace) touch(db int, key []byte) {
+	if ks.touchedFn != nil && !ks.cleaning {
+		ks.touchedFn(db, key)
+	}
 	if len(ks.watched) == 0 || ks.cleaning {
 		return
 	}
@@ -57,6 +60,9 @@ func (ks *Keyspace) touch(db int, key []byte) {
 // FLUSHALL, then EXEC runs the transaction (missing stayed missing), and a
 // key expired on both sides stays unchanged too.
 func (ks *Keyspace) touchDB(dbi int, replacement *db) {
+	if ks.touchedFn != nil && !ks.cleaning {
+		ks.touchedFn(dbi, nil)
+	}
 	if len(ks.watched) == 0 {
 		return
 	}

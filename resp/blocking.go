@@ -145,6 +145,10 @@ type blocker struct {
 	timer  *time.Timer
 	queued bool
 
+	// groupRead marks an XREADGROUP, which takes the entries it reads
+	// (streams.go: later readers yield to it while it is woken).
+	groupRead bool
+
 	// unblocked is set by CLIENT UNBLOCK (goroutine mode): the waiter
 	// ends with its timeout reply, or the UNBLOCKED error if asError.
 	unblocked, asError bool
@@ -245,6 +249,7 @@ func registryOf(ks *keyspace.Keyspace) *blockRegistry {
 	r := &blockRegistry{waiters: map[blockKey][]*blocker{}}
 	registries.Store(ks, r)
 	ks.OnKeyReady(r.signal)
+	ks.OnKeyTouched(r.streamKeyTouched) // streams.go
 	return r
 }
 

@@ -148,6 +148,7 @@ func newCommandTable() map[string]*Command {
 	cmds = append(cmds, setCommands()...)
 	cmds = append(cmds, zsetCommands()...)
 	cmds = append(cmds, roaringCommands()...)
+	cmds = append(cmds, streamCommands()...)
 	cmds = append(cmds, memoryCommands()...)
 	cmds = append(cmds, scriptingCommands()...)
 	return buildTable(cmds)
@@ -249,6 +250,7 @@ var groupCategory = map[string]string{
 	"list":         "@list",
 	"set":          "@set",
 	"sorted-set":   "@sortedset",
+	"stream":       "@stream",
 	"connection":   "@connection",
 	"transactions": "@transaction",
 	"scripting":    "@scripting",

@@ -1,0 +1,839 @@
+package keyspace
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strconv"
+)
+
+// Stream operations (consumer groups' are in stream_group.go). Kinds 70-89 are the stream's (durable, never
+// renumber). Bodies, every number a uvarint unless said otherwise:
+//
+//	opXAdd    flags u8 | ms | seq | nodeDeleted | [masterMs | masterSeq] |
+//	          nfields | (field, value)... (fields and values a uvarint
+//	          length + bytes). flags bit 0: the entry starts a new node,
+//	          whose deleted count starts at nodeDeleted and whose master ID
+//	          follows (a rebuild keeps the nodes of the stream it copies).
+//	opXDel    repeated (ms, seq): the entries to delete (missing ones ignored)
+//	opXTrim   flags u8 | ms | seq: deletes every entry below the ID (flags
+//	          bit 0: every entry)
+//	opXSetID  lastMs | lastSeq | entriesAdded | maxDelMs | maxDelSeq |
+//	          firstMs | firstSeq: the stream's counters; creates an empty
+//	          stream at a missing key (XSETID, the end of a rebuild)
+//
+// Every mutation of a stream is one of these, applied by the same code live
+// and at recovery, so a stream's in-memory state (nodes included) is a
+// function of the operations in the log.
+const (
+	opXAdd   = 70
+	opXDel   = 71
+	opXTrim  = 72
+	opXSetID = 73
+)
+
+// TypeStream is TYPE's reply for a stream.
+const TypeStream = "stream"
+
+// streamNodeMaxEntries is Redis 7.0's stream-node-max-entries default:
+// a node (a listpack in Redis) takes at most this many entries, deleted
+// ones included, before a new one is opened. Redis also closes a node at
+// stream-node-max-bytes (4096) of listpack; Persimmon counts entries only
+// (the one difference: approximate trimming of streams with large entries
+// removes other whole nodes than Redis would).
+const streamNodeMaxEntries = 100
+
+// StreamID is a stream entry ID, <ms>-<seq>.
+type StreamID struct{ Ms, Seq uint64 }
+
+// MaxStreamID is the largest ID (XRANGE's "+").
+var MaxStreamID = StreamID{Ms: ^uint64(0), Seq: ^uint64(0)}
+
+// Cmp compares two IDs: -1, 0 or 1.
+func (a StreamID) Cmp(b StreamID) int {
+	switch {
+	case a.Ms < b.Ms || (a.Ms == b.Ms && a.Seq < b.Seq):
+		return -1
+	case a == b:
+		return 0
+	}
+	return 1
+}
+
+// Less reports whether a sorts before b.
+func (a StreamID) Less(b StreamID) bool { return a.Cmp(b) < 0 }
+
+// IsZero reports whether the ID is 0-0.
+func (a StreamID) IsZero() bool { return a.Ms == 0 && a.Seq == 0 }
+
+// Next is the ID right after a; ok is false for MaxStreamID.
+func (a StreamID) Next() (StreamID, bool) {
+	switch {
+	case a.Seq < ^uint64(0):
+		return StreamID{a.Ms, a.Seq + 1}, true
+	case a.Ms < ^uint64(0):
+		return StreamID{a.Ms + 1, 0}, true
+	}
+	return a, false
+}
+
+// Prev is the ID right before a; ok is false for 0-0.
+func (a StreamID) Prev() (StreamID, bool) {
+	switch {
+	case a.Seq > 0:
+		return StreamID{a.Ms, a.Seq - 1}, true
+	case a.Ms > 0:
+		return StreamID{a.Ms - 1, ^uint64(0)}, true
+	}
+	return a, false
+}
+
+// String renders <ms>-<seq>.
+func (a StreamID) String() string { return string(a.Append(nil)) }
+
+// Append appends <ms>-<seq> to dst.
+func (a StreamID) Append(dst []byte) []byte {
+	dst = strconv.AppendUint(dst, a.Ms, 10)
+	dst = append(dst, '-')
+	return strconv.AppendUint(dst, a.Seq, 10)
+}
+
+// streamEnt is one entry in the stream's DRAM index: its ID and where its
+// fields are in the log (loc: the packed location of the nfields uvarint
+// inside the opXAdd that added it; n: the bytes from there to the end of
+// the body). No pointer: the collector never scans a stream's entries.
+type streamEnt struct {
+	id   StreamID
+	loc  uint64
+	n    uint32
+	node uint32 // the node it belongs to (streamObj.nodes)
+	del  bool   // a tombstone (XDEL), dropped at the next compaction
+}
+
+// streamNode counts one node's entries as Redis's listpack node does:
+// valid entries and the total, deleted ones included. total 0: the node
+// was removed (every entry of it deleted).
+type streamNode struct {
+	valid, total uint32
+	master       StreamID // the ID of the first entry added to it (its key in Redis's radix tree)
+}
+
+// streamObj is a stream. Entries are appended in ID order, so ents is
+// sorted: XADD appends in O(1), XRANGE finds its start by binary search
+// (O(log n)) and walks on. XDEL leaves tombstones and trimming advances
+// head; once tombstones and trimmed slots are more than half the table
+// (and at least 32) it is compacted, so the table stays within twice the
+// live entries and a walk skips at most as many tombstones as it returns
+// entries, amortised.
+type streamObj struct {
+	ents     []streamEnt
+	head     int // ents[:head] were trimmed away
+	tombs    int // tombstones in ents[head:]
+	live     int
+	nodes    []streamNode
+	nodeBase uint32 // the node number of nodes[0]
+
+	lastID     StreamID       // last-generated-id
+	maxDeleted StreamID       // max-deleted-entry-id
+	firstID    StreamID       // recorded-first-entry-id
+	added      uint64         // entries-added
+	bytes      int64          // the entries' live bytes
+	groups     []*streamGroup // consumer groups, by name (stream_group.go)
+}
+
+// streamEntOverhead is what an entry costs the live-bytes estimate beyond
+// its fields (its ID and lengths in the operation).
+const streamEntOverhead = 12
+
+func newStream() *streamObj { return &streamObj{} }
+
+func (s *streamObj) typeName() string { return TypeStream }
+func (s *streamObj) length() int      { return s.live }
+func (s *streamObj) liveBytes() int64 { return s.bytes + s.groupBytes() }
+func (s *streamObj) encoding() string { return "stream" }
+
+// tailNode returns the index in nodes of the node an appended entry joins
+// (-1: a new node must be opened).
+func (s *streamObj) tailNode() int {
+	i := len(s.nodes) - 1
+	if i < 0 || s.nodes[i].total == 0 || s.nodes[i].total >= streamNodeMaxEntries {
+		return -1
+	}
+	return i
+}
+
+// append adds an entry whose ID is above every other.
+func (s *streamObj) append(id StreamID, loc uint64, n int, newNode bool, nodeDeleted uint32, master StreamID) {
+	i := s.tailNode()
+	if newNode || i < 0 {
+		if !newNode {
+			master = id
+		}
+		s.nodes = append(s.nodes, streamNode{total: nodeDeleted, master: master})
+		i = len(s.nodes) - 1
+	}
+	s.nodes[i].valid++
+	s.nodes[i].total++
+	s.ents = append(s.ents, streamEnt{id: id, loc: loc, n: uint32(n), node: s.nodeBase + uint32(i)})
+	s.live++
+	s.bytes += int64(n) + streamEntOverhead
+	if s.live == 1 {
+		s.firstID = id
+	}
+	s.lastID = id
+	s.added++
+}
+
+// search returns the index in ents of the first entry (tombstones
+// included) at or above id.
+func (s *streamObj) search(id StreamID) int {
+	lo, hi := s.head, len(s.ents)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if s.ents[m].id.Less(id) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// find returns the index of the live entry id, or -1.
+func (s *streamObj) find(id StreamID) int {
+	i := s.search(id)
+	if i < len(s.ents) && s.ents[i].id == id && !s.ents[i].del {
+		return i
+	}
+	return -1
+}
+
+// kill deletes the live entry at i from the counts (the caller marks or
+// drops the slot).
+func (s *streamObj) kill(i int) {
+	e := &s.ents[i]
+	nd := &s.nodes[e.node-s.nodeBase]
+	nd.valid--
+	if nd.valid == 0 {
+		nd.total = 0 // Redis frees a node whose last entry goes
+	}
+	s.live--
+	s.bytes -= int64(e.n) + streamEntOverhead
+}
+
+// del deletes the live entry at i (XDEL).
+func (s *streamObj) del(i int) {
+	s.kill(i)
+	s.ents[i].del = true
+	s.tombs++
+	if s.maxDeleted.Less(s.ents[i].id) {
+		s.maxDeleted = s.ents[i].id
+	}
+	if s.ents[i].id == s.firstID || s.live == 0 {
+		s.refreshFirst()
+	}
+}
+
+// firstLive returns the index of the first live entry, or len(ents).
+func (s *streamObj) firstLive() int {
+	i := s.head
+	for i < len(s.ents) && s.ents[i].del {
+		i++
+	}
+	return i
+}
+
+// refreshFirst recomputes recorded-first-entry-id as Redis does after a
+// delete or a trim: the first live entry, or 0-0 for an empty stream.
+func (s *streamObj) refreshFirst() {
+	if i := s.firstLive(); i < len(s.ents) {
+		s.firstID = s.ents[i].id
+	} else {
+		s.firstID = StreamID{}
+	}
+}
+
+// trimBelow deletes every entry below id (all of them with all).
+func (s *streamObj) trimBelow(id StreamID, all bool) {
+	for s.head < len(s.ents) && (all || s.ents[s.head].id.Less(id)) {
+		if s.ents[s.head].del {
+			s.tombs--
+		} else {
+			s.kill(s.head)
+		}
+		s.ents[s.head] = streamEnt{}
+		s.head++
+	}
+	s.refreshFirst()
+}
+
+// compact drops trimmed slots, tombstones and removed head nodes once they
+// outweigh the live entries (see streamObj).
+func (s *streamObj) compact() {
+	for len(s.nodes) > 1 && s.nodes[0].total == 0 {
+		s.nodes = s.nodes[1:]
+		s.nodeBase++
+	}
+	if len(s.nodes) == 1 && s.nodes[0].total == 0 && s.live == 0 {
+		s.nodes = s.nodes[:0]
+		s.nodeBase++
+	}
+	dead := s.head + s.tombs
+	if dead < 32 || dead*2 < len(s.ents) {
+		return
+	}
+	out := make([]streamEnt, 0, max(s.live*2, 8))
+	for _, e := range s.ents[s.head:] {
+		if !e.del {
+			out = append(out, e)
+		}
+	}
+	s.ents, s.head, s.tombs = out, 0, 0
+}
+
+// nodeCount is the number of nodes holding entries (XINFO STREAM's
+// radix-tree-keys).
+func (s *streamObj) nodeCount() int {
+	n := 0
+	for _, nd := range s.nodes {
+		if nd.total > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// radixNodes is XINFO STREAM's radix-tree-nodes: the number of nodes of
+// Redis's radix tree (rax) keyed by the nodes' master IDs as 16 big-endian
+// bytes, in the compact form rax keeps: a run of bytes all keys share is
+// one compressed node, a byte where they differ one node with a child per
+// value, and each key ends in a leaf. An empty tree is one node.
+func (s *streamObj) radixNodes() int {
+	var keys [][16]byte
+	for _, nd := range s.nodes {
+		if nd.total > 0 {
+			var k [16]byte
+			binary.BigEndian.PutUint64(k[:8], nd.master.Ms)
+			binary.BigEndian.PutUint64(k[8:], nd.master.Seq)
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return 1
+	}
+	var count func(keys [][16]byte, pos int) int
+	count = func(keys [][16]byte, pos int) int {
+		if pos == 16 {
+			return 1
+		}
+		first, last := keys[0], keys[len(keys)-1] // sorted: they bound the set
+		if first[pos] == last[pos] {
+			c := pos
+			for c < 16 && first[c] == last[c] {
+				c++
+			}
+			return 1 + count(keys, c)
+		}
+		n := 1
+		for i := 0; i < len(keys); {
+			j := i + 1
+			for j < len(keys) && keys[j][pos] == keys[i][pos] {
+				j++
+			}
+			n += count(keys[i:j], pos+1)
+			i = j
+		}
+		return n
+	}
+	return count(keys, 0)
+}
+
+// rawAt returns n bytes of the log at a packed location.
+func (ks *Keyspace) rawAt(loc uint64, n int) []byte { return ks.hashRawAt(loc, n) }
+
+func (s *streamObj) rebuild(ks *Keyspace, b *Batch, db int, key []byte) {
+	prev := ^uint32(0)
+	for _, e := range s.ents[s.head:] {
+		if e.del {
+			continue
+		}
+		var flags byte
+		var nd streamNode
+		if e.node != prev {
+			nd = s.nodes[e.node-s.nodeBase]
+			flags = 1
+			prev = e.node
+		}
+		b.xAddRaw(db, key, flags, e.id, nd.total-nd.valid, nd.master, ks.rawAt(e.loc, int(e.n)))
+	}
+	b.XSetID(db, key, StreamMeta{LastID: s.lastID, EntriesAdded: s.added, MaxDeletedID: s.maxDeleted, FirstID: s.firstID})
+	s.rebuildGroups(b, db, key)
+}
+
+func registerStreamOps(m map[byte]objectApplier) {
+	registerOp(m, opXAdd, applyXAdd)
+	registerOp(m, opXDel, applyXDel)
+	registerOp(m, opXTrim, applyXTrim)
+	registerOp(m, opXSetID, applyXSetID)
+	registerStreamGroupOps(m)
+}
+
+// readIDAt decodes ms and seq uvarints at p[i:].
+func readIDAt(p []byte, i int) (StreamID, int, bool) {
+	ms, w := binary.Uvarint(p[i:])
+	if w <= 0 {
+		return StreamID{}, i, false
+	}
+	i += w
+	seq, w := binary.Uvarint(p[i:])
+	if w <= 0 {
+		return StreamID{}, i, false
+	}
+	return StreamID{ms, seq}, i + w, true
+}
+
+func appendID(dst []byte, id StreamID) []byte {
+	dst = binary.AppendUvarint(dst, id.Ms)
+	return binary.AppendUvarint(dst, id.Seq)
+}
+
+// streamFor returns e's stream, creating one when e is nil; errOpType for
+// another type.
+func (ks *Keyspace) streamFor(o op, e *entry, create bool) (*entry, *streamObj, error) {
+	if e == nil {
+		if !create {
+			return nil, nil, nil
+		}
+		e = ks.createObject(o.db, o.key, newStream(), o.loc)
+	}
+	if e.obj == nil {
+		return nil, nil, fmt.Errorf("%w: stream op %d on a string", errOpType, o.kind)
+	}
+	s, ok := e.obj.coll.(*streamObj)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: stream op %d on a %s", errOpType, o.kind, ks.typeOf(e))
+	}
+	return e, s, nil
+}
+
+// streamChanged re-counts the live bytes of e's stream. An empty stream
+// stays: unlike other collections, a stream is deleted only by DEL (its
+// counters and, later, its groups outlive its entries).
+func (ks *Keyspace) streamChanged(e *entry, s *streamObj) {
+	s.compact()
+	n := s.liveBytes()
+	ks.liveBytes += n - e.obj.bytes
+	e.obj.bytes = n
+}
+
+func applyXAdd(ks *Keyspace, o op, e *entry) error {
+	if e != nil && e.obj == nil {
+		return fmt.Errorf("%w: XADD on a string", errOpType)
+	}
+	p := o.body
+	if len(p) < 1 {
+		return fmt.Errorf("%w: XADD body", errBadOp)
+	}
+	flags := p[0]
+	id, i, ok := readIDAt(p, 1)
+	if !ok {
+		return fmt.Errorf("%w: XADD id", errBadOp)
+	}
+	nodeDeleted, w := binary.Uvarint(p[i:])
+	if w <= 0 || nodeDeleted >= streamNodeMaxEntries {
+		return fmt.Errorf("%w: XADD node", errBadOp)
+	}
+	i += w
+	master := id
+	if flags&1 != 0 {
+		if master, i, ok = readIDAt(p, i); !ok {
+			return fmt.Errorf("%w: XADD node master", errBadOp)
+		}
+	}
+	e, s, err := ks.streamFor(o, e, true)
+	if err != nil {
+		return err
+	}
+	if !s.lastID.Less(id) {
+		return fmt.Errorf("%w: XADD %s at or below the top item %s", errStaleOp, id, s.lastID)
+	}
+	s.append(id, o.loc+uint64(o.bodyOff+i), len(p)-i, flags&1 != 0, uint32(nodeDeleted), master)
+	ks.streamChanged(e, s)
+	if !ks.cleaning {
+		ks.keyReady(o.db, o.key)
+	}
+	return nil
+}
+
+func applyXDel(ks *Keyspace, o op, e *entry) error {
+	e, s, err := ks.streamFor(o, e, false)
+	if s == nil {
+		return err
+	}
+	for i := 0; i < len(o.body); {
+		id, j, ok := readIDAt(o.body, i)
+		if !ok {
+			return fmt.Errorf("%w: XDEL id", errBadOp)
+		}
+		if k := s.find(id); k >= 0 {
+			s.del(k)
+		}
+		i = j
+	}
+	ks.streamChanged(e, s)
+	return nil
+}
+
+func applyXTrim(ks *Keyspace, o op, e *entry) error {
+	e, s, err := ks.streamFor(o, e, false)
+	if s == nil {
+		return err
+	}
+	if len(o.body) < 1 {
+		return fmt.Errorf("%w: XTRIM body", errBadOp)
+	}
+	id, _, ok := readIDAt(o.body, 1)
+	if !ok {
+		return fmt.Errorf("%w: XTRIM id", errBadOp)
+	}
+	s.trimBelow(id, o.body[0]&1 != 0)
+	ks.streamChanged(e, s)
+	return nil
+}
+
+func applyXSetID(ks *Keyspace, o op, e *entry) error {
+	var ids [4]StreamID
+	i := 0
+	last, i, ok := readIDAt(o.body, i)
+	if !ok {
+		return fmt.Errorf("%w: XSETID body", errBadOp)
+	}
+	added, w := binary.Uvarint(o.body[i:])
+	if w <= 0 {
+		return fmt.Errorf("%w: XSETID body", errBadOp)
+	}
+	i += w
+	for k := 1; k < 3; k++ {
+		if ids[k], i, ok = readIDAt(o.body, i); !ok {
+			return fmt.Errorf("%w: XSETID body", errBadOp)
+		}
+	}
+	e, s, err := ks.streamFor(o, e, true)
+	if err != nil {
+		return err
+	}
+	s.lastID, s.added, s.maxDeleted, s.firstID = last, added, ids[1], ids[2]
+	ks.streamChanged(e, s)
+	return nil
+}
+
+// XAdd appends an operation adding an entry with the given ID (above the
+// stream's last ID; the caller checks) and fields (field, value pairs),
+// creating the stream if it is missing.
+func (b *Batch) XAdd(db int, key []byte, id StreamID, fields [][]byte) {
+	if len(fields)%2 != 0 {
+		panic("keyspace: XAdd needs field/value pairs")
+	}
+	b.head(opXAdd, db)
+	b.bytes(key)
+	n := 1 + uvarintLen(id.Ms) + uvarintLen(id.Seq) + 1 + uvarintLen(uint64(len(fields)/2))
+	for _, f := range fields {
+		n += uvarintLen(uint64(len(f))) + len(f)
+	}
+	b.buf = binary.AppendUvarint(b.buf, uint64(n))
+	b.buf = append(b.buf, 0)
+	b.buf = appendID(b.buf, id)
+	b.buf = append(b.buf, 0)
+	b.buf = binary.AppendUvarint(b.buf, uint64(len(fields)/2))
+	for _, f := range fields {
+		b.bytes(f)
+	}
+}
+
+// xAddRaw appends an opXAdd whose fields are already encoded (a rebuild).
+func (b *Batch) xAddRaw(db int, key []byte, flags byte, id StreamID, nodeDeleted uint32, master StreamID, raw []byte) {
+	b.head(opXAdd, db)
+	b.bytes(key)
+	n := 1 + uvarintLen(id.Ms) + uvarintLen(id.Seq) + uvarintLen(uint64(nodeDeleted)) + len(raw)
+	if flags&1 != 0 {
+		n += uvarintLen(master.Ms) + uvarintLen(master.Seq)
+	}
+	b.buf = binary.AppendUvarint(b.buf, uint64(n))
+	b.buf = append(b.buf, flags)
+	b.buf = appendID(b.buf, id)
+	b.buf = binary.AppendUvarint(b.buf, uint64(nodeDeleted))
+	if flags&1 != 0 {
+		b.buf = appendID(b.buf, master)
+	}
+	b.buf = append(b.buf, raw...)
+}
+
+// XDel appends an operation deleting entries (missing ones are ignored).
+func (b *Batch) XDel(db int, key []byte, ids []StreamID) {
+	var body []byte
+	for _, id := range ids {
+		body = appendID(body, id)
+	}
+	b.ObjectOp(opXDel, db, key, body)
+}
+
+// XTrim appends an operation deleting every entry below keepFrom, or every
+// entry with all (see Keyspace.StreamTrimPlan).
+func (b *Batch) XTrim(db int, key []byte, keepFrom StreamID, all bool) {
+	body := []byte{0}
+	if all {
+		body[0] = 1
+	}
+	b.ObjectOp(opXTrim, db, key, appendID(body, keepFrom))
+}
+
+// XSetID appends an operation setting a stream's counters (LastID,
+// EntriesAdded, MaxDeletedID, FirstID of m; the rest is ignored), creating
+// an empty stream if the key is missing.
+func (b *Batch) XSetID(db int, key []byte, m StreamMeta) {
+	body := appendID(nil, m.LastID)
+	body = binary.AppendUvarint(body, m.EntriesAdded)
+	body = appendID(body, m.MaxDeletedID)
+	body = appendID(body, m.FirstID)
+	b.ObjectOp(opXSetID, db, key, body)
+}
+
+// StreamMeta is what XINFO STREAM reports of a stream's state.
+type StreamMeta struct {
+	Length       int
+	LastID       StreamID // last-generated-id
+	MaxDeletedID StreamID // max-deleted-entry-id
+	FirstID      StreamID // recorded-first-entry-id
+	EntriesAdded uint64
+	Groups       int
+}
+
+// stream returns the stream at key (nil if missing) or ErrWrongType.
+func (ks *Keyspace) stream(db int, key []byte) (*streamObj, error) {
+	e, err := ks.lookupObject(db, key, TypeStream)
+	if e == nil {
+		return nil, err
+	}
+	return e.obj.coll.(*streamObj), nil
+}
+
+// Stream returns the state of the stream at key; ok is false when the key
+// does not exist, err is ErrWrongType for another type.
+func (ks *Keyspace) Stream(db int, key []byte) (m StreamMeta, ok bool, err error) {
+	s, err := ks.stream(db, key)
+	if s == nil {
+		return m, false, err
+	}
+	return StreamMeta{Length: s.live, LastID: s.lastID, MaxDeletedID: s.maxDeleted, FirstID: s.firstID,
+		EntriesAdded: s.added, Groups: len(s.groups)}, true, nil
+}
+
+// OnKeyTouched sets fn to be called whenever a key is written, deleted or
+// expires (key nil: every key of db, at FLUSHDB, FLUSHALL, SWAPDB), with
+// the lock held while the batch is applied; not for the cleaner's
+// rewrites. A client blocked in XREADGROUP must learn that its stream or
+// group went away (Redis answers it with an error), which no push signals.
+// fn must only take note. Call with the lock held.
+func (ks *Keyspace) OnKeyTouched(fn func(db int, key []byte)) { ks.touchedFn = fn }
+
+// StreamRadix returns XINFO STREAM's radix-tree-keys (the nodes holding
+// entries) and radix-tree-nodes (see radixNodes) for the stream at key.
+// O(nodes): Stream, which XADD calls, leaves them out to stay O(1).
+func (ks *Keyspace) StreamRadix(db int, key []byte) (keys, nodes int) {
+	s, _ := ks.stream(db, key)
+	if s == nil {
+		return 0, 1
+	}
+	return s.nodeCount(), s.radixNodes()
+}
+
+// StreamHas reports whether the stream at key holds the entry id.
+func (ks *Keyspace) StreamHas(db int, key []byte, id StreamID) bool {
+	s, _ := ks.stream(db, key)
+	return s != nil && s.find(id) >= 0
+}
+
+// fields decodes an entry's field/value pairs into dst (aliasing the
+// mapping).
+func (ks *Keyspace) streamFields(e streamEnt, dst [][]byte) [][]byte {
+	p := ks.rawAt(e.loc, int(e.n))
+	n, i := binary.Uvarint(p)
+	dst = dst[:0]
+	for k := uint64(0); k < 2*n; k++ {
+		var b []byte
+		b, i, _ = readBytes(p, i)
+		dst = append(dst, b)
+	}
+	return dst
+}
+
+// XRange calls fn for the entries of the stream at key with IDs in [start,
+// end], ascending (descending with rev), at most count of them (count < 0:
+// all). fields alias the mapping and the slice is reused between calls.
+// O(log n + m). A missing key calls fn for nothing.
+func (ks *Keyspace) XRange(db int, key []byte, start, end StreamID, count int, rev bool, fn func(id StreamID, fields [][]byte)) error {
+	s, err := ks.stream(db, key)
+	if s == nil || end.Less(start) || count == 0 {
+		return err
+	}
+	var buf [][]byte
+	if !rev {
+		for i := s.search(start); i < len(s.ents) && !end.Less(s.ents[i].id) && count != 0; i++ {
+			if e := s.ents[i]; !e.del {
+				buf = ks.streamFields(e, buf)
+				fn(e.id, buf)
+				count--
+			}
+		}
+		return nil
+	}
+	i := s.search(end)
+	if i == len(s.ents) || end.Less(s.ents[i].id) {
+		i--
+	}
+	for ; i >= s.head && !s.ents[i].id.Less(start) && count != 0; i-- {
+		if e := s.ents[i]; !e.del {
+			buf = ks.streamFields(e, buf)
+			fn(e.id, buf)
+			count--
+		}
+	}
+	return nil
+}
+
+// StreamTrim describes a trim (XTRIM, XADD's MAXLEN/MINID): by MaxLen (when
+// ByMinID is false) or MinID, Approx for "~" (whole nodes only), Limit for
+// LIMIT (0: none; only with Approx).
+type StreamTrim struct {
+	ByMinID bool
+	MaxLen  int64
+	MinID   StreamID
+	Approx  bool
+	Limit   int64
+}
+
+// StreamTrimPlan returns what trimming the stream at key by t removes, as
+// Redis 7.0's streamTrim decides it: the number of entries and the
+// operation's argument (keepFrom, or all). With adding, the stream is
+// taken with one more entry, add, appended first (XADD trims after
+// adding). removed 0 means nothing to write.
+func (ks *Keyspace) StreamTrimPlan(db int, key []byte, adding bool, add StreamID, t StreamTrim) (keepFrom StreamID, all bool, removed int64) {
+	s, _ := ks.stream(db, key)
+	if s == nil && !adding {
+		return StreamID{}, false, 0
+	}
+	if s == nil {
+		s = newStream()
+	}
+	// The live entries in order, node by node, with the added one last.
+	type vent struct {
+		id   StreamID
+		node int64
+	}
+	tail := int64(-1)
+	if ti := s.tailNode(); ti >= 0 {
+		tail = int64(s.nodeBase) + int64(ti)
+	}
+	addNode := tail
+	if addNode < 0 {
+		addNode = int64(s.nodeBase) + int64(len(s.nodes))
+	}
+	length := int64(s.live)
+	if adding {
+		length++
+	}
+	i := s.head
+	next := func() (vent, bool) {
+		for ; i < len(s.ents); i++ {
+			if !s.ents[i].del {
+				e := s.ents[i]
+				i++
+				return vent{e.id, int64(e.node)}, true
+			}
+		}
+		if adding && i == len(s.ents) {
+			i++
+			return vent{add, addNode}, true
+		}
+		return vent{}, false
+	}
+	// nodeValid counts a node's live entries, the added one included.
+	nodeValid := func(node int64) int64 {
+		var n int64
+		if k := node - int64(s.nodeBase); k >= 0 && k < int64(len(s.nodes)) {
+			n = int64(s.nodes[k].valid)
+		}
+		if adding && node == addNode {
+			n++
+		}
+		return n
+	}
+	cur, ok := next()
+	for ok {
+		if !t.ByMinID && length-removed <= t.MaxLen {
+			break
+		}
+		// The node of cur, whole.
+		valid := nodeValid(cur.node)
+		last := cur
+		after, more := next()
+		for more && after.node == cur.node {
+			last = after
+			after, more = next()
+		}
+		removeNode := false
+		if t.ByMinID {
+			removeNode = last.id.Less(t.MinID)
+		} else {
+			removeNode = length-removed-valid >= t.MaxLen
+		}
+		if removeNode {
+			if t.Limit > 0 && removed+valid > t.Limit {
+				break
+			}
+			removed += valid
+			if !more {
+				return StreamID{}, true, removed
+			}
+			cur, ok = after, more
+			continue
+		}
+		if t.Approx {
+			break
+		}
+		// Exact: the entries of this node below the threshold go.
+		if t.ByMinID {
+			return t.MinID, false, removed + ks.streamCountBelow(s, adding, add, cur.id, t.MinID)
+		}
+		drop := length - removed - t.MaxLen
+		// The drop-th live entry from cur is the first kept: walk.
+		i = s.search(cur.id)
+		var e vent
+		for k := int64(0); k <= drop; k++ {
+			e, _ = next()
+		}
+		return e.id, false, removed + drop
+	}
+	if removed == 0 {
+		return StreamID{}, false, 0
+	}
+	return cur.id, false, removed
+}
+
+// streamCountBelow counts the live entries in [from, below), the added one
+// included.
+func (ks *Keyspace) streamCountBelow(s *streamObj, adding bool, add, from, below StreamID) int64 {
+	var n int64
+	for i := s.search(from); i < len(s.ents) && s.ents[i].id.Less(below); i++ {
+		if !s.ents[i].del {
+			n++
+		}
+	}
+	if adding && add.Less(below) && !add.Less(from) {
+		n++
+	}
+	return n
+}
+
+func (s *streamObj) String() string {
+	return fmt.Sprintf("stream(len=%d last=%s nodes=%d)", s.live, s.lastID, s.nodeCount())
+}
