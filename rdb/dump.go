@@ -42,11 +42,13 @@ func VerifyDump(p []byte) error {
 
 // Restore decodes a DUMP payload: ErrChecksum for a bad footer, an error
 // wrapping ErrBadFormat or ErrUnsupported for a bad or unknown object.
-// Bytes between the object and the footer are ignored, as Redis does.
+// The object is read from the whole payload, as Redis reads it: bytes
+// between the object and the footer are ignored, and an object whose last
+// bytes are the footer's is accepted (Redis 7.0 does not bound the read).
 func Restore(p []byte) (Value, error) {
 	if err := VerifyDump(p); err != nil {
 		return Value{}, err
 	}
-	v, _, err := DecodeObject(p[:len(p)-10])
+	v, _, err := DecodeObject(p)
 	return v, err
 }
