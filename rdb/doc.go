@@ -22,9 +22,11 @@
 // set of at most 512 integers is an intset; a hash of at most 512 fields
 // and a sorted set of at most 128 members, all of at most 64 bytes, are
 // listpacks; anything bigger, or marked Big, is the plain type (2, 4, 5). Strings of at most 11 bytes holding a canonical
-// 32-bit integer are integer-encoded. Strings are never LZF-compressed on
-// write (Redis loads uncompressed strings; its payloads for values longer
-// than 20 bytes therefore differ from ours while decoding to the same data).
+// 32-bit integer are integer-encoded; strings (keys, values and container
+// blobs alike) longer than 20 bytes are LZF-compressed when that saves at
+// least 4 bytes, with liblzf's algorithm as Redis builds it, so payloads
+// are byte-identical to redis-server's (see lzfCompress for the one
+// exception).
 //
 // TypeRoaring (id 80) is Persimmon's own type for TR.* roaring bitmaps: its
 // body is one string holding the bitmap's portable serialization. Redis

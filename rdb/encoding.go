@@ -215,9 +215,10 @@ func appendLength(dst []byte, n uint64) []byte {
 	return binary.BigEndian.AppendUint64(append(dst, len64), n)
 }
 
-// appendString appends s as Redis's rdbSaveRawString does without
-// compression: an integer encoding when s (at most 11 bytes) is the
-// canonical text of a 32-bit integer, else the length and the bytes.
+// appendString appends s as Redis's rdbSaveRawString does with
+// rdbcompression on: an integer encoding when s (at most 11 bytes) is the
+// canonical text of a 32-bit integer; else, for more than 20 bytes, LZF
+// when that saves at least 4 bytes; else the length and the bytes.
 func appendString(dst, s []byte) []byte {
 	if len(s) <= 11 {
 		if v, ok := strictInt(s); ok {
@@ -231,12 +232,13 @@ func appendString(dst, s []byte) []byte {
 			}
 		}
 	}
-	return append(appendLength(dst, uint64(len(s))), s...)
-}
-
-// appendRaw appends s as a length and bytes with no integer encoding (the
-// container blobs: listpacks, intsets).
-func appendRaw(dst, s []byte) []byte {
+	if len(s) > 20 {
+		if c := lzfCompress(s, len(s)-4); c != nil {
+			dst = append(dst, 0xc0|encLZF)
+			dst = appendLength(appendLength(dst, uint64(len(c))), uint64(len(s)))
+			return append(dst, c...)
+		}
+	}
 	return append(appendLength(dst, uint64(len(s))), s...)
 }
 

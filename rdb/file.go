@@ -162,7 +162,7 @@ func WriteFile(w io.Writer, f *File) error {
 		p = appendString(appendString(append(p, opAux), []byte(a[0])), []byte(a[1]))
 	}
 	for _, code := range f.Functions {
-		p = appendRaw(append(p, opFunction2), code)
+		p = appendString(append(p, opFunction2), code)
 	}
 	byDB := map[int][]int{}
 	var dbs []int

@@ -45,3 +45,144 @@ func lzfDecompress(in []byte, n int) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// LZF compressor parameters, as Redis 7.0 builds liblzf (lzfP.h: HLOG 16,
+// VERY_FAST on, ULTRA_FAST off). The output format does not depend on them,
+// but byte-identical payloads do.
+const (
+	lzfHashLog = 16
+	lzfMaxLit  = 1 << 5
+	lzfMaxOff  = 1 << 13
+	lzfMaxRef  = 1<<8 + 1<<3
+)
+
+func lzfIndex(h uint32) uint32 {
+	return ((h >> (3*8 - lzfHashLog)) - h*5) & (1<<lzfHashLog - 1)
+}
+
+// lzfCompress compresses in with liblzf's greedy algorithm (the one
+// lzf_compress implements: a hash of the next three bytes finds a candidate
+// up to 8 KB back, matches are extended up to 264 bytes, and after a match
+// the last two positions are hashed). It returns nil when the result would
+// not fit in outLen bytes. in must be at least 3 bytes long.
+//
+// Differences from Redis's build: our hash table starts empty on every
+// call, Redis's lives uninitialised on the stack and can hold positions
+// from an earlier call; those only ever add valid matches, so the rare
+// payload where Redis found one differs in bytes, not in what it decodes to.
+func lzfCompress(in []byte, outLen int) []byte {
+	n := len(in)
+	if n < 3 || outLen <= 0 {
+		return nil
+	}
+	var htab [1 << lzfHashLog]uint32 // positions + 0; 0 = empty (position 0 is never a reference)
+	out := make([]byte, outLen+8)
+	op, lit, ip := 1, 0, 0 // out[0] will hold the first literal run's length
+	hval := uint32(in[0])<<8 | uint32(in[1])
+	for ip < n-2 {
+		hval = hval<<8 | uint32(in[ip+2])
+		slot := &htab[lzfIndex(hval)]
+		ref := int(*slot)
+		*slot = uint32(ip)
+		if ref > 0 && ref < ip && ip-ref-1 < lzfMaxOff &&
+			in[ref+2] == in[ip+2] && in[ref] == in[ip] && in[ref+1] == in[ip+1] {
+			off := ip - ref - 1
+			length := 2
+			maxLen := min(n-ip-length, lzfMaxRef)
+			if op+3+1 >= outLen {
+				undo := 0
+				if lit == 0 {
+					undo = 1
+				}
+				if op-undo+3+1 >= outLen {
+					return nil
+				}
+			}
+			out[op-lit-1] = byte(lit - 1) // close the literal run
+			if lit == 0 {
+				op-- // there was none
+			}
+			// Extend the match: 16 unchecked steps when there is room, then
+			// one step at a time up to maxLen (the C code's exact order).
+			matched := false
+			if maxLen > 16 {
+				for range 16 {
+					length++
+					if in[ref+length] != in[ip+length] {
+						matched = true
+						break
+					}
+				}
+			}
+			if !matched {
+				for {
+					length++
+					if !(length < maxLen && in[ref+length] == in[ip+length]) {
+						break
+					}
+				}
+			}
+			length -= 2 // the encoded length: octets matched minus two
+			ip++
+			if length < 7 {
+				out[op] = byte(off>>8 + length<<5)
+				op++
+			} else {
+				out[op] = byte(off>>8 + 7<<5)
+				out[op+1] = byte(length - 7)
+				op += 2
+			}
+			out[op] = byte(off)
+			op++
+			lit = 0
+			op++ // start a literal run
+			ip += length + 1
+			if ip >= n-2 {
+				break
+			}
+			ip -= 2
+			hval = uint32(in[ip])<<8 | uint32(in[ip+1])
+			hval = hval<<8 | uint32(in[ip+2])
+			htab[lzfIndex(hval)] = uint32(ip)
+			ip++
+			hval = hval<<8 | uint32(in[ip+2])
+			htab[lzfIndex(hval)] = uint32(ip)
+			ip++
+			continue
+		}
+		if op >= outLen {
+			return nil
+		}
+		lit++
+		out[op] = in[ip]
+		op++
+		ip++
+		if lit == lzfMaxLit {
+			out[op-lit-1] = byte(lit - 1)
+			lit = 0
+			op++
+		}
+	}
+	if op+3 > outLen {
+		return nil
+	}
+	for ip < n {
+		lit++
+		out[op] = in[ip]
+		op++
+		ip++
+		if lit == lzfMaxLit {
+			out[op-lit-1] = byte(lit - 1)
+			lit = 0
+			op++
+		}
+	}
+	out[op-lit-1] = byte(lit - 1)
+	if lit == 0 {
+		op--
+	}
+	if op > outLen {
+		return nil
+	}
+	return out[:op]
+}

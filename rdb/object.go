@@ -78,7 +78,7 @@ func AppendObject(dst []byte, v *Value) ([]byte, error) {
 	case KindString:
 		return appendString(append(dst, TypeString), v.Str), nil
 	case KindRoaring:
-		return appendRaw(append(dst, TypeRoaring), v.Str), nil
+		return appendString(append(dst, TypeRoaring), v.Str), nil
 	case KindList:
 		return appendQuicklist(append(dst, TypeListQuicklist2), v.Items), nil
 	case KindSet:
@@ -92,7 +92,7 @@ func AppendObject(dst []byte, v *Value) ([]byte, error) {
 				ints = append(ints, n)
 			}
 			if len(ints) == len(v.Items) && len(ints) > 0 {
-				return appendRaw(append(dst, TypeSetIntset), intsetEncode(ints)), nil
+				return appendString(append(dst, TypeSetIntset), intsetEncode(ints)), nil
 			}
 		}
 		dst = appendLength(append(dst, TypeSet), uint64(len(v.Items)))
@@ -105,7 +105,7 @@ func AppendObject(dst []byte, v *Value) ([]byte, error) {
 			return nil, errf("hash with an odd number of items")
 		}
 		if !v.Big && len(v.Items)/2 <= hashMaxListpackEntry && maxLen(v.Items) <= hashMaxListpackValue {
-			return appendRaw(append(dst, TypeHashListpack), lpEncode(v.Items)), nil
+			return appendString(append(dst, TypeHashListpack), lpEncode(v.Items)), nil
 		}
 		dst = appendLength(append(dst, TypeHash), uint64(len(v.Items)/2))
 		for _, s := range v.Items {
@@ -123,7 +123,7 @@ func AppendObject(dst []byte, v *Value) ([]byte, error) {
 				b.add(v.Items[i])
 				b.add(formatScore(v.Scores[i]))
 			}
-			return appendRaw(append(dst, TypeZSetListpack), b.bytes()), nil
+			return appendString(append(dst, TypeZSetListpack), b.bytes()), nil
 		}
 		// Redis writes a skiplist from the highest score down.
 		dst = appendLength(append(dst, TypeZSet2), uint64(len(v.Items)))
@@ -186,7 +186,7 @@ func appendQuicklist(dst []byte, elems [][]byte) []byte {
 	dst = appendLength(dst, uint64(len(nodes)))
 	for _, n := range nodes {
 		dst = appendLength(dst, quicklistPacked)
-		dst = appendRaw(dst, n)
+		dst = appendString(dst, n)
 	}
 	return dst
 }

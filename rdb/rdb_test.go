@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -401,7 +402,7 @@ func TestRestoreErrors(t *testing.T) {
 		"unknown type": {42, 0},
 		"empty set":    {TypeSet, 0},
 		"dup member":   {TypeSet, 2, 1, 'a', 1, 'a'},
-		"truncated":    {TypeString, 5, 'a'},
+		"truncated":    {TypeString, 40, 'a'}, // longer than what is left, footer included
 		"nan score":    {TypeZSet, 1, 1, 'a', 253},
 	} {
 		if _, err := Restore(withFooter(obj)); !errors.Is(err, ErrBadFormat) {
@@ -473,5 +474,56 @@ func TestFileRoundTrip(t *testing.T) {
 	b[20] ^= 0x40
 	if _, err := ReadFile(bytes.NewReader(b)); err == nil {
 		t.Fatal("corrupted file accepted")
+	}
+}
+
+// TestLZFCompress round-trips compressible and incompressible inputs and
+// checks the Redis rules around it: strings of at most 20 bytes are never
+// compressed, and only when it saves at least 4 bytes.
+func TestLZFCompress(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	inputs := [][]byte{
+		bytes.Repeat([]byte("a"), 21), bytes.Repeat([]byte("ab"), 5000), bytes.Repeat([]byte("abcdefgh12345"), 3000),
+		[]byte(strings.Repeat("long text ", 500)),
+	}
+	for range 200 {
+		n := 3 + rng.IntN(20000)
+		b := make([]byte, n)
+		alpha := 1 + rng.IntN(255)
+		for i := range b {
+			b[i] = byte(rng.IntN(alpha))
+		}
+		if rng.IntN(2) == 0 { // repeats at distances near the 8 KB window
+			for i := 8190; i < n; i++ {
+				b[i] = b[i-8190+rng.IntN(3)]
+			}
+		}
+		inputs = append(inputs, b)
+	}
+	for _, in := range inputs {
+		c := lzfCompress(in, len(in)-4)
+		if c == nil {
+			continue
+		}
+		if len(c) > len(in)-4 {
+			t.Fatalf("compressed %d bytes to %d, over the limit", len(in), len(c))
+		}
+		got, err := lzfDecompress(c, len(in))
+		if err != nil || !bytes.Equal(got, in) {
+			t.Fatalf("round trip of %d bytes: %v", len(in), err)
+		}
+	}
+	if p := appendString(nil, bytes.Repeat([]byte("a"), 20)); p[0] != 20 {
+		t.Fatalf("20 bytes compressed: % x", p)
+	}
+	if p := appendString(nil, bytes.Repeat([]byte("a"), 21)); p[0] != 0xc3 {
+		t.Fatalf("21 equal bytes not compressed: % x", p)
+	}
+	noise := make([]byte, 100)
+	for i := range noise {
+		noise[i] = byte(rng.Uint32())
+	}
+	if p := appendString(nil, noise); p[0] == 0xc3 {
+		t.Fatalf("noise compressed: % x", p[:4])
 	}
 }
