@@ -1,5 +1,7 @@
 package rdb
 
+import "sync"
+
 // lzfDecompress expands an LZF block (liblzf's format, as Redis's lzf_d.c
 // reads it) into exactly n bytes. A control byte below 32 starts a literal
 // run of ctrl+1 bytes; otherwise its top three bits are a back-reference
@@ -56,6 +58,38 @@ const (
 	lzfMaxRef  = 1<<8 + 1<<3
 )
 
+// lzfTable is the compressor's hash table: the last position seen for each
+// hash of three bytes. Slots carry the epoch of the call that wrote them, so
+// a pooled table starts empty for each call without being cleared (a 64K
+// slot clear per string would dominate the cost of dumping many short
+// strings).
+type lzfTable struct {
+	slots [1 << lzfHashLog]uint64 // epoch<<32 | position
+	epoch uint64
+}
+
+var lzfTables = sync.Pool{New: func() any { return new(lzfTable) }}
+
+func (h *lzfTable) reset() {
+	h.epoch++
+	if h.epoch == 1<<32 {
+		clear(h.slots[:])
+		h.epoch = 1
+	}
+}
+
+// get returns the position stored in slot i by this call, 0 if none
+// (position 0 is never a reference).
+func (h *lzfTable) get(i uint32) int {
+	s := h.slots[i]
+	if s>>32 != h.epoch {
+		return 0
+	}
+	return int(uint32(s))
+}
+
+func (h *lzfTable) set(i uint32, pos int) { h.slots[i] = h.epoch<<32 | uint64(pos) }
+
 func lzfIndex(h uint32) uint32 {
 	return ((h >> (3*8 - lzfHashLog)) - h*5) & (1<<lzfHashLog - 1)
 }
@@ -75,15 +109,17 @@ func lzfCompress(in []byte, outLen int) []byte {
 	if n < 3 || outLen <= 0 {
 		return nil
 	}
-	var htab [1 << lzfHashLog]uint32 // positions + 0; 0 = empty (position 0 is never a reference)
+	h := lzfTables.Get().(*lzfTable)
+	defer lzfTables.Put(h)
+	h.reset()
 	out := make([]byte, outLen+8)
 	op, lit, ip := 1, 0, 0 // out[0] will hold the first literal run's length
 	hval := uint32(in[0])<<8 | uint32(in[1])
 	for ip < n-2 {
 		hval = hval<<8 | uint32(in[ip+2])
-		slot := &htab[lzfIndex(hval)]
-		ref := int(*slot)
-		*slot = uint32(ip)
+		idx := lzfIndex(hval)
+		ref := h.get(idx)
+		h.set(idx, ip)
 		if ref > 0 && ref < ip && ip-ref-1 < lzfMaxOff &&
 			in[ref+2] == in[ip+2] && in[ref] == in[ip] && in[ref+1] == in[ip+1] {
 			off := ip - ref - 1
@@ -143,10 +179,10 @@ func lzfCompress(in []byte, outLen int) []byte {
 			ip -= 2
 			hval = uint32(in[ip])<<8 | uint32(in[ip+1])
 			hval = hval<<8 | uint32(in[ip+2])
-			htab[lzfIndex(hval)] = uint32(ip)
+			h.set(lzfIndex(hval), ip)
 			ip++
 			hval = hval<<8 | uint32(in[ip+2])
-			htab[lzfIndex(hval)] = uint32(ip)
+			h.set(lzfIndex(hval), ip)
 			ip++
 			continue
 		}
