@@ -64,6 +64,9 @@ func startRedis(t *testing.T, dir string) *redis.Client {
 	}
 }
 
+// lib is a function library, saved in RDB files as a FUNCTION2 record.
+const lib = "#!lua name=rdbtest\nredis.register_function('rdbtest_echo', function(keys, args) return args[1] end)"
+
 // fixture is a key of every kind and encoding, small and big.
 type fixture struct {
 	db  int
@@ -270,6 +273,9 @@ func TestRedisSaveFile(t *testing.T) {
 	populate(t, ctx, c)
 	c.PExpireAt(ctx, "s:text", time.UnixMilli(4102444800123))
 	c.PExpireAt(ctx, "h:big", time.UnixMilli(4102444800456))
+	if err := c.FunctionLoad(ctx, lib).Err(); err != nil {
+		t.Fatal(err)
+	}
 	if err := c.Save(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -287,6 +293,9 @@ func TestRedisSaveFile(t *testing.T) {
 	}
 	if f.Version != 10 || !strings.HasPrefix(aux["redis-ver"], "7.0") || aux["redis-bits"] != "64" {
 		t.Fatalf("header: version %d aux %v", f.Version, aux)
+	}
+	if len(f.Functions) != 1 || string(f.Functions[0]) != lib {
+		t.Fatalf("functions: %q", f.Functions)
 	}
 	fx := fixtures()
 	if len(f.Entries) != len(fx) {
@@ -316,7 +325,8 @@ func TestRedisLoadsOurFile(t *testing.T) {
 	ctx := context.Background()
 	src := startRedis(t, t.TempDir())
 	populate(t, ctx, src)
-	f := &File{Aux: [][2]string{{"redis-ver", "7.0.15"}, {"redis-bits", "64"}, {"ctime", strconv.FormatInt(time.Now().Unix(), 10)}}}
+	f := &File{Aux: [][2]string{{"redis-ver", "7.0.15"}, {"redis-bits", "64"}, {"ctime", strconv.FormatInt(time.Now().Unix(), 10)}},
+		Functions: [][]byte{[]byte(lib)}}
 	for _, x := range fixtures() {
 		src.Do(ctx, "SELECT", x.db)
 		e := Entry{DB: x.db, Key: []byte(x.key), Value: fromRedis(t, ctx, src, x.key), Idle: -1, Freq: -1}
@@ -337,6 +347,9 @@ func TestRedisLoadsOurFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := startRedis(t, dir)
+	if got, err := c.FCall(ctx, "rdbtest_echo", nil, "hi").Text(); err != nil || got != "hi" {
+		t.Fatalf("function from our file: %q %v", got, err)
+	}
 	for _, db := range []int{0, 3} {
 		c.Do(ctx, "SELECT", db)
 		n, _ := c.DBSize(ctx).Result()
