@@ -65,7 +65,11 @@ func cmdDump(c *Client, args [][]byte) {
 // Big the collections the keyspace holds in their big encoding, so the
 // payload names the encoding Redis would.
 func dumpValue(ks *keyspace.Keyspace, db int, key []byte) (rdb.Value, bool, error) {
-	switch typ := ks.Type(db, key); typ {
+	typ := ks.Type(db, key)
+	// Redis looks the key up once: the reads below count no more hits.
+	was := ks.CountLookups(false)
+	defer ks.CountLookups(was)
+	switch typ {
 	case keyspace.TypeNone:
 		return rdb.Value{}, false, nil
 	case keyspace.TypeString:

@@ -126,4 +126,15 @@ func TestDumpRestoreInProcess(t *testing.T) {
 	if got := run("DUMP", "missing"); got != "$-1\r\n" {
 		t.Errorf("DUMP missing: %q", got)
 	}
+	// One lookup per DUMP in keyspace_hits/misses, as Redis counts.
+	for _, key := range []string{"hash", "shrunk", "zset", "str", "missing"} {
+		before := c.KS.Stats()
+		c.KS.CountLookups(true) // as the server does around a read-only command
+		run("DUMP", key)
+		c.KS.CountLookups(false)
+		after := c.KS.Stats()
+		if hits, misses := after.KeyspaceHits-before.KeyspaceHits, after.KeyspaceMiss-before.KeyspaceMiss; hits+misses != 1 {
+			t.Errorf("DUMP %s counted %d hits and %d misses", key, hits, misses)
+		}
+	}
 }
