@@ -43,6 +43,8 @@ func dumpFixtures() [][]any {
 		{"SET", "s:binary", "\x00\xff\x01\xfe\r\n"}, {"SET", "777", "int key"},
 		seq("RPUSH", "l:small", 5, func(i int) []any { return []any{elem(i)} }),
 		seq("RPUSH", "l:big", 5000, func(i int) []any { return []any{elem(i)} }),
+		seq("RPUSH", "l:100k", 100000, func(i int) []any { return []any{elem(i)} }),
+		{"SET", "s:1mb", strings.Repeat("0123456789abcdef", 1<<16)[:1<<20-3]},
 		seq("RPUSH", "l:huge-elems", 6, func(i int) []any { return []any{strings.Repeat("x", 10000+i)} }),
 		seq("SADD", "set:ints", 20, func(i int) []any { return []any{i*i - 50} }),
 		seq("SADD", "set:bigints", 600, func(i int) []any { return []any{int64(i) * 10000000019} }),
