@@ -40,6 +40,7 @@ readme-check:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRecord -fuzztime 30s ./wal/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeOp -fuzztime 30s ./keyspace/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeObject -fuzztime 30s ./rdb/
 
 # Benchmarks (not tests): Go micro-benchmarks, then redis-benchmark and the
 # collection workloads side by side with redis-server (see README).

@@ -149,7 +149,9 @@ func (d *decoder) string() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if e1 || e2 || clen > uint64(len(d.p)-d.i) || ulen > 1<<32 || ulen == 0 {
+		// An LZF back-reference of 3 bytes expands to at most 264, so a
+		// longer claimed length is corrupt (and must not be allocated).
+		if e1 || e2 || clen > uint64(len(d.p)-d.i) || ulen == 0 || ulen > clen*lzfMaxRef/3+lzfMaxLit {
 			return nil, errf("bad lzf lengths %d/%d", clen, ulen)
 		}
 		c, _ := d.bytes(int(clen))
