@@ -324,3 +324,34 @@ func TestRestoreDurable(t *testing.T) {
 		t.Fatalf("bitmap after kill -9: %s", got)
 	}
 }
+
+// TestRestoreWakesBlockedPop: a list created by RESTORE serves a client
+// blocked in BLPOP on that key, as Redis's dbAdd signals the key ready.
+func TestRestoreWakesBlockedPop(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	per := s.client()
+	per.RPush(ctx, "src", "first", "second")
+	p, err := per.Dump(ctx, "src").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocked := s.client()
+	got := make(chan []string, 1)
+	go func() {
+		v, err := blocked.BLPop(ctx, 10*time.Second, "q").Result()
+		if err != nil {
+			v = []string{err.Error()}
+		}
+		got <- v
+	}()
+	waitBlocked(t, s.Addr, 1)
+	if err := per.Restore(ctx, "q", 0, p).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v := <-got; fmt.Sprint(v) != "[q first]" {
+		t.Fatalf("BLPOP got %v", v)
+	}
+	if rest, _ := per.LRange(ctx, "q", 0, -1).Result(); fmt.Sprint(rest) != "[second]" {
+		t.Fatalf("left in q: %v", rest)
+	}
+}
