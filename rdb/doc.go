@@ -45,8 +45,10 @@
 //
 // # RDB file
 //
-//	"REDIS0010"  AUX*  ( SELECTDB db  RESIZEDB n e  ( [EXPIRETIME_MS t] [IDLE s | FREQ f] type key value )* )*  EOF  CRC64
+//	"REDIS0010"  AUX*  FUNCTION2*  ( SELECTDB db  RESIZEDB n e  ( [EXPIRETIME_MS t] [IDLE s | FREQ f] type key value )* )*  EOF  CRC64
 //
+// FUNCTION2 records (a function library's source) are read and written;
+// the pre-7.0 FUNCTION record and module aux data return ErrUnsupported.
 // The trailing checksum covers every byte before it, EOF included; a zero
 // checksum means "not computed" (rdbchecksum no) and is accepted. ReadFile
 // holds the whole file in memory while it decodes.
