@@ -48,6 +48,7 @@ readme-check:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRecord -fuzztime 30s ./wal/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeOp -fuzztime 30s ./keyspace/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeObject -fuzztime 30s ./rdb/
 
 # The command fuzzer against redis-server for FUZZ_SECONDS (default 600)
 # from a random, logged seed (`make test` runs a fixed seed budget).

@@ -396,7 +396,7 @@ func newKeyspaceClient(t *testing.T) *Client {
 func ownCommandTable() map[string]Command {
 	m := make(map[string]Command)
 	var all []Command
-	for _, group := range [][]Command{stringCommands(), bitopCommands(), keyCommands(), hashCommands(), listCommands(), setCommands(), zsetCommands(), roaringCommands()} {
+	for _, group := range [][]Command{stringCommands(), bitopCommands(), keyCommands(), dumpCommands(), hashCommands(), listCommands(), setCommands(), zsetCommands(), roaringCommands()} {
 		all = append(all, group...)
 	}
 	for _, cmd := range all {

@@ -139,6 +139,7 @@ func newCommandTable() map[string]*Command {
 	cmds = append(cmds, bitopCommands()...)
 	cmds = append(cmds, lcsCommands()...)
 	cmds = append(cmds, keyCommands()...)
+	cmds = append(cmds, dumpCommands()...)
 	cmds = append(cmds, hashCommands()...)
 	cmds = append(cmds, listCommands()...)
 	cmds = append(cmds, slowlogCommands()...)

@@ -152,6 +152,7 @@ decr 1 1 1 RW+access+update@1:range(0,1,0)
 decrby 1 1 1 RW+access+update@1:range(0,1,0)
 del 1 -1 1 RM+delete@1:range(-1,1,0)
 discard 0 0 0
+dump 1 1 1 RO+access@1:range(0,1,0)
 echo 0 0 0
 eval 0 0 0 movable RW+access+update@2:keynum(0,1,1){We cannot tell how the keys will be used so we assume the worst, RW and UPDATE}
 eval_ro 0 0 0 movable RO+access@2:keynum(0,1,1){We cannot tell how the keys will be used so we assume the worst, RO and ACCESS}
@@ -234,6 +235,7 @@ randomkey 0 0 0
 rename 1 2 1 RW+access+delete@1:range(0,1,0) OW+update@2:range(0,1,0)
 renamenx 1 2 1 RW+access+delete@1:range(0,1,0) OW+insert@2:range(0,1,0)
 reset 0 0 0
+restore 1 1 1 OW+update@1:range(0,1,0)
 rpop 1 1 1 RW+access+delete@1:range(0,1,0)
 rpoplpush 1 2 1 RW+access+delete@1:range(0,1,0) RW+insert@2:range(0,1,0)
 rpush 1 1 1 RW+insert@1:range(0,1,0)
