@@ -147,6 +147,7 @@ func newCommandTable() map[string]*Command {
 	cmds = append(cmds, sortCommands()...)
 	cmds = append(cmds, setCommands()...)
 	cmds = append(cmds, zsetCommands()...)
+	cmds = append(cmds, hllCommands()...)
 	cmds = append(cmds, roaringCommands()...)
 	cmds = append(cmds, memoryCommands()...)
 	cmds = append(cmds, scriptingCommands()...)
@@ -252,6 +253,8 @@ var groupCategory = map[string]string{
 	"connection":   "@connection",
 	"transactions": "@transaction",
 	"scripting":    "@scripting",
+	"hyperloglog":  "@hyperloglog",
+	"geo":          "@geo",
 }
 
 // aclCategoryOrder is the order Redis lists categories in (its bit order).
