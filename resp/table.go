@@ -148,6 +148,7 @@ func newCommandTable() map[string]*Command {
 	cmds = append(cmds, setCommands()...)
 	cmds = append(cmds, zsetCommands()...)
 	cmds = append(cmds, hllCommands()...)
+	cmds = append(cmds, geoCommands()...)
 	cmds = append(cmds, roaringCommands()...)
 	cmds = append(cmds, memoryCommands()...)
 	cmds = append(cmds, scriptingCommands()...)
