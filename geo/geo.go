@@ -16,9 +16,10 @@
 // the haversine formula on a sphere of radius 6372797.560856 m.
 //
 // The package works on numbers only; it knows nothing of sorted sets or
-// replies. Results match Redis's to the last bit where the arithmetic is
-// the same IEEE operations; the trigonometric functions are Go's, which
-// may differ from the C library's in the last bit of a distance.
+// replies. Results match Redis's to the last bit but for rare cases: the
+// arithmetic is the same IEEE operations in the same order, and the
+// trigonometric functions are correctly rounded (trig.go), which glibc's
+// nearly always are.
 package geo
 
 import "math"
@@ -150,15 +151,15 @@ func LatDistance(lat1, lat2 float64) float64 {
 func Distance(lon1, lat1, lon2, lat2 float64) float64 {
 	lon1r := lon1 * degToRad
 	lon2r := lon2 * degToRad
-	v := math.Sin((lon2r - lon1r) / 2)
+	v := sinCR((lon2r - lon1r) / 2)
 	if v == 0 {
 		return LatDistance(lat1, lat2)
 	}
 	lat1r := lat1 * degToRad
 	lat2r := lat2 * degToRad
-	u := math.Sin((lat2r - lat1r) / 2)
-	a := float64(u*u) + float64(float64(float64(math.Cos(lat1r)*math.Cos(lat2r))*v)*v)
-	return 2.0 * earthR * math.Asin(math.Sqrt(a))
+	u := sinCR((lat2r - lat1r) / 2)
+	a := float64(u*u) + float64(float64(float64(cosCR(lat1r)*cosCR(lat2r))*v)*v)
+	return 2.0 * earthR * asinCR(math.Sqrt(a))
 }
 
 // Shape is a search area around a centre: a circle of Radius or a box of
@@ -200,8 +201,8 @@ func (s *Shape) boundingBox() (minLon, minLat, maxLon, maxLat float64) {
 		width = s.Conversion * s.Radius
 	}
 	latDelta := (height / earthR) / degToRad
-	lonDeltaTop := (width / earthR / math.Cos((s.Lat+latDelta)*degToRad)) / degToRad
-	lonDeltaBottom := (width / earthR / math.Cos((s.Lat-latDelta)*degToRad)) / degToRad
+	lonDeltaTop := (width / earthR / cosCR((s.Lat+latDelta)*degToRad)) / degToRad
+	lonDeltaBottom := (width / earthR / cosCR((s.Lat-latDelta)*degToRad)) / degToRad
 	if s.Lat < 0 {
 		minLon, maxLon = s.Lon-lonDeltaBottom, s.Lon+lonDeltaBottom
 	} else {

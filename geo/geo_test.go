@@ -67,3 +67,35 @@ func TestStepsForRadius(t *testing.T) {
 		t.Fatalf("polar step %d vs %d", b, a)
 	}
 }
+
+// The correctly rounded functions give glibc's results (trigdata_test.go)
+// but for rare last-bit cases (glibc's sin and cos are not correctly
+// rounded since 2.28, only nearly), where Go's math package is off far
+// more often.
+func TestTrigMatchesGlibc(t *testing.T) {
+	ulp := func(x float64) float64 { return math.Abs(math.Nextafter(x, math.Inf(1)) - x) }
+	ours, goOff := 0, 0
+	check := func(name string, x, got, want, gos float64) {
+		if got != want {
+			ours++
+			if math.Abs(got-want) > ulp(want) {
+				t.Errorf("%s(%v) = %v, glibc %v: more than one ulp", name, x, got, want)
+			}
+		}
+		if gos != want {
+			goOff++
+		}
+	}
+	for _, v := range glibcSinCos {
+		check("sin", v[0], sinCR(v[0]), v[1], math.Sin(v[0]))
+		check("cos", v[0], cosCR(v[0]), v[2], math.Cos(v[0]))
+	}
+	for _, v := range glibcAsin {
+		check("asin", v[0], asinCR(v[0]), v[1], math.Asin(v[0]))
+	}
+	n := len(glibcSinCos)*2 + len(glibcAsin)
+	t.Logf("differ from glibc: ours %d, Go's math %d, of %d values", ours, goOff, n)
+	if ours*100 > n {
+		t.Errorf("%d of %d values differ from glibc", ours, n)
+	}
+}
