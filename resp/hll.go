@@ -49,8 +49,9 @@ func hllCommands() []Command {
 	}
 }
 
-// hllAt reads the HLL at key: a private copy (nil when the key does not
-// exist). On a wrong type or a string that is
+// hllAt reads the HLL at key (nil when the key does not exist). The
+// bytes may alias the keyspace's mapping: valid while the lock is held,
+// never to be changed (copy them first). On a wrong type or a string that is
 // not an HLL it has written the error and returns ok false.
 func hllAt(c *Client, key []byte) (v []byte, ok bool) {
 	val, found, err := c.KS.Get(c.DB, key)
@@ -65,7 +66,7 @@ func hllAt(c *Client, key []byte) (v []byte, ok bool) {
 		c.WriteError(errHLLType)
 		return nil, false
 	}
-	return append([]byte(nil), val...), true
+	return val, true
 }
 
 // hllSparseMax is hll-sparse-max-bytes.
@@ -196,6 +197,7 @@ func cmdPFCount(c *Client, args [][]byte) {
 		return
 	}
 	b := c.KS.NewBatch()
+	v = append([]byte(nil), v...)
 	hll.SetCached(v, card)
 	if len(v) >= patchThreshold {
 		b.SetRange(c.DB, key, 8, v[8:16])
