@@ -164,6 +164,17 @@ var configParams = []configParam{
 	{name: "zset-max-listpack-entries", get: func(*Server) string { return "128" }},
 	{name: "zset-max-listpack-value", get: func(*Server) string { return "64" }},
 	{name: "list-max-listpack-size", get: func(*Server) string { return "-2" }},
+	// The size at which a sparse HyperLogLog becomes dense (package hll).
+	{name: "hll-sparse-max-bytes",
+		get: func(s *Server) string { return strconv.FormatInt(s.live.hllSparseMaxBytes.Load(), 10) },
+		set: func(s *Server, v string) error {
+			n, err := ParseMemory(v)
+			if err != nil || n < 0 || n > math.MaxInt32 {
+				return errors.New("argument must be a memory value")
+			}
+			s.live.hllSparseMaxBytes.Store(n)
+			return nil
+		}},
 }
 
 // fixedValue accepts only the value the parameter already has.

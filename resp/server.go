@@ -41,6 +41,7 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 
+	"github.com/persimmon-db/persimmon/hll"
 	"github.com/persimmon-db/persimmon/keyspace"
 )
 
@@ -128,6 +129,7 @@ type liveConfig struct {
 	slowlogSlowerThan atomic.Int64 // µs; negative: log nothing
 	slowlogMaxLen     atomic.Int64
 	busyThreshold     atomic.Int64 // ms: busy-reply-threshold (lua-time-limit)
+	hllSparseMaxBytes atomic.Int64 // hll-sparse-max-bytes
 }
 
 // serverStats are the counters of INFO stats.
@@ -232,6 +234,7 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 	s.live.timeout.Store(int64(cfg.Timeout))
 	s.live.slowlogSlowerThan.Store(slowlogDefaultSlowerThan)
 	s.live.slowlogMaxLen.Store(slowlogDefaultMaxLen)
+	s.live.hllSparseMaxBytes.Store(hll.DefaultSparseMaxBytes)
 	s.live.busyThreshold.Store(defaultBusyThreshold)
 	s.live.bind.Store(&cfg.Bind)
 	s.live.port.Store(int64(cfg.Port))

@@ -148,6 +148,8 @@ func newCommandTable() map[string]*Command {
 	cmds = append(cmds, sortCommands()...)
 	cmds = append(cmds, setCommands()...)
 	cmds = append(cmds, zsetCommands()...)
+	cmds = append(cmds, hllCommands()...)
+	cmds = append(cmds, geoCommands()...)
 	cmds = append(cmds, roaringCommands()...)
 	cmds = append(cmds, streamCommands()...)
 	cmds = append(cmds, memoryCommands()...)
@@ -255,6 +257,8 @@ var groupCategory = map[string]string{
 	"connection":   "@connection",
 	"transactions": "@transaction",
 	"scripting":    "@scripting",
+	"hyperloglog":  "@hyperloglog",
+	"geo":          "@geo",
 }
 
 // aclCategoryOrder is the order Redis lists categories in (its bit order).

@@ -328,6 +328,20 @@ zscan 1 1 1 RO+access@1:range(0,1,0)
 zscore 1 1 1 RO+access@1:range(0,1,0)
 zunion 0 0 0 movable RO+access@1:keynum(0,1,1)
 zunionstore 1 1 1 movable OW+update@1:range(0,1,0) RO+access@2:keynum(0,1,1)
+geoadd 1 1 1 RW+update@1:range(0,1,0)
+geodist 1 1 1 RO+access@1:range(0,1,0)
+geohash 1 1 1 RO+access@1:range(0,1,0)
+geopos 1 1 1 RO+access@1:range(0,1,0)
+georadius 1 1 1 movable RO+access@1:range(0,1,0) OW+update@kw(STORE,6):range(0,1,0) OW+update@kw(STOREDIST,6):range(0,1,0)
+georadius_ro 1 1 1 RO+access@1:range(0,1,0)
+georadiusbymember 1 1 1 movable RO+access@1:range(0,1,0) OW+update@kw(STORE,5):range(0,1,0) OW+update@kw(STOREDIST,5):range(0,1,0)
+georadiusbymember_ro 1 1 1 RO+access@1:range(0,1,0)
+geosearch 1 1 1 RO+access@1:range(0,1,0)
+geosearchstore 1 2 1 OW+update@1:range(0,1,0) RO+access@2:range(0,1,0)
+pfadd 1 1 1 RW+insert@1:range(0,1,0)
+pfcount 1 -1 1 RW+access@1:range(-1,1,0){RW because it may change the internal representation of the key, and propagate to replicas}
+pfdebug 2 2 1 RW+access@2:range(0,1,0)
+pfmerge 1 -1 1 RW+access+insert@1:range(0,1,0) RO+access@2:range(-1,1,0)
 `
 
 // compactKeySpecs renders cmd the way recordedKeySpecs lists it.
