@@ -154,6 +154,7 @@ func newCommandTable() map[string]*Command {
 	cmds = append(cmds, streamCommands()...)
 	cmds = append(cmds, memoryCommands()...)
 	cmds = append(cmds, scriptingCommands()...)
+	cmds = append(cmds, functionCommands()...)
 	return buildTable(cmds)
 }
 
