@@ -488,15 +488,8 @@ func cmdXLen(c *Client, args [][]byte) {
 
 // XDEL key id [id ...]
 func cmdXDel(c *Client, args [][]byte) {
-	ids := make([]keyspace.StreamID, 0, len(args)-2)
-	for _, a := range args[2:] {
-		id, err := parseStrictID(a)
-		if err != nil {
-			c.WriteErr(err)
-			return
-		}
-		ids = append(ids, id)
-	}
+	// Redis 7.0's order: a missing key answers 0 and a wrong type
+	// WRONGTYPE before any ID is parsed.
 	key := args[1]
 	_, exists, ok := lookupStream(c, key)
 	if !ok {
@@ -505,6 +498,15 @@ func cmdXDel(c *Client, args [][]byte) {
 	if !exists {
 		c.WriteInt(0)
 		return
+	}
+	ids := make([]keyspace.StreamID, 0, len(args)-2)
+	for _, a := range args[2:] {
+		id, err := parseStrictID(a)
+		if err != nil {
+			c.WriteErr(err)
+			return
+		}
+		ids = append(ids, id)
 	}
 	var del []keyspace.StreamID
 	for _, id := range ids {
@@ -1490,6 +1492,21 @@ func patchArray(c *Client, mark, hdr, n int) {
 
 // XACK key group id [id ...]
 func cmdXAck(c *Client, args [][]byte) {
+	// Redis 7.0's order: key lookup and type check, then the group (a
+	// missing key or group answers 0 before any ID is parsed), then the IDs.
+	key, group := args[1], args[2]
+	_, exists, ok := lookupStream(c, key)
+	if !ok {
+		return
+	}
+	if !exists {
+		c.WriteInt(0)
+		return
+	}
+	if _, has := c.KS.StreamGroup(c.DB, key, group); !has {
+		c.WriteInt(0)
+		return
+	}
 	ids := make([]keyspace.StreamID, 0, len(args)-3)
 	for _, a := range args[3:] {
 		id, err := parseStrictID(a)
@@ -1498,10 +1515,6 @@ func cmdXAck(c *Client, args [][]byte) {
 			return
 		}
 		ids = append(ids, id)
-	}
-	key, group := args[1], args[2]
-	if _, _, ok := lookupStream(c, key); !ok {
-		return
 	}
 	var acked []keyspace.StreamID
 	for _, id := range ids {
