@@ -635,6 +635,17 @@ func cmdXSetID(c *Client, args [][]byte) {
 
 // XINFO STREAM key [FULL [COUNT count]]
 func cmdXInfoStream(c *Client, args [][]byte) {
+	// Redis 7.0 looks the key up (no such key, WRONGTYPE) before it parses
+	// FULL and COUNT.
+	key := args[2]
+	m, exists, ok := lookupStream(c, key)
+	if !ok {
+		return
+	}
+	if !exists {
+		c.WriteError(ErrNoSuchKey)
+		return
+	}
 	full := false
 	count := int64(10)
 	if len(args) > 3 {
@@ -653,15 +664,6 @@ func cmdXInfoStream(c *Client, args [][]byte) {
 				count = 10
 			}
 		}
-	}
-	key := args[2]
-	m, exists, ok := lookupStream(c, key)
-	if !ok {
-		return
-	}
-	if !exists {
-		c.WriteError(ErrNoSuchKey)
-		return
 	}
 	if full {
 		c.WriteArray(18)
