@@ -1010,11 +1010,11 @@ var (
 )
 
 func errNoGroupForKey(group, key []byte) error {
-	return replyError("NOGROUP No such consumer group '" + string(group) + "' for key name '" + string(key) + "'")
+	return replyError("NOGROUP No such consumer group '" + string(cString(group)) + "' for key name '" + string(cString(key)) + "'")
 }
 
 func errNoKeyOrGroup(key, group []byte) error {
-	return replyError("NOGROUP No such key '" + string(key) + "' or consumer group '" + string(group) + "'")
+	return replyError("NOGROUP No such key '" + string(cString(key)) + "' or consumer group '" + string(cString(group)) + "'")
 }
 
 func streamGroupCommands() []Command {
@@ -1365,7 +1365,7 @@ func cmdXReadGroup(c *Client, args [][]byte) {
 			return
 		}
 		if _, has := c.KS.StreamGroup(c.DB, keys[i], group); !exists || !has {
-			c.WriteError("NOGROUP No such key '" + string(keys[i]) + "' or consumer group '" + string(group) + "' in XREADGROUP with GROUP option")
+			c.WriteError("NOGROUP No such key '" + string(cString(keys[i])) + "' or consumer group '" + string(cString(group)) + "' in XREADGROUP with GROUP option")
 			return
 		}
 		arg := args[streamsArg+n+i]
@@ -1738,7 +1738,7 @@ func cmdXClaim(c *Client, args [][]byte) {
 			}
 			lastID = id
 		default:
-			c.WriteError("ERR Unrecognized XCLAIM option '" + string(opt) + "'")
+			c.WriteError("ERR Unrecognized XCLAIM option '" + string(cString(opt)) + "'")
 			return
 		}
 	}
