@@ -1128,10 +1128,8 @@ func cmdXGroupCreate(c *Client, args [][]byte) {
 			return
 		}
 	}
-	if len(args) > 8 {
-		xgroupSyntax(c, args)
-		return
-	}
+	// Redis 7.0 checks the argument count after the key's type and
+	// existence: WRONGTYPE first.
 	key := args[2]
 	m, exists, ok := lookupStream(c, key)
 	if !ok {
@@ -1139,6 +1137,10 @@ func cmdXGroupCreate(c *Client, args [][]byte) {
 	}
 	if !exists && !mkstream {
 		c.WriteErr(errXGroupNoKey)
+		return
+	}
+	if len(args) > 8 {
+		xgroupSyntax(c, args)
 		return
 	}
 	var id keyspace.StreamID
