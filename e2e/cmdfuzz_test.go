@@ -502,6 +502,18 @@ func (g *fzGen) command() (*fzCmd, []string) {
 			}
 		}
 	}
+	if c.name == "xread" || c.name == "xreadgroup" {
+		// BLOCK 0 waits for ever and BLOCK 100000 for 100 s when nothing
+		// new arrives: keep only waits that end at once (errors, or at
+		// most 10 ms), on both servers alike
+		for i := len(c.words); i+1 < len(args); i++ {
+			if strings.EqualFold(args[i], "block") {
+				if n, err := strconv.ParseInt(args[i+1], 10, 64); err == nil && n >= 0 && (n == 0 || n > 10) && n < math.MaxInt64/2 {
+					args[i+1] = "10"
+				}
+			}
+		}
+	}
 	if c.name == "srandmember" || c.name == "hrandfield" || c.name == "zrandmember" {
 		// a large negative count asks for that many (repeated) members:
 		// redis-server would build a reply of billions

@@ -488,15 +488,8 @@ func cmdXLen(c *Client, args [][]byte) {
 
 // XDEL key id [id ...]
 func cmdXDel(c *Client, args [][]byte) {
-	ids := make([]keyspace.StreamID, 0, len(args)-2)
-	for _, a := range args[2:] {
-		id, err := parseStrictID(a)
-		if err != nil {
-			c.WriteErr(err)
-			return
-		}
-		ids = append(ids, id)
-	}
+	// Redis 7.0's order: a missing key answers 0 and a wrong type
+	// WRONGTYPE before any ID is parsed.
 	key := args[1]
 	_, exists, ok := lookupStream(c, key)
 	if !ok {
@@ -505,6 +498,15 @@ func cmdXDel(c *Client, args [][]byte) {
 	if !exists {
 		c.WriteInt(0)
 		return
+	}
+	ids := make([]keyspace.StreamID, 0, len(args)-2)
+	for _, a := range args[2:] {
+		id, err := parseStrictID(a)
+		if err != nil {
+			c.WriteErr(err)
+			return
+		}
+		ids = append(ids, id)
 	}
 	var del []keyspace.StreamID
 	for _, id := range ids {
@@ -633,6 +635,17 @@ func cmdXSetID(c *Client, args [][]byte) {
 
 // XINFO STREAM key [FULL [COUNT count]]
 func cmdXInfoStream(c *Client, args [][]byte) {
+	// Redis 7.0 looks the key up (no such key, WRONGTYPE) before it parses
+	// FULL and COUNT.
+	key := args[2]
+	m, exists, ok := lookupStream(c, key)
+	if !ok {
+		return
+	}
+	if !exists {
+		c.WriteError(ErrNoSuchKey)
+		return
+	}
 	full := false
 	count := int64(10)
 	if len(args) > 3 {
@@ -651,15 +664,6 @@ func cmdXInfoStream(c *Client, args [][]byte) {
 				count = 10
 			}
 		}
-	}
-	key := args[2]
-	m, exists, ok := lookupStream(c, key)
-	if !ok {
-		return
-	}
-	if !exists {
-		c.WriteError(ErrNoSuchKey)
-		return
 	}
 	if full {
 		c.WriteArray(18)
@@ -1006,11 +1010,11 @@ var (
 )
 
 func errNoGroupForKey(group, key []byte) error {
-	return replyError("NOGROUP No such consumer group '" + string(group) + "' for key name '" + string(key) + "'")
+	return replyError("NOGROUP No such consumer group '" + string(cString(group)) + "' for key name '" + string(cString(key)) + "'")
 }
 
 func errNoKeyOrGroup(key, group []byte) error {
-	return replyError("NOGROUP No such key '" + string(key) + "' or consumer group '" + string(group) + "'")
+	return replyError("NOGROUP No such key '" + string(cString(key)) + "' or consumer group '" + string(cString(group)) + "'")
 }
 
 func streamGroupCommands() []Command {
@@ -1124,10 +1128,8 @@ func cmdXGroupCreate(c *Client, args [][]byte) {
 			return
 		}
 	}
-	if len(args) > 8 {
-		xgroupSyntax(c, args)
-		return
-	}
+	// Redis 7.0 checks the argument count after the key's type and
+	// existence: WRONGTYPE first.
 	key := args[2]
 	m, exists, ok := lookupStream(c, key)
 	if !ok {
@@ -1135,6 +1137,10 @@ func cmdXGroupCreate(c *Client, args [][]byte) {
 	}
 	if !exists && !mkstream {
 		c.WriteErr(errXGroupNoKey)
+		return
+	}
+	if len(args) > 8 {
+		xgroupSyntax(c, args)
 		return
 	}
 	var id keyspace.StreamID
@@ -1361,7 +1367,7 @@ func cmdXReadGroup(c *Client, args [][]byte) {
 			return
 		}
 		if _, has := c.KS.StreamGroup(c.DB, keys[i], group); !exists || !has {
-			c.WriteError("NOGROUP No such key '" + string(keys[i]) + "' or consumer group '" + string(group) + "' in XREADGROUP with GROUP option")
+			c.WriteError("NOGROUP No such key '" + string(cString(keys[i])) + "' or consumer group '" + string(cString(group)) + "' in XREADGROUP with GROUP option")
 			return
 		}
 		arg := args[streamsArg+n+i]
@@ -1490,6 +1496,21 @@ func patchArray(c *Client, mark, hdr, n int) {
 
 // XACK key group id [id ...]
 func cmdXAck(c *Client, args [][]byte) {
+	// Redis 7.0's order: key lookup and type check, then the group (a
+	// missing key or group answers 0 before any ID is parsed), then the IDs.
+	key, group := args[1], args[2]
+	_, exists, ok := lookupStream(c, key)
+	if !ok {
+		return
+	}
+	if !exists {
+		c.WriteInt(0)
+		return
+	}
+	if _, has := c.KS.StreamGroup(c.DB, key, group); !has {
+		c.WriteInt(0)
+		return
+	}
 	ids := make([]keyspace.StreamID, 0, len(args)-3)
 	for _, a := range args[3:] {
 		id, err := parseStrictID(a)
@@ -1498,10 +1519,6 @@ func cmdXAck(c *Client, args [][]byte) {
 			return
 		}
 		ids = append(ids, id)
-	}
-	key, group := args[1], args[2]
-	if _, _, ok := lookupStream(c, key); !ok {
-		return
 	}
 	var acked []keyspace.StreamID
 	for _, id := range ids {
@@ -1723,7 +1740,7 @@ func cmdXClaim(c *Client, args [][]byte) {
 			}
 			lastID = id
 		default:
-			c.WriteError("ERR Unrecognized XCLAIM option '" + string(opt) + "'")
+			c.WriteError("ERR Unrecognized XCLAIM option '" + string(cString(opt)) + "'")
 			return
 		}
 	}
