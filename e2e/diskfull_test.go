@@ -85,11 +85,11 @@ func TestDiskFull(t *testing.T) {
 	t.Logf("disk full after %d writes", len(acked))
 
 	refused := map[string]func() error{
-		"SET small":          func() error { return c.Set(ctx, "small", "x", 0).Err() },
-		"INCR":               func() error { return c.Incr(ctx, "counter").Err() },
-		"DEL of a key":       func() error { return c.Del(ctx, acked[0]).Err() },
-		"DEL of nothing":     func() error { return c.Del(ctx, "no-such-key").Err() },
-		"PING (as Redis)":    func() error { return c.Ping(ctx).Err() },
+		"SET small":       func() error { return c.Set(ctx, "small", "x", 0).Err() },
+		"INCR":            func() error { return c.Incr(ctx, "counter").Err() },
+		"DEL of a key":    func() error { return c.Del(ctx, acked[0]).Err() },
+		"DEL of nothing":  func() error { return c.Del(ctx, "no-such-key").Err() },
+		"PING (as Redis)": func() error { return c.Ping(ctx).Err() },
 		// Redis 7.0: "MISCONF ... device script: <sha>, on @user_script:1."
 		"EVAL calling a SET": func() error { return c.Eval(ctx, "return redis.call('set', 'a', 'b')", nil).Err() },
 	}
