@@ -735,6 +735,81 @@ func cmdXInfoHelp(c *Client, _ [][]byte) {
 
 // ---- XREAD ----
 
+// xreadOptions are the options of XREAD and XREADGROUP, up to STREAMS.
+type xreadOptions struct {
+	count      int64         // COUNT; 0: no limit
+	timeout    time.Duration // BLOCK; -1: do not block
+	streamsArg int           // index of the first key after STREAMS
+	// XREADGROUP only
+	group, consumer []byte
+	noack           bool
+}
+
+// parseXReadOptions parses the options of XREAD (group false) or
+// XREADGROUP (group true) as Redis 7.0's xreadCommand does, one parser for
+// both: BLOCK, COUNT, STREAMS (the rest must be keys and IDs in equal
+// numbers), and GROUP and NOACK, which XREAD refuses. On a bad option it
+// writes the error and reports false.
+func parseXReadOptions(c *Client, args [][]byte, group bool) (o xreadOptions, ok bool) {
+	o.timeout = -1
+	for i := 1; i < len(args) && o.streamsArg == 0; i++ {
+		more := len(args) - i - 1
+		switch {
+		case argIs(args[i], "block") && more > 0:
+			i++
+			ms, ok := parseInt64(args[i])
+			if !ok {
+				c.WriteErr(errTimeoutNotInteger)
+				return o, false
+			}
+			if ms < 0 {
+				c.WriteErr(errTimeoutNegative)
+				return o, false
+			}
+			o.timeout = time.Duration(min(ms, int64(maxBlockTimeout/time.Millisecond))) * time.Millisecond
+		case argIs(args[i], "count") && more > 0:
+			i++
+			n, err := argInt64(args[i])
+			if err != nil {
+				c.WriteErr(err)
+				return o, false
+			}
+			o.count = max(n, 0)
+		case argIs(args[i], "streams") && more > 0:
+			o.streamsArg = i + 1
+			if (len(args)-o.streamsArg)%2 != 0 {
+				c.WriteErr(errXReadUnbalanced) // Redis 7.0 words it so for XREADGROUP too
+				return o, false
+			}
+		case argIs(args[i], "group") && more >= 2:
+			if !group {
+				c.WriteErr(errXReadGroupOpt)
+				return o, false
+			}
+			o.group, o.consumer = args[i+1], args[i+2]
+			i += 2
+		case argIs(args[i], "noack"):
+			if !group {
+				c.WriteErr(errXReadNoAckOpt)
+				return o, false
+			}
+			o.noack = true
+		default:
+			c.WriteErr(errSyntax)
+			return o, false
+		}
+	}
+	if o.streamsArg == 0 {
+		c.WriteErr(errSyntax)
+		return o, false
+	}
+	if group && o.group == nil {
+		c.WriteErr(errXReadGroupMissing)
+		return o, false
+	}
+	return o, true
+}
+
 // XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]
 //
 // Blocking: when no stream can serve it, the command blocks on its keys
@@ -744,54 +819,11 @@ func cmdXInfoHelp(c *Client, _ [][]byte) {
 // re-run serves only the first stream that has entries (in the order the
 // keys were signalled), as Redis replies with the stream that woke it.
 func cmdXRead(c *Client, args [][]byte) {
-	var ok bool
-	count := int64(0)
-	timeout := time.Duration(-1)
-	streamsArg := 0
-	for i := 1; i < len(args) && streamsArg == 0; i++ {
-		more := len(args) - i - 1
-		switch {
-		case argIs(args[i], "block") && more > 0:
-			i++
-			ms, ok := parseInt64(args[i])
-			if !ok {
-				c.WriteErr(errTimeoutNotInteger)
-				return
-			}
-			if ms < 0 {
-				c.WriteErr(errTimeoutNegative)
-				return
-			}
-			timeout = time.Duration(min(ms, int64(maxBlockTimeout/time.Millisecond))) * time.Millisecond
-		case argIs(args[i], "count") && more > 0:
-			i++
-			n, err := argInt64(args[i])
-			if err != nil {
-				c.WriteErr(err)
-				return
-			}
-			count = max(n, 0)
-		case argIs(args[i], "streams") && more > 0:
-			streamsArg = i + 1
-			if (len(args)-streamsArg)%2 != 0 {
-				c.WriteErr(errXReadUnbalanced)
-				return
-			}
-		case argIs(args[i], "group") && more >= 2:
-			c.WriteErr(errXReadGroupOpt)
-			return
-		case argIs(args[i], "noack"):
-			c.WriteErr(errXReadNoAckOpt)
-			return
-		default:
-			c.WriteErr(errSyntax)
-			return
-		}
-	}
-	if streamsArg == 0 {
-		c.WriteErr(errSyntax)
+	o, ok := parseXReadOptions(c, args, false)
+	if !ok {
 		return
 	}
+	count, timeout, streamsArg := o.count, o.timeout, o.streamsArg
 	n := (len(args) - streamsArg) / 2
 	keys := args[streamsArg : streamsArg+n]
 	ids := make([]keyspace.StreamID, n)
@@ -1294,58 +1326,12 @@ func cmdXGroupHelp(c *Client, _ [][]byte) {
 // the consumer's seen-time) is one batch. Blocking works as for XREAD
 // (">" is re-evaluated on each re-run).
 func cmdXReadGroup(c *Client, args [][]byte) {
-	count := int64(0)
-	timeout := time.Duration(-1)
-	streamsArg := 0
-	var group, consumer []byte
-	noack := false
-	for i := 1; i < len(args) && streamsArg == 0; i++ {
-		more := len(args) - i - 1
-		switch {
-		case argIs(args[i], "block") && more > 0:
-			i++
-			ms, ok := parseInt64(args[i])
-			if !ok {
-				c.WriteErr(errTimeoutNotInteger)
-				return
-			}
-			if ms < 0 {
-				c.WriteErr(errTimeoutNegative)
-				return
-			}
-			timeout = time.Duration(min(ms, int64(maxBlockTimeout/time.Millisecond))) * time.Millisecond
-		case argIs(args[i], "count") && more > 0:
-			i++
-			n, err := argInt64(args[i])
-			if err != nil {
-				c.WriteErr(err)
-				return
-			}
-			count = max(n, 0)
-		case argIs(args[i], "streams") && more > 0:
-			streamsArg = i + 1
-			if (len(args)-streamsArg)%2 != 0 {
-				c.WriteErr(errXReadUnbalanced) // Redis 7.0 words it as for XREAD
-				return
-			}
-		case argIs(args[i], "group") && more >= 2:
-			group, consumer = args[i+1], args[i+2]
-			i += 2
-		case argIs(args[i], "noack"):
-			noack = true
-		default:
-			c.WriteErr(errSyntax)
-			return
-		}
-	}
-	if streamsArg == 0 {
-		c.WriteErr(errSyntax)
+	o, ok := parseXReadOptions(c, args, true)
+	if !ok {
 		return
 	}
-	if group == nil {
-		c.WriteErr(errXReadGroupMissing)
-		return
-	}
+	count, timeout, streamsArg := o.count, o.timeout, o.streamsArg
+	group, consumer, noack := o.group, o.consumer, o.noack
 	n := (len(args) - streamsArg) / 2
 	keys := args[streamsArg : streamsArg+n]
 	ids := make([]keyspace.StreamID, n)
