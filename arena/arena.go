@@ -396,12 +396,18 @@ func (a *Arena) mayBeHalfCreated(id uint64) bool {
 	return !sealed
 }
 
+// firstAlloc is what create allocates of a new segment file before it sets
+// the file's full size: the header and one page of records.
+const firstAlloc = HeaderSize + pageSize
+
 // halfCreated reports whether segment id's file is what a crash while
-// creating it leaves, and nothing else: create allocates the header page
-// (the file is then 4096 bytes of zeros), sets the full size, then stores
-// and persists the header. So either the file is at most a header long
-// and all zero, or it has a full segment's size, a header that does not
-// verify and nothing but zeros after it. A file whose header verifies, or
+// creating it leaves, and nothing else: create allocates its first pages
+// (the header and one page of records: the file is then HeaderSize +
+// pageSize bytes of zeros, or less if the crash came during that
+// allocation), sets the full size, then stores and persists the header. So
+// either the file is at most that first allocation long and all zero, or
+// it has a full segment's size, a header that does not verify and nothing
+// but zeros after it. A file whose header verifies, or
 // that holds anything but zeros at a size create never leaves, was
 // truncated or damaged: never removed silently. Read errors count as not
 // half-created.
@@ -420,8 +426,8 @@ func (a *Arena) halfCreated(id uint64) bool {
 	if n >= headerSumOffset+8 && checkHeaderSum(head) == nil {
 		return false
 	}
-	if fi.Size() <= HeaderSize {
-		return isZero(head[:n])
+	if fi.Size() <= firstAlloc {
+		return zeroFrom(f, 0)
 	}
 	if fi.Size() < MinSegmentSize || fi.Size()%pageSize != 0 {
 		return false
@@ -853,7 +859,6 @@ func (a *Arena) create(size int64, baseLSN uint64) (*Segment, error) {
 	// The header page and the first page of records: a segment that could
 	// be created always has room for a small record (a FLUSHALL that frees
 	// space on a full disk, see wal.AppendFreeing).
-	const firstAlloc = HeaderSize + pageSize
 	r, err := pmem.MapSparse(path, size, firstAlloc, a.opts.Mode)
 	if err != nil {
 		os.Remove(path)
