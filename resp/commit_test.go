@@ -150,3 +150,27 @@ func TestCommitterOverKeyspace(t *testing.T) {
 		t.Error("no batch was held for the committer")
 	}
 }
+
+// SAVE promises every write applied before it is on disk, other clients'
+// included: its reply waits for another connection's held write.
+func TestCommitterSaveWaitsForOtherClientsWrites(t *testing.T) {
+	f := &fakeKS{waits: make(chan uint64, 16), gate: make(chan struct{})}
+	s := startMsyncLoop(t, f)
+	var open sync.Once
+	release := func() { open.Do(func() { close(f.gate) }) }
+	t.Cleanup(release) // before the server's cleanup, if the test fails early
+	writer, saver := dialWire(t, s), dialWire(t, s)
+	writer.send(multibulk("wrt"))
+	if lsn := nextWait(t, f); lsn != 1 {
+		t.Fatalf("the committer waited for LSN %d, want 1", lsn)
+	}
+	saver.send(multibulk("SAVE"))
+	expectNothing(t, saver, 200*time.Millisecond)
+	release()
+	if got := writer.reply(); got != ":1\r\n" {
+		t.Fatalf("writer got %q", got)
+	}
+	if got := saver.reply(); got != "+OK\r\n" {
+		t.Fatalf("SAVE got %q", got)
+	}
+}

@@ -53,8 +53,14 @@ func execCommand(c *Client, _ [][]byte) {
 
 	env.lock()
 	if c.Watch.Dirty() {
+		// The abort reveals another client's write to a watched key:
+		// like a read, it waits until that write is durable.
+		lsn := env.lastLSN()
 		env.unwatch(&c.Watch)
 		env.unlock()
+		if cn := c.conn; cn != nil && lsn > cn.batchLSN {
+			cn.batchLSN = lsn
+		}
 		c.WriteNullArray()
 		return
 	}

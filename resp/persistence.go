@@ -18,7 +18,20 @@ import "time"
 // saveCommand: semantics: redis.io SAVE. Reply: +OK.
 func saveCommand(c *Client, _ [][]byte) {
 	c.Srv.lastSave.Store(time.Now().Unix())
+	c.waitForEveryWrite()
 	c.WriteOK()
+}
+
+// waitForEveryWrite makes the reply being written wait (as every reply
+// does for its own batch) until every record appended so far, by any
+// client, is durable: what SAVE and BGSAVE promise. SAVE and BGSAVE take
+// no keyspace lock, so they do not raise the batch's LSN by themselves.
+func (c *Client) waitForEveryWrite() {
+	if cn := c.conn; cn != nil {
+		if lsn := c.Srv.env.lastLSN(); lsn > cn.batchLSN {
+			cn.batchLSN = lsn
+		}
+	}
 }
 
 // bgsaveCommand: semantics: redis.io BGSAVE [SCHEDULE]. Reply: the status
@@ -29,6 +42,7 @@ func bgsaveCommand(c *Client, args [][]byte) {
 		return
 	}
 	c.Srv.lastSave.Store(time.Now().Unix())
+	c.waitForEveryWrite()
 	c.WriteString("Background saving started")
 }
 
