@@ -499,14 +499,9 @@ func cmdXDel(c *Client, args [][]byte) {
 		c.WriteInt(0)
 		return
 	}
-	ids := make([]keyspace.StreamID, 0, len(args)-2)
-	for _, a := range args[2:] {
-		id, err := parseStrictID(a)
-		if err != nil {
-			c.WriteErr(err)
-			return
-		}
-		ids = append(ids, id)
+	ids, ok := parseStrictIDs(c, args[2:])
+	if !ok {
+		return
 	}
 	var del []keyspace.StreamID
 	for _, id := range ids {
@@ -734,6 +729,21 @@ func cmdXInfoHelp(c *Client, _ [][]byte) {
 }
 
 // ---- XREAD ----
+
+// parseStrictIDs parses every argument as a full stream ID (XDEL, XACK);
+// at the first bad one it writes the error and reports false.
+func parseStrictIDs(c *Client, args [][]byte) ([]keyspace.StreamID, bool) {
+	ids := make([]keyspace.StreamID, 0, len(args))
+	for _, a := range args {
+		id, err := parseStrictID(a)
+		if err != nil {
+			c.WriteErr(err)
+			return nil, false
+		}
+		ids = append(ids, id)
+	}
+	return ids, true
+}
 
 // xreadOptions are the options of XREAD and XREADGROUP, up to STREAMS.
 type xreadOptions struct {
@@ -1497,14 +1507,9 @@ func cmdXAck(c *Client, args [][]byte) {
 		c.WriteInt(0)
 		return
 	}
-	ids := make([]keyspace.StreamID, 0, len(args)-3)
-	for _, a := range args[3:] {
-		id, err := parseStrictID(a)
-		if err != nil {
-			c.WriteErr(err)
-			return
-		}
-		ids = append(ids, id)
+	ids, ok := parseStrictIDs(c, args[3:])
+	if !ok {
+		return
 	}
 	var acked []keyspace.StreamID
 	for _, id := range ids {
