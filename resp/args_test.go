@@ -447,13 +447,13 @@ func cmdReply(t *testing.T, c *Client, args ...string) string {
 	for i, a := range args {
 		argv[i] = []byte(a)
 	}
-	c.out = c.out[:0]
+	c.Out = c.Out[:0]
 	if !cmd.NoLock {
 		c.KS.Lock()
 		defer c.KS.Unlock()
 	}
 	cmd.Run(c, argv)
-	return string(c.out)
+	return string(c.Out)
 }
 
 // runRecordedScripts runs each script on a fresh keyspace. A command name

@@ -162,7 +162,7 @@ func cmdBitOp(c *Client, args [][]byte) {
 	} else if c.KS.Exists(c.DB, dest) {
 		b.Del(c.DB, dest)
 	}
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(len(res)))
 	}
 }
@@ -600,7 +600,7 @@ func bitfield(c *Client, args [][]byte, readonly bool) {
 	}
 	s := newBitString(old, found, size)
 	res := runBitfield(s, ops)
-	mark := len(c.out)
+	mark := len(c.Out)
 	writeBitfieldResults(c, res)
 	b := c.KS.NewBatch()
 	switch {

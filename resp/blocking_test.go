@@ -325,11 +325,11 @@ func TestBlockingNewcomerYields(t *testing.T) {
 		return cn
 	}
 	run := func(cn *conn, args ...string) string {
-		cn.out = cn.out[:0]
+		cn.Out = cn.Out[:0]
 		ks.Lock()
 		defer ks.Unlock()
 		cmdBLPop(&cn.Client, bytesArgs(args...))
-		return string(cn.out)
+		return string(cn.Out)
 	}
 	a, d := newConn(), newConn()
 	if got := run(a, "BLPOP", "q", "0"); got != "" || !a.blk.pending {

@@ -1,10 +1,8 @@
 package resp
 
 import (
-	"strconv"
-
 	"github.com/persimmon-db/persimmon/keyspace"
-	"github.com/tidwall/redcon"
+	"github.com/persimmon-db/persimmon/proto"
 )
 
 // Command flags, as COMMAND reports them (semantics: redis.io COMMAND INFO).
@@ -152,7 +150,9 @@ type Client struct {
 	Name string // CLIENT SETNAME
 	KS   *keyspace.Keyspace
 	Srv  *Server
-	out  []byte // pending replies, written after the batch is durable
+	// Writer holds the pending replies (Out), written after the batch is
+	// durable, and the connection's protocol version (HELLO).
+	proto.Writer
 
 	Authed bool
 	Watch  keyspace.Watcher
@@ -166,45 +166,10 @@ type Client struct {
 	conn *conn // the connection serving this client
 }
 
-// Reply helpers: each appends one complete RESP2 reply.
-
-// WriteOK appends +OK.
-func (c *Client) WriteOK() { c.out = redcon.AppendOK(c.out) }
-
-// WriteString appends a simple string (+s).
-func (c *Client) WriteString(s string) { c.out = redcon.AppendString(c.out, s) }
-
-// WriteError appends an error reply; msg must start with its code (ERR, WRONGTYPE, ...).
-func (c *Client) WriteError(msg string) { c.out = redcon.AppendError(c.out, msg) }
-
-// WriteErr appends err's text as an error reply (keyspace errors carry their Redis text).
-func (c *Client) WriteErr(err error) { c.WriteError(err.Error()) }
-
-// WriteInt appends an integer reply.
-func (c *Client) WriteInt(n int64) { c.out = redcon.AppendInt(c.out, n) }
-
-// WriteBulk appends a bulk string.
-func (c *Client) WriteBulk(b []byte) { c.out = redcon.AppendBulk(c.out, b) }
-
-// WriteBulkString appends a bulk string.
-func (c *Client) WriteBulkString(s string) { c.out = redcon.AppendBulkString(c.out, s) }
-
-// WriteNull appends the null bulk string ($-1).
-func (c *Client) WriteNull() { c.out = redcon.AppendNull(c.out) }
-
-// WriteNullArray appends the null array (*-1).
-func (c *Client) WriteNullArray() { c.out = append(c.out, "*-1\r\n"...) }
-
-// WriteArray appends an array header of n elements.
-func (c *Client) WriteArray(n int) { c.out = redcon.AppendArray(c.out, n) }
-
-// WriteBulkInt appends n as a bulk string.
-func (c *Client) WriteBulkInt(n int64) {
-	c.out = redcon.AppendBulk(c.out, strconv.AppendInt(nil, n, 10))
-}
-
-// WriteRaw appends already-encoded RESP.
-func (c *Client) WriteRaw(b []byte) { c.out = append(c.out, b...) }
+// Replies: Client embeds a proto.Writer, whose semantic calls (WriteBulk,
+// WriteMap, WriteSet, WriteDouble, WriteBool, WriteVerbatim, WritePairs,
+// WriteNull...) append one reply each to Out in the connection's protocol
+// version. Handlers never write protocol bytes themselves.
 
 // Redis error texts used in more than one place.
 const (

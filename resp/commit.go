@@ -176,7 +176,7 @@ func (c *conn) releaseHeld() bool {
 		if err := cm.failed(); err != nil {
 			c.srv.logf("client id=%d addr=%s: closing without replies, lsn %d is not durable: %v",
 				c.ID, c.addr, c.batchLSN, err)
-			c.out = c.out[:0]
+			c.Out = c.Out[:0]
 			return false
 		}
 		cm.request(c.batchLSN, c.gc.EventLoop())

@@ -280,7 +280,7 @@ func configMatches(patterns [][]byte) []*configParam {
 // configGetCommand: CONFIG GET parameter [parameter ...].
 func configGetCommand(c *Client, args [][]byte) {
 	params := configMatches(args[2:])
-	c.WriteArray(2 * len(params))
+	c.WriteMap(len(params))
 	for _, p := range params {
 		c.WriteBulkString(p.name)
 		c.WriteBulkString(p.get(c.Srv))

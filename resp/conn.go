@@ -1,8 +1,6 @@
 package resp
 
 import (
-	"bytes"
-	"errors"
 	"net"
 	"runtime"
 	"runtime/debug"
@@ -13,19 +11,16 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
-	"github.com/tidwall/redcon"
+
+	"github.com/persimmon-db/persimmon/proto"
 )
 
-// Protocol limits, as Redis 7 enforces them.
+// Buffer sizes.
 const (
-	readBufSize     = 16 << 10  // initial read buffer
-	maxInlineSize   = 64 << 10  // PROTO_INLINE_MAX_SIZE: an inline line, or a count line
-	maxMultibulkLen = 1<<31 - 1 // declared arguments of one request (INT_MAX, as Redis 7)
-	unauthMaxArgs   = 10        // declared arguments before AUTH, when a password is set
-	unauthMaxBulk   = 16 << 10  // declared argument length before AUTH
-	maxQueryBuf     = 1 << 30   // client-query-buffer-limit: bytes buffered for one client
-	outFlushAt      = 1 << 20   // replies held beyond this are written mid-batch
-	shrinkAbove     = 256 << 10 // idle buffers larger than this are given back
+	readBufSize = 16 << 10          // initial read buffer
+	maxQueryBuf = proto.MaxQueryBuf // client-query-buffer-limit: bytes buffered for one client
+	outFlushAt  = 1 << 20           // replies held beyond this are written mid-batch
+	shrinkAbove = 256 << 10         // idle buffers larger than this are given back
 )
 
 // conn is one client connection. Its goroutine reads whatever the socket
@@ -41,9 +36,8 @@ type conn struct {
 	fd      int
 	created time.Time
 
-	rbuf    []byte   // unprocessed input; always starts at index 0
-	argsbuf [][]byte // reused argument slice headers
-	inline  []byte   // reused storage for unquoted inline arguments
+	rbuf   []byte       // unprocessed input; always starts at index 0
+	reader proto.Reader // splits rbuf into requests
 
 	batchLSN   uint64      // highest LastLSN seen after a command of this batch
 	tick       time.Time   // end of the previous command (commandstats timing)
@@ -117,7 +111,6 @@ func newConn(s *Server, nc net.Conn, id int64) *conn {
 		fd:      connFD(nc),
 		created: now,
 		rbuf:    make([]byte, 0, readBufSize),
-		argsbuf: make([][]byte, 0, 16),
 	}
 	c.ID = id
 	c.KS = s.ks
@@ -247,71 +240,22 @@ func (c *conn) processInput() bool {
 	data := c.rbuf
 	need := 0
 	c.tick = time.Now()
-loop:
 	for len(data) > 0 && !c.closeAfterReply && c.blk.b == nil && !c.held {
-		var args [][]byte
-		if data[0] == '*' {
-			complete, a, _, rest, err := redcon.ReadNextCommand(data, c.argsbuf)
-			if cap(a) > cap(c.argsbuf) {
-				c.argsbuf = a[:0]
-			}
-			if err != nil || !complete {
-				v := scanMultibulk(data, c.limits())
-				switch {
-				case v.err != "":
-					c.protocolError(v.err)
-					break loop
-				case v.skip > 0:
-					data = data[v.skip:]
-					continue
-				case !v.complete:
-					need = v.need
-					break loop
-				}
-				// Whole, but not as redcon wants it (a bulk not followed
-				// by CRLF): Redis takes the two bytes after each bulk
-				// without looking at them.
-				a, rest = splitMultibulk(data, c.argsbuf[:0])
-			}
-			if msg := c.checkArgs(a); msg != "" {
-				c.protocolError(msg)
-				break
-			}
-			data, args = rest, a
-			if len(args) == 0 { // "*0\r\n"
-				continue
-			}
-		} else {
-			i := bytes.IndexByte(data, '\n')
-			if i < 0 || i >= maxInlineSize+16<<10 {
-				// Redis reads 16 KB at a time and refuses a buffer over the
-				// limit with no newline in it: a line whose newline is not
-				// in the first 80 KB is refused, however it is sent.
-				if len(data) > maxInlineSize {
-					c.protocolError("too big inline request")
-				}
-				break
-			}
-			line := data[:i]
-			data = data[i+1:]
-			if n := len(line); n > 0 && line[n-1] == '\r' {
-				line = line[:n-1]
-			}
-			var ok bool
-			args, c.inline, ok = splitArgs(line, c.inline, c.argsbuf[:0])
-			if cap(args) > cap(c.argsbuf) {
-				c.argsbuf = args[:0]
-			}
-			if !ok {
-				c.protocolError("unbalanced quotes in request")
-				break
-			}
-			if len(args) == 0 { // empty lines are ignored
-				continue
-			}
+		args, rest, n, perr := c.reader.Next(data, c.limits())
+		if perr != "" {
+			c.protocolError(perr)
+			break
+		}
+		if len(rest) == len(data) { // not yet whole
+			need = n
+			break
+		}
+		data = rest
+		if len(args) == 0 { // "*0\r\n", an empty line
+			continue
 		}
 		c.execute(args)
-		if len(c.out) >= outFlushAt && !c.flush() {
+		if len(c.Out) >= outFlushAt && !c.flush() {
 			return false
 		}
 	}
@@ -339,9 +283,9 @@ loop:
 	if c.closeAfterReply || c.killed.Load() {
 		return false
 	}
-	if cap(c.out) > shrinkAbove {
-		releasedLarge(cap(c.out))
-		c.out = nil
+	if cap(c.Out) > shrinkAbove {
+		releasedLarge(cap(c.Out))
+		c.Out = nil
 	}
 	return true
 }
@@ -377,7 +321,7 @@ func (c *conn) flush() bool {
 		if err := c.srv.commit.failed(); err != nil {
 			c.srv.logf("client id=%d addr=%s: closing without replies, lsn %d is not durable: %v",
 				c.ID, c.addr, c.batchLSN, err)
-			c.out = c.out[:0]
+			c.Out = c.Out[:0]
 			return false
 		}
 		c.srv.commit.hold(c) // commit.go: the committer releases the replies
@@ -387,26 +331,26 @@ func (c *conn) flush() bool {
 		if err := c.srv.env.waitDurable(c.batchLSN); err != nil {
 			c.srv.logf("client id=%d addr=%s: closing without replies, lsn %d is not durable: %v",
 				c.ID, c.addr, c.batchLSN, err)
-			c.out = c.out[:0]
+			c.Out = c.Out[:0]
 			return false
 		}
 		c.batchLSN = 0
 	}
-	if len(c.out) == 0 {
+	if len(c.Out) == 0 {
 		return true
 	}
 	var n int
 	var err error
 	if c.gc != nil {
-		n, err = c.gc.Write(c.out)
+		n, err = c.gc.Write(c.Out)
 	} else {
 		c.wmu.Lock()
-		n, err = c.nc.Write(c.out)
+		n, err = c.nc.Write(c.Out)
 		c.wmu.Unlock()
 	}
 	c.srv.stats.netOut.Add(int64(n))
 	c.srv.stats.writes.Add(1)
-	c.out = c.out[:0]
+	c.Out = c.Out[:0]
 	return err == nil
 }
 
@@ -416,268 +360,12 @@ func (c *conn) protocolError(msg string) {
 	c.closeAfterReply = true
 }
 
-// protocolErrorText strips redcon's "Protocol error: " prefix.
-func protocolErrorText(err error) string {
-	const prefix = "Protocol error: "
-	s := err.Error()
-	if len(s) > len(prefix) && s[:len(prefix)] == prefix {
-		return s[len(prefix):]
+// limits are the header limits for this connection's next request.
+func (c *conn) limits() proto.Limits {
+	return proto.Limits{
+		MaxBulk: c.srv.live.protoMaxBulkLen.Load(),
+		Unauth:  !c.Authed && c.srv.requirepass() != "",
 	}
-	return s
-}
-
-// protoLimits are the limits a request header is checked against.
-type protoLimits struct {
-	maxBulk int64 // proto-max-bulk-len
-	unauth  bool  // a password is set and the client has not given it
-}
-
-func (c *conn) limits() protoLimits {
-	return protoLimits{
-		maxBulk: c.srv.live.protoMaxBulkLen.Load(),
-		unauth:  !c.Authed && c.srv.requirepass() != "",
-	}
-}
-
-// checkArgs applies the header limits to a request that arrived whole.
-func (c *conn) checkArgs(args [][]byte) string {
-	if len(args) > maxMultibulkLen {
-		return "invalid multibulk length"
-	}
-	lim := c.limits()
-	if lim.unauth && len(args) > unauthMaxArgs {
-		return "unauthenticated multibulk length"
-	}
-	for _, a := range args {
-		if int64(len(a)) > lim.maxBulk {
-			return "invalid bulk length"
-		}
-		if lim.unauth && len(a) > unauthMaxBulk {
-			return "unauthenticated bulk length"
-		}
-	}
-	return ""
-}
-
-// mbVerdict is what scanMultibulk concludes about the start of a buffer
-// holding an incomplete or malformed multibulk request.
-type mbVerdict struct {
-	err      string // protocol error text (after "Protocol error: ")
-	skip     int    // a "*0"/"*-1" header Redis ignores: skip this many bytes
-	need     int    // bytes the pending request needs in total, when known
-	complete bool   // every declared argument is present
-}
-
-// scanMultibulk walks the headers of the multibulk request at the start of
-// b (b[0] == '*') the way Redis does, without copying, so that a request
-// declaring too many or too large arguments is refused before the server
-// waits for (and buffers) its bytes.
-func scanMultibulk(b []byte, lim protoLimits) (v mbVerdict) {
-	cr := bytes.IndexByte(b, '\r')
-	if cr < 0 {
-		if len(b) > maxInlineSize {
-			v.err = "too big mbulk count string"
-		}
-		return v
-	}
-	if cr+1 >= len(b) {
-		return v
-	}
-	count, ok := parseInt64(b[1:cr])
-	if !ok || count > maxMultibulkLen {
-		v.err = "invalid multibulk length"
-		return v
-	}
-	if lim.unauth && count > unauthMaxArgs {
-		v.err = "unauthenticated multibulk length"
-		return v
-	}
-	pos := int64(cr + 2)
-	if count <= 0 {
-		v.skip = int(pos)
-		return v
-	}
-	for j := int64(0); j < count; j++ {
-		if pos >= int64(len(b)) {
-			return v
-		}
-		if b[pos] != '$' {
-			v.err = "expected '$', got '" + string(b[pos:pos+1]) + "'"
-			return v
-		}
-		cr := bytes.IndexByte(b[pos:], '\r')
-		if cr < 0 {
-			if int64(len(b))-pos > maxInlineSize {
-				v.err = "too big bulk count string"
-			}
-			return v
-		}
-		end := pos + int64(cr)
-		if end+1 >= int64(len(b)) {
-			return v
-		}
-		n, ok := parseInt64(b[pos+1 : end])
-		if !ok || n < 0 || n > lim.maxBulk {
-			v.err = "invalid bulk length"
-			return v
-		}
-		if lim.unauth && n > unauthMaxBulk {
-			v.err = "unauthenticated bulk length"
-			return v
-		}
-		pos = end + 2 + n + 2
-		if pos > int64(len(b)) {
-			if pos <= maxQueryBuf {
-				v.need = int(pos)
-			}
-			return v
-		}
-	}
-	v.complete = true
-	return v
-}
-
-// splitMultibulk splits the multibulk request at the start of b, which
-// scanMultibulk found complete and well-formed, into its arguments
-// (appended to args, aliasing b) and the bytes after it. The two bytes
-// after each bulk are skipped unchecked, as Redis does.
-func splitMultibulk(b []byte, args [][]byte) (_ [][]byte, rest []byte) {
-	cr := bytes.IndexByte(b, '\r')
-	count, _ := parseInt64(b[1:cr])
-	pos := cr + 2
-	for j := int64(0); j < count; j++ {
-		cr := pos + bytes.IndexByte(b[pos:], '\r')
-		n, _ := parseInt64(b[pos+1 : cr])
-		start := cr + 2
-		args = append(args, b[start:start+int(n):start+int(n)])
-		pos = start + int(n) + 2
-	}
-	return args, b[pos:]
-}
-
-// splitArgs splits an inline request line into arguments the way Redis's
-// sdssplitargs does: spaces separate, "double quotes" take \n \r \t \b \a
-// \\ \" and \xHH escapes, 'single quotes' take \', and a closing quote must
-// be followed by a space or the end. Arguments are appended to args and
-// point into storage (grown to len(line) so it is never reallocated while
-// splitting). ok is false on unbalanced quotes.
-func splitArgs(line, storage []byte, args [][]byte) (_ [][]byte, _ []byte, ok bool) {
-	if cap(storage) < len(line) {
-		storage = make([]byte, 0, len(line))
-	}
-	buf := storage[:0]
-	p := 0
-	for {
-		for p < len(line) && isSpace(line[p]) {
-			p++
-		}
-		if p >= len(line) {
-			return args, storage, true
-		}
-		start := len(buf)
-		inq, insq, done := false, false, false
-		for !done {
-			switch {
-			case inq:
-				if p >= len(line) {
-					return args[:0], storage, false
-				}
-				ch := line[p]
-				if ch == '\\' && p+3 < len(line) && line[p+1] == 'x' && isHex(line[p+2]) && isHex(line[p+3]) {
-					buf = append(buf, unhex(line[p+2])<<4|unhex(line[p+3]))
-					p += 3
-				} else if ch == '\\' && p+1 < len(line) {
-					p++
-					switch line[p] {
-					case 'n':
-						ch = '\n'
-					case 'r':
-						ch = '\r'
-					case 't':
-						ch = '\t'
-					case 'b':
-						ch = '\b'
-					case 'a':
-						ch = '\a'
-					default:
-						ch = line[p]
-					}
-					buf = append(buf, ch)
-				} else if ch == '"' {
-					if p+1 < len(line) && !isSpace(line[p+1]) {
-						return args[:0], storage, false
-					}
-					done = true
-				} else {
-					buf = append(buf, ch)
-				}
-			case insq:
-				if p >= len(line) {
-					return args[:0], storage, false
-				}
-				ch := line[p]
-				if ch == '\\' && p+1 < len(line) && line[p+1] == '\'' {
-					p++
-					buf = append(buf, '\'')
-				} else if ch == '\'' {
-					if p+1 < len(line) && !isSpace(line[p+1]) {
-						return args[:0], storage, false
-					}
-					done = true
-				} else {
-					buf = append(buf, ch)
-				}
-			default:
-				if p >= len(line) {
-					done = true
-					break
-				}
-				switch ch := line[p]; ch {
-				case ' ', '\n', '\r', '\t', 0:
-					done = true
-				case '"':
-					inq = true
-				case '\'':
-					insq = true
-				default:
-					buf = append(buf, ch)
-				}
-			}
-			if p < len(line) {
-				p++
-			}
-		}
-		args = append(args, buf[start:len(buf):len(buf)])
-	}
-}
-
-func isHex(ch byte) bool {
-	return '0' <= ch && ch <= '9' || 'a' <= ch && ch <= 'f' || 'A' <= ch && ch <= 'F'
-}
-
-func unhex(ch byte) byte {
-	switch {
-	case ch <= '9':
-		return ch - '0'
-	case ch >= 'a':
-		return ch - 'a' + 10
-	default:
-		return ch - 'A' + 10
-	}
-}
-
-// SplitArgs splits a line into arguments with Redis's inline-request and
-// redis.conf quoting rules.
-func SplitArgs(line string) ([]string, error) {
-	args, _, ok := splitArgs([]byte(line), nil, nil)
-	if !ok {
-		return nil, errors.New("unbalanced quotes")
-	}
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = string(a)
-	}
-	return out, nil
 }
 
 // flushStats adds the batch's commandstats to the shared counters.
@@ -755,7 +443,7 @@ func (c *conn) publish() {
 		lastActive: c.tick,
 		qbuf:       len(c.rbuf),
 		qbufFree:   cap(c.rbuf) - len(c.rbuf),
-		omem:       cap(c.out),
+		omem:       cap(c.Out),
 	}
 	c.infoMu.Unlock()
 }
@@ -775,7 +463,7 @@ func (c *conn) snapshot(self *conn) clientInfo {
 		return clientInfo{
 			name: c.Name, db: c.DB, multi: multi, cmd: cmd,
 			lastActive: time.Now(),
-			qbuf:       len(c.rbuf), qbufFree: cap(c.rbuf) - len(c.rbuf), omem: cap(c.out),
+			qbuf:       len(c.rbuf), qbufFree: cap(c.rbuf) - len(c.rbuf), omem: cap(c.Out),
 		}
 	}
 	c.infoMu.Lock()

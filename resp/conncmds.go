@@ -168,7 +168,7 @@ func helloCommand(c *Client, args [][]byte) {
 		c.WriteError(errHelloNoAuth)
 		return
 	}
-	c.WriteArray(14)
+	c.WriteMap(7)
 	c.WriteBulkString("server")
 	c.WriteBulkString("redis")
 	c.WriteBulkString("version")
@@ -298,7 +298,7 @@ func clientNoEvictCommand(c *Client, args [][]byte) {
 }
 
 func clientInfoCommand(c *Client, _ [][]byte) {
-	c.WriteBulk(appendClientLine(nil, c.conn, c.conn.snapshot(c.conn), time.Now()))
+	c.WriteVerbatim("txt", appendClientLine(nil, c.conn, c.conn.snapshot(c.conn), time.Now()))
 }
 
 // clientListCommand: CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...].
@@ -342,7 +342,7 @@ func clientListCommand(c *Client, args [][]byte) {
 			b = appendClientLine(b, other, other.snapshot(c.conn), now)
 		}
 	}
-	c.WriteBulk(b)
+	c.WriteVerbatim("txt", b)
 }
 
 // appendClientLine appends one CLIENT LIST line in Redis 7.0's format.

@@ -78,7 +78,7 @@ func (c *conn) reject(cmd *Command, msg string) {
 // (EXEC) already holds the lock, and records the LSN the batch must wait
 // for before its replies leave.
 func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
-	start := len(c.out)
+	start := len(c.Out)
 	c.lastCmd = cmd
 	var now time.Time
 	if cmd.NoLock || locked {
@@ -111,7 +111,7 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 	d := now.Sub(c.tick)
 	c.tick = now
 	c.recordSlow(cmd, args, d)
-	c.count(cmd, d, len(c.out) > start && c.out[start] == '-', false)
+	c.count(cmd, d, len(c.Out) > start && c.Out[start] == '-', false)
 	if c.blk.pending { // [lists: blocking] the handler blocked: wait without the lock
 		if c.gc != nil {
 			c.park(cmd, args)

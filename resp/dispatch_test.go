@@ -2,6 +2,7 @@ package resp
 
 import (
 	"errors"
+	"github.com/persimmon-db/persimmon/proto"
 	"slices"
 	"strings"
 	"testing"
@@ -12,7 +13,7 @@ import (
 func script(t *testing.T, w *wire, steps [][2]string) {
 	t.Helper()
 	for _, st := range steps {
-		args, _, ok := splitArgs([]byte(st[0]), nil, nil)
+		args, _, ok := proto.SplitInline([]byte(st[0]), nil, nil)
 		if !ok {
 			t.Fatalf("bad step %q", st[0])
 		}

@@ -220,7 +220,7 @@ func cmdRestore(c *Client, args [][]byte) {
 	if ttl != 0 && expireAt <= now {
 		if o.replace && c.KS.Exists(c.DB, key) {
 			b.Del(c.DB, key)
-			if !commitReply(c, b, len(c.out)) {
+			if !commitReply(c, b, len(c.Out)) {
 				return
 			}
 		}
@@ -228,7 +228,7 @@ func cmdRestore(c *Client, args [][]byte) {
 		return
 	}
 	restoreOps(b, c.DB, key, &v, bm, expireAt)
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteOK()
 	}
 }

@@ -20,7 +20,7 @@ func TestDumpCommandInfo(t *testing.T) {
 		if cmd == nil {
 			t.Fatalf("%s: not in the table", name)
 		}
-		if got := string(appendCommandInfo(nil, cmd)); got != want {
+		if got := string(commandInfoRESP2(cmd)); got != want {
 			t.Errorf("COMMAND INFO %s:\n got %q\nwant %q", name, got, want)
 		}
 	}

@@ -173,7 +173,8 @@ func appendHumanFloat(dst []byte, f float64) []byte {
 }
 
 func (c *Client) writeHumanFloat(f float64) {
-	c.WriteBulk(appendHumanFloat(nil, f))
+	var buf [64]byte
+	c.WriteDoubleText(appendHumanFloat(buf[:0], f)) // addReplyHumanLongDouble: a double in RESP3
 }
 
 // writeDistance writes a distance as "%.4f".

@@ -117,7 +117,7 @@ func hashSet(c *Client, args [][]byte, name string) (added int, ok bool) {
 	}
 	b := c.KS.NewBatch()
 	b.HSet(c.DB, key, pairs...)
-	return added, commitReply(c, b, len(c.out))
+	return added, commitReply(c, b, len(c.Out))
 }
 
 // HSETNX key field value
@@ -134,7 +134,7 @@ func cmdHSetNX(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.HSet(c.DB, key, field, args[3])
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(1)
 	}
 }
@@ -173,7 +173,7 @@ func cmdHDel(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.HDel(c.DB, key, del...)
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(len(del)))
 	}
 }
@@ -219,7 +219,7 @@ func cmdHIncrBy(c *Client, args [][]byte) {
 	var buf [20]byte
 	b := c.KS.NewBatch()
 	b.HSet(c.DB, key, field, strconv.AppendInt(buf[:0], n, 10))
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(n)
 	}
 }
@@ -259,7 +259,7 @@ func cmdHIncrByFloat(c *Client, args [][]byte) {
 	s := formatLongDouble(sum)
 	b := c.KS.NewBatch()
 	b.HSet(c.DB, key, field, []byte(s))
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteBulkString(s)
 	}
 }
@@ -344,9 +344,10 @@ func hashGetAll(c *Client, key []byte, what int) {
 		return
 	}
 	if what == hashReplyFields|hashReplyValues {
-		n *= 2
+		c.WriteMap(n) // HGETALL
+	} else {
+		c.WriteArray(n)
 	}
-	c.WriteArray(n)
 	c.KS.CountLookups(false) // HLen counted the key; the rest of the command reads nothing else
 	_ = c.KS.HRange(c.DB, key, func(field, val []byte) {
 		if what&hashReplyFields != 0 {
@@ -421,11 +422,14 @@ func cmdHRandField(c *Client, args [][]byte) {
 		n = int64(size)
 	}
 	if withValues {
-		c.WriteArray(int(n) * 2)
+		c.WritePairs(int(n)) // [field, value] pairs in RESP3
 	} else {
 		c.WriteArray(int(n))
 	}
 	_ = c.KS.HRandomFields(c.DB, key, int(n), unique, func(field, val []byte) {
+		if withValues {
+			c.WritePair()
+		}
 		c.WriteBulk(field)
 		if withValues {
 			c.WriteBulk(val)

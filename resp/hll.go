@@ -153,7 +153,7 @@ func cmdPFAdd(c *Client, args [][]byte) {
 		return
 	}
 	hll.Invalidate(v)
-	mark := len(c.out)
+	mark := len(c.Out)
 	c.WriteInt(1)
 	writeHLL(c, key, old, v, mark)
 }
@@ -204,7 +204,7 @@ func cmdPFCount(c *Client, args [][]byte) {
 	} else {
 		b.Set(c.DB, key, v, expireAtOf(c, key))
 	}
-	mark := len(c.out)
+	mark := len(c.Out)
 	c.WriteInt(int64(card))
 	commitReply(c, b, mark)
 }
@@ -255,7 +255,7 @@ func cmdPFMerge(c *Client, args [][]byte) {
 		}
 	}
 	hll.Invalidate(v)
-	mark := len(c.out)
+	mark := len(c.Out)
 	c.WriteOK()
 	writeHLL(c, args[1], old, v, mark)
 }
@@ -282,7 +282,7 @@ func cmdPFDebug(c *Client, args [][]byte) {
 			}
 			b := c.KS.NewBatch()
 			b.Set(c.DB, key, d, expireAtOf(c, key))
-			if !commitReply(c, b, len(c.out)) {
+			if !commitReply(c, b, len(c.Out)) {
 				return
 			}
 			v, conv = d, true

@@ -112,7 +112,7 @@ type cmdStatLine struct {
 func infoCommand(c *Client, args [][]byte) {
 	sel := parseInfoSections(args[1:])
 	d := c.Srv.gatherInfo(sel, c.conn.inExec)
-	c.WriteBulk(appendInfo(nil, sel, &d))
+	c.WriteVerbatim("txt", appendInfo(nil, sel, &d))
 }
 
 // gatherInfo collects what the selected sections print. locked says the

@@ -127,7 +127,7 @@ func cmdDel(c *Client, args [][]byte) {
 		c.WriteInt(0)
 		return
 	}
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(n)
 	}
 }
@@ -265,7 +265,7 @@ func expireGeneric(c *Client, args [][]byte, seconds, relative bool, cmd string)
 	} else {
 		c.KS.SetExpire(b, c.DB, key, e.when)
 	}
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(1)
 	}
 }
@@ -316,7 +316,7 @@ func cmdPersist(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	c.KS.SetExpire(b, c.DB, key, 0)
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(1)
 	}
 }
@@ -349,7 +349,7 @@ func renameGeneric(c *Client, src, dst []byte, nx bool) {
 	b := c.KS.NewBatch()
 	c.KS.CopyValue(b, c.DB, src, c.DB, dst, expireAtOf(c, src))
 	b.Del(c.DB, src)
-	if !commitReply(c, b, len(c.out)) {
+	if !commitReply(c, b, len(c.Out)) {
 		return
 	}
 	if nx {
@@ -407,7 +407,7 @@ func cmdCopy(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	c.KS.CopyValue(b, c.DB, src, o.db, dst, expireAtOf(c, src))
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(1)
 	}
 }
@@ -431,7 +431,7 @@ func cmdMove(c *Client, args [][]byte) {
 	b := c.KS.NewBatch()
 	c.KS.CopyValue(b, c.DB, key, db, key, expireAtOf(c, key))
 	b.Del(c.DB, key)
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(1)
 	}
 }
@@ -463,7 +463,7 @@ func cmdSwapDB(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.SwapDB(db1, db2)
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		signalSwapped(c.KS, db1, db2) // waiters on keys that came in
 		c.WriteOK()
 	}
@@ -612,7 +612,7 @@ func cmdFlushDB(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.FlushDB(c.DB)
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteOK()
 	}
 }
@@ -625,7 +625,7 @@ func cmdFlushAll(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.FlushAll()
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteOK()
 	}
 }

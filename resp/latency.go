@@ -41,14 +41,14 @@ func latencyEmptyArray(c *Client, _ [][]byte) { c.WriteArray(0) }
 // latencyReset: the number of event time series reset (none exist).
 func latencyReset(c *Client, _ [][]byte) { c.WriteInt(0) }
 
-func latencyDoctor(c *Client, _ [][]byte) { c.WriteBulkString(latencyDoctorDisabled) }
+func latencyDoctor(c *Client, _ [][]byte) { c.WriteVerbatimString("txt", latencyDoctorDisabled) }
 
 func latencyGraph(c *Client, args [][]byte) {
 	c.WriteError("ERR No samples available for event '" + string(args[2]) + "'")
 }
 
 // latencyHistogram: an empty map, as with latency-tracking no.
-func latencyHistogram(c *Client, _ [][]byte) { c.WriteArray(0) }
+func latencyHistogram(c *Client, _ [][]byte) { c.WriteMap(0) }
 
 func latencyHelp(c *Client, _ [][]byte) {
 	writeHelp(c, "LATENCY", []string{

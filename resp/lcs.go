@@ -192,7 +192,7 @@ func cmdLCS(c *Client, args [][]byte) {
 		c.WriteBulk(lcs)
 		return
 	}
-	c.WriteArray(4)
+	c.WriteMap(2)
 	c.WriteBulkString("matches")
 	c.WriteArray(len(matches))
 	for _, m := range matches {

@@ -143,7 +143,7 @@ func pushGeneric(c *Client, args [][]byte, left, onlyExisting bool) {
 	} else {
 		b.RPush(c.DB, key, args[2:]...)
 	}
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(n))
 	}
 }
@@ -183,7 +183,7 @@ func popGeneric(c *Client, args [][]byte, left bool) {
 		}
 		return
 	}
-	mark := len(c.out)
+	mark := len(c.Out)
 	if count < 0 {
 		c.WriteBulk(listEnd(v, left, 0))
 		listPopCommit(c, key, left, 1, mark)
@@ -460,7 +460,7 @@ func cmdLSet(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.LSet(c.DB, key, i, args[3])
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteOK()
 	}
 }
@@ -507,7 +507,7 @@ func cmdLRem(c *Client, args [][]byte) {
 	} else {
 		b.LRem(c.DB, key, count, elem)
 	}
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(removed)
 	}
 }
@@ -545,7 +545,7 @@ func cmdLTrim(c *Client, args [][]byte) {
 	default:
 		b.LTrim(c.DB, key, from, to-from+1)
 	}
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteOK()
 	}
 }
@@ -588,7 +588,7 @@ func cmdLInsert(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.LInsert(c.DB, key, at, args[4])
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(n + 1))
 	}
 }
@@ -655,7 +655,7 @@ func listMove(c *Client, src, dst []byte, fromLeft, toLeft, blocking bool) listM
 		return listMoveDone
 	}
 	val := listEnd(sv, fromLeft, 0)
-	mark := len(c.out)
+	mark := len(c.Out)
 	c.WriteBulk(val)
 	b := c.KS.NewBatch()
 	pop := func() {
@@ -751,7 +751,7 @@ func listMPop(c *Client, m lmpopArgs, blocking bool) bool {
 			continue
 		}
 		n := int(min(m.count, int64(v.Len())))
-		mark := len(c.out)
+		mark := len(c.Out)
 		c.WriteArray(2)
 		c.WriteBulk(key)
 		writeListEnds(c, v, m.left, n)
@@ -789,7 +789,7 @@ func listBlockingPop(c *Client, args [][]byte, left bool) {
 		if !v.Exists() {
 			return false, false
 		}
-		mark := len(c.out)
+		mark := len(c.Out)
 		c.WriteArray(2)
 		c.WriteBulk(key)
 		c.WriteBulk(listEnd(v, left, 0))

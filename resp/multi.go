@@ -65,7 +65,7 @@ func execCommand(c *Client, _ [][]byte) {
 		return
 	}
 	env.beginTxn()
-	mark := len(c.out)
+	mark := len(c.Out)
 	c.WriteArray(len(cmds))
 	cn := c.conn
 	execCmd := cn.lastCmd
@@ -90,7 +90,7 @@ func execCommand(c *Client, _ [][]byte) {
 	if err != nil {
 		// The commit marker was not written: recovery will drop the block,
 		// so the client must not see it acknowledged.
-		c.out = c.out[:mark]
+		c.Out = c.Out[:mark]
 		c.WriteErr(err)
 	}
 }

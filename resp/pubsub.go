@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tidwall/redcon"
+	"github.com/persimmon-db/persimmon/proto"
 )
 
 // Pub/sub (semantics: redis.io SUBSCRIBE, PSUBSCRIBE, UNSUBSCRIBE,
@@ -103,16 +103,17 @@ func pubsubCommands() []Command {
 	}
 }
 
-// appendSubReply appends one (un)subscribe confirmation: [kind, name, count].
-func appendSubReply(b []byte, kind string, name []byte, null bool, count int) []byte {
-	b = redcon.AppendArray(b, 3)
-	b = redcon.AppendBulkString(b, kind)
+// writeSubReply appends one (un)subscribe confirmation: [kind, name,
+// count], a push message in RESP3.
+func writeSubReply(w *proto.Writer, kind string, name []byte, null bool, count int) {
+	w.WritePush(3)
+	w.WriteBulkString(kind)
 	if null {
-		b = redcon.AppendNull(b)
+		w.WriteNull()
 	} else {
-		b = redcon.AppendBulk(b, name)
+		w.WriteBulk(name)
 	}
-	return redcon.AppendInt(b, int64(count))
+	w.WriteInt(int64(count))
 }
 
 func subscribeCommand(c *Client, args [][]byte)  { c.conn.subscribe(args[1:], false) }
@@ -145,7 +146,7 @@ func (c *conn) subscribe(names [][]byte, pattern bool) {
 			subs[c] = struct{}{}
 			c.subCounter(pattern).Add(1)
 		}
-		c.out = appendSubReply(c.out, kind, n, false, c.subscriptions())
+		writeSubReply(&c.Writer, kind, n, false, c.subscriptions())
 	}
 	h.mu.Unlock()
 }
@@ -166,13 +167,13 @@ func (c *conn) unsubscribe(names [][]byte, pattern bool) {
 		}
 		slices.SortFunc(names, bytes.Compare)
 		if len(names) == 0 {
-			c.out = appendSubReply(c.out, kind, nil, true, c.subscriptions())
+			writeSubReply(&c.Writer, kind, nil, true, c.subscriptions())
 			return
 		}
 	}
 	for _, n := range names {
 		c.dropLocked(h, string(n), pattern)
-		c.out = appendSubReply(c.out, kind, n, false, c.subscriptions())
+		writeSubReply(&c.Writer, kind, n, false, c.subscriptions())
 	}
 }
 
@@ -240,20 +241,29 @@ func (s *Server) publish(channel, msg []byte) int {
 		}
 	}
 	h.mu.Unlock()
-	var b []byte
+	// The message is encoded once per pattern and protocol version.
+	var w [2]proto.Writer // RESP2, RESP3
+	var wpat [2]string
 	for _, d := range out {
-		b = b[:0]
-		if d.pattern == "" {
-			b = redcon.AppendArray(b, 3)
-			b = redcon.AppendBulkString(b, "message")
-		} else {
-			b = redcon.AppendArray(b, 4)
-			b = redcon.AppendBulkString(b, "pmessage")
-			b = redcon.AppendBulkString(b, d.pattern)
+		v := 0
+		if d.c.Proto == proto.RESP3 {
+			v = 1
 		}
-		b = redcon.AppendBulk(b, channel)
-		b = redcon.AppendBulk(b, msg)
-		d.c.push(b)
+		m := &w[v]
+		if m.Out == nil || wpat[v] != d.pattern {
+			m.Proto, m.Out, wpat[v] = d.c.Proto, m.Out[:0], d.pattern
+			if d.pattern == "" {
+				m.WritePush(3)
+				m.WriteBulkString("message")
+			} else {
+				m.WritePush(4)
+				m.WriteBulkString("pmessage")
+				m.WriteBulkString(d.pattern)
+			}
+			m.WriteBulk(channel)
+			m.WriteBulk(msg)
+		}
+		d.c.push(m.Out)
 	}
 	return len(out)
 }
@@ -265,7 +275,7 @@ func (c *conn) push(b []byte) {
 		return
 	}
 	if c.held { // after the held replies, in order (commit.go)
-		c.out = append(c.out, b...)
+		c.Out = append(c.Out, b...)
 		return
 	}
 	if c.gc != nil {

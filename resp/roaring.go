@@ -287,7 +287,7 @@ func cmdTRSetBit(c *Client, args [][]byte) {
 	} else {
 		b.TRRemove(c.DB, args[1], off)
 	}
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(setBoolInt(prev))
 	}
 }
@@ -314,7 +314,7 @@ func trAddOffsets(c *Client, key []byte, offArgs [][]byte) (uint64, bool) {
 	if n > 0 {
 		b := c.KS.NewBatch()
 		b.TRAdd(c.DB, key, added.ToArray()...)
-		if !commitReply(c, b, len(c.out)) {
+		if !commitReply(c, b, len(c.Out)) {
 			return 0, false
 		}
 	}
@@ -357,7 +357,7 @@ func cmdTRClearBits(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.TRRemove(c.DB, args[1], cleared.ToArray()...)
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(n))
 	}
 }
@@ -391,7 +391,7 @@ func cmdTRSetRange(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.TRAddRange(c.DB, args[1], start, end)
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(after))
 	}
 }
@@ -414,7 +414,7 @@ func cmdTRFlipRange(c *Client, args [][]byte) {
 	after := trCard(bm) - had + (width - had)
 	b := c.KS.NewBatch()
 	b.TRFlipRange(c.DB, args[1], start, end)
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(after))
 	}
 }
@@ -446,7 +446,7 @@ func cmdTRAppendBitArray(c *Client, args [][]byte) {
 		b.TRRemoveRange(c.DB, args[1], uint32(first), uint32(last))
 	}
 	b.TRMerge(c.DB, args[1], ones)
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(after))
 	}
 }
@@ -459,7 +459,7 @@ func trStore(c *Client, key []byte, bm *roaring.Bitmap) bool {
 		b.Del(c.DB, key)
 	}
 	b.TRMerge(c.DB, key, bm)
-	return commitReply(c, b, len(c.out))
+	return commitReply(c, b, len(c.Out))
 }
 
 // TR.SETINTARRAY key value [value ...]: replaces the bitmap; OK (spec §4.8).
@@ -601,7 +601,7 @@ func cmdTROptimize(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.TROptimize(c.DB, args[1])
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteOK()
 	}
 }

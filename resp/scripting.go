@@ -485,13 +485,13 @@ func evalGeneric(c *Client, args [][]byte, bySHA, readOnly bool) {
 	if !inTxn {
 		env.beginTxn()
 	}
-	mark := len(c.out)
+	mark := len(c.Out)
 	e.runScript(c, sha, sc, keys, argv, readOnly || sc.noWrites)
 	if !inTxn {
 		if err := env.endTxn(); err != nil {
 			// The commit marker was not written: recovery drops the
 			// script's writes, so the client must not see them acknowledged.
-			c.out = c.out[:mark]
+			c.Out = c.Out[:mark]
 			c.WriteErr(err)
 		}
 	}
@@ -557,7 +557,7 @@ func (e *scriptEngine) runScript(c *Client, sha string, sc *cachedScript, keys, 
 	}
 	ret := L.Get(-1)
 	L.Pop(1)
-	c.out = appendLuaReply(c.out, ret, 0)
+	c.Out = appendLuaReply(c.Out, ret, 0)
 }
 
 // argTable returns t refilled as the array of args (KEYS or ARGV), or a
@@ -807,14 +807,14 @@ func (e *scriptEngine) luaCall(L *lua.LState, raise bool) int {
 	if cmd.Flags&FlagWrite != 0 && r.state != nil {
 		r.state.wrote.Store(true) // SCRIPT KILL now answers UNKILLABLE
 	}
-	mark := len(c.out)
+	mark := len(c.Out)
 	if cn := c.conn; cn != nil {
 		cn.call(cmd, args, true)
 	} else {
 		cmd.Run(c, args)
 	}
-	v, _ := respToLua(L, c.out[mark:])
-	c.out = c.out[:mark]
+	v, _ := respToLua(L, c.Out[mark:])
+	c.Out = c.Out[:mark]
 	if t, ok := v.(*lua.LTable); ok && raise {
 		if errMsg, ok := t.RawGetString("err").(lua.LString); ok {
 			return luaFail(L, true, "-"+string(errMsg))

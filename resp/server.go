@@ -1,10 +1,11 @@
-// Package resp serves the Redis protocol (RESP2) over the keyspace.
+// Package resp serves the Redis protocol over the keyspace.
 //
 // Connections are served either by one event loop (loop.go; the default
 // for pmem and none durability) or by a goroutine each. Either way, each
-// connection reads whatever the socket has
-// into a reused buffer and splits it with redcon.ReadNextCommand
-// (multibulk) or a Redis-compatible inline splitter. Every complete command
+// connection reads whatever the socket has into a reused buffer and splits
+// it into requests with the protocol package's Reader (multibulk and
+// inline requests); handlers reply through the proto.Writer embedded in
+// their Client, which encodes RESP2 or RESP3 for the connection. Every complete command
 // in the buffer is one pipeline batch: each runs to completion (under the
 // keyspace lock unless its table entry says NoLock) and appends its reply to
 // the connection's output buffer. After the batch the connection waits for

@@ -79,8 +79,18 @@ func setCommands() []Command {
 	}
 }
 
+// writeSetMembers replies members as an array (SRANDMEMBER, SSCAN).
 func writeSetMembers(c *Client, ms [][]byte) {
 	c.WriteArray(len(ms))
+	for _, m := range ms {
+		c.WriteBulk(m)
+	}
+}
+
+// writeSet replies members as a set (SMEMBERS, SPOP with a count, SINTER,
+// SUNION, SDIFF: Redis's addReplySetLen).
+func writeSet(c *Client, ms [][]byte) {
+	c.WriteSet(len(ms))
 	for _, m := range ms {
 		c.WriteBulk(m)
 	}
@@ -100,7 +110,7 @@ func cmdSAdd(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.SAdd(c.DB, key, added...)
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(len(added)))
 	}
 }
@@ -119,7 +129,7 @@ func cmdSRem(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.SRem(c.DB, key, removed...)
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(len(removed)))
 	}
 }
@@ -161,7 +171,7 @@ func cmdSMembers(c *Client, args [][]byte) {
 		c.WriteErr(err)
 		return
 	}
-	writeSetMembers(c, ms)
+	writeSet(c, ms)
 }
 
 // SCARD key
@@ -210,7 +220,7 @@ func cmdSPop(c *Client, args [][]byte) {
 	}
 	if size == 0 || count == 0 {
 		if withCount {
-			c.WriteArray(0)
+			c.WriteSet(0)
 		} else {
 			c.WriteNull()
 		}
@@ -225,9 +235,9 @@ func cmdSPop(c *Client, args [][]byte) {
 		ms, _ = c.KS.SSample(c.DB, key, int(count))
 		b.SRem(c.DB, key, ms...)
 	}
-	mark := len(c.out)
+	mark := len(c.Out)
 	if withCount {
-		writeSetMembers(c, ms)
+		writeSet(c, ms)
 	} else {
 		c.WriteBulk(ms[0])
 	}
@@ -318,7 +328,7 @@ func cmdSMove(c *Client, args [][]byte) {
 	if already, _ := c.KS.SIsMember(c.DB, dst, member); !already {
 		b.SAdd(c.DB, dst, member)
 	}
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(1)
 	}
 }
@@ -347,7 +357,7 @@ func setAlgebraReply(c *Client, ms [][]byte, err error) {
 		return
 	}
 	keyspace.SortLikeIntset(ms)
-	writeSetMembers(c, ms)
+	writeSet(c, ms)
 }
 
 // SINTERSTORE destination key [key ...]
@@ -382,7 +392,7 @@ func storeSetResult(c *Client, dst []byte, ms [][]byte, err error) {
 	if len(ms) > 0 {
 		b.SAdd(c.DB, dst, ms...)
 	}
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(len(ms)))
 	}
 }

@@ -220,7 +220,7 @@ func sortGeneric(c *Client, args [][]byte, readonly bool) {
 	if len(out) > 0 {
 		b.RPush(c.DB, o.store, out...)
 	}
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(len(out)))
 	}
 }

@@ -218,9 +218,9 @@ func (c *Client) writeStreamID(id keyspace.StreamID) {
 // writeStreamRange appends the entries of [start, end] (reversed with rev),
 // at most count (< 0: all), as an array.
 func writeStreamRange(c *Client, key []byte, start, end keyspace.StreamID, count int, rev bool) {
-	mark := len(c.out)
+	mark := len(c.Out)
 	c.WriteArray(0) // patched below
-	hdr := len(c.out)
+	hdr := len(c.Out)
 	n := 0
 	c.KS.XRange(c.DB, key, start, end, count, rev, func(id keyspace.StreamID, fields [][]byte) {
 		writeStreamEntry(c, id, fields)
@@ -229,10 +229,10 @@ func writeStreamRange(c *Client, key []byte, start, end keyspace.StreamID, count
 	if n == 0 {
 		return
 	}
-	body := append([]byte(nil), c.out[hdr:]...)
-	c.out = c.out[:mark]
+	body := append([]byte(nil), c.Out[hdr:]...)
+	c.Out = c.Out[:mark]
 	c.WriteArray(n)
-	c.out = append(c.out, body...)
+	c.Out = append(c.Out, body...)
 }
 
 // lookupStream returns the stream's state; ok false after replying
@@ -384,7 +384,7 @@ func cmdXAdd(c *Client, args [][]byte) {
 			b.XTrim(c.DB, key, keep, all)
 		}
 	}
-	mark := len(c.out)
+	mark := len(c.Out)
 	if commitReply(c, b, mark) {
 		c.writeStreamID(id)
 		signalStreamReaders(c.KS, c.DB, key)
@@ -515,7 +515,7 @@ func cmdXDel(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.XDel(c.DB, key, del)
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(len(del)))
 	}
 }
@@ -555,7 +555,7 @@ func cmdXTrim(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.XTrim(c.DB, key, keep, all)
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(n)
 	}
 }
@@ -623,7 +623,7 @@ func cmdXSetID(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.XSetID(c.DB, key, m)
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteOK()
 	}
 }
@@ -661,9 +661,9 @@ func cmdXInfoStream(c *Client, args [][]byte) {
 		}
 	}
 	if full {
-		c.WriteArray(18)
+		c.WriteMap(9)
 	} else {
-		c.WriteArray(20)
+		c.WriteMap(10)
 	}
 	c.WriteBulkString("length")
 	c.WriteInt(int64(m.Length))
@@ -883,9 +883,9 @@ func cmdXRead(c *Client, args [][]byte) {
 		}
 	}
 	served := 0
-	mark := len(c.out)
+	mark := len(c.Out)
 	c.WriteArray(0) // patched below
-	hdr := len(c.out)
+	hdr := len(c.Out)
 	for _, i := range order {
 		start, ok := ids[i].Next()
 		if !ok {
@@ -896,7 +896,7 @@ func cmdXRead(c *Client, args [][]byte) {
 		if !has || !ids[i].Less(top) {
 			continue
 		}
-		c.WriteArray(2)
+		c.WriteArrayMapEntry()
 		c.WriteBulk(keys[i])
 		lim := -1
 		if count > 0 {
@@ -909,13 +909,13 @@ func cmdXRead(c *Client, args [][]byte) {
 		}
 	}
 	if served > 0 {
-		body := append([]byte(nil), c.out[hdr:]...)
-		c.out = c.out[:mark]
-		c.WriteArray(served)
-		c.out = append(c.out, body...)
+		body := append([]byte(nil), c.Out[hdr:]...)
+		c.Out = c.Out[:mark]
+		c.WriteArrayMap(served) // a map of stream name to entries in RESP3
+		c.Out = append(c.Out, body...)
 		return
 	}
-	c.out = c.out[:mark]
+	c.Out = c.Out[:mark]
 	if timeout < 0 {
 		c.WriteNullArray()
 		return
@@ -1204,7 +1204,7 @@ func cmdXGroupCreate(c *Client, args [][]byte) {
 		b.XSetID(c.DB, key, keyspace.StreamMeta{})
 	}
 	b.XGroupCreate(c.DB, key, string(args[3]), id, entriesRead)
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteOK()
 	}
 }
@@ -1246,7 +1246,7 @@ func cmdXGroupSetID(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.XGroupSetID(c.DB, args[2], string(args[3]), id, entriesRead)
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteOK()
 	}
 }
@@ -1263,7 +1263,7 @@ func cmdXGroupDestroy(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.XGroupDestroy(c.DB, args[2], string(args[3]))
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(1)
 	}
 }
@@ -1279,7 +1279,7 @@ func cmdXGroupCreateConsumer(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.XConsumerCreate(c.DB, args[2], string(args[3]), string(args[4]), c.KS.NowMs())
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(1)
 	}
 }
@@ -1296,7 +1296,7 @@ func cmdXGroupDelConsumer(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.XConsumerDel(c.DB, args[2], string(args[3]), string(args[4]))
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(ci.Pending))
 	}
 }
@@ -1389,9 +1389,9 @@ func cmdXReadGroup(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	served := 0
-	mark := len(c.out)
+	mark := len(c.Out)
 	c.WriteArray(0) // patched below
-	hdr := len(c.out)
+	hdr := len(c.Out)
 	for i := range n {
 		key := keys[i]
 		gi, _ := c.KS.StreamGroup(c.DB, key, group)
@@ -1403,11 +1403,11 @@ func cmdXReadGroup(c *Client, args [][]byte) {
 			start, _ := gi.LastID.Next()
 			var delivered []keyspace.StreamID
 			var sets []keyspace.PendingSet
-			c.WriteArray(2)
+			c.WriteArrayMapEntry()
 			c.WriteBulk(key)
-			emark := len(c.out)
+			emark := len(c.Out)
 			c.WriteArray(0)
-			ehdr := len(c.out)
+			ehdr := len(c.Out)
 			c.KS.XRange(c.DB, key, start, keyspace.MaxStreamID, lim, false, func(id keyspace.StreamID, fields [][]byte) {
 				writeStreamEntry(c, id, fields)
 				delivered = append(delivered, id)
@@ -1424,11 +1424,11 @@ func cmdXReadGroup(c *Client, args [][]byte) {
 		}
 		// History: the consumer's pending entries above the ID.
 		start, ok := ids[i].Next()
-		c.WriteArray(2)
+		c.WriteArrayMapEntry()
 		c.WriteBulk(key)
-		emark := len(c.out)
+		emark := len(c.Out)
 		c.WriteArray(0)
-		ehdr := len(c.out)
+		ehdr := len(c.Out)
 		k := 0
 		var sets []keyspace.PendingSet
 		if ok {
@@ -1457,13 +1457,16 @@ func cmdXReadGroup(c *Client, args [][]byte) {
 		served++
 	}
 	if served > 0 {
-		patchArray(c, mark, hdr, served)
+		body := append([]byte(nil), c.Out[hdr:]...)
+		c.Out = c.Out[:mark]
+		c.WriteArrayMap(served) // a map of stream name to entries in RESP3
+		c.Out = append(c.Out, body...)
 		if !commitReply(c, b, mark) {
 			return
 		}
 		return
 	}
-	c.out = c.out[:mark]
+	c.Out = c.Out[:mark]
 	if timeout < 0 {
 		c.WriteNullArray()
 		return
@@ -1484,10 +1487,10 @@ func patchArray(c *Client, mark, hdr, n int) {
 	if n == 0 {
 		return
 	}
-	body := append([]byte(nil), c.out[hdr:]...)
-	c.out = c.out[:mark]
+	body := append([]byte(nil), c.Out[hdr:]...)
+	c.Out = c.Out[:mark]
 	c.WriteArray(n)
-	c.out = append(c.out, body...)
+	c.Out = append(c.Out, body...)
 }
 
 // XACK key group id [id ...]
@@ -1523,7 +1526,7 @@ func cmdXAck(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.XAck(c.DB, key, string(group), acked)
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(len(acked)))
 	}
 }
@@ -1636,9 +1639,9 @@ func cmdXPending(c *Client, args [][]byte) {
 		}
 	}
 	now := c.KS.NowMs()
-	mark := len(c.out)
+	mark := len(c.Out)
 	c.WriteArray(0)
-	hdr := len(c.out)
+	hdr := len(c.Out)
 	n := 0
 	if count > 0 {
 		c.KS.StreamPEL(c.DB, key, group, consumer, start, end, func(p keyspace.StreamPending) bool {
@@ -1744,9 +1747,9 @@ func cmdXClaim(c *Client, args [][]byte) {
 	}
 	var gone []keyspace.StreamID
 	var sets []keyspace.PendingSet
-	mark := len(c.out)
+	mark := len(c.Out)
 	c.WriteArray(0)
-	hdr := len(c.out)
+	hdr := len(c.Out)
 	n := 0
 	for _, id := range ids {
 		p, pending := c.KS.StreamPendingEntry(c.DB, key, group, id)
@@ -1883,19 +1886,19 @@ func cmdXAutoClaim(c *Client, args [][]byte) {
 			cnt++
 		}
 		sets = append(sets, keyspace.PendingSet{ID: p.ID, DeliveryTime: now, DeliveryCount: cnt})
-		save := c.out
-		c.out = nil
+		save := c.Out
+		c.Out = nil
 		if justID {
 			c.writeStreamID(p.ID)
 		} else {
 			c.KS.XRange(c.DB, key, p.ID, p.ID, 1, false, func(id keyspace.StreamID, fields [][]byte) { writeStreamEntry(c, id, fields) })
 		}
-		claimed = append(claimed, c.out)
-		c.out = save
+		claimed = append(claimed, c.Out)
+		c.Out = save
 		count--
 		return true
 	})
-	mark := len(c.out)
+	mark := len(c.Out)
 	c.WriteArray(3)
 	c.writeStreamID(next)
 	c.WriteArray(len(claimed))
@@ -1932,7 +1935,7 @@ func cmdXInfoGroups(c *Client, args [][]byte) {
 	groups := c.KS.StreamGroups(c.DB, key)
 	c.WriteArray(len(groups))
 	for _, g := range groups {
-		c.WriteArray(12)
+		c.WriteMap(6)
 		c.WriteBulkString("name")
 		c.WriteBulkString(g.Name)
 		c.WriteBulkString("consumers")
@@ -1980,7 +1983,7 @@ func cmdXInfoConsumers(c *Client, args [][]byte) {
 	cons := c.KS.StreamConsumers(c.DB, key, group)
 	c.WriteArray(len(cons))
 	for _, ci := range cons {
-		c.WriteArray(6)
+		c.WriteMap(3)
 		c.WriteBulkString("name")
 		c.WriteBulkString(ci.Name)
 		c.WriteBulkString("pending")
@@ -1997,7 +2000,7 @@ func writeFullGroups(c *Client, key []byte, count int64) {
 	groups := c.KS.StreamGroups(c.DB, key)
 	c.WriteArray(len(groups))
 	for _, g := range groups {
-		c.WriteArray(14)
+		c.WriteMap(7)
 		c.WriteBulkString("name")
 		c.WriteBulkString(g.Name)
 		c.WriteBulkString("last-delivered-id")
@@ -2006,9 +2009,9 @@ func writeFullGroups(c *Client, key []byte, count int64) {
 		c.WriteBulkString("pel-count")
 		c.WriteInt(int64(g.Pending))
 		c.WriteBulkString("pending")
-		mark := len(c.out)
+		mark := len(c.Out)
 		c.WriteArray(0)
-		hdr := len(c.out)
+		hdr := len(c.Out)
 		n := int64(0)
 		c.KS.StreamPEL(c.DB, key, []byte(g.Name), nil, keyspace.StreamID{}, keyspace.MaxStreamID, func(p keyspace.StreamPending) bool {
 			if count > 0 && n >= count {
@@ -2027,7 +2030,7 @@ func writeFullGroups(c *Client, key []byte, count int64) {
 		cons := c.KS.StreamConsumers(c.DB, key, []byte(g.Name))
 		c.WriteArray(len(cons))
 		for _, ci := range cons {
-			c.WriteArray(8)
+			c.WriteMap(4)
 			c.WriteBulkString("name")
 			c.WriteBulkString(ci.Name)
 			c.WriteBulkString("seen-time")
@@ -2035,9 +2038,9 @@ func writeFullGroups(c *Client, key []byte, count int64) {
 			c.WriteBulkString("pel-count")
 			c.WriteInt(int64(ci.Pending))
 			c.WriteBulkString("pending")
-			mark := len(c.out)
+			mark := len(c.Out)
 			c.WriteArray(0)
-			hdr := len(c.out)
+			hdr := len(c.Out)
 			n := int64(0)
 			c.KS.StreamPEL(c.DB, key, []byte(g.Name), []byte(ci.Name), keyspace.StreamID{}, keyspace.MaxStreamID, func(p keyspace.StreamPending) bool {
 				if count > 0 && n >= count {

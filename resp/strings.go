@@ -252,7 +252,7 @@ func setString(c *Client, key, val []byte, o setOptions, expireAt, now int64) {
 		}
 		found = true // a value of another type: SET overwrites it
 	}
-	mark := len(c.out)
+	mark := len(c.Out)
 	if (o.nx && found) || (o.xx && !found) {
 		if o.get {
 			writeBulkOrNull(c, old, found)
@@ -290,7 +290,7 @@ func writeBulkOrNull(c *Client, val []byte, found bool) {
 // the error is the only reply.
 func commitReply(c *Client, b *keyspace.Batch, mark int) bool {
 	if err := c.KS.Commit(b); err != nil {
-		c.out = c.out[:mark]
+		c.Out = c.Out[:mark]
 		c.WriteErr(err)
 		return false
 	}
@@ -306,7 +306,7 @@ func cmdSetNX(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.Set(c.DB, key, args[2], 0)
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(1)
 	}
 }
@@ -326,7 +326,7 @@ func setWithExpiry(c *Client, args [][]byte, kind expireKind, name string) {
 	}
 	b := c.KS.NewBatch()
 	putString(b, c.DB, args[1], args[3], expireAt, now)
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteOK()
 	}
 }
@@ -348,7 +348,7 @@ func cmdGetSet(c *Client, args [][]byte) {
 		c.WriteErr(err)
 		return
 	}
-	mark := len(c.out)
+	mark := len(c.Out)
 	writeBulkOrNull(c, old, found)
 	b := c.KS.NewBatch()
 	b.Set(c.DB, args[1], args[2], 0)
@@ -366,7 +366,7 @@ func cmdGetDel(c *Client, args [][]byte) {
 		c.WriteNull()
 		return
 	}
-	mark := len(c.out)
+	mark := len(c.Out)
 	c.WriteBulk(val)
 	b := c.KS.NewBatch()
 	b.Del(c.DB, args[1])
@@ -396,7 +396,7 @@ func cmdGetEx(c *Client, args [][]byte) {
 		c.WriteErr(err)
 		return
 	}
-	mark := len(c.out)
+	mark := len(c.Out)
 	c.WriteBulk(val)
 	b := c.KS.NewBatch()
 	switch {
@@ -420,7 +420,7 @@ func cmdMSet(c *Client, args [][]byte) {
 	for i := 1; i < len(args); i += 2 {
 		b.Set(c.DB, args[i], args[i+1], 0)
 	}
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteOK()
 	}
 }
@@ -441,7 +441,7 @@ func cmdMSetNX(c *Client, args [][]byte) {
 	for i := 1; i < len(args); i += 2 {
 		b.Set(c.DB, args[i], args[i+1], 0)
 	}
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(1)
 	}
 }
@@ -514,7 +514,7 @@ func incrBy(c *Client, key []byte, delta int64) {
 	var buf [20]byte
 	b := c.KS.NewBatch()
 	b.Set(c.DB, key, strconv.AppendInt(buf[:0], n, 10), expireAtOf(c, key))
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(n)
 	}
 }
@@ -549,7 +549,7 @@ func cmdIncrByFloat(c *Client, args [][]byte) {
 	s := formatLongDouble(sum)
 	b := c.KS.NewBatch()
 	b.Set(c.DB, key, []byte(s), expireAtOf(c, key))
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteBulkString(s)
 	}
 }
@@ -579,7 +579,7 @@ func cmdAppend(c *Client, args [][]byte) {
 			n := int64(len(old) + len(tail))
 			b := c.KS.NewBatch()
 			b.SetRange(c.DB, key, int64(len(old)), tail)
-			if commitReply(c, b, len(c.out)) {
+			if commitReply(c, b, len(c.Out)) {
 				c.WriteInt(n)
 			}
 			return
@@ -590,7 +590,7 @@ func cmdAppend(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.Set(c.DB, key, val, expireAt)
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(len(val)))
 	}
 }
@@ -696,7 +696,7 @@ func cmdSetRange(c *Client, args [][]byte) {
 	if found && len(old) >= patchThreshold {
 		b := c.KS.NewBatch()
 		b.SetRange(c.DB, key, off, patch)
-		if commitReply(c, b, len(c.out)) {
+		if commitReply(c, b, len(c.Out)) {
 			c.WriteInt(size)
 		}
 		return
@@ -710,7 +710,7 @@ func cmdSetRange(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.Set(c.DB, key, val, expireAt)
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(size)
 	}
 }
@@ -783,7 +783,7 @@ func cmdSetBit(c *Client, args [][]byte) {
 		}
 		b := c.KS.NewBatch()
 		b.SetRange(c.DB, key, idx, []byte{nb})
-		if commitReply(c, b, len(c.out)) {
+		if commitReply(c, b, len(c.Out)) {
 			c.WriteInt(int64(oldBit))
 		}
 		return
@@ -801,7 +801,7 @@ func cmdSetBit(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.Set(c.DB, key, val, expireAt)
-	if commitReply(c, b, len(c.out)) {
+	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(oldBit))
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tidwall/redcon"
+	"github.com/persimmon-db/persimmon/proto"
 )
 
 // newCommandTable builds the one command table: dispatch, arity checks,
@@ -323,44 +323,47 @@ func lastKeyIndex(cmd *Command, n int) int {
 // appendCommandInfo appends one COMMAND INFO entry, Redis 7's shape:
 // [name, arity, [flags], first, last, step, [acl categories], [tips],
 // [key specs], [subcommands]].
-func appendCommandInfo(b []byte, cmd *Command) []byte {
-	b = redcon.AppendArray(b, 10)
-	b = redcon.AppendBulkString(b, cmd.Name)
-	b = redcon.AppendInt(b, int64(cmd.Arity))
+func appendCommandInfo(w *proto.Writer, cmd *Command) {
+	w.WriteArray(10)
+	w.WriteBulkString(cmd.Name)
+	w.WriteInt(int64(cmd.Arity))
 	n := 0
 	for _, f := range flagNames {
 		if cmd.Flags&f.bit != 0 {
 			n++
 		}
 	}
-	b = redcon.AppendArray(b, n)
+	w.WriteSet(n)
 	for _, f := range flagNames {
 		if cmd.Flags&f.bit != 0 {
-			b = redcon.AppendString(b, f.name)
+			w.WriteString(f.name)
 		}
 	}
-	b = redcon.AppendInt(b, int64(cmd.FirstKey))
-	b = redcon.AppendInt(b, int64(cmd.LastKey))
-	b = redcon.AppendInt(b, int64(cmd.Step))
+	w.WriteInt(int64(cmd.FirstKey))
+	w.WriteInt(int64(cmd.LastKey))
+	w.WriteInt(int64(cmd.Step))
 	cats := aclCategories(cmd)
-	b = redcon.AppendArray(b, len(cats))
+	w.WriteSet(len(cats))
 	for _, cat := range cats {
-		b = redcon.AppendString(b, cat)
+		w.WriteString(cat)
 	}
-	b = redcon.AppendArray(b, len(cmd.Tips))
+	w.WriteSet(len(cmd.Tips))
 	for _, tip := range cmd.Tips {
-		b = redcon.AppendBulkString(b, tip)
+		w.WriteBulkString(tip)
 	}
 	specs := keySpecsOf(cmd)
-	b = redcon.AppendArray(b, len(specs))
+	w.WriteSet(len(specs))
 	for i := range specs {
-		b = appendKeySpec(b, &specs[i])
+		appendKeySpec(w, &specs[i])
 	}
-	b = redcon.AppendArray(b, len(cmd.Subcommands))
+	if len(cmd.Subcommands) == 0 {
+		w.WriteSet(0) // as Redis 7.0 (addReplyCommandSubCommands)
+	} else {
+		w.WriteArray(len(cmd.Subcommands))
+	}
 	for i := range cmd.Subcommands {
-		b = appendCommandInfo(b, &cmd.Subcommands[i])
+		appendCommandInfo(w, &cmd.Subcommands[i])
 	}
-	return b
 }
 
 // keySpecFlagNames maps each key spec flag to its COMMAND INFO name, in
@@ -375,20 +378,19 @@ var keySpecFlagNames = []struct {
 }
 
 // appendKeySpecFlags appends key spec flags as an array of simple strings.
-func appendKeySpecFlags(b []byte, flags int) []byte {
+func appendKeySpecFlags(w *proto.Writer, flags int) {
 	n := 0
 	for _, f := range keySpecFlagNames {
 		if flags&f.bit != 0 {
 			n++
 		}
 	}
-	b = redcon.AppendArray(b, n)
+	w.WriteSet(n)
 	for _, f := range keySpecFlagNames {
 		if flags&f.bit != 0 {
-			b = redcon.AppendString(b, f.name)
+			w.WriteString(f.name)
 		}
 	}
-	return b
 }
 
 // keySpecsOf returns cmd's key specs; a command with keys but no specs
@@ -411,70 +413,70 @@ func keySpecsOf(cmd *Command) []KeySpec {
 
 // appendKeySpec appends one key spec, Redis 7.0's shape: a map of
 // [notes,] flags, begin_search and find_keys.
-func appendKeySpec(b []byte, sp *KeySpec) []byte {
+func appendKeySpec(w *proto.Writer, sp *KeySpec) {
 	if sp.Notes != "" {
-		b = redcon.AppendArray(b, 8)
-		b = redcon.AppendBulkString(b, "notes")
-		b = redcon.AppendBulkString(b, sp.Notes)
+		w.WriteMap(4)
+		w.WriteBulkString("notes")
+		w.WriteBulkString(sp.Notes)
 	} else {
-		b = redcon.AppendArray(b, 6)
+		w.WriteMap(3)
 	}
-	b = redcon.AppendBulkString(b, "flags")
-	b = appendKeySpecFlags(b, sp.Flags)
-	b = redcon.AppendBulkString(b, "begin_search")
-	b = redcon.AppendArray(b, 4)
-	b = redcon.AppendBulkString(b, "type")
+	w.WriteBulkString("flags")
+	appendKeySpecFlags(w, sp.Flags)
+	w.WriteBulkString("begin_search")
+	w.WriteMap(2)
+	w.WriteBulkString("type")
 	if sp.Unknown {
-		b = redcon.AppendBulkString(b, "unknown")
-		b = redcon.AppendBulkString(b, "spec")
-		b = redcon.AppendArray(b, 0)
-		b = redcon.AppendBulkString(b, "find_keys")
-		b = redcon.AppendArray(b, 4)
-		b = redcon.AppendBulkString(b, "type")
-		b = redcon.AppendBulkString(b, "unknown")
-		b = redcon.AppendBulkString(b, "spec")
-		return redcon.AppendArray(b, 0)
+		w.WriteBulkString("unknown")
+		w.WriteBulkString("spec")
+		w.WriteMap(0)
+		w.WriteBulkString("find_keys")
+		w.WriteMap(2)
+		w.WriteBulkString("type")
+		w.WriteBulkString("unknown")
+		w.WriteBulkString("spec")
+		w.WriteMap(0)
+		return
 	}
 	if sp.Keyword == "" {
-		b = redcon.AppendBulkString(b, "index")
-		b = redcon.AppendBulkString(b, "spec")
-		b = redcon.AppendArray(b, 2)
-		b = redcon.AppendBulkString(b, "index")
-		b = redcon.AppendInt(b, int64(sp.Index))
+		w.WriteBulkString("index")
+		w.WriteBulkString("spec")
+		w.WriteMap(1)
+		w.WriteBulkString("index")
+		w.WriteInt(int64(sp.Index))
 	} else {
-		b = redcon.AppendBulkString(b, "keyword")
-		b = redcon.AppendBulkString(b, "spec")
-		b = redcon.AppendArray(b, 4)
-		b = redcon.AppendBulkString(b, "keyword")
-		b = redcon.AppendBulkString(b, sp.Keyword)
-		b = redcon.AppendBulkString(b, "startfrom")
-		b = redcon.AppendInt(b, int64(sp.StartFrom))
+		w.WriteBulkString("keyword")
+		w.WriteBulkString("spec")
+		w.WriteMap(2)
+		w.WriteBulkString("keyword")
+		w.WriteBulkString(sp.Keyword)
+		w.WriteBulkString("startfrom")
+		w.WriteInt(int64(sp.StartFrom))
 	}
-	b = redcon.AppendBulkString(b, "find_keys")
-	b = redcon.AppendArray(b, 4)
-	b = redcon.AppendBulkString(b, "type")
+	w.WriteBulkString("find_keys")
+	w.WriteMap(2)
+	w.WriteBulkString("type")
 	if !sp.KeyNum {
-		b = redcon.AppendBulkString(b, "range")
-		b = redcon.AppendBulkString(b, "spec")
-		b = redcon.AppendArray(b, 6)
-		b = redcon.AppendBulkString(b, "lastkey")
-		b = redcon.AppendInt(b, int64(sp.LastKey))
-		b = redcon.AppendBulkString(b, "keystep")
-		b = redcon.AppendInt(b, int64(sp.KeyStep))
-		b = redcon.AppendBulkString(b, "limit")
-		b = redcon.AppendInt(b, int64(sp.Limit))
+		w.WriteBulkString("range")
+		w.WriteBulkString("spec")
+		w.WriteMap(3)
+		w.WriteBulkString("lastkey")
+		w.WriteInt(int64(sp.LastKey))
+		w.WriteBulkString("keystep")
+		w.WriteInt(int64(sp.KeyStep))
+		w.WriteBulkString("limit")
+		w.WriteInt(int64(sp.Limit))
 	} else {
-		b = redcon.AppendBulkString(b, "keynum")
-		b = redcon.AppendBulkString(b, "spec")
-		b = redcon.AppendArray(b, 6)
-		b = redcon.AppendBulkString(b, "keynumidx")
-		b = redcon.AppendInt(b, int64(sp.KeyNumIdx))
-		b = redcon.AppendBulkString(b, "firstkey")
-		b = redcon.AppendInt(b, int64(sp.FirstKey))
-		b = redcon.AppendBulkString(b, "keystep")
-		b = redcon.AppendInt(b, int64(sp.KeyStep))
+		w.WriteBulkString("keynum")
+		w.WriteBulkString("spec")
+		w.WriteMap(3)
+		w.WriteBulkString("keynumidx")
+		w.WriteInt(int64(sp.KeyNumIdx))
+		w.WriteBulkString("firstkey")
+		w.WriteInt(int64(sp.FirstKey))
+		w.WriteBulkString("keystep")
+		w.WriteInt(int64(sp.KeyStep))
 	}
-	return b
 }
 
 // ---- key spec constructors for the table entries ----
@@ -663,28 +665,27 @@ func cAtoi(b []byte) int {
 
 // appendCommandDocs appends a COMMAND DOCS value: a flat map of summary,
 // since, group and, for a container, its subcommands' docs.
-func appendCommandDocs(b []byte, cmd *Command) []byte {
-	n := 6
+func appendCommandDocs(w *proto.Writer, cmd *Command) {
+	n := 3
 	if len(cmd.Subcommands) > 0 {
-		n += 2
+		n++
 	}
-	b = redcon.AppendArray(b, n)
-	b = redcon.AppendBulkString(b, "summary")
-	b = redcon.AppendBulkString(b, cmd.Summary)
-	b = redcon.AppendBulkString(b, "since")
-	b = redcon.AppendBulkString(b, cmd.Since)
-	b = redcon.AppendBulkString(b, "group")
-	b = redcon.AppendBulkString(b, cmd.Group)
+	w.WriteMap(n)
+	w.WriteBulkString("summary")
+	w.WriteBulkString(cmd.Summary)
+	w.WriteBulkString("since")
+	w.WriteBulkString(cmd.Since)
+	w.WriteBulkString("group")
+	w.WriteBulkString(cmd.Group)
 	if len(cmd.Subcommands) > 0 {
-		b = redcon.AppendBulkString(b, "subcommands")
-		b = redcon.AppendArray(b, 2*len(cmd.Subcommands))
+		w.WriteBulkString("subcommands")
+		w.WriteMap(len(cmd.Subcommands))
 		for i := range cmd.Subcommands {
 			sub := &cmd.Subcommands[i]
-			b = redcon.AppendBulkString(b, sub.Name)
-			b = appendCommandDocs(b, sub)
+			w.WriteBulkString(sub.Name)
+			appendCommandDocs(w, sub)
 		}
 	}
-	return b
 }
 
 // commandByName finds "name" or "container|sub", case-insensitively.
@@ -701,7 +702,7 @@ func (s *Server) commandByName(name []byte) *Command {
 func commandCommand(c *Client, _ [][]byte) {
 	c.WriteArray(len(c.Srv.cmdList))
 	for _, cmd := range c.Srv.cmdList {
-		c.out = appendCommandInfo(c.out, cmd)
+		appendCommandInfo(&c.Writer, cmd)
 	}
 }
 
@@ -716,7 +717,7 @@ func commandInfoCommand(c *Client, args [][]byte) {
 	c.WriteArray(len(args) - 2)
 	for _, name := range args[2:] {
 		if cmd := c.Srv.commandByName(name); cmd != nil {
-			c.out = appendCommandInfo(c.out, cmd)
+			appendCommandInfo(&c.Writer, cmd)
 		} else {
 			c.WriteNull()
 		}
@@ -735,10 +736,10 @@ func commandDocsCommand(c *Client, args [][]byte) {
 			}
 		}
 	}
-	c.WriteArray(2 * len(cmds))
+	c.WriteMap(len(cmds))
 	for _, cmd := range cmds {
 		c.WriteBulkString(cmd.Name)
-		c.out = appendCommandDocs(c.out, cmd)
+		appendCommandDocs(&c.Writer, cmd)
 	}
 }
 
@@ -816,7 +817,7 @@ func getkeys(c *Client, args [][]byte, withFlags bool) {
 		if withFlags {
 			c.WriteArray(2)
 			c.WriteBulk(target[r.Pos])
-			c.out = appendKeySpecFlags(c.out, r.Flags)
+			appendKeySpecFlags(&c.Writer, r.Flags)
 		} else {
 			c.WriteBulk(target[r.Pos])
 		}

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"fmt"
+	"github.com/persimmon-db/persimmon/proto"
 	"math"
 	"slices"
 	"strconv"
@@ -14,7 +15,7 @@ func TestCommandInfoShape(t *testing.T) {
 	// Recorded from Redis 7.0.15: COMMAND INFO echo.
 	want := "*10\r\n$4\r\necho\r\n:2\r\n*3\r\n+loading\r\n+stale\r\n+fast\r\n:0\r\n:0\r\n:0\r\n" +
 		"*2\r\n+@fast\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n"
-	if got := string(appendCommandInfo(nil, table["echo"])); got != want {
+	if got := string(commandInfoRESP2(table["echo"])); got != want {
 		t.Errorf("COMMAND INFO echo:\n got %q\nwant %q", got, want)
 	}
 	// A keyed command: one key spec built from first/last/step (MSET-like).
@@ -26,11 +27,11 @@ func TestCommandInfoShape(t *testing.T) {
 		"$12\r\nbegin_search\r\n*4\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n*2\r\n$5\r\nindex\r\n:1\r\n" +
 		"$9\r\nfind_keys\r\n*4\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n*6\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\nkeystep\r\n:2\r\n$5\r\nlimit\r\n:0\r\n" +
 		"*0\r\n"
-	if got := string(appendCommandInfo(nil, mset)); got != want {
+	if got := string(commandInfoRESP2(mset)); got != want {
 		t.Errorf("COMMAND INFO mset:\n got %q\nwant %q", got, want)
 	}
 	// A container lists its subcommands as full entries.
-	got := string(appendCommandInfo(nil, table["config"]))
+	got := string(commandInfoRESP2(table["config"]))
 	if !strings.HasPrefix(got, "*10\r\n$6\r\nconfig\r\n:-2\r\n*0\r\n:0\r\n:0\r\n:0\r\n*1\r\n+@slow\r\n*0\r\n*0\r\n*4\r\n*10\r\n$10\r\nconfig|get\r\n:-3\r\n") {
 		t.Errorf("COMMAND INFO config = %q", got)
 	}
@@ -100,7 +101,7 @@ func TestCommandInfoRecorded(t *testing.T) {
 			t.Errorf("%s: not in the table", name)
 			continue
 		}
-		if got := string(appendCommandInfo(nil, cmd)); got != want {
+		if got := string(commandInfoRESP2(cmd)); got != want {
 			t.Errorf("COMMAND INFO %s:\n got %q\nwant %q", name, got, want)
 		}
 	}
@@ -621,10 +622,11 @@ func TestKeywordKeySpecs(t *testing.T) {
 	// reply; the rest depends on categories Persimmon does not have.
 	for name, want := range recordedKeywordInfo {
 		cmd := table[name]
-		specs := redconArray(len(cmd.KeySpecs))
+		w := proto.Writer{Out: redconArray(len(cmd.KeySpecs))}
 		for i := range cmd.KeySpecs {
-			specs = appendKeySpec(specs, &cmd.KeySpecs[i])
+			appendKeySpec(&w, &cmd.KeySpecs[i])
 		}
+		specs := w.Out
 		if !strings.HasSuffix(want, string(specs)+"*0\r\n") {
 			t.Errorf("key specs of %s: %q is not the end of the recorded %q", name, specs, want)
 		}
@@ -656,11 +658,11 @@ func TestKeywordKeySpecs(t *testing.T) {
 		{"COMMAND GETKEYS XREADGROUP GROUP g c STREAMS a b 0 0", "*2\r\n$1\r\na\r\n$1\r\nb\r\n"},
 		{"COMMAND GETKEYS XREADGROUP GROUP g c STREAMS", "-ERR Invalid number of arguments specified for command\r\n"},
 	} {
-		args, _, ok := splitArgs([]byte(tt[0]), nil, nil)
+		args, _, ok := proto.SplitInline([]byte(tt[0]), nil, nil)
 		if !ok {
 			t.Fatalf("bad request %q", tt[0])
 		}
-		c.out = c.out[:0]
+		c.Out = c.Out[:0]
 		if argIs(args[1], "getkeys") && arityOK(-4, len(args)) {
 			commandGetkeysCommand(c, args)
 		} else if arityOK(-4, len(args)) {
@@ -668,7 +670,7 @@ func TestKeywordKeySpecs(t *testing.T) {
 		} else {
 			c.WriteError(WrongArgs("command|getkeys"))
 		}
-		if got := string(c.out); got != tt[1] {
+		if got := string(c.Out); got != tt[1] {
 			t.Errorf("%s: got %q, want %q", tt[0], got, tt[1])
 		}
 	}
@@ -718,4 +720,11 @@ func TestGetKeysFallbackOrder(t *testing.T) {
 			t.Errorf("numkeys %s: got %v, want none", n, got)
 		}
 	}
+}
+
+// commandInfoRESP2 is cmd's COMMAND INFO entry as a RESP2 client gets it.
+func commandInfoRESP2(cmd *Command) []byte {
+	var w proto.Writer
+	appendCommandInfo(&w, cmd)
+	return w.Out
 }

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"bytes"
+	"github.com/persimmon-db/persimmon/proto"
 	"math"
 	"strconv"
 
@@ -24,20 +25,8 @@ var (
 	errScoreNaN       = replyError("ERR resulting score is not a number (NaN)")
 )
 
-// appendScore appends the reply text of a score.
-func appendScore(dst []byte, f float64) []byte {
-	switch {
-	case math.IsInf(f, 1):
-		return append(dst, "inf"...)
-	case math.IsInf(f, -1):
-		return append(dst, "-inf"...)
-	case f == 0 && math.Signbit(f):
-		return append(dst, "-0"...) // as %.17g prints it
-	case f == 0:
-		return append(dst, '0')
-	}
-	return strconv.AppendFloat(dst, f, 'g', 17, 64)
-}
+// appendScore appends the reply text of a score (addReplyDouble's).
+func appendScore(dst []byte, f float64) []byte { return proto.AppendDouble(dst, f) }
 
 // listpackScore is the score a sorted set in Redis's small (listpack)
 // encoding keeps for f: a listpack stores the text "-0", which reads back
@@ -52,12 +41,6 @@ func listpackScore(f float64) float64 {
 
 // formatScore is appendScore as a string.
 func formatScore(f float64) string { return string(appendScore(nil, f)) }
-
-// writeScore appends a score as a bulk string reply.
-func (c *Client) writeScore(f float64) {
-	var buf [32]byte
-	c.WriteBulk(appendScore(buf[:0], f))
-}
 
 // parseStrtod parses b as C's strtod does when the caller then insists
 // that the whole string was used: leading white space is skipped, the

@@ -277,10 +277,10 @@ options:
 			pending[string(member)] = score
 		}
 	}
-	mark := len(c.out)
+	mark := len(c.Out)
 	if incr {
 		if processed > 0 {
-			c.writeScore(last)
+			c.WriteDouble(last)
 		} else {
 			c.WriteNull()
 		}
@@ -313,7 +313,7 @@ func cmdZScore(c *Client, args [][]byte) {
 		c.WriteNull()
 		return
 	}
-	c.writeScore(s)
+	c.WriteDouble(s)
 }
 
 // ZMSCORE key member [member ...]
@@ -329,7 +329,7 @@ func cmdZMScore(c *Client, args [][]byte) {
 			continue
 		}
 		if s, found := z.Score(m); found {
-			c.writeScore(s)
+			c.WriteDouble(s)
 		} else {
 			c.WriteNull()
 		}
@@ -503,14 +503,17 @@ func (s zselection) each(z *keyspace.ZSet, fn func(x keyspace.ZNode)) {
 // writeSelection replies with the selected members (and scores).
 func writeSelection(c *Client, z *keyspace.ZSet, s zselection, withScores bool) {
 	if withScores {
-		c.WriteArray(2 * s.count)
+		c.WritePairs(s.count)
 	} else {
 		c.WriteArray(s.count)
 	}
 	s.each(z, func(x keyspace.ZNode) {
+		if withScores {
+			c.WritePair()
+		}
 		c.WriteBulk(z.Member(x))
 		if withScores {
-			c.writeScore(z.ScoreOf(x))
+			c.WriteDouble(z.ScoreOf(x))
 		}
 	})
 }
@@ -657,7 +660,7 @@ func zrangeGeneric(c *Client, args [][]byte, argStart int, store bool, kind zran
 // storeZSet replaces dst by the given members (none: dst is deleted) in
 // one batch and replies with their number.
 func storeZSet(c *Client, dst []byte, members []string, scores []float64) {
-	mark := len(c.out)
+	mark := len(c.Out)
 	c.WriteInt(int64(len(members)))
 	if len(members) == 0 && !c.KS.Exists(c.DB, dst) {
 		return
@@ -703,7 +706,7 @@ func cmdZRem(c *Client, args [][]byte) {
 		}
 		rem = append(rem, m)
 	}
-	mark := len(c.out)
+	mark := len(c.Out)
 	c.WriteInt(int64(len(rem)))
 	if len(rem) == 0 {
 		return
@@ -720,7 +723,7 @@ func cmdZRem(c *Client, args [][]byte) {
 // removeSelection writes the removal of the selected elements of the set
 // at key (a delete when that is all of them) and replies with their count.
 func removeSelection(c *Client, key []byte, z *keyspace.ZSet, s zselection) {
-	mark := len(c.out)
+	mark := len(c.Out)
 	c.WriteInt(int64(s.count))
 	if s.count <= 0 {
 		return
@@ -826,20 +829,23 @@ func zpopCommand(c *Client, args [][]byte, fromMax bool) {
 		c.WriteArray(0)
 		return
 	}
-	zpop(c, args[1], z, count, fromMax, nil, false)
+	// With a count, RESP3 nests [member, score] pairs (Redis's
+	// use_nested_array); without one the reply is flat in both.
+	zpop(c, args[1], z, count, fromMax, nil, len(args) == 3, false)
 }
 
 // zpop pops up to count elements from the low (or high) end of z, replying
 // with a flat array of member, score pairs, preceded by key when emitKey
-// is given (BZPOPMIN/BZPOPMAX); nested (ZMPOP/BZMPOP) replies key and an
-// array of [member, score] pairs instead.
-func zpop(c *Client, key []byte, z *keyspace.ZSet, count int64, fromMax bool, emitKey []byte, nested bool) {
+// is given (BZPOPMIN/BZPOPMAX); pairs replies the pairs nested in RESP3
+// and flat in RESP2 (ZPOPMIN with a count); nested (ZMPOP/BZMPOP) replies
+// key and an array of [member, score] pairs in both.
+func zpop(c *Client, key []byte, z *keyspace.ZSet, count int64, fromMax bool, emitKey []byte, pairs, nested bool) {
 	n := int(min(count, int64(z.Len())))
 	sel := zselection{first: 0, count: n}
 	if fromMax {
 		sel = zselection{first: z.Len() - 1, count: n, reverse: true}
 	}
-	mark := len(c.out)
+	mark := len(c.Out)
 	switch {
 	case nested:
 		c.WriteArray(2)
@@ -848,16 +854,21 @@ func zpop(c *Client, key []byte, z *keyspace.ZSet, count int64, fromMax bool, em
 	case emitKey != nil:
 		c.WriteArray(2*n + 1)
 		c.WriteBulk(emitKey)
+	case pairs:
+		c.WritePairs(n)
 	default:
 		c.WriteArray(2 * n)
 	}
 	members := make([]string, 0, n)
 	sel.each(z, func(x keyspace.ZNode) {
-		if nested {
+		switch {
+		case nested:
 			c.WriteArray(2)
+		case pairs:
+			c.WritePair()
 		}
 		c.WriteBulk(z.Member(x))
-		c.writeScore(z.ScoreOf(x))
+		c.WriteDouble(z.ScoreOf(x))
 		members = append(members, string(z.Member(x)))
 	})
 	b := c.KS.NewBatch()
@@ -889,7 +900,7 @@ func bzpopCommand(c *Client, args [][]byte, fromMax bool) {
 		if z == nil || z.Len() == 0 {
 			return false, false
 		}
-		zpop(c, key, z, 1, fromMax, key, false)
+		zpop(c, key, z, 1, fromMax, key, false, false)
 		return true, false
 	})
 }
@@ -970,7 +981,7 @@ func zmpopCommand(c *Client, args [][]byte, numkeysIdx int, block bool) {
 		if z == nil || z.Len() == 0 || block && c.yieldsTo(key) {
 			continue
 		}
-		zpop(c, key, z, count, fromMax, nil, true)
+		zpop(c, key, z, count, fromMax, nil, false, true)
 		return
 	}
 	if !block || !c.blockOn(keys, timeout) {
@@ -1242,14 +1253,17 @@ func zsetOpGeneric(c *Client, args [][]byte, numkeysIdx int, op zsetOp, store, c
 		return
 	}
 	if withScores {
-		c.WriteArray(2 * len(members))
+		c.WritePairs(len(members))
 	} else {
 		c.WriteArray(len(members))
 	}
 	for i, m := range members {
+		if withScores {
+			c.WritePair()
+		}
 		c.WriteBulkString(m)
 		if withScores {
-			c.writeScore(scores[i])
+			c.WriteDouble(scores[i])
 		}
 	}
 }
@@ -1302,16 +1316,20 @@ func cmdZRandMember(c *Client, args [][]byte) {
 		return
 	}
 	emit := func(x keyspace.ZNode) {
+		if withScores {
+			c.WritePair()
+		}
 		c.WriteBulk(z.Member(x))
 		if withScores {
-			c.writeScore(z.ScoreOf(x))
+			c.WriteDouble(z.ScoreOf(x))
 		}
 	}
 	header := func(n int) {
 		if withScores {
-			n *= 2
+			c.WritePairs(n)
+		} else {
+			c.WriteArray(n)
 		}
-		c.WriteArray(n)
 	}
 	size := z.Len()
 	if count < 0 || count == 1 {
@@ -1380,7 +1398,9 @@ func cmdZScan(c *Client, args [][]byte) {
 		return
 	}
 	if z == nil {
-		c.WriteRaw([]byte("*2\r\n$1\r\n0\r\n*0\r\n"))
+		c.WriteArray(2)
+		c.WriteBulkString("0")
+		c.WriteArray(0)
 		return
 	}
 	o, err := parseScanOptions(args[3:], false)

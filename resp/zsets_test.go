@@ -912,7 +912,7 @@ func BenchmarkZAddCommand(b *testing.B) {
 		args[1] = keys[i%len(keys)]
 		args[2] = strconv.AppendInt(args[2][:0], int64(i%70000), 10)
 		args[3] = strconv.AppendInt(append(args[3][:0], "member:"...), int64(i%10000), 10)
-		c.out = c.out[:0]
+		c.Out = c.Out[:0]
 		ks.Lock()
 		cmdZAdd(c, args)
 		ks.Unlock()

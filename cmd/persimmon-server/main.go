@@ -31,6 +31,7 @@ import (
 	"syscall"
 
 	"github.com/persimmon-db/persimmon/pmem"
+	"github.com/persimmon-db/persimmon/proto"
 	"github.com/persimmon-db/persimmon/recovery"
 	"github.com/persimmon-db/persimmon/resp"
 	"github.com/persimmon-db/persimmon/wal"
@@ -301,7 +302,7 @@ func parseConfigFile(r io.Reader, path string) (settings, error) {
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		args, err := resp.SplitArgs(line)
+		args, err := proto.SplitArgs(line)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %v", path, n, err)
 		}
