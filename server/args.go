@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/big"
@@ -18,73 +19,73 @@ import (
 // (see replyError), so a handler that fails to parse replies with
 // c.WriteErr(err) and stops before it has read or changed anything.
 
-// replyError is an error whose text is a complete Redis error reply.
-type replyError string
+// ReplyError is an error whose text is a complete Redis error reply.
+type ReplyError string
 
-func (e replyError) Error() string { return string(e) }
+func (e ReplyError) Error() string { return string(e) }
 
 var (
-	errSyntax        = replyError(ErrSyntax)
-	errNotInteger    = replyError(ErrNotInteger)
-	errNotFloat      = replyError(ErrNotFloat)
-	errOverflow      = replyError(ErrOverflow)
-	errNoSuchKey     = replyError(ErrNoSuchKey)
-	errDBIndex       = replyError(ErrDBIndex)
-	errSameObject    = replyError("ERR source and destination objects are the same")
-	errStringTooLong = replyError("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
-	errNaNOrInf      = replyError("ERR increment would produce NaN or Infinity")
+	ErrSyntaxReply     = ReplyError(ErrSyntax)
+	ErrNotIntegerReply = ReplyError(ErrNotInteger)
+	ErrNotFloatReply   = ReplyError(ErrNotFloat)
+	ErrOverflowReply   = ReplyError(ErrOverflow)
+	ErrNoSuchKeyReply  = ReplyError(ErrNoSuchKey)
+	ErrDBIndexReply    = ReplyError(ErrDBIndex)
+	ErrSameObject      = ReplyError("ERR source and destination objects are the same")
+	errStringTooLong   = ReplyError("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
+	ErrNaNOrInf        = ReplyError("ERR increment would produce NaN or Infinity")
 )
 
-// errInvalidExpire is Redis's reply to an expire time that is not positive
+// ErrInvalidExpireReply is Redis's reply to an expire time that is not positive
 // or overflows, for the named command.
-func errInvalidExpire(cmd string) error {
-	return replyError(fmt.Sprintf(ErrInvalidExpire, cmd))
+func ErrInvalidExpireReply(cmd string) error {
+	return ReplyError(fmt.Sprintf(ErrInvalidExpire, cmd))
 }
 
-// protoMaxBulkLen is Redis's default proto-max-bulk-len: the largest string
+// MaxStringSize is Redis's default proto-max-bulk-len: the largest string
 // APPEND, SETRANGE and SETBIT may build.
-const protoMaxBulkLen = 512 << 20
+const MaxStringSize = 512 << 20
 
-// checkStringLength reports errStringTooLong when a string of size bytes
+// CheckStringLength reports errStringTooLong when a string of size bytes
 // grown by grow bytes would exceed protoMaxBulkLen (Redis checkStringLength).
-func checkStringLength(size, grow int64) error {
+func CheckStringLength(size, grow int64) error {
 	total := uint64(size) + uint64(grow)
-	if total > protoMaxBulkLen || total < uint64(size) || total < uint64(grow) {
+	if total > MaxStringSize || total < uint64(size) || total < uint64(grow) {
 		return errStringTooLong
 	}
 	return nil
 }
 
-// argIs reports whether arg equals opt, ignoring ASCII case (strcasecmp on
+// ArgIs reports whether arg equals opt, ignoring ASCII case (strcasecmp on
 // an option token). opt is given in any case.
-func argIs(arg []byte, opt string) bool {
+func ArgIs(arg []byte, opt string) bool {
 	if len(arg) != len(opt) {
 		return false
 	}
 	for i := 0; i < len(arg); i++ {
-		if lowerASCII(arg[i]) != lowerASCII(opt[i]) {
+		if LowerASCII(arg[i]) != LowerASCII(opt[i]) {
 			return false
 		}
 	}
 	return true
 }
 
-func lowerASCII(c byte) byte {
+func LowerASCII(c byte) byte {
 	if 'A' <= c && c <= 'Z' {
 		return c + ('a' - 'A')
 	}
 	return c
 }
 
-// isSpace is C's isspace in the "C" locale.
-func isSpace(c byte) bool {
+// IsSpace is C's isspace in the "C" locale.
+func IsSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
 
-// parseInt64 parses b the way Redis's string2ll does: an optional '-', then
+// ParseInt64 parses b the way Redis's string2ll does: an optional '-', then
 // digits with no leading zero (the string "0" alone excepted), nothing else:
 // no '+', no spaces, no "-0", at most 20 bytes, within int64.
-func parseInt64(b []byte) (int64, bool) {
+func ParseInt64(b []byte) (int64, bool) {
 	n := len(b)
 	if n == 0 || n >= 21 {
 		return 0, false
@@ -132,61 +133,61 @@ func parseInt64(b []byte) (int64, bool) {
 	return int64(v), true
 }
 
-// argInt64 parses an integer argument (getLongLongFromObjectOrReply).
-func argInt64(b []byte) (int64, error) {
-	v, ok := parseInt64(b)
+// ArgInt64 parses an integer argument (getLongLongFromObjectOrReply).
+func ArgInt64(b []byte) (int64, error) {
+	v, ok := ParseInt64(b)
 	if !ok {
-		return 0, errNotInteger
+		return 0, ErrNotIntegerReply
 	}
 	return v, nil
 }
 
-// argInt32 parses an argument that must fit a C int
+// ArgInt32 parses an argument that must fit a C int
 // (getIntFromObjectOrReply). msg, when not empty, replaces both of Redis's
 // default error texts, as it does in Redis (e.g. SWAPDB's
 // "ERR invalid first DB index").
-func argInt32(b []byte, msg string) (int, error) {
-	v, ok := parseInt64(b)
+func ArgInt32(b []byte, msg string) (int, error) {
+	v, ok := ParseInt64(b)
 	if !ok {
 		if msg != "" {
-			return 0, replyError(msg)
+			return 0, ReplyError(msg)
 		}
-		return 0, errNotInteger
+		return 0, ErrNotIntegerReply
 	}
 	if v < math.MinInt32 || v > math.MaxInt32 {
 		if msg != "" {
-			return 0, replyError(msg)
+			return 0, ReplyError(msg)
 		}
-		return 0, replyError(fmt.Sprintf("ERR value is out of range, value must between %d and %d",
+		return 0, ReplyError(fmt.Sprintf("ERR value is out of range, value must between %d and %d",
 			math.MinInt32, math.MaxInt32))
 	}
 	return int(v), nil
 }
 
-// argDB parses a database index argument (COPY DB, MOVE): an int, then
+// ArgDB parses a database index argument (COPY DB, MOVE): an int, then
 // within 0..NumDBs-1.
-func argDB(b []byte) (int, error) {
-	db, err := argInt32(b, "")
+func ArgDB(b []byte) (int, error) {
+	db, err := ArgInt32(b, "")
 	if err != nil {
 		return 0, err
 	}
 	if db < 0 || db >= keyspace.NumDBs {
-		return 0, errDBIndex
+		return 0, ErrDBIndexReply
 	}
 	return db, nil
 }
 
-// parseScanCursor parses a SCAN cursor the way Redis does with strtoul
+// ParseScanCursor parses a SCAN cursor the way Redis does with strtoul
 // (base 10): an optional sign, then digits; a negative number wraps modulo
 // 2^64 and the empty string is 0, as in Redis. Leading space, any trailing
 // byte and values above 2^64-1 are rejected. strtoul reads a C string, so
 // the cursor ends at its first NUL byte ("1\x00x" is 1).
-func parseScanCursor(b []byte) (uint64, bool) {
-	b = cString(b)
+func ParseScanCursor(b []byte) (uint64, bool) {
+	b = CString(b)
 	if len(b) == 0 {
 		return 0, true
 	}
-	if isSpace(b[0]) {
+	if IsSpace(b[0]) {
 		return 0, false
 	}
 	i := 0
@@ -216,7 +217,7 @@ func parseScanCursor(b []byte) (uint64, bool) {
 	return v, true
 }
 
-// floatSyntax reports whether the whole of b is one number in the grammar
+// FloatSyntax reports whether the whole of b is one number in the grammar
 // of C's strtod/strtold (C locale) with nothing before or after it:
 //
 //	[+-] ( digits [. digits] | . digits ) [ (e|E) [+-] digits ]
@@ -226,13 +227,13 @@ func parseScanCursor(b []byte) (uint64, bool) {
 // NaN is left out: Redis rejects it after parsing. It returns whether the
 // number is infinite, and whether its mantissa has a non-zero digit (so that
 // an underflow to zero can be told from a zero).
-func floatSyntax(b []byte) (ok, inf, nonzero bool) {
+func FloatSyntax(b []byte) (ok, inf, nonzero bool) {
 	i := 0
 	if i < len(b) && (b[i] == '+' || b[i] == '-') {
 		i++
 	}
 	rest := b[i:]
-	if argIs(rest, "inf") || argIs(rest, "infinity") {
+	if ArgIs(rest, "inf") || ArgIs(rest, "infinity") {
 		return true, true, true
 	}
 	hex := len(rest) >= 2 && rest[0] == '0' && (rest[1] == 'x' || rest[1] == 'X')
@@ -260,7 +261,7 @@ func floatSyntax(b []byte) (ok, inf, nonzero bool) {
 	if digits == 0 {
 		return false, false, false
 	}
-	if i < len(b) && lowerASCII(b[i]) == expChar {
+	if i < len(b) && LowerASCII(b[i]) == expChar {
 		i++
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
@@ -276,11 +277,11 @@ func floatSyntax(b []byte) (ok, inf, nonzero bool) {
 	return i == len(b), false, nonzero
 }
 
-// parseFloat64 parses b as Redis parses a double argument (strtod, then
+// ParseFloat64 parses b as Redis parses a double argument (strtod, then
 // reject leading space, trailing bytes, overflow, underflow to zero and
 // NaN). "inf", "-inf" and "infinity" are accepted, as in Redis.
-func parseFloat64(b []byte) (float64, bool) {
-	ok, inf, nonzero := floatSyntax(b)
+func ParseFloat64(b []byte) (float64, bool) {
+	ok, inf, nonzero := FloatSyntax(b)
 	if !ok {
 		return 0, false
 	}
@@ -291,7 +292,7 @@ func parseFloat64(b []byte) (float64, bool) {
 		return math.Inf(1), true
 	}
 	s := string(b)
-	if hexFloat(b) && !hasByte(b, 'p', 'P') {
+	if HexFloat(b) && !HasByte(b, 'p', 'P') {
 		s += "p0" // strconv wants a binary exponent on a hex mantissa; strtod does not
 	}
 	f, err := strconv.ParseFloat(s, 64)
@@ -301,23 +302,23 @@ func parseFloat64(b []byte) (float64, bool) {
 	return f, true
 }
 
-// argFloat64 parses a double argument (getDoubleFromObjectOrReply).
-func argFloat64(b []byte) (float64, error) {
-	f, ok := parseFloat64(b)
+// ArgFloat64 parses a double argument (getDoubleFromObjectOrReply).
+func ArgFloat64(b []byte) (float64, error) {
+	f, ok := ParseFloat64(b)
 	if !ok {
-		return 0, errNotFloat
+		return 0, ErrNotFloatReply
 	}
 	return f, nil
 }
 
-func hexFloat(b []byte) bool {
+func HexFloat(b []byte) bool {
 	if len(b) > 0 && (b[0] == '+' || b[0] == '-') {
 		b = b[1:]
 	}
 	return len(b) >= 2 && b[0] == '0' && (b[1] == 'x' || b[1] == 'X')
 }
 
-func hasByte(b []byte, c1, c2 byte) bool {
+func HasByte(b []byte, c1, c2 byte) bool {
 	for _, c := range b {
 		if c == c1 || c == c2 {
 			return true
@@ -338,22 +339,22 @@ const (
 	longDoubleMaxLen = 5 * 1024
 )
 
-func newLongDouble() *big.Float {
+func NewLongDouble() *big.Float {
 	return new(big.Float).SetPrec(longDoublePrec).SetMode(big.ToNearestEven)
 }
 
-// parseLongDouble parses b as Redis's string2ld does (strtold, then reject
+// ParseLongDouble parses b as Redis's string2ld does (strtold, then reject
 // leading space, trailing bytes, overflow, underflow to zero and NaN).
 // Infinities are accepted. The returned value has longDoublePrec bits.
-func parseLongDouble(b []byte) (*big.Float, bool) {
+func ParseLongDouble(b []byte) (*big.Float, bool) {
 	if len(b) >= longDoubleMaxLen {
 		return nil, false
 	}
-	ok, inf, nonzero := floatSyntax(b)
+	ok, inf, nonzero := FloatSyntax(b)
 	if !ok {
 		return nil, false
 	}
-	f := newLongDouble()
+	f := NewLongDouble()
 	if inf {
 		return f.SetInf(b[0] == '-'), true
 	}
@@ -367,14 +368,14 @@ func parseLongDouble(b []byte) (*big.Float, bool) {
 	return f, true
 }
 
-// addLongDouble returns a+b rounded to a long double, and false when the sum
+// AddLongDouble returns a+b rounded to a long double, and false when the sum
 // is infinite or NaN (INCRBYFLOAT's "increment would produce NaN or
 // Infinity").
-func addLongDouble(a, b *big.Float) (*big.Float, bool) {
+func AddLongDouble(a, b *big.Float) (*big.Float, bool) {
 	if a.IsInf() || b.IsInf() {
 		return nil, false // inf+x is inf, inf-inf is NaN: both refused
 	}
-	sum := newLongDouble().Add(a, b)
+	sum := NewLongDouble().Add(a, b)
 	if sum.MantExp(nil) > longDoubleMaxExp {
 		return nil, false
 	}
@@ -384,10 +385,10 @@ func addLongDouble(a, b *big.Float) (*big.Float, bool) {
 	return sum, true
 }
 
-// formatLongDouble formats f as Redis's ld2string in LD_STR_HUMAN mode:
+// FormatLongDouble formats f as Redis's ld2string in LD_STR_HUMAN mode:
 // printf("%.17Lf"), then trailing zeros and a trailing '.' removed, and
 // "-0" written as "0". There is never an exponent.
-func formatLongDouble(f *big.Float) string {
+func FormatLongDouble(f *big.Float) string {
 	if f.IsInf() {
 		if f.Sign() < 0 {
 			return "-inf"
@@ -407,4 +408,46 @@ func formatLongDouble(f *big.Float) string {
 		return "0"
 	}
 	return s
+}
+
+// ParseStrtod parses b as C's strtod does when the caller then insists
+// that the whole string was used: leading white space is skipped, the
+// empty string is 0, an overflow is ±inf, an underflow is 0; NaN is
+// refused.
+//
+// Redis hands strtod the argument as a C string and then checks that the
+// end pointer is at a NUL, so the number ends at the first NUL byte:
+// "1\x00junk" is 1 and "\x00" is 0.
+func ParseStrtod(b []byte) (float64, bool) {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	if len(b) == 0 {
+		return 0, true // strtod converts nothing and stops at the NUL
+	}
+	i := 0
+	for i < len(b) && IsSpace(b[i]) {
+		i++
+	}
+	rest := b[i:]
+	ok, inf, _ := FloatSyntax(rest)
+	if !ok {
+		return 0, false
+	}
+	neg := rest[0] == '-'
+	if inf {
+		if neg {
+			return math.Inf(-1), true
+		}
+		return math.Inf(1), true
+	}
+	s := string(rest)
+	if HexFloat(rest) && !HasByte(rest, 'p', 'P') {
+		s += "p0"
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && !math.IsInf(f, 0) && f != 0 {
+		return 0, false
+	}
+	return f, true
 }

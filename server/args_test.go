@@ -1,14 +1,9 @@
 package server
 
 import (
-	"fmt"
 	"math"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/persimmon-db/persimmon/recovery"
 )
 
 func TestParseInt64(t *testing.T) {
@@ -45,7 +40,7 @@ func TestParseInt64(t *testing.T) {
 		{"1\x00", 0, false},
 	}
 	for _, tt := range tests {
-		got, ok := parseInt64([]byte(tt.in))
+		got, ok := ParseInt64([]byte(tt.in))
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("parseInt64(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
@@ -68,7 +63,7 @@ func TestArgInt32(t *testing.T) {
 		{"99999999999", "ERR invalid first DB index", 0, "ERR invalid first DB index"},
 	}
 	for _, tt := range tests {
-		got, err := argInt32([]byte(tt.in), tt.msg)
+		got, err := ArgInt32([]byte(tt.in), tt.msg)
 		if errText(err) != tt.err || (err == nil && got != tt.want) {
 			t.Errorf("argInt32(%q, %q) = %d, %q; want %d, %q", tt.in, tt.msg, got, errText(err), tt.want, tt.err)
 		}
@@ -89,7 +84,7 @@ func TestArgDB(t *testing.T) {
 		{"99999999999", 0, "ERR value is out of range, value must between -2147483648 and 2147483647"},
 	}
 	for _, tt := range tests {
-		got, err := argDB([]byte(tt.in))
+		got, err := ArgDB([]byte(tt.in))
 		if errText(err) != tt.err || got != tt.want {
 			t.Errorf("argDB(%q) = %d, %q; want %d, %q", tt.in, got, errText(err), tt.want, tt.err)
 		}
@@ -123,7 +118,7 @@ func TestParseScanCursor(t *testing.T) {
 		{" \x001", 0, false},
 	}
 	for _, tt := range tests {
-		got, ok := parseScanCursor([]byte(tt.in))
+		got, ok := ParseScanCursor([]byte(tt.in))
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("parseScanCursor(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
@@ -188,12 +183,12 @@ func TestParseFloat64(t *testing.T) {
 		{"1\x00", 0, false},
 	}
 	for _, tt := range tests {
-		got, ok := parseFloat64([]byte(tt.in))
+		got, ok := ParseFloat64([]byte(tt.in))
 		if ok != tt.ok || (ok && got != tt.want) {
 			t.Errorf("parseFloat64(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
 	}
-	if _, err := argFloat64([]byte("x")); errText(err) != "ERR value is not a valid float" {
+	if _, err := ArgFloat64([]byte("x")); errText(err) != "ERR value is not a valid float" {
 		t.Errorf("argFloat64 error = %q", errText(err))
 	}
 }
@@ -225,22 +220,22 @@ func TestIncrByFloatArithmetic(t *testing.T) {
 		{"0.3", "1e300", "1000000000000000000008997324079559193870523944273290747938260082321265646596180935755849152083750497190350372508614274835903592556184672983913096260520748646287327135641843653294084255107606016789726652932370030551382947620994540294772781889620606179267611627097410650567187386105690089424915104006144"},
 	}
 	for _, tt := range tests {
-		cur, ok := parseLongDouble([]byte(tt.stored))
+		cur, ok := ParseLongDouble([]byte(tt.stored))
 		if !ok {
 			t.Errorf("parseLongDouble(%q) failed", tt.stored)
 			continue
 		}
-		inc, ok := parseLongDouble([]byte(tt.incr))
+		inc, ok := ParseLongDouble([]byte(tt.incr))
 		if !ok {
 			t.Errorf("parseLongDouble(%q) failed", tt.incr)
 			continue
 		}
-		sum, ok := addLongDouble(cur, inc)
+		sum, ok := AddLongDouble(cur, inc)
 		if !ok {
 			t.Errorf("%s + %s overflowed", tt.stored, tt.incr)
 			continue
 		}
-		if got := formatLongDouble(sum); got != tt.want {
+		if got := FormatLongDouble(sum); got != tt.want {
 			t.Errorf("%s + %s = %s, want %s", tt.stored, tt.incr, got, tt.want)
 		}
 	}
@@ -268,23 +263,23 @@ func TestParseLongDouble(t *testing.T) {
 		{strings.Repeat("1", longDoubleMaxLen), false},
 	}
 	for _, tt := range tests {
-		if _, ok := parseLongDouble([]byte(tt.in)); ok != tt.ok {
+		if _, ok := ParseLongDouble([]byte(tt.in)); ok != tt.ok {
 			t.Errorf("parseLongDouble(%.20q) ok = %v, want %v", tt.in, ok, tt.ok)
 		}
 	}
 }
 
 func TestAddLongDoubleRefusesInfinity(t *testing.T) {
-	big, _ := parseLongDouble([]byte("1e4932"))
-	one, _ := parseLongDouble([]byte("1"))
+	big, _ := ParseLongDouble([]byte("1e4932"))
+	one, _ := ParseLongDouble([]byte("1"))
 	for _, pair := range [][2]string{{"1e4932", "1e4932"}, {"inf", "1"}, {"1", "-inf"}} {
-		a, _ := parseLongDouble([]byte(pair[0]))
-		b, _ := parseLongDouble([]byte(pair[1]))
-		if _, ok := addLongDouble(a, b); ok {
+		a, _ := ParseLongDouble([]byte(pair[0]))
+		b, _ := ParseLongDouble([]byte(pair[1]))
+		if _, ok := AddLongDouble(a, b); ok {
 			t.Errorf("%s + %s: want refusal", pair[0], pair[1])
 		}
 	}
-	if _, ok := addLongDouble(big, one); !ok {
+	if _, ok := AddLongDouble(big, one); !ok {
 		t.Error("1e4932 + 1 refused")
 	}
 }
@@ -303,11 +298,11 @@ func TestFormatLongDouble(t *testing.T) {
 		{"inf", "inf"},
 		{"-inf", "-inf"},
 	} {
-		f, ok := parseLongDouble([]byte(tt.in))
+		f, ok := ParseLongDouble([]byte(tt.in))
 		if !ok {
 			t.Fatalf("parse %q", tt.in)
 		}
-		if got := formatLongDouble(f); got != tt.want {
+		if got := FormatLongDouble(f); got != tt.want {
 			t.Errorf("formatLongDouble(%s) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
@@ -328,7 +323,7 @@ func TestArgIs(t *testing.T) {
 		{"n\x00", "nx", false},
 	}
 	for _, tt := range tests {
-		if got := argIs([]byte(tt.arg), tt.opt); got != tt.want {
+		if got := ArgIs([]byte(tt.arg), tt.opt); got != tt.want {
 			t.Errorf("argIs(%q, %q) = %v", tt.arg, tt.opt, got)
 		}
 	}
@@ -340,14 +335,14 @@ func TestCheckStringLength(t *testing.T) {
 		ok         bool
 	}{
 		{0, 0, true},
-		{protoMaxBulkLen, 0, true},
-		{protoMaxBulkLen - 1, 1, true},
-		{protoMaxBulkLen, 1, false},
+		{MaxStringSize, 0, true},
+		{MaxStringSize - 1, 1, true},
+		{MaxStringSize, 1, false},
 		{536870911, 2, false},
 		{math.MaxInt64, math.MaxInt64, false}, // overflow
 	}
 	for _, tt := range tests {
-		err := checkStringLength(tt.size, tt.grow)
+		err := CheckStringLength(tt.size, tt.grow)
 		if (err == nil) != tt.ok {
 			t.Errorf("checkStringLength(%d, %d) = %v", tt.size, tt.grow, err)
 		}
@@ -362,157 +357,4 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
-}
-
-// ---- handler test harness ----
-//
-// Handler tests run commands against a real keyspace opened in t.TempDir(),
-// through the command table (arity checks included), and compare the RESP
-// bytes of each reply with what Redis 7.0.15 answered to the same script.
-
-// scriptStep is one command of a script and Redis's reply to it, as raw RESP.
-type scriptStep struct {
-	args []string
-	want string
-}
-
-func newKeyspaceClient(t *testing.T) *Client {
-	t.Helper()
-	ks, _, err := recovery.Open(recovery.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := ks.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return &Client{KS: ks}
-}
-
-// ownCommandTable maps a lower-case command name (or "container|sub") to
-// its table entry: every data command (strings, keys, hashes, lists, sets,
-// sorted sets); the server's own commands need a connection.
-func ownCommandTable() map[string]Command {
-	m := make(map[string]Command)
-	var all []Command
-	for _, group := range [][]Command{stringCommands(), bitopCommands(), keyCommands(), dumpCommands(), hashCommands(), listCommands(), setCommands(), zsetCommands(), roaringCommands()} {
-		all = append(all, group...)
-	}
-	for _, cmd := range all {
-		m[cmd.Name] = cmd
-		for _, sub := range cmd.Subcommands {
-			m[sub.Name] = sub
-		}
-	}
-	return m
-}
-
-var ownCommands = ownCommandTable()
-
-// cmdReply runs one command the way the server dispatches it (lookup, container,
-// arity, lock) and returns its reply. SELECT is handled here, since the
-// server owns it. There is no connection, so blocking commands answer as
-// inside MULTI.
-func cmdReply(t *testing.T, c *Client, args ...string) string {
-	t.Helper()
-	name := strings.ToLower(args[0])
-	if name == "select" {
-		db, err := strconv.Atoi(args[1])
-		if err != nil {
-			t.Fatalf("SELECT %q", args[1])
-		}
-		c.DB = db
-		return "+OK\r\n"
-	}
-	cmd, ok := ownCommands[name]
-	if !ok {
-		var b strings.Builder
-		for _, a := range args[1:] {
-			fmt.Fprintf(&b, "'%s' ", a)
-		}
-		return "-ERR unknown command '" + args[0] + "', with args beginning with: " + b.String() + "\r\n"
-	}
-	if len(cmd.Subcommands) > 0 && len(args) >= 2 {
-		sub, ok := ownCommands[name+"|"+strings.ToLower(args[1])]
-		if !ok {
-			return "-ERR unknown subcommand '" + args[1] + "'. Try " + strings.ToUpper(name) + " HELP.\r\n"
-		}
-		cmd = sub
-	}
-	if (cmd.Arity > 0 && len(args) != cmd.Arity) || (cmd.Arity < 0 && len(args) < -cmd.Arity) {
-		return "-" + WrongArgs(cmd.Name) + "\r\n"
-	}
-	argv := make([][]byte, len(args))
-	for i, a := range args {
-		argv[i] = []byte(a)
-	}
-	c.Out = c.Out[:0]
-	if !cmd.NoLock {
-		c.KS.Lock()
-		defer c.KS.Unlock()
-	}
-	cmd.Run(c, argv)
-	return string(c.Out)
-}
-
-// runRecordedScripts runs each script on a fresh keyspace. A command name
-// written "~NAME" has a reply whose order Redis does not define: it is
-// compared as a set of elements.
-func runRecordedScripts(t *testing.T, scripts []struct {
-	name  string
-	steps []scriptStep
-}) {
-	for _, sc := range scripts {
-		t.Run(sc.name, func(t *testing.T) {
-			c := newKeyspaceClient(t)
-			for i, st := range sc.steps {
-				args := append([]string(nil), st.args...)
-				unordered := strings.HasPrefix(args[0], "~")
-				args[0] = strings.TrimPrefix(args[0], "~")
-				got, want := cmdReply(t, c, args...), st.want
-				if unordered {
-					got, want = setUnorderedRESP(got), setUnorderedRESP(want)
-				}
-				if got != want {
-					t.Errorf("step %d %q:\n got %q\nwant %q", i, st.args, got, want)
-				}
-			}
-		})
-	}
-}
-
-// sortedBulks splits a flat RESP array of bulk strings into its elements
-// (sorted), for replies whose order is not defined.
-func sortedBulks(t *testing.T, resp string) []string {
-	t.Helper()
-	lines := strings.Split(strings.TrimSuffix(resp, "\r\n"), "\r\n")
-	if len(lines) == 0 || !strings.HasPrefix(lines[0], "*") {
-		t.Fatalf("not an array: %q", resp)
-	}
-	var out []string
-	for i := 2; i < len(lines); i += 2 {
-		out = append(out, lines[i])
-	}
-	sort.Strings(out)
-	return out
-}
-
-func TestCommandTableMetadata(t *testing.T) {
-	seen := map[string]bool{}
-	for _, cmd := range append(stringCommands(), keyCommands()...) {
-		if seen[cmd.Name] {
-			t.Errorf("duplicate command %q", cmd.Name)
-		}
-		seen[cmd.Name] = true
-		if cmd.Name != strings.ToLower(cmd.Name) || cmd.Arity == 0 || cmd.Group == "" || cmd.Since == "" || cmd.Summary == "" {
-			t.Errorf("incomplete entry %+v", cmd)
-		}
-		if (cmd.Run == nil) == (len(cmd.Subcommands) == 0) {
-			t.Errorf("%s: want a Run or subcommands, not both", cmd.Name)
-		}
-		if cmd.FirstKey == 0 && (cmd.LastKey != 0 || cmd.Step != 0) {
-			t.Errorf("%s: key positions without a first key", cmd.Name)
-		}
-	}
 }

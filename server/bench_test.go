@@ -25,7 +25,7 @@ func benchSetGet(b *testing.B, mode pmem.Mode) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := NewServer(Config{}, ks, nil)
+	s := NewServer(Config{}, ks, nil, testFamilies)
 	defer s.Close()
 	c := newConn(s, discardConn{}, 1)
 	val := strings.Repeat("v", 64)

@@ -57,7 +57,7 @@ import (
 //
 // Reuse for another type (sorted sets): the type's appliers that add
 // elements call ks.keyReady(db, key); the handler parses its timeout with
-// parseBlockTimeout, tries to serve (skipping keys for which c.yieldsTo),
+// ParseBlockTimeout, tries to serve (skipping keys for which c.yieldsTo),
 // and calls c.blockOn when it cannot
 // (replying *-1 itself when blockOn returns false).
 //
@@ -82,59 +82,59 @@ import (
 
 // Timeout errors, as Redis 7.0 words them.
 var (
-	errTimeoutNotFloat = replyError("ERR timeout is not a float or out of range")
-	errTimeoutNegative = replyError("ERR timeout is negative")
+	errTimeoutNotFloat = ReplyError("ERR timeout is not a float or out of range")
+	ErrTimeoutNegative = ReplyError("ERR timeout is negative")
 )
 
-// maxBlockTimeout stands for "longer than anyone waits": timeouts beyond it
+// MaxBlockTimeout stands for "longer than anyone waits": timeouts beyond it
 // block until woken, as 0 does.
-const maxBlockTimeout = 100 * 365 * 24 * time.Hour
+const MaxBlockTimeout = 100 * 365 * 24 * time.Hour
 
-// parseBlockTimeout parses a blocking command's timeout (seconds, a long
+// ParseBlockTimeout parses a blocking command's timeout (seconds, a long
 // double) the way Redis 7.0's getTimeoutFromObjectOrReply does: the
 // milliseconds are ceil(seconds*1000) converted to a long long, so a value
 // that does not fit (1e20, inf) comes out negative on x86 and is refused as
 // negative; 0 means forever.
-func parseBlockTimeout(arg []byte) (time.Duration, error) {
-	f, ok := parseLongDouble(arg)
+func ParseBlockTimeout(arg []byte) (time.Duration, error) {
+	f, ok := ParseLongDouble(arg)
 	if !ok {
 		return 0, errTimeoutNotFloat
 	}
 	if f.IsInf() {
-		return 0, errTimeoutNegative
+		return 0, ErrTimeoutNegative
 	}
-	ms := newLongDouble().Mul(f, big.NewFloat(1000))
+	ms := NewLongDouble().Mul(f, big.NewFloat(1000))
 	if ms.Cmp(big.NewFloat(math.MaxInt64)) >= 0 {
-		return 0, errTimeoutNegative // the cast to long long overflows
+		return 0, ErrTimeoutNegative // the cast to long long overflows
 	}
 	n, acc := ms.Int64()
 	if acc == big.Below { // ms was truncated toward zero: ceil
 		n++
 	}
 	if n < 0 {
-		return 0, errTimeoutNegative
+		return 0, ErrTimeoutNegative
 	}
-	if n > int64(maxBlockTimeout/time.Millisecond) {
-		return maxBlockTimeout, nil
+	if n > int64(MaxBlockTimeout/time.Millisecond) {
+		return MaxBlockTimeout, nil
 	}
 	return time.Duration(n) * time.Millisecond, nil
 }
 
-// blockKey names a key in a database.
-type blockKey struct {
+// BlockKey names a key in a database.
+type BlockKey struct {
 	db  int
 	key string
 }
 
 // blocker is one blocked command's registration.
 type blocker struct {
-	keys     []blockKey
+	keys     []BlockKey
 	ready    chan struct{} // buffered 1: a key of it may have gained elements
 	deadline time.Time     // zero: no timeout
 	woken    bool          // signalled and not yet re-run (keyspace lock)
 	// readyKeys are the keys signalled since the last run, in signal
 	// order: the re-run tries them first (see servingOrder).
-	readyKeys []blockKey
+	readyKeys []BlockKey
 
 	// Loop mode (loop.go): the parked connection, its command with a copy
 	// of its arguments, the deadline's timer, and whether b is on the
@@ -194,7 +194,7 @@ func (c *conn) writeUnblocked(asError bool) {
 
 // wake signals b that key may have gained elements (with the keyspace lock
 // held).
-func (b *blocker) wake(r *blockRegistry, key blockKey) {
+func (b *blocker) wake(r *BlockRegistry, key BlockKey) {
 	b.woken = true
 	if !slices.Contains(b.readyKeys, key) {
 		b.readyKeys = append(b.readyKeys, key)
@@ -212,10 +212,10 @@ func (b *blocker) wake(r *blockRegistry, key blockKey) {
 	}
 }
 
-// blockRegistry holds the waiters of one keyspace. It is only touched with
+// BlockRegistry holds the waiters of one keyspace. It is only touched with
 // the keyspace lock held.
-type blockRegistry struct {
-	waiters map[blockKey][]*blocker // per key, in arrival order
+type BlockRegistry struct {
+	waiters map[BlockKey][]*blocker // per key, in arrival order
 	blocked atomic.Int64            // clients blocked now (INFO blocked_clients)
 	ready   []*blocker              // loop mode: woken waiters to serve, in wake-up order
 }
@@ -223,7 +223,7 @@ type blockRegistry struct {
 // blockedClients is the number of clients blocked on keys of ks.
 func blockedClients(ks *keyspace.Keyspace) int64 {
 	if r, ok := registries.Load(ks); ok {
-		return r.(*blockRegistry).blocked.Load()
+		return r.(*BlockRegistry).blocked.Load()
 	}
 	return 0
 }
@@ -231,22 +231,22 @@ func blockedClients(ks *keyspace.Keyspace) int64 {
 // registries maps a *keyspace.Keyspace to its *blockRegistry.
 var registries sync.Map
 
-// loadRegistry returns the registry of ks, or nil if no client ever
+// LoadRegistry returns the registry of ks, or nil if no client ever
 // blocked on it.
-func loadRegistry(ks any) *blockRegistry {
+func LoadRegistry(ks any) *BlockRegistry {
 	if r, ok := registries.Load(ks); ok {
-		return r.(*blockRegistry)
+		return r.(*BlockRegistry)
 	}
 	return nil
 }
 
 // registryOf returns the registry of ks, creating it and installing the
 // keyspace hook on first use. Call with the keyspace lock held.
-func registryOf(ks *keyspace.Keyspace) *blockRegistry {
+func registryOf(ks *keyspace.Keyspace) *BlockRegistry {
 	if r, ok := registries.Load(ks); ok {
-		return r.(*blockRegistry)
+		return r.(*BlockRegistry)
 	}
-	r := &blockRegistry{waiters: map[blockKey][]*blocker{}}
+	r := &BlockRegistry{waiters: map[BlockKey][]*blocker{}}
 	registries.Store(ks, r)
 	ks.OnKeyReady(r.signal)
 	ks.OnKeyTouched(r.streamKeyTouched) // streams.go
@@ -254,27 +254,27 @@ func registryOf(ks *keyspace.Keyspace) *blockRegistry {
 }
 
 // signal wakes the first waiter of (db, key), if any (the keyspace hook).
-func (r *blockRegistry) signal(db int, key []byte) {
+func (r *BlockRegistry) signal(db int, key []byte) {
 	if len(r.waiters) == 0 {
 		return
 	}
-	k := blockKey{db, string(key)}
+	k := BlockKey{db, string(key)}
 	if q := r.waiters[k]; len(q) > 0 {
 		q[0].wake(r, k)
 	}
 }
 
-// signalSwapped wakes, after SWAPDB, the first waiter of every key of the
+// SignalSwapped wakes, after SWAPDB, the first waiter of every key of the
 // swapped databases that now holds a list or a sorted set, as Redis 7.0's
 // scanDatabaseForReadyKeys does (a key of another type wakes nobody: the
 // waiter keeps waiting instead of answering WRONGTYPE). Keys are signalled
 // in sorted order. Call with the keyspace lock held.
-func signalSwapped(ks *keyspace.Keyspace, db1, db2 int) {
-	r := loadRegistry(ks)
+func SignalSwapped(ks *keyspace.Keyspace, db1, db2 int) {
+	r := LoadRegistry(ks)
 	if r == nil || len(r.waiters) == 0 {
 		return
 	}
-	var keys []blockKey
+	var keys []BlockKey
 	for k := range r.waiters {
 		if k.db != db1 && k.db != db2 {
 			continue
@@ -283,7 +283,7 @@ func signalSwapped(ks *keyspace.Keyspace, db1, db2 int) {
 			keys = append(keys, k)
 		}
 	}
-	slices.SortFunc(keys, func(a, b blockKey) int {
+	slices.SortFunc(keys, func(a, b BlockKey) int {
 		if a.db != b.db {
 			return a.db - b.db
 		}
@@ -294,7 +294,7 @@ func signalSwapped(ks *keyspace.Keyspace, db1, db2 int) {
 	}
 }
 
-func (r *blockRegistry) add(b *blocker) {
+func (r *BlockRegistry) add(b *blocker) {
 	r.blocked.Add(1)
 	for _, k := range b.keys {
 		r.waiters[k] = append(r.waiters[k], b)
@@ -303,7 +303,7 @@ func (r *blockRegistry) add(b *blocker) {
 
 // remove takes b out of every queue and signals the new first waiter of
 // each of its keys, which may be able to take what b did not.
-func (r *blockRegistry) remove(b *blocker) {
+func (r *BlockRegistry) remove(b *blocker) {
 	r.blocked.Add(-1)
 	for _, k := range b.keys {
 		q := r.waiters[k]
@@ -323,11 +323,11 @@ func (r *blockRegistry) remove(b *blocker) {
 }
 
 // waiting returns the number of clients blocked on (db, key) (tests).
-func (r *blockRegistry) waiting(db int, key string) int {
-	return len(r.waiters[blockKey{db, key}])
+func (r *BlockRegistry) waiting(db int, key string) int {
+	return len(r.waiters[BlockKey{db, key}])
 }
 
-// yieldsTo reports whether a blocking command that is not blocked yet must
+// YieldsTo reports whether a blocking command that is not blocked yet must
 // leave the elements of key to a client already blocked on it: the first
 // waiter of key was woken by a push and has not taken its turn yet. Redis
 // serves blocked clients right after the command that pushed, before any
@@ -340,7 +340,7 @@ func (r *blockRegistry) waiting(db int, key string) int {
 // through one key (say its first waiter left) cannot take the elements of
 // another key from the clients that blocked on that key before it. Call
 // with the keyspace lock held.
-func (c *Client) yieldsTo(key []byte) bool {
+func (c *Client) YieldsTo(key []byte) bool {
 	cn := c.conn
 	if cn == nil || cn.inExec {
 		return false
@@ -349,21 +349,21 @@ func (c *Client) yieldsTo(key []byte) bool {
 	if !ok {
 		return false
 	}
-	q := r.(*blockRegistry).waiters[blockKey{c.DB, string(key)}]
+	q := r.(*BlockRegistry).waiters[BlockKey{c.DB, string(key)}]
 	if cn.blk.b != nil {
 		return len(q) > 0 && q[0] != cn.blk.b
 	}
 	return len(q) > 0 && q[0].woken
 }
 
-// servingOrder returns keys in the order a blocking command must try them.
+// ServingOrder returns keys in the order a blocking command must try them.
 // On its first run that is the argument order. On a re-run after a wake-up
 // the keys signalled since the last run come first, in the order they were
 // signalled, then the others in argument order: Redis serves a blocked
 // client from the keys in the order they became ready (signalKeyAsReady),
 // so BLPOP k1 k2 woken by a MULTI that pushed to k2 and then to k1 pops
 // from k2. Call with the keyspace lock held.
-func (c *Client) servingOrder(keys [][]byte) [][]byte {
+func (c *Client) ServingOrder(keys [][]byte) [][]byte {
 	cn := c.conn
 	if cn == nil || cn.blk.b == nil || len(cn.blk.b.readyKeys) == 0 {
 		return keys
@@ -396,7 +396,7 @@ type blockState struct {
 	pending bool     // the handler just run asked to block
 }
 
-// blockOn is called by a blocking command's handler, with the keyspace lock
+// BlockOn is called by a blocking command's handler, with the keyspace lock
 // held, when none of keys (in the client's database) can serve it. It
 // reports whether the command blocks: then the handler must return without
 // writing a reply. It returns false where the client may not block (inside
@@ -404,7 +404,7 @@ type blockState struct {
 // Redis replies there (*-1 for BLPOP, BLMPOP, BZPOPMIN; $-1 for BLMOVE). A
 // re-run of a command that is already registered keeps its place in the
 // queues and its original deadline.
-func (c *Client) blockOn(keys [][]byte, timeout time.Duration) bool {
+func (c *Client) BlockOn(keys [][]byte, timeout time.Duration) bool {
 	cn := c.conn
 	if cn == nil || cn.inExec {
 		return false
@@ -421,7 +421,7 @@ func (c *Client) blockOn(keys [][]byte, timeout time.Duration) bool {
 	for _, k := range keys {
 		if !seen[string(k)] {
 			seen[string(k)] = true
-			b.keys = append(b.keys, blockKey{c.DB, string(k)})
+			b.keys = append(b.keys, BlockKey{c.DB, string(k)})
 		}
 	}
 	registryOf(c.KS).add(b)
@@ -566,7 +566,7 @@ func (c *conn) watchGone() (gone <-chan struct{}, stop func()) {
 	}
 }
 
-// skipsOnWake reports whether the re-run of a woken blocked command must
+// SkipsOnWake reports whether the re-run of a woken blocked command must
 // treat key as empty because it holds a value of another type than want
 // (keyspace.TypeList or keyspace.TypeZSet). Redis 7.0 serves a blocked
 // client only from a ready key holding the type it waits for, and
@@ -575,7 +575,7 @@ func (c *conn) watchGone() (gone <-chan struct{}, stop func()) {
 // WRONGTYPE. A command's first run is unaffected (a wrong type answers
 // WRONGTYPE there), and so is BLMOVE's destination (Redis 7.0 unblocks
 // with WRONGTYPE too). Call with the keyspace lock held.
-func (c *Client) skipsOnWake(key []byte, want string) bool {
+func (c *Client) SkipsOnWake(key []byte, want string) bool {
 	cn := c.conn
 	if cn == nil || cn.blk.b == nil {
 		return false
@@ -586,7 +586,7 @@ func (c *Client) skipsOnWake(key []byte, want string) bool {
 	return t != keyspace.TypeNone && t != want
 }
 
-// blockingPop runs a command shaped like BLPOP: keys, then a timeout as the
+// BlockingPop runs a command shaped like BLPOP: keys, then a timeout as the
 // last argument, waiting for a value of type want. It tries the keys in
 // serving order, skipping those whose elements belong to an already-woken
 // client and, on a re-run after a wake-up, those now holding another type
@@ -595,15 +595,15 @@ func (c *Client) skipsOnWake(key []byte, want string) bool {
 // after writing an error (a wrong type stops the search, as in Redis).
 // When nothing is served the client blocks, or inside MULTI gets the null
 // array at once.
-func blockingPop(c *Client, args [][]byte, want string, pop func(key []byte) (served, failed bool)) {
-	timeout, err := parseBlockTimeout(args[len(args)-1])
+func BlockingPop(c *Client, args [][]byte, want string, pop func(key []byte) (served, failed bool)) {
+	timeout, err := ParseBlockTimeout(args[len(args)-1])
 	if err != nil {
 		c.WriteErr(err)
 		return
 	}
 	keys := args[1 : len(args)-1]
-	for _, key := range c.servingOrder(keys) {
-		if c.yieldsTo(key) || c.skipsOnWake(key, want) {
+	for _, key := range c.ServingOrder(keys) {
+		if c.YieldsTo(key) || c.SkipsOnWake(key, want) {
 			continue
 		}
 		served, failed := pop(key)
@@ -611,7 +611,7 @@ func blockingPop(c *Client, args [][]byte, want string, pop func(key []byte) (se
 			return
 		}
 	}
-	if !c.blockOn(keys, timeout) {
+	if !c.BlockOn(keys, timeout) {
 		c.WriteNullArray() // may not block here (MULTI/EXEC): Redis's timeout reply
 	}
 }

@@ -328,14 +328,13 @@ func TestBlockingNewcomerYields(t *testing.T) {
 		cn.Out = cn.Out[:0]
 		ks.Lock()
 		defer ks.Unlock()
-		cmdBLPop(&cn.Client, bytesArgs(args...))
-		return string(cn.Out)
+		return familyRun(t, &cn.Client, args...)
 	}
 	a, d := newConn(), newConn()
 	if got := run(a, "BLPOP", "q", "0"); got != "" || !a.blk.pending {
 		t.Fatalf("BLPOP on an empty key replied %q instead of blocking", got)
 	}
-	cmdReply(t, pusher, "RPUSH", "q", "x")
+	familyReply(t, pusher, "RPUSH", "q", "x")
 	if !a.blk.b.woken {
 		t.Fatal("the push did not wake the blocked client")
 	}
@@ -365,7 +364,7 @@ func TestBlockingNewcomerYields(t *testing.T) {
 	// Nobody woken (elements that came without a push, as after SWAPDB):
 	// a newcomer takes them.
 	e := newConn()
-	cmdReply(t, pusher, "RPUSH", "q", "y")
+	familyReply(t, pusher, "RPUSH", "q", "y")
 	ks.Lock()
 	d.blk.b.woken = false
 	ks.Unlock()

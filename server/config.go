@@ -217,7 +217,7 @@ func configBool(v string) (bool, error) {
 }
 
 func configInt(v string, lo, hi int64) (int64, error) {
-	n, ok := parseInt64([]byte(v))
+	n, ok := ParseInt64([]byte(v))
 	if !ok {
 		return 0, errors.New("argument couldn't be parsed into an integer")
 	}

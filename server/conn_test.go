@@ -398,7 +398,7 @@ func (discardConn) SetWriteDeadline(time.Time) error { return nil }
 // The steady-state batch path allocates nothing per command.
 func TestBatchDoesNotAllocate(t *testing.T) {
 	f := &fakeKS{}
-	table := newCommandTable()
+	table := newCommandTable(testFamilies)
 	for name, cmd := range buildTable(testCmds(f)) {
 		table[name] = cmd
 	}
@@ -420,7 +420,7 @@ func TestBatchDoesNotAllocate(t *testing.T) {
 
 func BenchmarkBatch(b *testing.B) {
 	f := &fakeKS{}
-	table := newCommandTable()
+	table := newCommandTable(testFamilies)
 	for name, cmd := range buildTable(testCmds(f)) {
 		table[name] = cmd
 	}

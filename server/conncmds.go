@@ -51,7 +51,7 @@ func pingCommand(c *Client, args [][]byte) {
 func echoCommand(c *Client, args [][]byte) { c.WriteBulk(args[1]) }
 
 func selectCommand(c *Client, args [][]byte) {
-	db, err := argDB(args[1])
+	db, err := ArgDB(args[1])
 	if err != nil {
 		c.WriteErr(err)
 		return
@@ -129,7 +129,7 @@ func authCommand(c *Client, args [][]byte) {
 // Only RESP2 is spoken: HELLO 3 is refused, so clients fall back to RESP2.
 func helloCommand(c *Client, args [][]byte) {
 	if len(args) >= 2 {
-		ver, ok := parseInt64(args[1])
+		ver, ok := ParseInt64(args[1])
 		if !ok {
 			c.WriteError(errProtoVersion)
 			return
@@ -145,14 +145,14 @@ func helloCommand(c *Client, args [][]byte) {
 	for j := 2; j < len(args); j++ {
 		more := len(args) - 1 - j
 		switch {
-		case argIs(args[j], "auth") && more >= 2:
+		case ArgIs(args[j], "auth") && more >= 2:
 			if !checkPassword(c.Srv.requirepass(), string(args[j+1]), string(args[j+2])) {
 				c.WriteError(errWrongPass)
 				return
 			}
 			c.Authed = true
 			j += 2
-		case argIs(args[j], "setname") && more >= 1:
+		case ArgIs(args[j], "setname") && more >= 1:
 			if !validClientName(args[j+1]) {
 				c.WriteError(errClientName)
 				return
@@ -160,7 +160,7 @@ func helloCommand(c *Client, args [][]byte) {
 			c.Name = string(args[j+1])
 			j++
 		default:
-			c.WriteError("ERR Syntax error in HELLO option '" + string(cString(args[j])) + "'")
+			c.WriteError("ERR Syntax error in HELLO option '" + string(CString(args[j])) + "'")
 			return
 		}
 	}
@@ -208,12 +208,12 @@ func shutdownCommand(c *Client, args [][]byte) {
 	abort, save, nosave := false, false, false
 	for _, a := range args[1:] {
 		switch {
-		case argIs(a, "nosave"):
+		case ArgIs(a, "nosave"):
 			nosave = true
-		case argIs(a, "save"):
+		case ArgIs(a, "save"):
 			save = true
-		case argIs(a, "now"), argIs(a, "force"):
-		case argIs(a, "abort"):
+		case ArgIs(a, "now"), ArgIs(a, "force"):
+		case ArgIs(a, "abort"):
 			abort = true
 		default:
 			c.WriteError(ErrSyntax)
@@ -278,7 +278,7 @@ func clientSetnameCommand(c *Client, args [][]byte) {
 // go-redis sends it on connect). Accepted and not kept.
 func clientSetinfoCommand(c *Client, args [][]byte) {
 	attr := args[2]
-	if !argIs(attr, "lib-name") && !argIs(attr, "lib-ver") {
+	if !ArgIs(attr, "lib-name") && !ArgIs(attr, "lib-ver") {
 		c.WriteError("ERR Unrecognized option '" + string(attr) + "'")
 		return
 	}
@@ -290,7 +290,7 @@ func clientSetinfoCommand(c *Client, args [][]byte) {
 }
 
 func clientNoEvictCommand(c *Client, args [][]byte) {
-	if !argIs(args[2], "on") && !argIs(args[2], "off") {
+	if !ArgIs(args[2], "on") && !ArgIs(args[2], "off") {
 		c.WriteError(ErrSyntax)
 		return
 	}
@@ -307,21 +307,21 @@ func clientListCommand(c *Client, args [][]byte) {
 	typeNormal := true
 	switch {
 	case len(args) == 2:
-	case len(args) == 4 && argIs(args[2], "type"):
+	case len(args) == 4 && ArgIs(args[2], "type"):
 		switch {
-		case argIs(args[3], "normal"):
-		case argIs(args[3], "master"), argIs(args[3], "replica"), argIs(args[3], "slave"), argIs(args[3], "pubsub"):
+		case ArgIs(args[3], "normal"):
+		case ArgIs(args[3], "master"), ArgIs(args[3], "replica"), ArgIs(args[3], "slave"), ArgIs(args[3], "pubsub"):
 			typeNormal = false
 		default:
 			c.WriteError("ERR Unknown client type '" + string(args[3]) + "'")
 			return
 		}
-	case len(args) > 3 && argIs(args[2], "id"):
+	case len(args) > 3 && ArgIs(args[2], "id"):
 		ids = make(map[int64]bool)
 		for _, a := range args[3:] {
 			// Any integer: 0 or a negative one names no client (Redis
 			// 7.0 answers an empty list, not an error).
-			id, ok := parseInt64(a)
+			id, ok := ParseInt64(a)
 			if !ok {
 				c.WriteError("ERR Invalid client ID")
 				return
@@ -424,32 +424,32 @@ func clientKillCommand(c *Client, args [][]byte) {
 	for i := 2; i < len(args); i += 2 {
 		opt, val := args[i], args[i+1]
 		switch {
-		case argIs(opt, "id"):
-			n, ok := parseInt64(val)
+		case ArgIs(opt, "id"):
+			n, ok := ParseInt64(val)
 			if !ok || n <= 0 {
 				c.WriteError(errClientIDRange)
 				return
 			}
 			id = n
-		case argIs(opt, "addr"):
+		case ArgIs(opt, "addr"):
 			addr, haveAddr = string(val), true
-		case argIs(opt, "laddr"):
+		case ArgIs(opt, "laddr"):
 			laddr, haveLaddr = string(val), true
-		case argIs(opt, "user"):
+		case ArgIs(opt, "user"):
 			user, haveUser = string(val), true
-		case argIs(opt, "type"):
+		case ArgIs(opt, "type"):
 			switch {
-			case argIs(val, "normal"), argIs(val, "master"), argIs(val, "replica"), argIs(val, "slave"), argIs(val, "pubsub"):
+			case ArgIs(val, "normal"), ArgIs(val, "master"), ArgIs(val, "replica"), ArgIs(val, "slave"), ArgIs(val, "pubsub"):
 				ctype = strings.ToLower(string(val))
 			default:
 				c.WriteError("ERR Unknown client type '" + string(val) + "'")
 				return
 			}
-		case argIs(opt, "skipme"):
+		case ArgIs(opt, "skipme"):
 			switch {
-			case argIs(val, "yes"):
+			case ArgIs(val, "yes"):
 				skipMe = true
-			case argIs(val, "no"):
+			case ArgIs(val, "no"):
 				skipMe = false
 			default:
 				c.WriteError(ErrSyntax)
@@ -503,17 +503,17 @@ func clientUnblockCommand(c *Client, args [][]byte) {
 	asError := false
 	if len(args) == 4 { // the reason is checked before the id, as Redis does
 		switch {
-		case argIs(args[3], "timeout"):
-		case argIs(args[3], "error"):
+		case ArgIs(args[3], "timeout"):
+		case ArgIs(args[3], "error"):
 			asError = true
 		default:
 			c.WriteError("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
 			return
 		}
 	}
-	id, ok := parseInt64(args[2])
+	id, ok := ParseInt64(args[2])
 	if !ok {
-		c.WriteErr(errNotInteger)
+		c.WriteErr(ErrNotIntegerReply)
 		return
 	}
 	var target *conn

@@ -169,8 +169,8 @@ func (s *Server) resolve(args [][]byte) (*Command, string) {
 		}
 		sub := lookupCommand(cmd.subs, args[1])
 		if sub == nil {
-			return nil, "ERR unknown subcommand '" + truncate(cString(args[1]), 128) + "'. Try " +
-				strings.ToUpper(string(cString(args[0]))) + " HELP."
+			return nil, "ERR unknown subcommand '" + truncate(CString(args[1]), 128) + "'. Try " +
+				strings.ToUpper(string(CString(args[0]))) + " HELP."
 		}
 		cmd = sub
 	}
@@ -211,14 +211,14 @@ func arityOK(arity, n int) bool {
 func unknownCommandError(args [][]byte) string {
 	var b strings.Builder
 	b.WriteString("ERR unknown command '")
-	b.WriteString(truncate(cString(args[0]), 128))
+	b.WriteString(truncate(CString(args[0]), 128))
 	b.WriteString("', with args beginning with: ")
 	n := 0
 	for _, a := range args[1:] {
 		if n >= 128 {
 			break
 		}
-		a = cString(a)
+		a = CString(a)
 		a = a[:min(len(a), 128-n)]
 		b.WriteByte('\'')
 		b.Write(a)
@@ -235,8 +235,8 @@ func truncate(b []byte, n int) string {
 	return string(b)
 }
 
-// cString is b as C's %s prints it: up to its first NUL byte.
-func cString(b []byte) []byte {
+// CString is b as C's %s prints it: up to its first NUL byte.
+func CString(b []byte) []byte {
 	if i := bytes.IndexByte(b, 0); i >= 0 {
 		return b[:i]
 	}

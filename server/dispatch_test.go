@@ -64,7 +64,7 @@ func TestArityOK(t *testing.T) {
 }
 
 func TestLookupIsCaseInsensitive(t *testing.T) {
-	table := newCommandTable()
+	table := newCommandTable(testFamilies)
 	for _, name := range []string{"ping", "PING", "PiNg"} {
 		if cmd := lookupCommand(table, []byte(name)); cmd == nil || cmd.Name != "ping" {
 			t.Errorf("lookup %q = %v", name, cmd)

@@ -24,7 +24,7 @@ func functionFlushCommand(c *Client, args [][]byte) {
 	switch {
 	case len(args) > 3:
 		c.WriteError("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try FUNCTION HELP.")
-	case len(args) == 3 && !argIs(args[2], "async") && !argIs(args[2], "sync"):
+	case len(args) == 3 && !ArgIs(args[2], "async") && !ArgIs(args[2], "sync"):
 		c.WriteError("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
 	default:
 		c.WriteOK()

@@ -17,8 +17,8 @@ package server
 //     stops every earlier '*' from retrying (Redis's guard against
 //     exponential patterns).
 
-// globMatch reports whether s matches pattern, byte for byte.
-func globMatch(pattern, s []byte) bool {
+// GlobMatch reports whether s matches pattern, byte for byte.
+func GlobMatch(pattern, s []byte) bool {
 	skipLonger := false
 	return globMatchImpl(pattern, s, false, &skipLonger, 0)
 }
@@ -89,7 +89,7 @@ func globMatchImpl(p, s []byte, nocase bool, skipLonger *bool, nesting int) bool
 						match = true
 					}
 				} else if nocase {
-					if lowerASCII(p[0]) == lowerASCII(s[0]) {
+					if LowerASCII(p[0]) == LowerASCII(s[0]) {
 						match = true
 					}
 				} else if p[0] == s[0] {
@@ -113,7 +113,7 @@ func globMatchImpl(p, s []byte, nocase bool, skipLonger *bool, nesting int) bool
 			fallthrough
 		default:
 			if nocase {
-				if lowerASCII(p[0]) != lowerASCII(s[0]) {
+				if LowerASCII(p[0]) != LowerASCII(s[0]) {
 					return false
 				}
 			} else if p[0] != s[0] {

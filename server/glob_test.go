@@ -95,7 +95,7 @@ func TestGlobMatch(t *testing.T) {
 		{"a[b-\xff]", "az", false},
 	}
 	for _, tt := range tests {
-		if got := globMatch([]byte(tt.pattern), []byte(tt.s)); got != tt.want {
+		if got := GlobMatch([]byte(tt.pattern), []byte(tt.s)); got != tt.want {
 			t.Errorf("globMatch(%q, %q) = %v, want %v", tt.pattern, tt.s, got, tt.want)
 		}
 	}
@@ -127,10 +127,10 @@ func TestGlobMatchFold(t *testing.T) {
 func TestGlobMatchPathological(t *testing.T) {
 	pattern := []byte(strings.Repeat("a*", 30) + "b")
 	s := []byte(strings.Repeat("a", 200))
-	if globMatch(pattern, s) {
+	if GlobMatch(pattern, s) {
 		t.Fatal("matched")
 	}
-	if !globMatch(pattern, append(s, 'b')) {
+	if !GlobMatch(pattern, append(s, 'b')) {
 		t.Fatal("did not match with the trailing b")
 	}
 }
@@ -138,11 +138,11 @@ func TestGlobMatchPathological(t *testing.T) {
 // More than 1000 nested '*'s match nothing, as in Redis.
 func TestGlobMatchNesting(t *testing.T) {
 	deep := []byte(strings.Repeat("a*", 1002) + "a")
-	if globMatch(deep, []byte(strings.Repeat("a", 1003))) {
+	if GlobMatch(deep, []byte(strings.Repeat("a", 1003))) {
 		t.Fatal("a pattern nested deeper than 1000 '*'s matched")
 	}
 	shallow := []byte(strings.Repeat("a*", 900) + "a")
-	if !globMatch(shallow, []byte(strings.Repeat("a", 901))) {
+	if !GlobMatch(shallow, []byte(strings.Repeat("a", 901))) {
 		t.Fatal("a pattern of 900 '*'s did not match")
 	}
 }

@@ -104,7 +104,7 @@ func (c *conn) closeOnLoop() bool {
 func (c *conn) readyWaiters() bool {
 	r := c.srv.blockReg
 	if r == nil {
-		if r = loadRegistry(c.KS); r == nil {
+		if r = LoadRegistry(c.KS); r == nil {
 			return false
 		}
 		c.srv.blockReg = r
@@ -280,7 +280,7 @@ func (c *conn) resume() {
 // is unregistered (which may wake the next waiter of its keys: it is
 // queued and served in this same call) and resumed.
 func serveReady(ks *keyspace.Keyspace) {
-	r := loadRegistry(ks)
+	r := LoadRegistry(ks)
 	if r == nil {
 		return
 	}

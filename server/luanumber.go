@@ -46,9 +46,9 @@ func luaToNumber(L *lua.LState) int {
 
 // luaStr2d is Lua 5.1's luaO_str2d over glibc's strtod.
 func luaStr2d(b []byte) (float64, bool) {
-	b = bytes.TrimRightFunc(cString(b), func(r rune) bool { return r < 0x80 && isSpace(byte(r)) })
+	b = bytes.TrimRightFunc(CString(b), func(r rune) bool { return r < 0x80 && IsSpace(byte(r)) })
 	i := 0
-	for i < len(b) && isSpace(b[i]) {
+	for i < len(b) && IsSpace(b[i]) {
 		i++
 	}
 	b = b[i:]
@@ -58,7 +58,7 @@ func luaStr2d(b []byte) (float64, bool) {
 	if isNaNText(b) {
 		return math.NaN(), true
 	}
-	return parseStrtod(b)
+	return ParseStrtod(b)
 }
 
 // isNaNText: glibc strtod's "nan" or "nan(chars)", signed, any case.
@@ -66,7 +66,7 @@ func isNaNText(b []byte) bool {
 	if b[0] == '+' || b[0] == '-' {
 		b = b[1:]
 	}
-	if len(b) < 3 || !argIs(b[:3], "nan") {
+	if len(b) < 3 || !ArgIs(b[:3], "nan") {
 		return false
 	}
 	b = b[3:]
@@ -88,9 +88,9 @@ func isNaNText(b []byte) bool {
 // only white space remains: an optional sign ('-' negates modulo 2^64), in
 // base 16 an optional 0x, at least one digit; an overflow saturates.
 func luaStrtoul(b []byte, base int) (uint64, bool) {
-	b = cString(b)
+	b = CString(b)
 	i := 0
-	for i < len(b) && isSpace(b[i]) {
+	for i < len(b) && IsSpace(b[i]) {
 		i++
 	}
 	neg := false
@@ -125,7 +125,7 @@ func luaStrtoul(b []byte, base int) (uint64, bool) {
 	if digits == 0 {
 		return 0, false
 	}
-	for i < len(b) && isSpace(b[i]) {
+	for i < len(b) && IsSpace(b[i]) {
 		i++
 	}
 	if i != len(b) {

@@ -18,7 +18,7 @@ func memoryCommands() []Command {
 					Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}},
 				{Name: "memory|usage", Arity: -3, Flags: FlagReadonly, Group: "server", Since: "4.0.0",
 					Summary: "Estimate the memory usage of a key", Run: cmdMemoryUsage,
-					FirstKey: 2, LastKey: 2, Step: 1, KeySpecs: []KeySpec{keyRange(KeyRO, 2, 0, 1)}},
+					FirstKey: 2, LastKey: 2, Step: 1, KeySpecs: []KeySpec{KeyRange(KeyRO, 2, 0, 1)}},
 				{Name: "memory|help", Arity: 2, Flags: FlagLoading | FlagStale, Group: "server", Since: "4.0.0",
 					Summary: "Show helpful text about the different subcommands", Run: cmdMemoryHelp, NoLock: true},
 			}},
@@ -37,13 +37,13 @@ func cmdMemoryPurge(c *Client, args [][]byte) {
 // needs no sampling.
 func cmdMemoryUsage(c *Client, args [][]byte) {
 	for j := 3; j < len(args); j += 2 {
-		if !argIs(args[j], "samples") || j+1 >= len(args) {
+		if !ArgIs(args[j], "samples") || j+1 >= len(args) {
 			c.WriteError(ErrSyntax)
 			return
 		}
-		n, ok := parseInt64(args[j+1])
+		n, ok := ParseInt64(args[j+1])
 		if !ok {
-			c.WriteErr(errNotInteger)
+			c.WriteErr(ErrNotIntegerReply)
 			return
 		}
 		if n < 0 {

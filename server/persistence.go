@@ -37,8 +37,8 @@ func (c *Client) waitForEveryWrite() {
 // bgsaveCommand: semantics: redis.io BGSAVE [SCHEDULE]. Reply: the status
 // "Background saving started"; another argument is a syntax error.
 func bgsaveCommand(c *Client, args [][]byte) {
-	if len(args) > 2 || (len(args) == 2 && !argIs(args[1], "schedule")) {
-		c.WriteErr(errSyntax)
+	if len(args) > 2 || (len(args) == 2 && !ArgIs(args[1], "schedule")) {
+		c.WriteErr(ErrSyntaxReply)
 		return
 	}
 	c.Srv.lastSave.Store(time.Now().Unix())
@@ -65,11 +65,11 @@ func roleCommand(c *Client, _ [][]byte) {
 // number of replicas that acknowledged (there are none). Errors as Redis:
 // a numreplicas or timeout that is not an integer, a negative timeout.
 func waitCommand(c *Client, args [][]byte) {
-	if _, ok := parseInt64(args[1]); !ok {
-		c.WriteErr(errNotInteger)
+	if _, ok := ParseInt64(args[1]); !ok {
+		c.WriteErr(ErrNotIntegerReply)
 		return
 	}
-	ms, ok := parseInt64(args[2])
+	ms, ok := ParseInt64(args[2])
 	switch {
 	case !ok:
 		c.WriteError("ERR timeout is not an integer or out of range")

@@ -233,7 +233,7 @@ func (s *Server) publish(channel, msg []byte) int {
 		out = append(out, delivery{c: sub})
 	}
 	for p, subs := range h.patterns {
-		if !globMatch([]byte(p), channel) {
+		if !GlobMatch([]byte(p), channel) {
 			continue
 		}
 		for sub := range subs {
@@ -310,7 +310,7 @@ func pubsubChannelsCommand(c *Client, args [][]byte) {
 	h := c.Srv.pubsub
 	h.mu.Lock()
 	for name := range h.channels {
-		if len(args) == 2 || globMatch(args[2], []byte(name)) {
+		if len(args) == 2 || GlobMatch(args[2], []byte(name)) {
 			names = append(names, name)
 		}
 	}

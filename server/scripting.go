@@ -390,7 +390,7 @@ func scriptingCommands() []Command {
 	}
 	const rwNotes = "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"
 	const roNotes = "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"
-	getKeys := numkeysGetKeys(0, 2, 3)
+	getKeys := NumkeysGetKeys(0, 2, 3)
 	return []Command{
 		{Name: "eval", Arity: -3, Flags: evalFlags, Group: "scripting", Since: "2.6.0",
 			Summary: "Execute a Lua script server side", Run: evalCommand,
@@ -445,7 +445,7 @@ func evalGeneric(c *Client, args [][]byte, bySHA, readOnly bool) {
 		c.WriteError(errNoScript)
 		return
 	}
-	numkeys, ok := parseInt64(args[2])
+	numkeys, ok := ParseInt64(args[2])
 	switch {
 	case !ok:
 		c.WriteError(ErrNotInteger)
@@ -1330,7 +1330,7 @@ func scriptExistsCommand(c *Client, args [][]byte) {
 
 // scriptFlushCommand: SCRIPT FLUSH [ASYNC|SYNC]; both flush at once.
 func scriptFlushCommand(c *Client, args [][]byte) {
-	if len(args) > 3 || (len(args) == 3 && !argIs(args[2], "async") && !argIs(args[2], "sync")) {
+	if len(args) > 3 || (len(args) == 3 && !ArgIs(args[2], "async") && !ArgIs(args[2], "sync")) {
 		c.WriteError("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
 		return
 	}

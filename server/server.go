@@ -24,7 +24,17 @@
 //
 // Dispatch follows Redis's processCommand: table lookup and arity, then
 // authentication, then MULTI queueing, then the call. The table (table.go)
-// is built once; COMMAND, locking and queueing all read it.
+// is built once from the server's own commands and the command families
+// NewServer is given (package commands); COMMAND, locking and queueing all
+// read it.
+//
+// What the package owns: connections and their I/O, dispatch, the command
+// table, MULTI/EXEC and WATCH, blocking (the registry of blocked clients
+// and their wake-ups), pub/sub, the Lua script runtime, CONFIG, INFO,
+// SLOWLOG, CLIENT, and the argument parsers and the Client that command
+// handlers share. It may not import package commands (the families depend
+// on it, never the reverse), and it writes protocol bytes only through
+// package proto.
 package server
 
 import (
@@ -195,13 +205,16 @@ type Server struct {
 	once     sync.Once
 
 	loop     *gnet.Client   // loop mode: the event loop serving every connection
-	blockReg *blockRegistry // loop mode: the keyspace's blocking registry, once used (loop only)
+	blockReg *BlockRegistry // loop mode: the keyspace's blocking registry, once used (loop only)
 	commit   *committer     // loop mode with msync durability (commit.go)
 }
 
-// NewServer returns a server over ks. It does not listen yet.
-func NewServer(cfg Config, ks *keyspace.Keyspace, logf func(string, ...any)) *Server {
-	s := newServer(cfg, keyspaceEnv(ks), logf, newCommandTable())
+// NewServer returns a server over ks that serves the server's own commands
+// (connection, transactions, pub/sub, scripting, CONFIG, INFO...) and the
+// command families given (package commands: commands.Table()). It does
+// not listen yet. It panics if a name is registered twice.
+func NewServer(cfg Config, ks *keyspace.Keyspace, logf func(string, ...any), families []Command) *Server {
+	s := newServer(cfg, keyspaceEnv(ks), logf, newCommandTable(families))
 	s.ks = ks
 	return s
 }

@@ -33,7 +33,7 @@ func startKeyspaceServer(t *testing.T, dir string, mode pmem.Mode) *ksServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewServer(Config{ProtectedMode: true, Dir: dir, Durability: mode.String(), IO: testIO()}, ks, t.Logf)
+	s := NewServer(Config{ProtectedMode: true, Dir: dir, Durability: mode.String(), IO: testIO()}, ks, t.Logf, testFamilies)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

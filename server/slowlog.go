@@ -85,12 +85,12 @@ func redactedArgs(cmd *Command, args [][]byte) func(i int) bool {
 		return func(i int) bool { return i >= 1 }
 	case "hello":
 		for j := 2; j+2 < len(args); j++ {
-			if argIs(args[j], "auth") {
+			if ArgIs(args[j], "auth") {
 				return func(i int) bool { return i == j+1 || i == j+2 }
 			}
 		}
 	case "config|set":
-		return func(i int) bool { return i >= 3 && i%2 == 1 && argIs(args[i-1], "requirepass") }
+		return func(i int) bool { return i >= 3 && i%2 == 1 && ArgIs(args[i-1], "requirepass") }
 	}
 	return func(int) bool { return false }
 }
@@ -125,7 +125,7 @@ func slowlogGetCommand(c *Client, args [][]byte) {
 		return
 	}
 	if len(args) == 3 {
-		n, ok := parseInt64(args[2])
+		n, ok := ParseInt64(args[2])
 		if !ok || n < -1 {
 			c.WriteError("ERR count should be greater than or equal to -1")
 			return

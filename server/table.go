@@ -9,10 +9,11 @@ import (
 	"github.com/persimmon-db/persimmon/proto"
 )
 
-// newCommandTable builds the one command table: dispatch, arity checks,
-// locking, MULTI queueing and COMMAND's replies all read it. A name
-// registered twice panics at start-up.
-func newCommandTable() map[string]*Command {
+// newCommandTable builds the one command table from the server's own
+// commands and the families: dispatch, arity checks, locking, MULTI
+// queueing and COMMAND's replies all read it. A name registered twice
+// panics at start-up.
+func newCommandTable(families []Command) map[string]*Command {
 	const (
 		connFlags  = FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoAuth | FlagAllowBusy
 		txnFlags   = FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy
@@ -131,30 +132,17 @@ func newCommandTable() map[string]*Command {
 			Summary: "Discards a transaction.", Run: discardCommand, Immediate: true},
 		{Name: "watch", Arity: -2, Flags: txnFlags, FirstKey: 1, LastKey: -1, Step: 1, Group: "transactions", Since: "2.2.0",
 			Summary: "Monitors changes to keys to determine the execution of a transaction.", Run: watchCommand, Immediate: true,
-			KeySpecs: []KeySpec{keyRange(KeyRO, 1, -1, 1)}},
+			KeySpecs: []KeySpec{KeyRange(KeyRO, 1, -1, 1)}},
 		{Name: "unwatch", Arity: 1, Flags: txnFlags, Group: "transactions", Since: "2.2.0",
 			Summary: "Forgets about watched keys of a transaction.", Run: unwatchCommand},
 	}
-	cmds = append(cmds, stringCommands()...)
-	cmds = append(cmds, bitopCommands()...)
-	cmds = append(cmds, lcsCommands()...)
-	cmds = append(cmds, keyCommands()...)
-	cmds = append(cmds, dumpCommands()...)
-	cmds = append(cmds, hashCommands()...)
-	cmds = append(cmds, listCommands()...)
 	cmds = append(cmds, slowlogCommands()...)
 	cmds = append(cmds, latencyCommands()...)
 	cmds = append(cmds, pubsubCommands()...)
-	cmds = append(cmds, sortCommands()...)
-	cmds = append(cmds, setCommands()...)
-	cmds = append(cmds, zsetCommands()...)
-	cmds = append(cmds, hllCommands()...)
-	cmds = append(cmds, geoCommands()...)
-	cmds = append(cmds, roaringCommands()...)
-	cmds = append(cmds, streamCommands()...)
 	cmds = append(cmds, memoryCommands()...)
 	cmds = append(cmds, scriptingCommands()...)
 	cmds = append(cmds, functionCommands()...)
+	cmds = append(cmds, families...)
 	return buildTable(cmds)
 }
 
@@ -481,30 +469,30 @@ func appendKeySpec(w *proto.Writer, sp *KeySpec) {
 
 // ---- key spec constructors for the table entries ----
 
-// key1 is the specs of a command whose one key is argument 1.
-func key1(flags int) []KeySpec { return []KeySpec{keyAt(flags, 1)} }
+// Key1 is the specs of a command whose one key is argument 1.
+func Key1(flags int) []KeySpec { return []KeySpec{KeyAt(flags, 1)} }
 
-// keyAt is one key at argument index i.
-func keyAt(flags, i int) KeySpec { return KeySpec{Flags: flags, Index: i, KeyStep: 1} }
+// KeyAt is one key at argument index i.
+func KeyAt(flags, i int) KeySpec { return KeySpec{Flags: flags, Index: i, KeyStep: 1} }
 
-// keyRange is keys from argument index i to last (relative to i; negative
+// KeyRange is keys from argument index i to last (relative to i; negative
 // counts from the end: -1 is the last argument) every step.
-func keyRange(flags, i, last, step int) KeySpec {
+func KeyRange(flags, i, last, step int) KeySpec {
 	return KeySpec{Flags: flags, Index: i, LastKey: last, KeyStep: step}
 }
 
-// keyNumkeys is a numkeys argument at index i followed by that many keys.
-func keyNumkeys(flags, i int) KeySpec {
+// KeyNumkeys is a numkeys argument at index i followed by that many keys.
+func KeyNumkeys(flags, i int) KeySpec {
 	return KeySpec{Flags: flags, Index: i, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}
 }
 
 // ---- COMMAND GETKEYS: which arguments are keys (semantics: Redis 7.0 db.c) ----
 
-// commandKeys returns the keys args (the command name first) name, Redis
+// CommandKeys returns the keys args (the command name first) name, Redis
 // 7.0's way: by the key specs when they fit the arguments and have no
 // variable flags, else by the command's GetKeys. No keys means the
 // arguments are invalid.
-func commandKeys(cmd *Command, args [][]byte) []KeyRef {
+func CommandKeys(cmd *Command, args [][]byte) []KeyRef {
 	specs := keySpecsOf(cmd)
 	hasKey, varFlags := false, false
 	for i := range specs {
@@ -548,7 +536,7 @@ func keysFromSpecs(specs []KeySpec, args [][]byte) (refs []KeyRef, ok bool) {
 				if j >= argc || j < 1 {
 					break
 				}
-				if argIs(args[j], sp.Keyword) {
+				if ArgIs(args[j], sp.Keyword) {
 					first = j + 1
 					break
 				}
@@ -569,7 +557,7 @@ func keysFromSpecs(specs []KeySpec, args [][]byte) (refs []KeyRef, ok bool) {
 			if at >= argc {
 				return nil, false
 			}
-			n, ok := parseInt64(args[at])
+			n, ok := ParseInt64(args[at])
 			if !ok || n < 0 {
 				return nil, false
 			}
@@ -595,12 +583,12 @@ func keysFromSpecs(specs []KeySpec, args [][]byte) (refs []KeyRef, ok bool) {
 	return refs, true
 }
 
-// numkeysGetKeys is Redis's genericGetKeys for a numkeys argument at index
+// NumkeysGetKeys is Redis's genericGetKeys for a numkeys argument at index
 // count followed by the keys from index first, plus (store > 0) the
 // destination key at index store, listed last. numkeys is read the way C's
 // atoi does, and a count below 1 or past the arguments gives no keys.
 // These keys carry no flags.
-func numkeysGetKeys(store, count, first int) func(args [][]byte) []KeyRef {
+func NumkeysGetKeys(store, count, first int) func(args [][]byte) []KeyRef {
 	return func(args [][]byte) []KeyRef {
 		num := cAtoi(args[count])
 		if num < 1 || num > len(args)-first {
@@ -617,11 +605,11 @@ func numkeysGetKeys(store, count, first int) func(args [][]byte) []KeyRef {
 	}
 }
 
-// setGetKeys is Redis's setGetKeys: SET's key is read too ("RW access
+// SetGetKeys is Redis's setGetKeys: SET's key is read too ("RW access
 // update") when a GET argument follows the value, else overwritten.
-func setGetKeys(args [][]byte) []KeyRef {
+func SetGetKeys(args [][]byte) []KeyRef {
 	for _, a := range args[min(3, len(args)):] {
-		if argIs(a, "get") {
+		if ArgIs(a, "get") {
 			return []KeyRef{{Pos: 1, Flags: KeyRW | KeyAccess | KeyUpdate}}
 		}
 	}
@@ -634,7 +622,7 @@ func setGetKeys(args [][]byte) []KeyRef {
 // 32 bits.
 func cAtoi(b []byte) int {
 	i := 0
-	for i < len(b) && isSpace(b[i]) {
+	for i < len(b) && IsSpace(b[i]) {
 		i++
 	}
 	neg := false
@@ -748,15 +736,15 @@ func commandListCommand(c *Client, args [][]byte) {
 	match := func(*Command) bool { return true }
 	switch {
 	case len(args) == 2:
-	case len(args) == 5 && argIs(args[2], "filterby"):
+	case len(args) == 5 && ArgIs(args[2], "filterby"):
 		val := args[4]
 		switch {
-		case argIs(args[3], "module"):
+		case ArgIs(args[3], "module"):
 			match = func(*Command) bool { return false }
-		case argIs(args[3], "aclcat"):
+		case ArgIs(args[3], "aclcat"):
 			want := "@" + strings.ToLower(string(val))
 			match = func(cmd *Command) bool { return slices.Contains(aclCategories(cmd), want) }
-		case argIs(args[3], "pattern"):
+		case ArgIs(args[3], "pattern"):
 			match = func(cmd *Command) bool { return globMatchFold(val, []byte(cmd.Name)) }
 		default:
 			c.WriteError(ErrSyntax)
@@ -807,7 +795,7 @@ func getkeys(c *Client, args [][]byte, withFlags bool) {
 		c.WriteError("ERR Invalid number of arguments specified for command")
 		return
 	}
-	refs := commandKeys(cmd, target)
+	refs := CommandKeys(cmd, target)
 	if len(refs) == 0 && cmd.Flags&FlagNoMandatoryKeys == 0 {
 		c.WriteError("ERR Invalid arguments specified for command")
 		return

@@ -11,7 +11,7 @@ import (
 )
 
 func TestCommandInfoShape(t *testing.T) {
-	table := newCommandTable()
+	table := newCommandTable(testFamilies)
 	// Recorded from Redis 7.0.15: COMMAND INFO echo.
 	want := "*10\r\n$4\r\necho\r\n:2\r\n*3\r\n+loading\r\n+stale\r\n+fast\r\n:0\r\n:0\r\n:0\r\n" +
 		"*2\r\n+@fast\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n"
@@ -94,7 +94,7 @@ var recordedCommandInfo = map[string]string{
 }
 
 func TestCommandInfoRecorded(t *testing.T) {
-	s := &Server{table: newCommandTable()}
+	s := &Server{table: newCommandTable(testFamilies)}
 	for name, want := range recordedCommandInfo {
 		cmd := s.commandByName([]byte(name))
 		if cmd == nil {
@@ -385,7 +385,7 @@ func TestKeySpecsRecorded(t *testing.T) {
 		name, _, _ := strings.Cut(line, " ")
 		want[name] = line
 	}
-	s := &Server{table: newCommandTable()}
+	s := &Server{table: newCommandTable(testFamilies)}
 	var names []string
 	for _, cmd := range sortedCommands(s.table) {
 		names = append(names, cmd.Name)
@@ -475,7 +475,7 @@ func TestLegacyKeyRange(t *testing.T) {
 			t.Errorf("%s: movable keys but no GetKeys fallback", cmd.Name)
 		}
 	}
-	for _, cmd := range newCommandTable() {
+	for _, cmd := range newCommandTable(testFamilies) {
 		check(cmd)
 		for i := range cmd.Subcommands {
 			check(&cmd.Subcommands[i])
@@ -588,7 +588,7 @@ func keywordCommands() map[string]*Command {
 	run := func(*Client, [][]byte) {}
 	cmds := []Command{
 		{Name: "georadius", Arity: -6, Flags: FlagWrite | FlagDenyOOM | FlagMovableKeys, FirstKey: 1, LastKey: 1, Step: 1, Group: "geo", Run: run,
-			KeySpecs: []KeySpec{keyAt(KeyRO|KeyAccess, 1),
+			KeySpecs: []KeySpec{KeyAt(KeyRO|KeyAccess, 1),
 				{Flags: KeyOW | KeyUpdate, Keyword: "STORE", StartFrom: 6, KeyStep: 1},
 				{Flags: KeyOW | KeyUpdate, Keyword: "STOREDIST", StartFrom: 6, KeyStep: 1}}},
 		{Name: "xread", Arity: -4, Flags: FlagReadonly | FlagBlocking | FlagMovableKeys, Group: "stream", Run: run,
@@ -596,7 +596,7 @@ func keywordCommands() map[string]*Command {
 		{Name: "xreadgroup", Arity: -7, Flags: FlagWrite | FlagBlocking | FlagMovableKeys, Group: "stream", Run: run,
 			KeySpecs: []KeySpec{{Flags: KeyRO | KeyAccess, Keyword: "STREAMS", StartFrom: 4, LastKey: -1, KeyStep: 1, Limit: 2}}},
 		{Name: "migrate", Arity: -6, Flags: FlagWrite | FlagMovableKeys, FirstKey: 3, LastKey: 3, Step: 1, Group: "generic", Run: run,
-			KeySpecs: []KeySpec{keyAt(KeyRW|KeyAccess|KeyDelete, 3),
+			KeySpecs: []KeySpec{KeyAt(KeyRW|KeyAccess|KeyDelete, 3),
 				{Flags: KeyRW | KeyAccess | KeyDelete | KeyIncomplete, Keyword: "KEYS", StartFrom: -2, LastKey: -1, KeyStep: 1}}},
 	}
 	return buildTable(cmds)
@@ -663,7 +663,7 @@ func TestKeywordKeySpecs(t *testing.T) {
 			t.Fatalf("bad request %q", tt[0])
 		}
 		c.Out = c.Out[:0]
-		if argIs(args[1], "getkeys") && arityOK(-4, len(args)) {
+		if ArgIs(args[1], "getkeys") && arityOK(-4, len(args)) {
 			commandGetkeysCommand(c, args)
 		} else if arityOK(-4, len(args)) {
 			commandGetkeysandflagsCommand(c, args)
@@ -710,7 +710,7 @@ func TestCAtoi(t *testing.T) {
 func TestGetKeysFallbackOrder(t *testing.T) {
 	// genericGetKeys lists the destination last, and rejects a count below
 	// 1 or past the arguments.
-	f := numkeysGetKeys(1, 2, 3)
+	f := NumkeysGetKeys(1, 2, 3)
 	got := f(strs("zunionstore", "d", "2", "a", "b", "weights"))
 	if want := []KeyRef{{Pos: 3}, {Pos: 4}, {Pos: 1}}; !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
@@ -727,4 +727,70 @@ func commandInfoRESP2(cmd *Command) []byte {
 	var w proto.Writer
 	appendCommandInfo(&w, cmd)
 	return w.Out
+}
+
+// COMMAND INFO of DUMP and RESTORE as Redis 7.0.15 answers it (the key specs and
+// the outer *1 left out).
+var recordedDumpInfo = map[string]string{
+	"dump":    "*10\r\n$4\r\ndump\r\n:2\r\n*1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n*3\r\n+@keyspace\r\n+@read\r\n+@slow\r\n*1\r\n$23\r\nnondeterministic_output\r\n*1\r\n*6\r\n$5\r\nflags\r\n*2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n*4\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n*2\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n*4\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n*6\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n*0\r\n",
+	"restore": "*10\r\n$7\r\nrestore\r\n:-4\r\n*2\r\n+write\r\n+denyoom\r\n:1\r\n:1\r\n:1\r\n*4\r\n+@keyspace\r\n+@write\r\n+@slow\r\n+@dangerous\r\n*0\r\n*1\r\n*6\r\n$5\r\nflags\r\n*2\r\n+OW\r\n+update\r\n$12\r\nbegin_search\r\n*4\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n*2\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n*4\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n*6\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n*0\r\n",
+}
+
+func TestDumpCommandInfo(t *testing.T) {
+	s := &Server{table: newCommandTable(testFamilies)}
+	for name, want := range recordedDumpInfo {
+		cmd := s.commandByName([]byte(name))
+		if cmd == nil {
+			t.Fatalf("%s: not in the table", name)
+		}
+		if got := string(commandInfoRESP2(cmd)); got != want {
+			t.Errorf("COMMAND INFO %s:\n got %q\nwant %q", name, got, want)
+		}
+	}
+}
+
+// The key specs of the TairRoaring family (package commands) and COMMAND
+// GETKEYS on them.
+func TestRoaringKeySpecs(t *testing.T) {
+	var roaring []Command
+	for _, cmd := range testFamilies {
+		if strings.HasPrefix(cmd.Name, "tr.") {
+			roaring = append(roaring, cmd)
+		}
+	}
+	want := map[string]string{
+		"tr.bitop":     "tr.bitop 1 1 1 movable OW+update@1:range(0,1,0) RO+access@3:range(-1,1,0)",
+		"tr.bitopcard": "tr.bitopcard 2 -1 1 RO+access@2:range(-1,1,0)",
+		"tr.jaccard":   "tr.jaccard 1 2 1 RO+access@1:range(1,1,0)",
+		"tr.diff":      "tr.diff 1 3 1 OW+update@1:range(0,1,0) RO+access@2:range(1,1,0)",
+	}
+	for _, cmd := range roaring {
+		if cmd.Summary == "" || cmd.Run == nil || len(cmd.KeySpecs) == 0 {
+			t.Errorf("incomplete entry %s", cmd.Name)
+		}
+		if w, ok := want[cmd.Name]; ok {
+			if got := compactKeySpecs(&cmd); got != w {
+				t.Errorf("key specs of %s:\n got %s\nwant %s", cmd.Name, got, w)
+			}
+		}
+	}
+	// COMMAND GETKEYS for TR.BITOP skips the operation.
+	var bitop Command
+	for _, cmd := range roaring {
+		if cmd.Name == "tr.bitop" {
+			bitop = cmd
+		}
+	}
+	args := [][]byte{[]byte("tr.bitop"), []byte("d"), []byte("OR"), []byte("a"), []byte("b")}
+	refs := CommandKeys(&bitop, args)
+	var pos []int
+	for _, r := range refs {
+		pos = append(pos, r.Pos)
+	}
+	if fmt.Sprint(pos) != "[1 3 4]" {
+		t.Errorf("TR.BITOP keys at %v, want [1 3 4]", pos)
+	}
+	if fmt.Sprint(bitop.GetKeys(args)) != fmt.Sprint(refs) {
+		t.Errorf("GetKeys %v, key specs %v", bitop.GetKeys(args), refs)
+	}
 }

@@ -136,7 +136,7 @@ func testIO() string { return os.Getenv("PERSIMMON_TEST_IO") }
 
 func startWire(t *testing.T, cfg Config, f *fakeKS) *wireServer {
 	t.Helper()
-	table := newCommandTable()
+	table := newCommandTable(testFamilies)
 	for name, cmd := range buildTable(testCmds(f)) {
 		table[name] = cmd
 	}

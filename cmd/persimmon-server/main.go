@@ -30,6 +30,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/persimmon-db/persimmon/commands"
 	"github.com/persimmon-db/persimmon/pmem"
 	"github.com/persimmon-db/persimmon/proto"
 	"github.com/persimmon-db/persimmon/recovery"
@@ -196,7 +197,7 @@ func run(args []string, stderr io.Writer) int {
 		defer os.Remove(pidfile)
 	}
 
-	srv := server.NewServer(cfg, ks, logf)
+	srv := server.NewServer(cfg, ks, logf, commands.Table())
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
 	errc := make(chan error, 1)

@@ -1,4 +1,4 @@
-package server
+package commands
 
 import (
 	"fmt"
@@ -44,41 +44,6 @@ var roaringCommandInfo = []struct {
 
 func TestRoaringCommandInfo(t *testing.T) {
 	checkCommandInfo(t, roaringCommands(), roaringCommandInfo)
-	want := map[string]string{
-		"tr.bitop":     "tr.bitop 1 1 1 movable OW+update@1:range(0,1,0) RO+access@3:range(-1,1,0)",
-		"tr.bitopcard": "tr.bitopcard 2 -1 1 RO+access@2:range(-1,1,0)",
-		"tr.jaccard":   "tr.jaccard 1 2 1 RO+access@1:range(1,1,0)",
-		"tr.diff":      "tr.diff 1 3 1 OW+update@1:range(0,1,0) RO+access@2:range(1,1,0)",
-	}
-	for _, cmd := range roaringCommands() {
-		if cmd.Summary == "" || cmd.Run == nil || len(cmd.KeySpecs) == 0 {
-			t.Errorf("incomplete entry %s", cmd.Name)
-		}
-		if w, ok := want[cmd.Name]; ok {
-			if got := compactKeySpecs(&cmd); got != w {
-				t.Errorf("key specs of %s:\n got %s\nwant %s", cmd.Name, got, w)
-			}
-		}
-	}
-	// COMMAND GETKEYS for TR.BITOP skips the operation.
-	var bitop Command
-	for _, cmd := range roaringCommands() {
-		if cmd.Name == "tr.bitop" {
-			bitop = cmd
-		}
-	}
-	args := [][]byte{[]byte("tr.bitop"), []byte("d"), []byte("OR"), []byte("a"), []byte("b")}
-	refs := commandKeys(&bitop, args)
-	var pos []int
-	for _, r := range refs {
-		pos = append(pos, r.Pos)
-	}
-	if fmt.Sprint(pos) != "[1 3 4]" {
-		t.Errorf("TR.BITOP keys at %v, want [1 3 4]", pos)
-	}
-	if fmt.Sprint(trBitOpGetKeys(args)) != fmt.Sprint(refs) {
-		t.Errorf("GetKeys %v, key specs %v", trBitOpGetKeys(args), refs)
-	}
 }
 
 // RESP builders for the expected replies.

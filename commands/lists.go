@@ -1,4 +1,4 @@
-package server
+package commands
 
 import (
 	"bytes"
@@ -641,14 +641,14 @@ const (
 // in one batch, replying the element. Like Redis, a missing source is
 // checked before the destination's type.
 func listMove(c *Client, src, dst []byte, fromLeft, toLeft, blocking bool) listMoveResult {
-	if blocking && c.skipsOnWake(src, keyspace.TypeList) {
+	if blocking && c.SkipsOnWake(src, keyspace.TypeList) {
 		return listMoveEmpty
 	}
 	sv, ok := lookupList(c, src)
 	if !ok {
 		return listMoveDone
 	}
-	if !sv.Exists() || blocking && c.yieldsTo(src) {
+	if !sv.Exists() || blocking && c.YieldsTo(src) {
 		return listMoveEmpty
 	}
 	if _, ok := lookupList(c, dst); !ok {
@@ -737,17 +737,17 @@ func parseLMPop(args [][]byte) (lmpopArgs, error) {
 func listMPop(c *Client, m lmpopArgs, blocking bool) bool {
 	keys := m.keys
 	if blocking {
-		keys = c.servingOrder(keys)
+		keys = c.ServingOrder(keys)
 	}
 	for _, key := range keys {
-		if blocking && c.skipsOnWake(key, keyspace.TypeList) {
+		if blocking && c.SkipsOnWake(key, keyspace.TypeList) {
 			continue
 		}
 		v, ok := lookupList(c, key)
 		if !ok {
 			return true
 		}
-		if !v.Exists() || blocking && c.yieldsTo(key) {
+		if !v.Exists() || blocking && c.YieldsTo(key) {
 			continue
 		}
 		n := int(min(m.count, int64(v.Len())))
@@ -827,7 +827,7 @@ func listBlockingMove(c *Client, src, dst []byte, fromLeft, toLeft bool, timeout
 	if listMove(c, src, dst, fromLeft, toLeft, true) == listMoveDone {
 		return
 	}
-	if !c.blockOn([][]byte{src}, timeout) {
+	if !c.BlockOn([][]byte{src}, timeout) {
 		c.WriteNull() // Redis answers a null bulk here, *-1 on a timeout
 	}
 }
@@ -847,7 +847,7 @@ func cmdBLMPop(c *Client, args [][]byte) {
 	if listMPop(c, m, true) {
 		return
 	}
-	if !c.blockOn(m.keys, timeout) {
+	if !c.BlockOn(m.keys, timeout) {
 		c.WriteNullArray()
 	}
 }

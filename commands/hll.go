@@ -1,4 +1,4 @@
-package server
+package commands
 
 import (
 	"strings"
@@ -74,7 +74,7 @@ func hllSparseMax(c *Client) int {
 	if c.Srv == nil {
 		return hll.DefaultSparseMaxBytes
 	}
-	return int(c.Srv.live.hllSparseMaxBytes.Load())
+	return c.HLLSparseMaxBytes()
 }
 
 // writeHLL adds to a new batch the write that turns old (nil: the key did

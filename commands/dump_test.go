@@ -1,4 +1,4 @@
-package server
+package commands
 
 import (
 	"strconv"
@@ -8,24 +8,6 @@ import (
 
 // COMMAND INFO dump / restore as Redis 7.0.15 replies (the entry, without
 // the outer *1).
-var recordedDumpInfo = map[string]string{
-	"dump":    "*10\r\n$4\r\ndump\r\n:2\r\n*1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n*3\r\n+@keyspace\r\n+@read\r\n+@slow\r\n*1\r\n$23\r\nnondeterministic_output\r\n*1\r\n*6\r\n$5\r\nflags\r\n*2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n*4\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n*2\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n*4\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n*6\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n*0\r\n",
-	"restore": "*10\r\n$7\r\nrestore\r\n:-4\r\n*2\r\n+write\r\n+denyoom\r\n:1\r\n:1\r\n:1\r\n*4\r\n+@keyspace\r\n+@write\r\n+@slow\r\n+@dangerous\r\n*0\r\n*1\r\n*6\r\n$5\r\nflags\r\n*2\r\n+OW\r\n+update\r\n$12\r\nbegin_search\r\n*4\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n*2\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n*4\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n*6\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n*0\r\n",
-}
-
-func TestDumpCommandInfo(t *testing.T) {
-	s := &Server{table: newCommandTable()}
-	for name, want := range recordedDumpInfo {
-		cmd := s.commandByName([]byte(name))
-		if cmd == nil {
-			t.Fatalf("%s: not in the table", name)
-		}
-		if got := string(commandInfoRESP2(cmd)); got != want {
-			t.Errorf("COMMAND INFO %s:\n got %q\nwant %q", name, got, want)
-		}
-	}
-}
-
 func TestParseRestoreArgs(t *testing.T) {
 	tests := []struct {
 		args    string

@@ -1,10 +1,7 @@
-package server
+package commands
 
 import (
-	"bytes"
 	"github.com/persimmon-db/persimmon/proto"
-	"math"
-	"strconv"
 
 	"github.com/persimmon-db/persimmon/keyspace"
 )
@@ -41,48 +38,6 @@ func listpackScore(f float64) float64 {
 
 // formatScore is appendScore as a string.
 func formatScore(f float64) string { return string(appendScore(nil, f)) }
-
-// parseStrtod parses b as C's strtod does when the caller then insists
-// that the whole string was used: leading white space is skipped, the
-// empty string is 0, an overflow is ±inf, an underflow is 0; NaN is
-// refused.
-//
-// Redis hands strtod the argument as a C string and then checks that the
-// end pointer is at a NUL, so the number ends at the first NUL byte:
-// "1\x00junk" is 1 and "\x00" is 0.
-func parseStrtod(b []byte) (float64, bool) {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-	}
-	if len(b) == 0 {
-		return 0, true // strtod converts nothing and stops at the NUL
-	}
-	i := 0
-	for i < len(b) && isSpace(b[i]) {
-		i++
-	}
-	rest := b[i:]
-	ok, inf, _ := floatSyntax(rest)
-	if !ok {
-		return 0, false
-	}
-	neg := rest[0] == '-'
-	if inf {
-		if neg {
-			return math.Inf(-1), true
-		}
-		return math.Inf(1), true
-	}
-	s := string(rest)
-	if hexFloat(rest) && !hasByte(rest, 'p', 'P') {
-		s += "p0"
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil && !math.IsInf(f, 0) && f != 0 {
-		return 0, false
-	}
-	return f, true
-}
 
 // parseScoreBound parses one end of a score range: "(x" is exclusive.
 func parseScoreBound(b []byte) (v float64, ex, ok bool) {

@@ -1,4 +1,4 @@
-package server
+package commands
 
 import (
 	"bytes"
@@ -203,14 +203,14 @@ func parseIntervalID(arg []byte, missingSeq uint64) (id keyspace.StreamID, exclu
 // writeStreamEntry appends [id, [field, value, ...]].
 func writeStreamEntry(c *Client, id keyspace.StreamID, fields [][]byte) {
 	c.WriteArray(2)
-	c.writeStreamID(id)
+	writeStreamID(c, id)
 	c.WriteArray(len(fields))
 	for _, f := range fields {
 		c.WriteBulk(f)
 	}
 }
 
-func (c *Client) writeStreamID(id keyspace.StreamID) {
+func writeStreamID(c *Client, id keyspace.StreamID) {
 	var buf [48]byte
 	c.WriteBulk(id.Append(buf[:0]))
 }
@@ -386,8 +386,8 @@ func cmdXAdd(c *Client, args [][]byte) {
 	}
 	mark := len(c.Out)
 	if commitReply(c, b, mark) {
-		c.writeStreamID(id)
-		signalStreamReaders(c.KS, c.DB, key)
+		writeStreamID(c, id)
+		SignalStreamReaders(c.KS, c.DB, key)
 	}
 }
 
@@ -673,13 +673,13 @@ func cmdXInfoStream(c *Client, args [][]byte) {
 	c.WriteBulkString("radix-tree-nodes")
 	c.WriteInt(int64(rnodes))
 	c.WriteBulkString("last-generated-id")
-	c.writeStreamID(m.LastID)
+	writeStreamID(c, m.LastID)
 	c.WriteBulkString("max-deleted-entry-id")
-	c.writeStreamID(m.MaxDeletedID)
+	writeStreamID(c, m.MaxDeletedID)
 	c.WriteBulkString("entries-added")
 	c.WriteInt(int64(m.EntriesAdded))
 	c.WriteBulkString("recorded-first-entry-id")
-	c.writeStreamID(m.FirstID)
+	writeStreamID(c, m.FirstID)
 	if full {
 		c.WriteBulkString("entries")
 		n := -1
@@ -837,7 +837,7 @@ func cmdXRead(c *Client, args [][]byte) {
 	n := (len(args) - streamsArg) / 2
 	keys := args[streamsArg : streamsArg+n]
 	ids := make([]keyspace.StreamID, n)
-	rerun := c.conn != nil && c.conn.blk.b != nil
+	rerun := c.Rerun()
 	for i := range n {
 		arg := args[streamsArg+n+i]
 		var m keyspace.StreamMeta
@@ -869,7 +869,7 @@ func cmdXRead(c *Client, args [][]byte) {
 	}
 	order := make([]int, 0, n)
 	if rerun {
-		for _, k := range c.servingOrder(keys) {
+		for _, k := range c.ServingOrder(keys) {
 			for i := range keys {
 				if string(k) == string(keys[i]) && !containsInt(order, i) {
 					order = append(order, i)
@@ -921,7 +921,7 @@ func cmdXRead(c *Client, args [][]byte) {
 		return
 	}
 	if rerun {
-		c.passTurn(keys)
+		c.PassTurn(keys)
 	}
 	// Pin "$" to the ID it resolved to, for the re-runs (see above).
 	for i := range n {
@@ -929,7 +929,7 @@ func cmdXRead(c *Client, args [][]byte) {
 			args[streamsArg+n+i] = ids[i].Append(nil)
 		}
 	}
-	if !c.blockOn(keys, timeout) {
+	if !c.BlockOn(keys, timeout) {
 		c.WriteNullArray()
 	}
 }
@@ -948,96 +948,6 @@ func containsInt(s []int, v int) bool {
 		}
 	}
 	return false
-}
-
-// yieldsToGroupReader reports whether an XREADGROUP must leave the new
-// entries of key to an XREADGROUP blocked on it before this client that
-// was woken and has not taken its turn yet (arrival order, as Redis serves
-// its blocked clients; see yieldsTo for lists).
-func (c *Client) yieldsToGroupReader(key []byte) bool {
-	cn := c.conn
-	if cn == nil || cn.inExec {
-		return false
-	}
-	r := loadRegistry(c.KS)
-	if r == nil {
-		return false
-	}
-	for _, b := range r.waiters[blockKey{c.DB, string(key)}] {
-		if b == cn.blk.b {
-			return false
-		}
-		if b.groupRead && b.woken {
-			return true
-		}
-	}
-	return false
-}
-
-// passTurn is called by a woken stream reader that found nothing and
-// blocks again: the readers behind it on its keys that are not woken are,
-// as they may have yielded to it (yieldsToGroupReader) or been passed over
-// by the wake-up of the first waiter only (a RENAME or MULTI's push).
-func (c *Client) passTurn(keys [][]byte) {
-	cn := c.conn
-	r := loadRegistry(c.KS)
-	if cn == nil || cn.blk.b == nil || r == nil {
-		return
-	}
-	for _, key := range keys {
-		k := blockKey{c.DB, string(key)}
-		behind := false
-		for _, b := range r.waiters[k] {
-			if b == cn.blk.b {
-				behind = true
-			} else if behind && !b.woken {
-				b.wake(r, k)
-			}
-		}
-	}
-}
-
-// streamKeyTouched is the keyspace's OnKeyTouched hook: it wakes the
-// XREADGROUP clients blocked on a key that was written or deleted (key
-// nil: any key of db), so that one whose stream or group is gone answers
-// with Redis's error instead of waiting forever.
-func (r *blockRegistry) streamKeyTouched(db int, key []byte) {
-	if len(r.waiters) == 0 {
-		return
-	}
-	if key != nil {
-		k := blockKey{db, string(key)}
-		for _, b := range r.waiters[k] {
-			if b.groupRead && !b.woken {
-				b.wake(r, k)
-			}
-		}
-		return
-	}
-	for k, q := range r.waiters {
-		if k.db != db {
-			continue
-		}
-		for _, b := range q {
-			if b.groupRead && !b.woken {
-				b.wake(r, k)
-			}
-		}
-	}
-}
-
-// signalStreamReaders wakes every client blocked on (db, key) after an
-// XADD: readers take nothing from a stream, so one entry can serve them
-// all (the keyspace hook wakes only the first waiter, which suits pops).
-func signalStreamReaders(ks *keyspace.Keyspace, db int, key []byte) {
-	r := loadRegistry(ks)
-	if r == nil || len(r.waiters) == 0 {
-		return
-	}
-	k := blockKey{db, string(key)}
-	for _, b := range r.waiters[k] {
-		b.wake(r, k)
-	}
 }
 
 // ---- consumer groups ----
@@ -1346,7 +1256,7 @@ func cmdXReadGroup(c *Client, args [][]byte) {
 	keys := args[streamsArg : streamsArg+n]
 	ids := make([]keyspace.StreamID, n)
 	fresh := make([]bool, n) // ">"
-	rerun := c.conn != nil && c.conn.blk.b != nil
+	rerun := c.Rerun()
 	for i := range n {
 		if rerun { // woken: the stream or the group may have gone
 			if t := c.KS.Type(c.DB, keys[i]); t != keyspace.TypeStream {
@@ -1397,7 +1307,7 @@ func cmdXReadGroup(c *Client, args [][]byte) {
 		gi, _ := c.KS.StreamGroup(c.DB, key, group)
 		if fresh[i] {
 			top, has := streamTop(c, key)
-			if !has || !gi.LastID.Less(top) || c.yieldsToGroupReader(key) {
+			if !has || !gi.LastID.Less(top) || c.YieldsToGroupReader(key) {
 				continue
 			}
 			start, _ := gi.LastID.Next()
@@ -1444,7 +1354,7 @@ func cmdXReadGroup(c *Client, args [][]byte) {
 				})
 				if !found {
 					c.WriteArray(2)
-					c.writeStreamID(p.ID)
+					writeStreamID(c, p.ID)
 					c.WriteNullArray()
 					return true
 				}
@@ -1472,13 +1382,13 @@ func cmdXReadGroup(c *Client, args [][]byte) {
 		return
 	}
 	if rerun {
-		c.passTurn(keys)
+		c.PassTurn(keys)
 	}
-	if !c.blockOn(keys, timeout) {
+	if !c.BlockOn(keys, timeout) {
 		c.WriteNullArray()
 		return
 	}
-	c.conn.blk.b.groupRead = true
+	c.MarkGroupRead()
 }
 
 // patchArray rewrites the array header written at mark (ending at hdr) to
@@ -1616,8 +1526,8 @@ func cmdXPending(c *Client, args [][]byte) {
 			k++
 			return true
 		})
-		c.writeStreamID(first)
-		c.writeStreamID(last)
+		writeStreamID(c, first)
+		writeStreamID(c, last)
 		var cons []keyspace.StreamConsumerInfo
 		for _, ci := range c.KS.StreamConsumers(c.DB, key, group) {
 			if ci.Pending > 0 {
@@ -1650,7 +1560,7 @@ func cmdXPending(c *Client, args [][]byte) {
 				return true
 			}
 			c.WriteArray(4)
-			c.writeStreamID(p.ID)
+			writeStreamID(c, p.ID)
 			c.WriteBulkString(p.Consumer)
 			c.WriteInt(idle)
 			c.WriteInt(int64(p.DeliveryCount))
@@ -1785,7 +1695,7 @@ func cmdXClaim(c *Client, args [][]byte) {
 			sets = append(sets, ps)
 		}
 		if justID {
-			c.writeStreamID(id)
+			writeStreamID(c, id)
 		} else {
 			c.KS.XRange(c.DB, key, id, id, 1, false, func(id keyspace.StreamID, fields [][]byte) { writeStreamEntry(c, id, fields) })
 		}
@@ -1889,7 +1799,7 @@ func cmdXAutoClaim(c *Client, args [][]byte) {
 		save := c.Out
 		c.Out = nil
 		if justID {
-			c.writeStreamID(p.ID)
+			writeStreamID(c, p.ID)
 		} else {
 			c.KS.XRange(c.DB, key, p.ID, p.ID, 1, false, func(id keyspace.StreamID, fields [][]byte) { writeStreamEntry(c, id, fields) })
 		}
@@ -1900,14 +1810,14 @@ func cmdXAutoClaim(c *Client, args [][]byte) {
 	})
 	mark := len(c.Out)
 	c.WriteArray(3)
-	c.writeStreamID(next)
+	writeStreamID(c, next)
 	c.WriteArray(len(claimed))
 	for _, e := range claimed {
 		c.WriteRaw(e)
 	}
 	c.WriteArray(len(gone))
 	for _, id := range gone {
-		c.writeStreamID(id)
+		writeStreamID(c, id)
 	}
 	b := c.KS.NewBatch()
 	if len(gone) > 0 {
@@ -1943,7 +1853,7 @@ func cmdXInfoGroups(c *Client, args [][]byte) {
 		c.WriteBulkString("pending")
 		c.WriteInt(int64(g.Pending))
 		c.WriteBulkString("last-delivered-id")
-		c.writeStreamID(g.LastID)
+		writeStreamID(c, g.LastID)
 		writeGroupCounters(c, g)
 	}
 }
@@ -2004,7 +1914,7 @@ func writeFullGroups(c *Client, key []byte, count int64) {
 		c.WriteBulkString("name")
 		c.WriteBulkString(g.Name)
 		c.WriteBulkString("last-delivered-id")
-		c.writeStreamID(g.LastID)
+		writeStreamID(c, g.LastID)
 		writeGroupCounters(c, g)
 		c.WriteBulkString("pel-count")
 		c.WriteInt(int64(g.Pending))
@@ -2018,7 +1928,7 @@ func writeFullGroups(c *Client, key []byte, count int64) {
 				return false
 			}
 			c.WriteArray(4)
-			c.writeStreamID(p.ID)
+			writeStreamID(c, p.ID)
 			c.WriteBulkString(p.Consumer)
 			c.WriteInt(p.DeliveryTime)
 			c.WriteInt(int64(p.DeliveryCount))
@@ -2047,7 +1957,7 @@ func writeFullGroups(c *Client, key []byte, count int64) {
 					return false
 				}
 				c.WriteArray(3)
-				c.writeStreamID(p.ID)
+				writeStreamID(c, p.ID)
 				c.WriteInt(p.DeliveryTime)
 				c.WriteInt(int64(p.DeliveryCount))
 				n++

@@ -1,4 +1,4 @@
-package server
+package commands
 
 import (
 	"errors"
@@ -174,7 +174,7 @@ func cmdLCS(c *Client, args [][]byte) {
 		c.WriteErr(errLCSTooLong)
 		return
 	}
-	if lcsTableBytes(len(a), len(b)) > uint64(c.Srv.live.protoMaxBulkLen.Load()) {
+	if lcsTableBytes(len(a), len(b)) > uint64(c.ProtoMaxBulkLen()) {
 		c.WriteErr(errLCSTooLarge)
 		return
 	}

@@ -1,4 +1,4 @@
-package server
+package commands
 
 import (
 	"math"
@@ -968,23 +968,23 @@ func zmpopCommand(c *Client, args [][]byte, numkeysIdx int, block bool) {
 	keys := args[numkeysIdx+1 : whereIdx]
 	order := keys
 	if block {
-		order = c.servingOrder(keys)
+		order = c.ServingOrder(keys)
 	}
 	for _, key := range order {
-		if block && c.skipsOnWake(key, keyspace.TypeZSet) {
+		if block && c.SkipsOnWake(key, keyspace.TypeZSet) {
 			continue
 		}
 		z, ok := zsetAt(c, key)
 		if !ok {
 			return
 		}
-		if z == nil || z.Len() == 0 || block && c.yieldsTo(key) {
+		if z == nil || z.Len() == 0 || block && c.YieldsTo(key) {
 			continue
 		}
 		zpop(c, key, z, count, fromMax, nil, false, true)
 		return
 	}
-	if !block || !c.blockOn(keys, timeout) {
+	if !block || !c.BlockOn(keys, timeout) {
 		c.WriteNullArray()
 	}
 }

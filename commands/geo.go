@@ -1,4 +1,4 @@
-package server
+package commands
 
 import (
 	"math"
@@ -172,13 +172,13 @@ func appendHumanFloat(dst []byte, f float64) []byte {
 	return append(dst, s...)
 }
 
-func (c *Client) writeHumanFloat(f float64) {
+func writeHumanFloat(c *Client, f float64) {
 	var buf [64]byte
 	c.WriteDoubleText(appendHumanFloat(buf[:0], f)) // addReplyHumanLongDouble: a double in RESP3
 }
 
 // writeDistance writes a distance as "%.4f".
-func (c *Client) writeDistance(d float64) {
+func writeDistance(c *Client, d float64) {
 	c.WriteBulkString(strconv.FormatFloat(d, 'f', 4, 64))
 }
 
@@ -247,7 +247,7 @@ func cmdGeoDist(c *Client, args [][]byte) {
 		c.WriteNull()
 		return
 	}
-	c.writeDistance(geo.Distance(lon1, lat1, lon2, lat2) / conv)
+	writeDistance(c, geo.Distance(lon1, lat1, lon2, lat2)/conv)
 }
 
 // GEOHASH key [member ...]
@@ -289,8 +289,8 @@ func cmdGeoPos(c *Client, args [][]byte) {
 			continue
 		}
 		c.WriteArray(2)
-		c.writeHumanFloat(lon)
-		c.writeHumanFloat(lat)
+		writeHumanFloat(c, lon)
+		writeHumanFloat(c, lat)
 	}
 }
 
@@ -519,15 +519,15 @@ func geoSearch(c *Client, args [][]byte, srcIdx int, flags int) {
 		}
 		c.WriteBulkString(p.member)
 		if withDist {
-			c.writeDistance(p.dist)
+			writeDistance(c, p.dist)
 		}
 		if withHash {
 			c.WriteInt(int64(p.score))
 		}
 		if withCoord {
 			c.WriteArray(2)
-			c.writeHumanFloat(p.lon)
-			c.writeHumanFloat(p.lat)
+			writeHumanFloat(c, p.lon)
+			writeHumanFloat(c, p.lat)
 		}
 	}
 }
