@@ -20,15 +20,15 @@
 # cells take turns ROUNDS times (TR, redis, redis AOF, native on Persimmon, TR,
 # …), and each cell is the median of its rounds. A write row first resets its
 # key from a pristine copy (COPY … REPLACE), so each round writes into the
-# same pre-loaded bitmap. Before each run the script waits until no server
-# uses CPU (a segment cleaner catching up, an AOF rewrite), as
-# scripts/bench-collections.sh does.
+# same pre-loaded bitmap. Before each run the script waits until Persimmon's
+# segment cleaner is idle, as scripts/bench-collections.sh does.
 #
 # Knobs (environment): SECS (seconds per run, 1), ROUNDS (3), WORKERS (-p, 4),
 # BASEPORT (16600), OUT (BENCHMARKS.md), BENCH_DIR (server data; default a
 # temp dir, removed at the end), MEM=0 (skip the memory tables), ROWS (a
 # regular expression: only rows whose id matches run; the section is then
-# printed to stdout instead of written).
+# printed to stdout instead of written), REPORT=1 with BENCH_DIR (write the
+# section again from the results an earlier run left there).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,7 +42,7 @@ ROWS=${ROWS:-}
 BASE=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/persimmon-roaring.XXXXXX")}
 RES=$BASE/results
 mkdir -p "$RES"
-: >"$RES/commands"
+[ "${REPORT:-0}" = 1 ] || : >"$RES/commands"
 
 for t in redis-server redis-cli jq awk; do
   command -v $t >/dev/null || { echo "$t not found" >&2; exit 1; }
@@ -188,6 +188,12 @@ ROWSPEC=(
   "card-diff-s3|TR.BITOPCARD DIFF, density 0.1%|native: BITOP AND|0.5-4k|-r 1|TR.BITOPCARD DIFF a3 b3|-r 1|BITOP AND n-d3 n-a3 n-b3|"
   "card-not-s3|TR.BITOPCARD NOT, density 0.1%|native: BITOP NOT|0.5-4k|-r 1|TR.BITOPCARD NOT a3|-r 1|BITOP NOT n-d3 n-a3|"
 )
+MEMSPEC=(
+  "sparse-100k|sparse 2% (array containers)|100000 random offsets in 1~5,000,000|gen_offsets 7 100000 5000000"
+  "sparse-1m|sparse 2% (array containers)|1,000,000 random offsets in 1~50,000,000|gen_offsets 8 1000000 50000000"
+  "random-1m|random 50% (bitset containers)|each offset in 0~2,000,000 with p = 0.5|gen_density 10 2000000 0.5"
+  "random-2m|random 50% (bitset containers)|each offset in 0~4,000,000 with p = 0.5|gen_density 11 4000000 0.5"
+)
 CELLS=(tr:persimmon-pmem native:redis-nopersist native:redis-aof-always native:persimmon-pmem)
 
 declare -A MEMROW
@@ -238,20 +244,17 @@ run_cell() {
   fi
 }
 
-# quiesce: wait (at most 20 s) until no server used more than a tick of CPU
-# in 0.2 s, so that nothing one server does in the background (Persimmon's
-# segment cleaner after a run that wrote whole values) is charged to the
-# next cell.
-ticks() { awk '{ print $14 + $15 }' "/proc/${PID[$1]}/stat" 2>/dev/null || echo 0; }
+# quiesce: wait (at most 3 s) until persimmon-pmem used at most a tick of
+# CPU in 0.1 s, so that its segment cleaner catching up after a run that
+# wrote whole values is not charged to the next cell (redis-server has no
+# such background work here).
+ticks() { awk '{ print $14 + $15 }' "/proc/${PID[persimmon-pmem]}/stat" 2>/dev/null || echo 0; }
 quiesce() {
-  local s busy
-  declare -A before
-  for _ in $(seq 1 100); do
-    for s in "${SERVERS[@]}"; do before[$s]=$(ticks "$s"); done
-    sleep 0.2
-    busy=0
-    for s in "${SERVERS[@]}"; do [ "$(ticks "$s")" -gt "$((before[$s] + 1))" ] && busy=1; done
-    [ "$busy" = 0 ] && return 0
+  local before
+  for _ in $(seq 1 30); do
+    before=$(ticks)
+    sleep 0.1
+    [ "$(ticks)" -le "$((before + 1))" ] && return 0
   done
 }
 
@@ -285,13 +288,6 @@ T_THROUGHPUT=$(( $(date +%s) - T0 ))
 # rewrites it to). Then RENAME the key on Persimmon: the rename rewrites the
 # bitmap whole, as the cleaner does, and the growth of arena_bytes shows
 # the rewrite's size (in 1 MiB allocation chunks).
-MEMSPEC=(
-  "sparse-100k|sparse 2% (array containers)|100000 random offsets in 1~5,000,000|gen_offsets 7 100000 5000000"
-  "sparse-1m|sparse 2% (array containers)|1,000,000 random offsets in 1~50,000,000|gen_offsets 8 1000000 50000000"
-  "sparse-4m|sparse 2% (array containers)|4,000,000 random offsets in 1~200,000,000|gen_offsets 9 4000000 200000000"
-  "random-1m|random 50% (bitset containers)|each offset in 0~2,000,000 with p = 0.5|gen_density 10 2000000 0.5"
-  "random-4m|random 50% (bitset containers)|each offset in 0~8,000,000 with p = 0.5|gen_density 11 8000000 0.5"
-)
 if [ "$MEM" = 1 ] && [ -z "$ROWS" ]; then
   log "memory tables"
   for spec in "${MEMSPEC[@]}"; do
