@@ -313,11 +313,19 @@ func oneLine(s string) string {
 	}, s)
 }
 
-// raise raises Redis's error table {err="ERR <msg>"} (no position, as
-// Redis's luaPushError gives register_function's errors).
+// raise raises Redis's error table {err="ERR <msg>", source=, line=}:
+// where the calling Lua code is, as Redis's luaPushError notes it. A
+// load's error reply shows the message only; a run's (a function that
+// kept the load-time redis table) shows the position too.
 func raise(L *lua.LState, msg string) int {
 	t := L.NewTable()
 	t.RawSetString("err", lua.LString("ERR "+msg))
+	if dbg, ok := L.GetStack(1); ok {
+		if _, err := L.GetInfo("Sl", dbg, nil); err == nil && dbg.CurrentLine > 0 {
+			t.RawSetString("source", lua.LString("@"+dbg.Source))
+			t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
+		}
+	}
 	L.Error(t, 0)
 	return 0
 }

@@ -249,6 +249,15 @@ end)
 	if _, msg := call(t, e, s.Function("f2"), nil, nil); msg != "ERR redis.register_function can only be called on FUNCTION LOAD command" {
 		t.Errorf("f2: %q", msg)
 	}
+	// The error table says where it was raised (the reply shows it as
+	// "script: f2, on @user_function:8.").
+	L := e.L
+	L.Push(s.Function("f2").Callback)
+	if err := L.PCall(0, 0, nil); err == nil {
+		t.Error("f2 did not fail")
+	} else if tb, ok := err.(*lua.ApiError).Object.(*lua.LTable); !ok || tb.RawGetString("source").String() != "@user_function" || tb.RawGetString("line").String() != "8" {
+		t.Errorf("f2's error table: %v", err.(*lua.ApiError).Object)
+	}
 	// The run-time redis table has no register_function: calling nil.
 	if _, msg := call(t, e, s.Function("f3"), nil, nil); !strings.Contains(msg, "user_function:11:") {
 		t.Errorf("f3: %q", msg)
