@@ -34,6 +34,71 @@ func CallTarget(proto *lua.FunctionProto, line int) (desc string, ok bool) {
 	return desc, desc != ""
 }
 
+// IndexTarget describes, as Lua 5.1 does in "attempt to index field 'a'
+// (a nil value)", the value a line of proto indexed with the string key
+// (gopher-lua's message names the key: "attempt to index a non-table
+// object(nil) with key 'b'"). ok only when every read or write of that
+// key on the line indexes the same description.
+func IndexTarget(proto *lua.FunctionProto, line int, key string) (desc string, ok bool) {
+	if proto == nil {
+		return "", false
+	}
+	for pc, inst := range proto.Code {
+		if pc >= len(proto.DbgSourcePositions) || proto.DbgSourcePositions[pc] != line {
+			continue
+		}
+		op := int(inst >> 26)
+		a, b, c := int(inst>>18)&0xff, int(inst&0x1ff), int(inst>>9)&0x1ff
+		var table, k int
+		switch op {
+		case lua.OP_GETTABLE, lua.OP_GETTABLEKS, lua.OP_SELF:
+			table, k = b, c
+		case lua.OP_SETTABLE, lua.OP_SETTABLEKS:
+			table, k = a, b
+		default:
+			continue
+		}
+		if s, isStr := keyString(proto, pc, k); !isStr || s != key {
+			continue
+		}
+		d, found := registerOrigin(proto, pc, table)
+		if !found || (desc != "" && d != desc) {
+			return "", false
+		}
+		desc = d
+	}
+	return desc, desc != ""
+}
+
+// keyString is the string an RK operand of instruction pc holds: a
+// constant, or a register loaded with one just before (gopher-lua loads
+// SETTABLEKS keys that way).
+func keyString(proto *lua.FunctionProto, pc, k int) (string, bool) {
+	if k&0x100 != 0 {
+		return constantAt(proto, k&^0x100)
+	}
+	for p := pc - 1; p >= 0; p-- {
+		inst := proto.Code[p]
+		op, a := int(inst>>26), int(inst>>18)&0xff
+		if op == lua.OP_LOADK && a == k {
+			return constantAt(proto, int(inst&0x3ffff))
+		}
+		if op == lua.OP_JMP || writes(op, a, int(inst&0x1ff), int(inst>>9)&0x1ff, k) {
+			return "", false
+		}
+	}
+	return "", false
+}
+
+func constantAt(proto *lua.FunctionProto, k int) (string, bool) {
+	if k < len(proto.Constants) {
+		if s, ok := proto.Constants[k].(lua.LString); ok {
+			return string(s), true
+		}
+	}
+	return "", false
+}
+
 // registerOrigin names what register reg holds before instruction pc.
 func registerOrigin(proto *lua.FunctionProto, pc, reg int) (string, bool) {
 	if name := localName(proto, reg, pc); name != "" {
@@ -118,10 +183,8 @@ func localName(proto *lua.FunctionProto, reg, pc int) string {
 }
 
 func constantName(proto *lua.FunctionProto, k int, kind string) (string, bool) {
-	if k < len(proto.Constants) {
-		if s, ok := proto.Constants[k].(lua.LString); ok {
-			return kind + " '" + string(s) + "'", true
-		}
+	if s, ok := constantAt(proto, k); ok {
+		return kind + " '" + s + "'", true
 	}
 	return "", false
 }

@@ -43,3 +43,27 @@ func TestCallTarget(t *testing.T) {
 		t.Errorf("upvalue: %q %v", got, ok)
 	}
 }
+
+func TestIndexTarget(t *testing.T) {
+	for _, c := range []struct{ src, key, want string }{
+		{"local t = {}\nreturn t.a.b", "b", "field 'a'"},
+		{"local t = {}\nt.a.b = 1", "b", "field 'a'"},
+		{"local t\nreturn t.x", "x", "local 't'"},
+		{"local t = {}\nreturn t.a.b + t.c.b", "b", ""}, // two different tables indexed with b
+		{"local x = 1\nreturn cjson.nope.x", "x", "field 'nope'"},
+		{"local x = 1\nreturn foo.x", "x", "global 'foo'"},
+	} {
+		chunk, err := parse.Parse(strings.NewReader(c.src), "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		proto, err := lua.Compile(chunk, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := IndexTarget(proto, 2, c.key)
+		if got != c.want || ok != (c.want != "") {
+			t.Errorf("%q: got %q %v, want %q", c.src, got, ok, c.want)
+		}
+	}
+}
