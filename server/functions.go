@@ -18,7 +18,10 @@ package server
 // recovered set is loaded again (NewServer); a library that no longer
 // loads is logged and left out.
 //
-// Libraries are listed in name order (Redis: hash order).
+// Libraries are listed in name order (Redis: hash order). Of the function
+// flags only no-writes changes anything here: allow-oom, allow-stale,
+// no-cluster and allow-cross-slot-keys are accepted and listed, but there
+// is no maxmemory, no replica and no cluster for them to relax.
 
 import (
 	"errors"
