@@ -381,7 +381,10 @@ func (e *scriptEngine) noteErrorLine(L *lua.LState) int {
 			fn, err := L.GetInfo("Slf", dbg, nil)
 			if err == nil && dbg.What != "G" && dbg.CurrentLine > 0 {
 				e.run.errLine = dbg.CurrentLine
-				if s, ok := errv.(lua.LString); ok {
+				// Only an error the VM raised in this function (level 1):
+				// one raised inside a Go function it called (table.sort
+				// calling its comparator) is not about this line's operand.
+				if s, ok := errv.(lua.LString); ok && level == 1 {
 					if f, ok := fn.(*lua.LFunction); ok && !f.IsG {
 						errv = lua.LString(nameOperand(string(s), f.Proto, dbg.CurrentLine))
 					}
