@@ -16,7 +16,8 @@ package server
 // set (keyspace/functions.go) before the new set is published and the
 // reply sent; if the commit fails the old set stays. At start-up the
 // recovered set is loaded again (NewServer); a library that no longer
-// loads is logged and left out.
+// loads (only a change of this code could cause it) is logged and left
+// out, and the next change of the set drops it from the log.
 //
 // Libraries are listed in name order (Redis: hash order). Of the function
 // flags only no-writes changes anything here: allow-oom, allow-stale,
