@@ -459,7 +459,7 @@ func (e *scriptEngine) runFunction(c *Client, f *functions.Function, cmdArgs, ke
 		cn.inExec = true
 	}
 	kc := e.ctx
-	st, ended := c.Srv.scriptStarted(cn, kc.kill, f.Name, cmdArgs)
+	st, ended := c.Srv.functionStarted(cn, kc.kill, f.Name, cmdArgs)
 	run := &scriptRun{c: c, readOnly: readOnly, state: st}
 	e.run = run
 	L.Push(f.Callback)

@@ -71,15 +71,20 @@ type runningScript struct {
 }
 
 // scriptStarted registers a script about to run on cn (cancel stops it)
-// and arms the threshold timer; function is the name of the function an
-// FCALL runs (args its command), "" for an EVAL. The returned function
-// must be called once it returns. Call with the keyspace lock held (one
-// script at a time).
-func (s *Server) scriptStarted(cn *conn, cancel func(), function string, args [][]byte) (*runningScript, func()) {
-	st := &runningScript{conn: cn, cancel: cancel, start: time.Now()}
-	if function != "" {
-		st.function, st.name, st.args = true, function, copyArgs(args)
-	}
+// and arms the threshold timer. The returned function must be called once
+// it returns. Call with the keyspace lock held (one script at a time).
+func (s *Server) scriptStarted(cn *conn, cancel func()) (*runningScript, func()) {
+	return s.startScript(&runningScript{conn: cn, cancel: cancel, start: time.Now()})
+}
+
+// functionStarted is scriptStarted for an FCALL of the function called
+// name; args is its command (copied, for FUNCTION STATS).
+func (s *Server) functionStarted(cn *conn, cancel func(), name string, args [][]byte) (*runningScript, func()) {
+	return s.startScript(&runningScript{conn: cn, cancel: cancel, start: time.Now(),
+		function: true, name: name, args: copyArgs(args)})
+}
+
+func (s *Server) startScript(st *runningScript) (*runningScript, func()) {
 	s.running.Store(st)
 	threshold := time.Duration(s.live.busyThreshold.Load()) * time.Millisecond
 	if s.busyTimer == nil {

@@ -566,7 +566,7 @@ func (e *scriptEngine) runScript(c *Client, sha string, sc *cachedScript, keys, 
 		cn.inExec = true
 	}
 	kc := e.ctx
-	st, ended := c.Srv.scriptStarted(cn, kc.kill, "", nil)
+	st, ended := c.Srv.scriptStarted(cn, kc.kill)
 	run := &scriptRun{c: c, readOnly: readOnly, state: st}
 	e.run = run
 	L.Push(fn)
