@@ -37,6 +37,7 @@ type Keyspace struct {
 	deadSets  map[uint64][]uint32
 	failed    error // set when the in-memory state may be ahead of the log
 	liveBytes int64
+	fn        functionsState // the function libraries (functions.go)
 
 	expires expiryHeap
 	watched map[watchKey][]*Watcher
@@ -580,6 +581,8 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 			ks.flushDB(i)
 		}
 		ks.flushAllSeg = loc >> 40
+	case opFunctions:
+		return ks.applyFunctions(o, loc)
 	case opSwapDB:
 		ks.touchDB(o.db, ks.dbs[o.db2])
 		ks.touchDB(o.db2, ks.dbs[o.db])

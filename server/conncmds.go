@@ -235,10 +235,10 @@ func shutdownCommand(c *Client, args [][]byte) {
 	if c.Srv.busy.Load() != nil {
 		// A script ran past the threshold: only NOSAVE may stop it.
 		if !nosave {
-			c.WriteError(errBusyScript)
+			c.WriteError(c.Srv.busyReply())
 			return
 		}
-		c.Srv.scriptKill(true)
+		c.Srv.scriptKill(true, false)
 	}
 	c.Srv.logf("User requested shutdown...")
 	c.closeAfterReply = true

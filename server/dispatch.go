@@ -28,7 +28,7 @@ func (c *conn) execute(args [][]byte) {
 		return
 	}
 	if c.srv.busy.Load() != nil && !(cmd.NoLock && cmd.Flags&FlagAllowBusy != 0) {
-		c.reject(cmd, errBusyScript) // a script ran past busy-reply-threshold (scriptbusy.go)
+		c.reject(cmd, c.srv.busyReply()) // a script ran past busy-reply-threshold (scriptbusy.go)
 		return
 	}
 	if msg := c.diskError(cmd); msg != "" {

@@ -35,11 +35,12 @@ package server
 // not served; redis.breakpoint and redis.debug answer as outside a debug
 // session (false, nothing). A script is first checked against Lua 5.1's
 // grammar (lualib.CheckSyntax) so compile errors read as Redis's do;
-// run-time errors raised by gopher-lua's VM keep its wording ("cannot
-// perform add operation between nil and number" where Lua 5.1 says
-// "attempt to perform arithmetic on a nil value"), as do numbers
-// concatenated with .. (gopher-lua's shortest form, not "%.14g";
-// tostring is Lua 5.1's). A script that runs past
+// run-time errors raised by gopher-lua's VM are reworded as Lua 5.1's
+// (luaRuntimeText; "attempt to call field 'x' (a nil value)" and "attempt
+// to index local 't' (a nil value)" name the operand where
+// lualib.CallTarget and IndexTarget can tell it from the line's bytecode,
+// see nameOperand); numbers concatenated with .. keep gopher-lua's
+// shortest form (not "%.14g"; tostring is Lua 5.1's). A script that runs past
 // busy-reply-threshold makes the server busy: scriptbusy.go has the rules
 // (BUSY replies, SCRIPT KILL, SHUTDOWN NOSAVE).
 
@@ -364,21 +365,63 @@ func (e *scriptEngine) reset() {
 // Lua function there, which Redis's __redis__err__handler adds to an
 // error without a position ("script: <sha>, on @user_script:<line>.").
 // It returns the error unchanged.
+//
+// A call of a value that is not a function gets Lua 5.1's description of
+// what was called ("attempt to call field 'x' (a nil value)") where
+// lualib.CallTarget can tell; the value is assumed to be nil, the common
+// case (gopher-lua does not say).
 func (e *scriptEngine) noteErrorLine(L *lua.LState) int {
+	errv := L.Get(1)
 	if e.run != nil {
 		for level := 1; ; level++ {
 			dbg, ok := L.GetStack(level)
 			if !ok {
 				break
 			}
-			if _, err := L.GetInfo("Sl", dbg, nil); err == nil && dbg.What != "G" && dbg.CurrentLine > 0 {
+			fn, err := L.GetInfo("Slf", dbg, nil)
+			if err == nil && dbg.What != "G" && dbg.CurrentLine > 0 {
 				e.run.errLine = dbg.CurrentLine
+				// Only an error the VM raised in this function (level 1):
+				// one raised inside a Go function it called (table.sort
+				// calling its comparator) is not about this line's operand.
+				if s, ok := errv.(lua.LString); ok && level == 1 {
+					if f, ok := fn.(*lua.LFunction); ok && !f.IsG {
+						errv = lua.LString(nameOperand(string(s), f.Proto, dbg.CurrentLine))
+					}
+				}
 				break
 			}
 		}
 	}
-	L.Push(L.Get(1))
+	L.Push(errv)
 	return 1
+}
+
+// gopherCallError is gopher-lua's text for calling a value that is not a
+// function; gopherIndexKey matches its text for indexing one that is not
+// a table (with the type and the key).
+const gopherCallError = "attempt to call a non-function object"
+
+var gopherIndexKey = regexp.MustCompile(`(?s)attempt to index a non-table object\((\w+)\) with key '(.*)'$`)
+
+// nameOperand rewrites gopher-lua's call and index errors raised on line
+// of proto with Lua 5.1's description of the operand, where lualib can
+// tell it: "attempt to call field 'x' (a nil value)", "attempt to index
+// local 't' (a nil value)".
+func nameOperand(msg string, proto *lua.FunctionProto, line int) string {
+	if strings.Contains(msg, gopherCallError) {
+		if desc, ok := lualib.CallTarget(proto, line); ok {
+			return strings.Replace(msg, gopherCallError, "attempt to call "+desc+" (a nil value)", 1)
+		}
+		return msg
+	}
+	if m := gopherIndexKey.FindStringSubmatchIndex(msg); m != nil {
+		typ, key := msg[m[2]:m[3]], msg[m[4]:m[5]]
+		if desc, ok := lualib.IndexTarget(proto, line, key); ok {
+			return msg[:m[0]] + "attempt to index " + desc + " (a " + typ + " value)"
+		}
+	}
+	return msg
 }
 
 // ---- commands ----
@@ -429,7 +472,7 @@ func evalshaCommand(c *Client, args [][]byte)   { evalGeneric(c, args, true, fal
 func evalROCommand(c *Client, args [][]byte)    { evalGeneric(c, args, false, true) }
 func evalshaROCommand(c *Client, args [][]byte) { evalGeneric(c, args, true, true) }
 func scriptKillCommand(c *Client, _ [][]byte) {
-	if msg := c.Srv.scriptKill(false); msg != "" {
+	if msg := c.Srv.scriptKill(false, true); msg != "" {
 		c.WriteError(msg)
 		return
 	}
@@ -584,6 +627,13 @@ func (e *scriptEngine) argTable(t *lua.LTable, args [][]byte) *lua.LTable {
 // the position in an error message, else errLine (where error() was last
 // called).
 func scriptErrorReply(sha string, obj lua.LValue, errLine int) string {
+	return scriptErrorReplyIn(scriptChunkName, sha, obj, errLine)
+}
+
+// scriptErrorReplyIn is scriptErrorReply for code compiled as chunk
+// (user_script for EVAL, user_function for functions, whose errors name
+// the function where EVAL's name the sha).
+func scriptErrorReplyIn(chunk, name string, obj lua.LValue, errLine int) string {
 	var msg, source string
 	line := 0
 	if t, ok := obj.(*lua.LTable); ok {
@@ -600,14 +650,14 @@ func scriptErrorReply(sha string, obj lua.LValue, errLine int) string {
 	} else {
 		text := luaRuntimeText(obj.String())
 		msg = "ERR " + text
-		if n, ok := chunkLine(text); ok {
-			source, line = scriptErrSourceLabel, n
+		if n, ok := chunkLineOf(chunk, text); ok {
+			source, line = "@"+chunk, n
 		} else if errLine > 0 {
-			source, line = scriptErrSourceLabel, errLine
+			source, line = "@"+chunk, errLine
 		}
 	}
 	if source != "" && line > 0 {
-		msg += " script: " + sha + ", on " + source + ":" + strconv.Itoa(line) + "."
+		msg += " script: " + name + ", on " + source + ":" + strconv.Itoa(line) + "."
 	}
 	return oneLine(msg)
 }
@@ -662,8 +712,11 @@ func luaRuntimeText(text string) string {
 }
 
 // chunkLine reads the line number of a Lua error position "user_script:N: ...".
-func chunkLine(text string) (int, bool) {
-	rest, ok := strings.CutPrefix(text, scriptChunkName+":")
+func chunkLine(text string) (int, bool) { return chunkLineOf(scriptChunkName, text) }
+
+// chunkLineOf reads the line number of a Lua error position "<chunk>:N: ...".
+func chunkLineOf(chunk, text string) (int, bool) {
+	rest, ok := strings.CutPrefix(text, chunk+":")
 	if !ok {
 		return 0, false
 	}

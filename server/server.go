@@ -30,7 +30,8 @@
 //
 // What the package owns: connections and their I/O, dispatch, the command
 // table, MULTI/EXEC and WATCH, blocking (the registry of blocked clients
-// and their wake-ups), pub/sub, the Lua script runtime, CONFIG, INFO,
+// and their wake-ups), pub/sub, the Lua script runtime (EVAL, and the
+// FUNCTION commands and FCALL over package functions), CONFIG, INFO,
 // SLOWLOG, CLIENT, and the argument parsers and the Client that command
 // handlers share. It may not import package commands (the families depend
 // on it, never the reverse), and it writes protocol bytes only through
@@ -177,11 +178,12 @@ type Server struct {
 	table   map[string]*Command
 	cmdList []*Command // table entries sorted by name (COMMAND)
 
-	scripting *scriptEngine                 // Lua state and script cache; keyspace lock
-	pubsub    *pubsubHub                    // subscriptions (pubsub.go)
-	running   atomic.Pointer[runningScript] // the script in execution (scriptbusy.go)
-	busy      atomic.Pointer[runningScript] // set once it ran past busy-reply-threshold
-	busyTimer *time.Timer                   // re-armed for each script; keyspace lock
+	scripting *scriptEngine                   // Lua state and script cache; keyspace lock
+	fn        atomic.Pointer[functionRuntime] // function libraries (functions.go), made on first use
+	pubsub    *pubsubHub                      // subscriptions (pubsub.go)
+	running   atomic.Pointer[runningScript]   // the script in execution (scriptbusy.go)
+	busy      atomic.Pointer[runningScript]   // set once it ran past busy-reply-threshold
+	busyTimer *time.Timer                     // re-armed for each script; keyspace lock
 	slowlog   slowlog
 
 	cachedScripts atomic.Int64 // len(scripting.scripts), for INFO (which takes no lock)
@@ -216,6 +218,9 @@ type Server struct {
 func NewServer(cfg Config, ks *keyspace.Keyspace, logf func(string, ...any), families []Command) *Server {
 	s := newServer(cfg, keyspaceEnv(ks), logf, newCommandTable(families))
 	s.ks = ks
+	ks.Lock()
+	s.loadFunctions(ks.Functions())
+	ks.Unlock()
 	return s
 }
 
@@ -355,7 +360,7 @@ func (s *Server) requestShutdown() {
 func (s *Server) close() {
 	// A script that never ends would hold the loop (or the lock) forever:
 	// stop it, as SHUTDOWN NOSAVE does (SIGTERM, SIGINT, SHUTDOWN).
-	s.scriptKill(true)
+	s.scriptKill(true, false)
 	s.mu.Lock()
 	s.closed = true
 	close(s.closing)
