@@ -378,3 +378,110 @@ func TestLoadMatchesRedis(t *testing.T) {
 		t.Errorf("missing file: got %v, want %q", err, rv)
 	}
 }
+
+// dryrunUsers and dryrunCommands: every command is checked for every user
+// by ACL DRYRUN in Redis and by User.Check here.
+var dryrunUsers = [][]string{
+	{"on", "nopass", "+get", "~k*"},
+	{"on", "nopass", "+@all", "%R~r*", "%W~w*", "allchannels"},
+	{"on", "nopass", "+@all", "~a*", "(+get ~b*)", "(+set ~c* &c*)"},
+	{"on", "nopass", "+select|0", "+config|get", "&c*", "+publish", "+subscribe", "+psubscribe"},
+	{"on", "nopass", "+@all", "allkeys", "resetchannels", "&news.*"},
+	{"on", "nopass", "+@read", "-@dangerous", "~*", "(%W~w* +@write)"},
+}
+
+var dryrunCommands = [][]string{
+	{"get", "k1"}, {"get", "x"}, {"set", "k1", "v"}, {"set", "r1", "v"}, {"get", "r1"},
+	{"get", "w1"}, {"set", "w1", "v"}, {"exists", "w1"}, {"exists", "x"}, {"rename", "r1", "w1"},
+	{"copy", "r1", "w1"}, {"lmove", "r1", "w1", "left", "right"}, {"get", "b1"}, {"set", "c1", "v"},
+	{"set", "b1", "v"}, {"mget", "a1", "b1"}, {"mset", "a1", "1", "c1", "2"}, {"mget", "b1", "x", "y"},
+	{"select", "0"}, {"select", "1"}, {"SELECT", "0"}, {"config", "get", "x"}, {"config", "set", "x", "y"},
+	{"publish", "c1", "m"}, {"publish", "news.x", "m"}, {"publish", "other", "m"},
+	{"subscribe", "news.a", "other"}, {"subscribe", "c1"}, {"psubscribe", "news.*"}, {"psubscribe", "news.x"},
+	{"psubscribe", "c*"}, {"ping"}, {"auth", "x"}, {"hello"}, {"keys", "*"}, {"flushall"},
+	{"sort", "r1"}, {"type", "w1"}, {"append", "w1", "x"}, {"incr", "k1"}, {"get", ""},
+}
+
+// requestFromRedis builds a Request for args with the key positions and
+// flags redis-server reports (COMMAND GETKEYSANDFLAGS) and the channel
+// positions of the pub/sub commands.
+func requestFromRedis(t *testing.T, rc *redisConn, tb *Table, args []string) *Request {
+	t.Helper()
+	q := &Request{}
+	for _, a := range args {
+		q.Args = append(q.Args, []byte(a))
+	}
+	q.Cmd = tb.Lookup(args[0])
+	if q.Cmd != nil && len(q.Cmd.Subs) > 0 && len(args) > 1 {
+		q.Cmd = tb.Lookup(args[0] + "|" + args[1])
+	}
+	if q.Cmd == nil {
+		t.Fatalf("%q: no such command in the table", args)
+	}
+	v, err := rc.do(append([]string{"COMMAND", "GETKEYSANDFLAGS"}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keys, ok := v.([]any); ok {
+		used := map[int]bool{}
+		for _, k := range keys {
+			kf := k.([]any)
+			name := kf[0].(string)
+			ref := KeyRef{Pos: -1}
+			for _, f := range kf[1].([]any) {
+				switch f {
+				case "access":
+					ref.Read = true
+				case "insert", "delete", "update":
+					ref.Write = true
+				}
+			}
+			for i := 1; i < len(args); i++ {
+				if args[i] == name && !used[i] {
+					ref.Pos, used[i] = i, true
+					break
+				}
+			}
+			q.Keys = append(q.Keys, ref)
+		}
+	}
+	switch strings.ToLower(args[0]) {
+	case "publish":
+		q.Channels = []ChannelRef{{Pos: 1}}
+	case "subscribe", "psubscribe":
+		for i := 1; i < len(args); i++ {
+			q.Channels = append(q.Channels, ChannelRef{Pos: i, Pattern: strings.EqualFold(args[0], "psubscribe")})
+		}
+	}
+	return q
+}
+
+func TestDryRunMatchesRedis(t *testing.T) {
+	rc, _ := startRedis(t)
+	tb := redisTable(t)
+	st := NewStore(tb)
+	for i, rules := range dryrunUsers {
+		name := fmt.Sprintf("d%d", i)
+		if v, _ := rc.do(append([]string{"ACL", "SETUSER", name}, rules...)...); v != "OK" {
+			t.Fatalf("redis SETUSER %q: %v", rules, v)
+		}
+		u, _, err := st.SetUser(name, rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range dryrunCommands {
+			v, err := rc.do(append([]string{"ACL", "DRYRUN", name}, args...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := requestFromRedis(t, rc, tb, args)
+			got := "OK"
+			if d := u.Check(q); !d.OK() {
+				got = d.DryRun(q)
+			}
+			if got != v {
+				t.Errorf("user %q, %q: got %q, want %q", rules, args, got, v)
+			}
+		}
+	}
+}
