@@ -393,3 +393,59 @@ func TestSplitArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestSingleCategoryDescribed is Redis's "ACL GETUSER provides reasonable
+// results": a user of one category prints as just that category.
+func TestSingleCategoryDescribed(t *testing.T) {
+	st := NewStore(redisTable(t))
+	for _, c := range Categories {
+		u, _, err := st.SetUser("a", []string{"reset", "+@all", "-@" + c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := u.Info().Root.Commands; got != "+@all -@"+c {
+			t.Errorf("+@all -@%s: %q", c, got)
+		}
+		u, _, _ = st.SetUser("r", []string{"reset", "-@all", "+@" + c})
+		if got := u.Info().Root.Commands; got != "-@all +@"+c {
+			t.Errorf("-@all +@%s: %q", c, got)
+		}
+	}
+	// And the subcommand cases of acl.tcl.
+	cases := []struct {
+		ops  []string
+		want string
+	}{
+		{[]string{"+memory|doctor"}, "-@all +memory|doctor"},
+		{[]string{"+memory|doctor", "+memory"}, "-@all +memory"},
+		{[]string{"+memory", "+@all", "+client|id"}, "+@all"},
+		{[]string{"+@all", "-memory|doctor"}, "+@all -memory|doctor"},
+		{[]string{"+@all", "-memory"}, "+@all -memory"},
+		{[]string{"+@all", "-client|kill"}, "+@all -client|kill"},
+	}
+	for _, c := range cases {
+		u, _, _ := st.SetUser("s", append([]string{"reset"}, c.ops...))
+		if got := u.Info().Root.Commands; got != c.want {
+			t.Errorf("%q: %q, want %q", c.ops, got, c.want)
+		}
+	}
+}
+
+func TestAuthRequired(t *testing.T) {
+	st := NewStore(redisTable(t))
+	if st.AuthRequired() {
+		t.Fatal("nopass default requires auth")
+	}
+	st.SetUser("default", []string{"off"})
+	if !st.AuthRequired() {
+		t.Fatal("default off: new connections are authenticated")
+	}
+	st.SetUser("default", []string{"on", ">x"})
+	if !st.AuthRequired() {
+		t.Fatal("default with a password")
+	}
+	st.SetDefaultPassword("")
+	if st.AuthRequired() {
+		t.Fatal("requirepass \"\"")
+	}
+}

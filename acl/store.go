@@ -261,3 +261,11 @@ func (s *Store) SetDefaultPassword(pass string) {
 	}
 	s.publish(s.def, r)
 }
+
+// AuthRequired reports whether a new connection must authenticate: the
+// default user has a password or is off (Redis's authRequired). A
+// connection that has not authenticated runs as the default user.
+func (s *Store) AuthRequired() bool {
+	r := s.def.rules.Load()
+	return r.flags&flagNoPass == 0 || r.flags&flagDisabled != 0
+}
