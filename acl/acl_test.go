@@ -449,3 +449,21 @@ func TestAuthRequired(t *testing.T) {
 		t.Fatal("requirepass \"\"")
 	}
 }
+
+func TestLogEntries(t *testing.T) {
+	tb := redisTable(t)
+	st := NewStore(tb)
+	u, _, _ := st.SetUser("c", []string{"on", "+get", "~k*"})
+	get := &Request{Cmd: tb.Lookup("get"), Args: [][]byte{[]byte("GET"), []byte("x")}, Keys: []KeyRef{{Pos: 1, Read: true}}}
+	e := u.Check(get).LogEntry(get, ContextMulti, "c", "id=7")
+	if e.Reason != DeniedKey || e.Object != "x" || e.Context != ContextMulti || e.Username != "c" || e.ClientInfo != "id=7" {
+		t.Errorf("key entry %+v", e)
+	}
+	cfg := &Request{Cmd: tb.Lookup("config|get"), Args: [][]byte{[]byte("CONFIG"), []byte("GET"), []byte("x")}}
+	if e := u.Check(cfg).LogEntry(cfg, ContextLua, "c", ""); e.Object != "config|get" || e.Reason != DeniedCommand {
+		t.Errorf("command entry %+v", e)
+	}
+	if e := AuthFailure("AUTH", "c", ContextToplevel, "id=1"); e.Reason != DeniedAuth || e.Object != "AUTH" {
+		t.Errorf("auth entry %+v", e)
+	}
+}

@@ -267,3 +267,43 @@ func (d Denial) DryRun(q *Request) string {
 	}
 	return ""
 }
+
+// Channels returns the channel arguments of a pub/sub command that the
+// channel rules check (Redis's commands_with_channels, publish and
+// subscribe flags): every argument of SUBSCRIBE, SSUBSCRIBE and PSUBSCRIBE
+// (patterns), the first of PUBLISH and SPUBLISH. Unsubscribing is never
+// checked. name is the command's lowercase name.
+func Channels(name string, args [][]byte) []ChannelRef {
+	var refs []ChannelRef
+	switch name {
+	case "publish", "spublish":
+		if len(args) > 1 {
+			refs = []ChannelRef{{Pos: 1}}
+		}
+	case "subscribe", "ssubscribe", "psubscribe":
+		for i := 1; i < len(args); i++ {
+			refs = append(refs, ChannelRef{Pos: i, Pattern: name == "psubscribe"})
+		}
+	}
+	return refs
+}
+
+// LogEntry is the ACL LOG entry for a denied request: its object is the
+// command's full name, or the key or channel that failed.
+func (d Denial) LogEntry(q *Request, ctx Context, username, clientInfo string) LogEntry {
+	e := LogEntry{Reason: d.Reason, Context: ctx, Username: username, ClientInfo: clientInfo}
+	switch d.Reason {
+	case DeniedCommand:
+		e.Object = q.Cmd.Name
+	case DeniedKey, DeniedChannel:
+		e.Object = string(q.Args[d.Pos])
+	}
+	return e
+}
+
+// AuthFailure is the ACL LOG entry for a failed AUTH or HELLO AUTH: the
+// object is the command name as the client sent it, the username the one
+// it tried.
+func AuthFailure(argv0, username string, ctx Context, clientInfo string) LogEntry {
+	return LogEntry{Reason: DeniedAuth, Context: ctx, Object: argv0, Username: username, ClientInfo: clientInfo}
+}

@@ -399,6 +399,7 @@ var dryrunCommands = [][]string{
 	{"publish", "c1", "m"}, {"publish", "news.x", "m"}, {"publish", "other", "m"},
 	{"subscribe", "news.a", "other"}, {"subscribe", "c1"}, {"psubscribe", "news.*"}, {"psubscribe", "news.x"},
 	{"psubscribe", "c*"}, {"ping"}, {"auth", "x"}, {"hello"}, {"keys", "*"}, {"flushall"},
+	{"spublish", "c1", "m"}, {"ssubscribe", "news.a", "c2"}, {"unsubscribe", "zz"}, {"punsubscribe", "zz*"},
 	{"sort", "r1"}, {"type", "w1"}, {"append", "w1", "x"}, {"incr", "k1"}, {"get", ""},
 }
 
@@ -445,14 +446,7 @@ func requestFromRedis(t *testing.T, rc *redisConn, tb *Table, args []string) *Re
 			q.Keys = append(q.Keys, ref)
 		}
 	}
-	switch strings.ToLower(args[0]) {
-	case "publish":
-		q.Channels = []ChannelRef{{Pos: 1}}
-	case "subscribe", "psubscribe":
-		for i := 1; i < len(args); i++ {
-			q.Channels = append(q.Channels, ChannelRef{Pos: i, Pattern: strings.EqualFold(args[0], "psubscribe")})
-		}
-	}
+	q.Channels = Channels(q.Cmd.Name, q.Args)
 	return q
 }
 
