@@ -21,7 +21,8 @@
 // so there is one copy of the command→category mapping. Key and channel
 // positions of a request come from the server too (Request). Nothing here
 // reads the network, the keyspace or the wal: the package imports only the
-// standard library, and the server decides how ACL changes become durable.
+// standard library. The server makes each ACL change durable before it
+// replies by writing the state file (state.go) through SaveState.
 //
 // Order of single commands. Redis 7.0 prints the single-command part of a
 // rule string (after +@all/-@all and the categories) in the iteration order

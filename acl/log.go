@@ -71,6 +71,13 @@ func (l *Log) SetMaxLen(n int) {
 	l.mu.Unlock()
 }
 
+// MaxLen is acllog-max-len.
+func (l *Log) MaxLen() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.maxLen
+}
+
 func (a *LogEntry) like(b *LogEntry) bool {
 	d := a.Updated.Sub(b.Updated)
 	if d < 0 {

@@ -67,6 +67,13 @@ func (s *Store) SetPubsubDefault(allChannels bool) {
 	s.mu.Unlock()
 }
 
+// PubsubDefault reports acl-pubsub-default: true for allchannels.
+func (s *Store) PubsubDefault() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pubsubAll
+}
+
 // Default is the default user.
 func (s *Store) Default() *User { return s.def }
 
