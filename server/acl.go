@@ -145,6 +145,22 @@ func (c *Client) checkACL(cmd *Command, args [][]byte, ctx acl.Context) (acl.Den
 	return d, q
 }
 
+// ReadsAllKeys reports whether the client's user may run the request
+// args with read access to every key (Redis's
+// ACLUserCheckCmdWithUnrestrictedKeyAccess): SORT's BY and GET patterns
+// name keys no key position shows.
+func (c *Client) ReadsAllKeys(args [][]byte) bool {
+	u := c.User()
+	if u.Unrestricted() {
+		return true
+	}
+	cmd, msg := c.Srv.resolve(args)
+	if msg != "" || cmd.aclCmd == nil {
+		return false
+	}
+	return u.CheckUnrestrictedKeys(aclRequest(cmd, args), true, false)
+}
+
 // clientInfoLine is the client's CLIENT LIST line without its newline,
 // the ACL LOG's client-info (a script's commands log their caller).
 func (c *Client) clientInfoLine() string {
