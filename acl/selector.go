@@ -28,7 +28,7 @@ func (k keyPattern) String() string {
 	case permWrite:
 		return "%W~" + k.pattern
 	}
-	panic("acl: key pattern without permission")
+	panic(errors.New("acl: key pattern without permission"))
 }
 
 // selector is one set of command, key and channel permissions: a user's
