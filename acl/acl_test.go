@@ -467,3 +467,19 @@ func TestLogEntries(t *testing.T) {
 		t.Errorf("auth entry %+v", e)
 	}
 }
+
+func TestCheckFindingKeys(t *testing.T) {
+	tb := redisTable(t)
+	st := NewStore(tb)
+	u, _, _ := st.SetUser("c", []string{"on", "+@all", "-flushall", "~*"})
+	calls := 0
+	keys := func() []KeyRef { calls++; return []KeyRef{{Pos: 1, Read: true}} }
+	get := &Request{Cmd: tb.Lookup("get"), Args: [][]byte{[]byte("get"), []byte("x")}}
+	if d := u.CheckFindingKeys(get, keys); !d.OK() || calls != 0 {
+		t.Fatalf("allkeys: %+v, keys found %d times", d, calls)
+	}
+	st.SetUser("c", []string{"resetkeys", "~k*"})
+	if d := u.CheckFindingKeys(get, keys); d.Reason != DeniedKey || d.Pos != 1 || calls != 1 {
+		t.Fatalf("~k*: %+v, keys found %d times", d, calls)
+	}
+}

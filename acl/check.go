@@ -146,8 +146,25 @@ func (s *selector) check(q *Request) Denial {
 // one selector allows it whole. Otherwise the denial reported is the
 // highest-ranked reason over the selectors (see Reason), and among those
 // the last argument position.
-func (u *User) Check(q *Request) Denial {
-	r := u.rules.Load()
+func (u *User) Check(q *Request) Denial { return check(u.rules.Load(), q, nil) }
+
+// CheckFindingKeys is Check for a request whose Keys are found by keys,
+// called only when the user's rules restrict keys at all (finding them
+// costs more than the rest of the check). The rules are read once, so a
+// concurrent SETUSER cannot mix two versions of them in one check.
+func (u *User) CheckFindingKeys(q *Request, keys func() []KeyRef) Denial {
+	return check(u.rules.Load(), q, keys)
+}
+
+func check(r *rules, q *Request, keys func() []KeyRef) Denial {
+	if keys != nil {
+		for _, s := range r.selectors {
+			if !s.allKeys {
+				q.Keys = keys()
+				break
+			}
+		}
+	}
 	worst := Denial{Reason: DeniedCommand}
 	for _, s := range r.selectors {
 		d := s.check(q)

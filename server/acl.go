@@ -135,12 +135,13 @@ func aclRequest(cmd *Command, args [][]byte) *acl.Request {
 // and returned with its request (for the error texts).
 func (c *Client) checkACL(cmd *Command, args [][]byte, ctx acl.Context) (acl.Denial, *acl.Request) {
 	if c.User().Unrestricted() || cmd.aclCmd == nil {
-		return acl.Denial{}, nil
+		return acl.Denial{}, nil // the default user as created: nothing to check
 	}
-	q := aclRequest(cmd, args)
-	d := c.User().Check(q)
+	u := c.User()
+	q := &acl.Request{Cmd: cmd.aclCmd, Args: args, Channels: acl.Channels(cmd.Name, args)}
+	d := u.CheckFindingKeys(q, func() []acl.KeyRef { return aclKeyRefs(cmd, args) })
 	if !d.OK() {
-		c.Srv.acl.log.Add(d.LogEntry(q, ctx, c.User().Name(), c.clientInfoLine()), time.Now())
+		c.Srv.acl.log.Add(d.LogEntry(q, ctx, u.Name(), c.clientInfoLine()), time.Now())
 	}
 	return d, q
 }

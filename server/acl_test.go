@@ -4,6 +4,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/persimmon-db/persimmon/acl"
 )
 
 // Expected texts are redis-server 7.0.15's (e2e/testdata/diff/acl.txt
@@ -74,4 +76,38 @@ func TestACLRulesChangeUnderLoad(t *testing.T) {
 		}
 	}
 	wg.Wait()
+}
+
+// BenchmarkCheckACL is the per-command cost of the ACL check for the
+// default user (the unrestricted fast path), a user restricted in commands
+// only (no keys to find) and a user with key patterns (the keys found from
+// the key specs, then matched).
+func BenchmarkCheckACL(b *testing.B) {
+	table := newCommandTable(testFamilies)
+	a := newACL(Config{}, table)
+	set := table["set"]
+	args := [][]byte{[]byte("SET"), []byte("session:12345"), []byte("v")}
+	keys, _, err := a.store.SetUser("keys", []string{"on", "nopass", "+@all", "-@dangerous", "~user:*", "~session:*"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmds, _, err := a.store.SetUser("cmds", []string{"on", "nopass", "+@all", "-@dangerous", "~*", "&*"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, u := range []struct {
+		name string
+		user *acl.User
+	}{{"default", a.store.Default()}, {"commands-only", cmds}, {"key-patterns", keys}} {
+		b.Run(u.name, func(b *testing.B) {
+			c := &Client{Srv: &Server{acl: a}}
+			c.setUser(u.user)
+			b.ReportAllocs()
+			for b.Loop() {
+				if d, _ := c.checkACL(set, args, acl.ContextToplevel); !d.OK() {
+					b.Fatal("denied")
+				}
+			}
+		})
+	}
 }
