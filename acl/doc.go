@@ -14,7 +14,9 @@
 //     channel positions, allowed or the Denial with Redis's NOPERM texts.
 //   - The ACL LOG (Log) with Redis's entry merging.
 //   - The aclfile (LoadFile, SaveFile, Store.Dump): Redis's line format and
-//     load errors; Dump is also the durable form of the whole ACL state.
+//     load errors; Dump is also the durable form of the whole ACL state,
+//     the state file of the data directory (SaveState, LoadState; see
+//     state.go for its replacement discipline and start-up order).
 //
 // What it does not own: the command table. The server passes its own
 // table (names, subcommands, ACL categories, the no-auth flag) to NewTable,

@@ -86,7 +86,7 @@ func (s *Server) LoadACL() error {
 	return nil
 }
 
-// persistACL writes the ACL state durably (with a.mu held). Without a
+// persist writes the ACL state durably (with a.mu held). Without a
 // data directory (protocol tests) there is nothing to keep it in.
 func (a *aclServer) persist() error {
 	if a.dir == "" {
