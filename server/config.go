@@ -51,9 +51,45 @@ var configParams = []configParam{
 	{name: "requirepass",
 		get: func(s *Server) string { return s.requirepass() },
 		set: func(s *Server, v string) error {
+			// The default user's password, as in Redis: an ACL change,
+			// durable like ACL SETUSER.
+			a := s.acl
+			a.mu.Lock()
+			defer a.mu.Unlock()
 			s.live.requirepass.Store(&v)
+			a.store.SetDefaultPassword(v)
+			if err := a.persist(); err != nil {
+				s.logf("ACL state not saved: %v", err)
+				return errors.New("the ACL change could not be made durable; check the server log")
+			}
 			return nil
 		}},
+	{name: "aclfile", get: func(s *Server) string { return s.acl.file }},
+	{name: "acllog-max-len",
+		get: func(s *Server) string { return strconv.Itoa(s.acl.log.MaxLen()) },
+		set: func(s *Server, v string) error {
+			n, err := configInt(v, 0, math.MaxInt32)
+			if err == nil {
+				s.acl.log.SetMaxLen(int(n))
+			}
+			return err
+		},
+		check: func(v string) error { _, err := configInt(v, 0, math.MaxInt32); return err }},
+	{name: "acl-pubsub-default",
+		get: func(s *Server) string {
+			if s.acl.store.PubsubDefault() {
+				return "allchannels"
+			}
+			return "resetchannels"
+		},
+		set: func(s *Server, v string) error {
+			all, err := parsePubsubDefault(v)
+			if err == nil {
+				s.acl.store.SetPubsubDefault(all)
+			}
+			return err
+		},
+		check: func(v string) error { _, err := parsePubsubDefault(v); return err }},
 	{name: "protected-mode",
 		get: func(s *Server) string { return yesNo(s.live.protectedMode.Load()) },
 		set: func(s *Server, v string) error {
@@ -368,3 +404,15 @@ func setBusyThreshold(s *Server, v string) error {
 }
 
 func checkBusyThreshold(v string) error { _, err := configInt(v, 0, math.MaxInt64); return err }
+
+// parsePubsubDefault reads acl-pubsub-default: allchannels (true) or
+// resetchannels.
+func parsePubsubDefault(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "allchannels":
+		return true, nil
+	case "resetchannels":
+		return false, nil
+	}
+	return false, errors.New("argument(s) must be one of the following: allchannels, resetchannels")
+}

@@ -36,7 +36,7 @@ func TestConfigMatches(t *testing.T) {
 	}{
 		{[]string{"port"}, "port"},
 		{[]string{"PORT"}, "port"},
-		{[]string{"*max*"}, "proto-max-bulk-len maxclients slowlog-max-len maxmemory maxmemory-policy hash-max-listpack-entries hash-max-listpack-value set-max-intset-entries zset-max-listpack-entries zset-max-listpack-value list-max-listpack-size hll-sparse-max-bytes"},
+		{[]string{"*max*"}, "acllog-max-len proto-max-bulk-len maxclients slowlog-max-len maxmemory maxmemory-policy hash-max-listpack-entries hash-max-listpack-value set-max-intset-entries zset-max-listpack-entries zset-max-listpack-value list-max-listpack-size hll-sparse-max-bytes"},
 		{[]string{"port", "p*", "save"}, "port protected-mode proto-max-bulk-len save"},
 		{[]string{"nosuch"}, ""},
 		{[]string{"d[iu]*"}, "dir durability"},

@@ -116,7 +116,8 @@ func newConn(s *Server, nc net.Conn, id int64) *conn {
 	c.KS = s.ks
 	c.Srv = s
 	c.conn = c
-	c.Authed = s.requirepass() == ""
+	c.setUser(s.acl.store.Default())
+	c.Authed = !s.acl.store.AuthRequired()
 	c.info = clientInfo{multi: -1, cmd: "NULL", lastActive: now}
 	return c
 }
@@ -364,7 +365,7 @@ func (c *conn) protocolError(msg string) {
 func (c *conn) limits() proto.Limits {
 	return proto.Limits{
 		MaxBulk: c.srv.live.protoMaxBulkLen.Load(),
-		Unauth:  !c.Authed && c.srv.requirepass() != "",
+		Unauth:  !c.Authed && c.srv.acl.store.AuthRequired(),
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"time"
+
+	"github.com/persimmon-db/persimmon/acl"
 )
 
 // errNotInMultiAllowed answers a FlagNoMulti command inside MULTI.
@@ -13,14 +15,33 @@ const errNotInMultiAllowed = "ERR Command not allowed inside a transaction"
 // command up and check its arity, then authentication, then MULTI
 // queueing, then run it.
 func (c *conn) execute(args [][]byte) {
+	if c.User().Deleted() {
+		// ACL DELUSER or ACL LOAD removed the user between this
+		// connection's commands (or while it authenticated): it is being
+		// closed, and runs nothing more.
+		c.closeAfterReply = true
+		return
+	}
 	cmd, msg := c.srv.resolve(args)
 	c.lastCmd = cmd // what CLIENT LIST shows, queued or rejected too (nil: NULL), as in Redis
 	if msg != "" {
 		c.reject(cmd, msg)
 		return
 	}
-	if !c.Authed && cmd.Flags&FlagNoAuth == 0 && c.srv.requirepass() != "" {
+	if !c.Authed && cmd.Flags&FlagNoAuth == 0 && c.srv.acl.store.AuthRequired() {
 		c.reject(cmd, ErrNoAuth)
+		return
+	}
+	if c.InMulti && !cmd.Immediate && cmd.Flags&FlagNoMulti != 0 {
+		c.reject(cmd, errNotInMultiAllowed) // before the ACL check, as in Redis
+		return
+	}
+	ctx := acl.ContextToplevel
+	if c.InMulti {
+		ctx = acl.ContextMulti
+	}
+	if d, q := c.checkACL(cmd, args, ctx); !d.OK() {
+		c.reject(cmd, d.Error(q))
 		return
 	}
 	if c.subscriptions() > 0 && !allowedSubscribed(cmd.Name) {

@@ -155,7 +155,7 @@ func TestAuthWithoutPassword(t *testing.T) {
 	})
 }
 
-func TestCheckPassword(t *testing.T) {
+func TestAuthUser(t *testing.T) {
 	for _, tt := range []struct {
 		requirepass, user, pass string
 		want                    bool
@@ -173,8 +173,9 @@ func TestCheckPassword(t *testing.T) {
 		{"", "default", "anything", true},
 		{"", "other", "anything", false},
 	} {
-		if got := checkPassword(tt.requirepass, tt.user, tt.pass); got != tt.want {
-			t.Errorf("checkPassword(%q, %q, %q) = %v", tt.requirepass, tt.user, tt.pass, got)
+		a := newACL(Config{Requirepass: tt.requirepass}, newCommandTable(testFamilies))
+		if got := authUser(a.store, tt.user, tt.pass) != nil; got != tt.want {
+			t.Errorf("authUser(%q, %q, %q) = %v", tt.requirepass, tt.user, tt.pass, got)
 		}
 	}
 }

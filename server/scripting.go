@@ -59,6 +59,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/persimmon-db/persimmon/acl"
 	"github.com/persimmon-db/persimmon/lualib"
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
@@ -851,6 +852,11 @@ func (e *scriptEngine) luaCall(L *lua.LState, raise bool) int {
 		return luaFail(L, raise, errScriptWrongArgs)
 	case cmd.Flags&FlagNoScript != 0:
 		return luaFail(L, raise, errScriptNotAllowed)
+	}
+	if d, _ := c.checkACL(cmd, args, acl.ContextLua); !d.OK() {
+		return luaFail(L, raise, d.ScriptError())
+	}
+	switch {
 	case r.readOnly && (cmd.Flags&FlagWrite != 0 || mayReplicate(cmd)):
 		return luaFail(L, raise, errScriptWriteInRO)
 	}

@@ -23,7 +23,8 @@
 // answered with Redis's text and the connection closed.
 //
 // Dispatch follows Redis's processCommand: table lookup and arity, then
-// authentication, then MULTI queueing, then the call. The table (table.go)
+// authentication, then the ACL check of the connection's user (acl.go),
+// then MULTI queueing, then the call. The table (table.go)
 // is built once from the server's own commands and the command families
 // NewServer is given (package commands); COMMAND, locking and queueing all
 // read it.
@@ -86,6 +87,9 @@ type Config struct {
 	Durability      string
 	SegmentSize     int64
 	ConfigFile      string // reported by INFO server as config_file
+	// ACLFile is the aclfile ACL LOAD and ACL SAVE use ("" = none); the
+	// server reads it at start-up (LoadACL).
+	ACLFile string
 	// IO is how connections are served: IOGoroutine ("" too) or IOLoop
 	// (one event loop, loop.go; with Durability "msync" a committer runs
 	// the group commits, commit.go).
@@ -196,6 +200,8 @@ type Server struct {
 
 	nextID atomic.Int64
 
+	acl *aclServer // users, rules, ACL LOG (acl.go)
+
 	mu       sync.Mutex
 	lns      []net.Listener
 	clients  map[int64]*conn
@@ -218,6 +224,7 @@ type Server struct {
 func NewServer(cfg Config, ks *keyspace.Keyspace, logf func(string, ...any), families []Command) *Server {
 	s := newServer(cfg, keyspaceEnv(ks), logf, newCommandTable(families))
 	s.ks = ks
+	s.acl.dir = cfg.Dir // the ACL state lives beside the keyspace (protocol tests have none)
 	ks.Lock()
 	s.loadFunctions(ks.Functions())
 	ks.Unlock()
@@ -246,6 +253,7 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 		done:    make(chan struct{}),
 	}
 	s.cmdList = sortedCommands(table)
+	s.acl = newACL(cfg, table)
 	s.live.requirepass.Store(&cfg.Requirepass)
 	s.live.protectedMode.Store(cfg.ProtectedMode)
 	s.live.protoMaxBulkLen.Store(cfg.ProtoMaxBulkLen)
@@ -529,8 +537,8 @@ const deniedReply = "-DENIED Redis is running in protected mode because protecte
 
 // protectedModeRefuses reports whether protected mode turns the peer away:
 // protected mode is on, no password is set, and the peer is not loopback.
-func protectedModeRefuses(protected bool, requirepass string, peer net.Addr) bool {
-	if !protected || requirepass != "" {
+func protectedModeRefuses(protected, hasPassword bool, peer net.Addr) bool {
+	if !protected || hasPassword {
 		return false
 	}
 	return !isLoopback(peer)
@@ -554,7 +562,8 @@ func refuse(nc net.Conn, msg string) {
 }
 
 func (s *Server) accept(nc net.Conn) {
-	if protectedModeRefuses(s.live.protectedMode.Load(), s.requirepass(), nc.RemoteAddr()) {
+	// As in Redis: protected mode applies while the default user is nopass.
+	if protectedModeRefuses(s.live.protectedMode.Load(), !s.acl.store.Default().NoPass(), nc.RemoteAddr()) {
 		s.stats.connsRejected.Add(1)
 		refuse(nc, deniedReply)
 		return

@@ -143,6 +143,7 @@ func newCommandTable(families []Command) map[string]*Command {
 	cmds = append(cmds, scriptingCommands()...)
 	cmds = append(cmds, functionCommands()...)
 	cmds = append(cmds, families...)
+	cmds = append(cmds, aclCommands()...)
 	return buildTable(cmds)
 }
 

@@ -55,6 +55,7 @@ var directives = []directive{
 	{"durability", "pmem", "what happens before a reply: pmem (cache-line flush + fence), msync, or none"},
 	{"segment-size", "64mb", "bytes per arena segment file (units: kb, mb, gb)"},
 	{"requirepass", "", "password clients must AUTH with (empty: none)"},
+	{"aclfile", "", "ACL users file (redis.conf's aclfile: read at start-up, ACL LOAD and ACL SAVE)"},
 	{"protected-mode", "yes", "refuse non-loopback clients while no password is set (yes|no)"},
 	{"maxclients", strconv.Itoa(server.DefaultMaxClients), "maximum number of connected clients"},
 	{"timeout", "0", "close a client idle for this many seconds (0: never)"},
@@ -198,6 +199,11 @@ func run(args []string, stderr io.Writer) int {
 	}
 
 	srv := server.NewServer(cfg, ks, logf, commands.Table())
+	if err := srv.LoadACL(); err != nil {
+		logf("fatal: %v", err)
+		srv.Close()
+		return 1
+	}
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
 	errc := make(chan error, 1)
@@ -372,6 +378,7 @@ func buildConfig(s settings) (server.Config, recovery.Options, error) {
 		Bind:            s["bind"],
 		Port:            port,
 		Requirepass:     s["requirepass"],
+		ACLFile:         s["aclfile"],
 		ProtectedMode:   protected,
 		ProtoMaxBulkLen: maxBulk,
 		MaxClients:      maxClients,
