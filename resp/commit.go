@@ -34,10 +34,12 @@ import (
 // connection does not wake the committer at once but queues one task
 // behind the events the loop is serving (requestSoon), and that task
 // wakes it, so the sync covers the whole round of the loop instead of
-// its first connection. Likewise the next commit is asked for by the
-// release task, after the replies went out, not by the committer as soon
-// as its sync returns: the connections held meanwhile then share it with
-// those whose next request comes in during the release. Measured at
+// its first connection; only when every connection is held (one client)
+// is the committer woken at once, since nothing more can come. Likewise
+// the next commit is asked for by the release task, after the replies
+// went out, not by the committer as soon as its sync returns: the
+// connections held meanwhile then share it with those whose next
+// request comes in during the release. Measured at
 // -c 50 this took the records per sync from ~17 to ~30 and removed most
 // syncs of one record (wal.SyncStats.Sizes).
 //
@@ -92,6 +94,19 @@ func newCommitter(s *Server) *committer {
 // served the events that are ready now: the committer is woken by a task
 // queued behind them (any goroutine).
 func (cm *committer) requestSoon(lsn uint64, el gnet.EventLoop) {
+	cm.raiseWant(lsn, el)
+	if cm.soon.Swap(true) {
+		return // queued already; the commit reads want when it starts
+	}
+	if err := el.Execute(context.Background(), cm.kickTask); err != nil {
+		cm.soon.Store(false) // the loop is shutting down
+		cm.kickNow()
+	}
+}
+
+// raiseWant makes the next commit cover lsn and records the loop that
+// release tasks run on (any goroutine).
+func (cm *committer) raiseWant(lsn uint64, el gnet.EventLoop) {
 	for {
 		w := cm.want.Load()
 		if w >= lsn || cm.want.CompareAndSwap(w, lsn) {
@@ -101,13 +116,6 @@ func (cm *committer) requestSoon(lsn uint64, el gnet.EventLoop) {
 	if cm.loop.Load() == nil {
 		e := el // a copy, so that el stays on the stack of other calls
 		cm.loop.Store(&e)
-	}
-	if cm.soon.Swap(true) {
-		return // queued already; the commit reads want when it starts
-	}
-	if err := el.Execute(context.Background(), cm.kickTask); err != nil {
-		cm.soon.Store(false) // the loop is shutting down
-		cm.kickNow()
 	}
 }
 
@@ -126,6 +134,13 @@ func (cm *committer) hold(c *conn) {
 	if !c.listed {
 		c.listed = true
 		cm.held = append(cm.held, c)
+	}
+	if len(cm.held) >= cm.s.numClients() {
+		// Every connection waits (one client, say): nothing more will be
+		// appended this round, so the commit need not wait for its end.
+		cm.raiseWant(c.batchLSN, c.gc.EventLoop())
+		cm.kickNow()
+		return
 	}
 	cm.requestSoon(c.batchLSN, c.gc.EventLoop())
 }
