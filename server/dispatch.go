@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"time"
+
+	"github.com/persimmon-db/persimmon/proto"
 )
 
 // errNotInMultiAllowed answers a FlagNoMulti command inside MULTI.
@@ -23,8 +25,8 @@ func (c *conn) execute(args [][]byte) {
 		c.reject(cmd, ErrNoAuth)
 		return
 	}
-	if c.subscriptions() > 0 && !allowedSubscribed(cmd.Name) {
-		c.reject(cmd, subscribedContextError(cmd.Name)) // RESP2's subscribed state (pubsub.go)
+	if c.subscriptions() > 0 && c.Proto != proto.RESP3 && !allowedSubscribed(cmd.Name) {
+		c.reject(cmd, subscribedContextError(cmd.Name)) // RESP2's subscribed state (pubsub.go); RESP3 has none
 		return
 	}
 	if c.srv.busy.Load() != nil && !(cmd.NoLock && cmd.Flags&FlagAllowBusy != 0) {
