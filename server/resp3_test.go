@@ -227,3 +227,36 @@ func TestRESP3GoRedis(t *testing.T) {
 		t.Fatalf("message = %v, %v", msg, err)
 	}
 }
+
+// Replies served to a blocked RESP3 client after another client's push,
+// as redis-server 7.0.15 sent them (raw socket recording): XREAD's and
+// XREADGROUP's map of streams, BZPOPMIN's and BZMPOP's doubles.
+func TestRESP3BlockedReplies(t *testing.T) {
+	s := startKeyspaceServer(t, t.TempDir(), pmem.ModePmem)
+	a, b := dialListKS(t, s), dialListKS(t, s)
+	a.do("HELLO", "3")
+	for _, tt := range []struct {
+		key         string
+		block, push []string
+		want        string
+	}{
+		{"st", []string{"XREAD", "BLOCK", "0", "STREAMS", "st", "$"}, []string{"XADD", "st", "1-1", "f", "v"},
+			"%1\r\n$2\r\nst\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"},
+		{"l", []string{"BLPOP", "l", "0"}, []string{"RPUSH", "l", "x"}, "*2\r\n$1\r\nl\r\n$1\r\nx\r\n"},
+		{"z", []string{"BZPOPMIN", "z", "0"}, []string{"ZADD", "z", "1.5", "m"}, "*3\r\n$1\r\nz\r\n$1\r\nm\r\n,1.5\r\n"},
+		{"z", []string{"BZMPOP", "0", "1", "z", "MIN"}, []string{"ZADD", "z", "2.5", "n"}, "*2\r\n$1\r\nz\r\n*1\r\n*2\r\n$1\r\nn\r\n,2.5\r\n"},
+		{"l", []string{"BLMPOP", "0", "1", "l", "LEFT"}, []string{"RPUSH", "l", "y"}, "*2\r\n$1\r\nl\r\n*1\r\n$1\r\ny\r\n"},
+		{"st", []string{"XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "st", ">"}, []string{"XADD", "st", "2-1", "f", "w"},
+			"%1\r\n$2\r\nst\r\n*1\r\n*2\r\n$3\r\n2-1\r\n*2\r\n$1\r\nf\r\n$1\r\nw\r\n"},
+	} {
+		if tt.block[0] == "XREADGROUP" {
+			b.do("XGROUP", "CREATE", "st", "g", "$")
+		}
+		a.send(multibulk(tt.block...))
+		waitListBlocked(t, s, tt.key, 1)
+		b.do(tt.push...)
+		if got := a.reply(); got != tt.want {
+			t.Errorf("%s served: %q, want %q", tt.block[0], got, tt.want)
+		}
+	}
+}
