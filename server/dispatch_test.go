@@ -153,6 +153,17 @@ func TestAuthWithoutPassword(t *testing.T) {
 		{`hello 2 setname "a b" auth a b`, "-ERR Client names cannot contain spaces, newlines or special characters.\r\n"},
 		{"hello 2 setname abc foo", "-ERR Syntax error in HELLO option 'foo'\r\n"},
 		{"client getname", bulk("abc")},
+		// a refused HELLO 3 leaves the protocol alone; a HELLO without a
+		// version keeps the one in use
+		{"hello 3 auth someone x", "-WRONGPASS invalid username-password pair or user is disabled.\r\n"},
+		{"hello 3 foo", "-ERR Syntax error in HELLO option 'foo'\r\n"},
+		{"client getname", bulk("abc")},
+		{"echo x", bulk("x")},
+		{"hello 3 setname n3", "%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n$5\r\nproto\r\n:3\r\n$2\r\nid\r\n:1\r\n$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n"},
+		{"client getname", bulk("n3")},
+		{"hello", "%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n$5\r\nproto\r\n:3\r\n$2\r\nid\r\n:1\r\n$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n"},
+		{"client getname", bulk("n3")},
+		{"hello 2", "*14\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n$5\r\nproto\r\n:2\r\n$2\r\nid\r\n:1\r\n$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n"},
 	})
 }
 
