@@ -57,7 +57,10 @@ type conn struct {
 	// lock a publisher and flush share in goroutine mode.
 	ps          pubsubState
 	subN, psubN atomic.Int32
-	wmu         sync.Mutex
+	// resp3 mirrors Client.Proto == 3 for publishers, which encode a
+	// message for this connection from their own goroutine.
+	resp3 atomic.Bool
+	wmu   sync.Mutex
 
 	// Loop mode (loop.go): gc is the connection's gnet conn, used on the
 	// loop only; lc is the same for other goroutines (Close); parked is

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/persimmon-db/persimmon/acl"
+	"github.com/persimmon-db/persimmon/proto"
 )
 
 // Connection and server commands (redis.io groups "connection" and
@@ -25,8 +26,8 @@ const (
 )
 
 func pingCommand(c *Client, args [][]byte) {
-	if c.conn != nil && c.conn.subscriptions() > 0 && len(args) <= 2 {
-		// The subscribed state answers a message-shaped reply.
+	if c.conn != nil && c.conn.subscriptions() > 0 && c.Proto != proto.RESP3 && len(args) <= 2 {
+		// RESP2's subscribed state answers a message-shaped reply.
 		c.WriteArray(2)
 		c.WriteBulkString("pong")
 		if len(args) == 2 {
@@ -125,15 +126,20 @@ func (c *Client) login(argv0 []byte, user, pass string) bool {
 }
 
 // helloCommand: HELLO [protover [AUTH username password] [SETNAME name]].
-// Only RESP2 is spoken: HELLO 3 is refused, so clients fall back to RESP2.
+// protover 2 or 3 switches the connection to RESP2 or RESP3 (once the
+// options are through and the client is authenticated, as in Redis 7.0);
+// without it the protocol stays. The reply is the server map, in the new
+// protocol.
 func helloCommand(c *Client, args [][]byte) {
+	var ver int64
 	if len(args) >= 2 {
-		ver, ok := ParseInt64(args[1])
+		var ok bool
+		ver, ok = ParseInt64(args[1])
 		if !ok {
 			c.WriteError(errProtoVersion)
 			return
 		}
-		if ver != 2 {
+		if ver < 2 || ver > 3 {
 			c.WriteError(errNoProto)
 			return
 		}
@@ -166,13 +172,16 @@ func helloCommand(c *Client, args [][]byte) {
 		c.WriteError(errHelloNoAuth)
 		return
 	}
+	if ver != 0 {
+		c.setProto(int(ver))
+	}
 	c.WriteMap(7)
 	c.WriteBulkString("server")
 	c.WriteBulkString("redis")
 	c.WriteBulkString("version")
 	c.WriteBulkString(Version)
 	c.WriteBulkString("proto")
-	c.WriteInt(2)
+	c.WriteInt(int64(max(c.Proto, proto.RESP2)))
 	c.WriteBulkString("id")
 	c.WriteInt(c.ID)
 	c.WriteBulkString("mode")
@@ -195,7 +204,17 @@ func resetCommand(c *Client, _ [][]byte) {
 	c.Name = ""
 	c.setUser(c.Srv.acl.store.Default())
 	c.Authed = !c.Srv.acl.store.AuthRequired()
+	c.setProto(proto.RESP2)
 	c.WriteString("RESET")
+}
+
+// setProto switches the protocol the client's replies (and, for its
+// connection, the pub/sub messages it receives) are encoded in.
+func (c *Client) setProto(v int) {
+	c.Proto = v
+	if c.conn != nil {
+		c.conn.resp3.Store(v == proto.RESP3)
+	}
 }
 
 // shutdownCommand: SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]. Every
@@ -392,7 +411,12 @@ func appendClientLine(b []byte, cn *conn, info clientInfo, now time.Time) []byte
 	b = append(b, info.cmd...)
 	b = append(b, " user="...)
 	b = append(b, cn.User().Name()...)
-	b = append(b, " redir=-1 resp=2\n"...)
+	b = append(b, " redir=-1 resp="...)
+	if cn.resp3.Load() {
+		b = append(b, "3\n"...)
+	} else {
+		b = append(b, "2\n"...)
+	}
 	return b
 }
 

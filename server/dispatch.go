@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/persimmon-db/persimmon/acl"
+	"github.com/persimmon-db/persimmon/proto"
 )
 
 // errNotInMultiAllowed answers a FlagNoMulti command inside MULTI.
@@ -44,8 +45,8 @@ func (c *conn) execute(args [][]byte) {
 		c.reject(cmd, d.Error(q))
 		return
 	}
-	if c.subscriptions() > 0 && !allowedSubscribed(cmd.Name) {
-		c.reject(cmd, subscribedContextError(cmd.Name)) // RESP2's subscribed state (pubsub.go)
+	if c.subscriptions() > 0 && c.Proto != proto.RESP3 && !allowedSubscribed(cmd.Name) {
+		c.reject(cmd, subscribedContextError(cmd.Name)) // RESP2's subscribed state (pubsub.go); RESP3 has none
 		return
 	}
 	if c.srv.busy.Load() != nil && !(cmd.NoLock && cmd.Flags&FlagAllowBusy != 0) {

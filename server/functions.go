@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/persimmon-db/persimmon/functions"
+	"github.com/persimmon-db/persimmon/proto"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -460,7 +461,7 @@ func (e *scriptEngine) runFunction(c *Client, f *functions.Function, cmdArgs, ke
 	}
 	kc := e.ctx
 	st, ended := c.Srv.functionStarted(cn, kc.kill, f.Name, cmdArgs)
-	run := &scriptRun{c: c, readOnly: readOnly, state: st}
+	run := &scriptRun{c: c, resp: proto.RESP2, readOnly: readOnly, state: st}
 	e.run = run
 	L.Push(f.Callback)
 	L.Push(kt)
@@ -495,5 +496,5 @@ func (e *scriptEngine) runFunction(c *Client, f *functions.Function, cmdArgs, ke
 	}
 	ret := L.Get(-1)
 	L.Pop(1)
-	c.Out = appendLuaReply(c.Out, ret, 0)
+	writeLuaReply(&c.Writer, ret, run.resp, 0)
 }

@@ -295,7 +295,7 @@ func (s *Server) Listen() error {
 	if s.closed {
 		s.mu.Unlock()
 		closeListeners(lns)
-		return errors.New("resp: server closed")
+		return errors.New("server: server closed")
 	}
 	s.lns = append(s.lns, lns...)
 	s.mu.Unlock()
@@ -328,7 +328,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	if s.closed {
 		s.mu.Unlock()
 		ln.Close()
-		return errors.New("resp: server closed")
+		return errors.New("server: server closed")
 	}
 	s.lns = append(s.lns, ln)
 	s.mu.Unlock()
@@ -466,7 +466,7 @@ func listenAll(bind string, port int) ([]net.Listener, error) {
 				continue
 			}
 			closeListeners(lns)
-			return nil, fmt.Errorf("resp: listen on %s: %w", net.JoinHostPort(a, strconv.Itoa(port)), err)
+			return nil, fmt.Errorf("server: listen on %s: %w", net.JoinHostPort(a, strconv.Itoa(port)), err)
 		}
 		lns = append(lns, ln)
 		if port == 0 {
@@ -475,7 +475,7 @@ func listenAll(bind string, port int) ([]net.Listener, error) {
 		}
 	}
 	if len(lns) == 0 {
-		return nil, fmt.Errorf("resp: could not bind any of %q", bind)
+		return nil, fmt.Errorf("server: could not bind any of %q", bind)
 	}
 	return lns, nil
 }
