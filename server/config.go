@@ -173,6 +173,9 @@ func (p *configParam) canonical(cur, v string) (string, error) {
 		if err := p.inRange(n); err != nil {
 			return "", err
 		}
+		if p.fix != nil {
+			n = p.fix(n)
+		}
 		out = strconv.FormatInt(n, 10)
 	case kindOctal:
 		n, err := strconv.ParseInt(v, 8, 64)
@@ -185,9 +188,19 @@ func (p *configParam) canonical(cur, v string) (string, error) {
 		out = strconv.FormatInt(n, 8)
 	case kindMemory, kindMemPercent:
 		u, err := memToBytes(v)
+		if err == nil && p.kind == kindMemPercent && int64(u) < 0 {
+			// A saturated size is -1 to Redis's signed type: a percentage.
+			if int64(u) < p.lo {
+				return "", fmt.Errorf("percentage argument must be less or equal to %d", -p.lo)
+			}
+			return strconv.FormatInt(-int64(u), 10) + "%", nil
+		}
 		if err == nil {
 			if p.hi != maxUint64 && u > uint64(p.hi) || u < uint64(max(p.lo, 0)) {
 				return "", p.rangeError()
+			}
+			if p.fix != nil {
+				u = uint64(p.fix(int64(u)))
 			}
 			out = strconv.FormatUint(u, 10)
 			break
@@ -363,6 +376,7 @@ func configSetCommand(c *Client, args [][]byte) {
 	}
 	type change struct {
 		p        *configParam
+		given    string // the name as Redis reports it: the alias if given by it
 		raw      string
 		old, new string
 	}
@@ -386,11 +400,17 @@ func configSetCommand(c *Client, args [][]byte) {
 			refused, refusedName = errors.New("can't set protected config"), name
 		}
 		for _, ch := range changes {
-			if refused == nil && ch.p == p {
+			// A name and its alias are two entries to Redis: only the same
+			// spelling twice is a duplicate.
+			if refused == nil && ch.p == p && strings.EqualFold(ch.given, name) {
 				refused, refusedName = errors.New("duplicate parameter"), name
 			}
 		}
-		changes = append(changes, change{p: p, raw: string(args[i+1])})
+		given := p.name
+		if p.alias != "" && strings.EqualFold(name, p.alias) {
+			given = p.alias
+		}
+		changes = append(changes, change{p: p, given: given, raw: string(args[i+1])})
 	}
 	if refused != nil {
 		failed(refusedName, refused)
@@ -407,7 +427,7 @@ func configSetCommand(c *Client, args [][]byte) {
 		ch.old = s.configGet(ch.p)
 		v, err := ch.p.canonical(ch.old, ch.raw)
 		if err != nil {
-			failed(ch.p.name, err)
+			failed(ch.given, err)
 			return
 		}
 		if ch.p.name == "dir" {

@@ -84,6 +84,8 @@ type configParam struct {
 	// get reports the value from the server's state instead of the store
 	// (dir, port after --port 0).
 	get func(s *Server) string
+	// fix adjusts a valid integer as Redis does when applying it.
+	fix func(n int64) int64
 	// replaced says what Persimmon does instead of the mechanism the
 	// parameter tunes, logged when a value other than the default is set.
 	replaced string
@@ -443,6 +445,9 @@ func wireConfigTable(t []configParam) {
 	liveInt("slowlog-max-len", func(s *Server) interface{ Store(int64) } { return &s.live.slowlogMaxLen })
 	liveInt("busy-reply-threshold", func(s *Server) interface{ Store(int64) } { return &s.live.busyThreshold })
 	liveInt("hll-sparse-max-bytes", func(s *Server) interface{ Store(int64) } { return &s.live.hllSparseMaxBytes })
+	// Redis clamps these when it applies them, and reports the clamped value.
+	by["hz"].fix = func(n int64) int64 { return min(max(n, 1), 500) }
+	by["repl-backlog-size"].fix = func(n int64) int64 { return max(n, 16<<10) }
 	// maxmemory: there is no eviction, so a limit other than 0 would
 	// promise errors the server never gives.
 	by["maxmemory"].check = func(v string) error {
@@ -484,8 +489,10 @@ func checkHostname(v string) error {
 // something left once they are expanded.
 func checkProcTitleTemplate(v string) error {
 	bad := errors.New("template format is invalid or contains unknown variables")
-	known := map[string]bool{"{title}": true, "{listen-addr}": true, "{server-mode}": true, "{port}": true,
-		"{tls-port}": true, "{unixsocket}": true, "{config-file}": true}
+	// Each variable and whether it expands to something when validated
+	// (title is then empty, and so are the mode and socket here).
+	known := map[string]bool{"{title}": false, "{listen-addr}": true, "{server-mode}": false, "{port}": true,
+		"{tls-port}": true, "{unixsocket}": false, "{config-file}": false}
 	rest, n := v, 0
 	for {
 		open := strings.IndexByte(rest, '{')
@@ -498,10 +505,14 @@ func checkProcTitleTemplate(v string) error {
 			break
 		}
 		end := strings.IndexByte(rest[open:], '}')
-		if end < 0 || (closing >= 0 && closing < open) || !known[rest[open:open+end+1]] {
+		nonEmpty, ok := known[rest[open:open+end+1]]
+		if end < 0 || (closing >= 0 && closing < open) || !ok {
 			return bad
 		}
-		n += len(strings.TrimSpace(rest[:open])) + 1
+		n += len(strings.TrimSpace(rest[:open]))
+		if nonEmpty {
+			n++
+		}
 		rest = rest[open+end+1:]
 	}
 	if n == 0 {
@@ -537,6 +548,9 @@ var obufClasses = []string{"normal", "slave", "pubsub"}
 // parseOutputBufferLimit: groups of <class> <hard> <soft> <soft-seconds>;
 // the classes not named keep their current limits.
 func parseOutputBufferLimit(cur, v string) (string, error) {
+	if v == "" {
+		return cur, nil
+	}
 	args := strings.Split(v, " ")
 	if len(args)%4 != 0 {
 		return "", errors.New("Wrong number of arguments in buffer limit configuration.")
@@ -754,7 +768,9 @@ func memToBytes(v string) (uint64, error) {
 	}
 	n, err := strconv.ParseUint(v[:i], 10, 64)
 	if err != nil || n > math.MaxUint64/mul {
-		return 0, fmt.Errorf("invalid memory value %q", v)
+		// strtoull saturates and Redis does not check: the range check
+		// then refuses it (or, for a 64-bit unsigned parameter, keeps it).
+		return math.MaxUint64, nil
 	}
 	return n * mul, nil
 }
