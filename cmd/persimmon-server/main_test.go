@@ -23,7 +23,7 @@ save ""
 appendonly no
 SEGMENT-SIZE 1gb
 `
-	got, err := parseConfigFile(strings.NewReader(in), "test.conf")
+	got, _, err := parseConfigFile(strings.NewReader(in), "test.conf")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,14 +37,15 @@ SEGMENT-SIZE 1gb
 		}
 	}
 	for _, bad := range []string{
-		"daemonize yes\n",
-		"appendonly yes\n",
-		"save 900 1\n",
+		"daemonize maybe\n",
+		"nosuch-directive 1\n",
+		"save 900\n",
+		"hz abc\n",
 		"port\n",
 		"port 1 2\n",
 		`requirepass "open` + "\n",
 	} {
-		if _, err := parseConfigFile(strings.NewReader(bad), "bad.conf"); err == nil || !strings.Contains(err.Error(), "bad.conf:1") {
+		if _, _, err := parseConfigFile(strings.NewReader(bad), "bad.conf"); err == nil || !strings.Contains(err.Error(), "bad.conf:1") {
 			t.Errorf("%q: err = %v, want an error naming bad.conf:1", bad, err)
 		}
 	}
@@ -55,7 +56,7 @@ func TestFlagsOverrideConfigFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("port 7000\ndir /from/file\ndurability msync\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	set, file, err := loadSettings([]string{"--config", path, "--port", "7001"}, io.Discard)
+	set, file, _, err := loadSettings([]string{"--config", path, "--port", "7001"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,14 +64,14 @@ func TestFlagsOverrideConfigFile(t *testing.T) {
 		t.Fatalf("settings %q from %q", set, file)
 	}
 	// A lone positional argument is the config file, as with redis-server.
-	set, _, err = loadSettings([]string{path}, io.Discard)
+	set, _, _, err = loadSettings([]string{path}, io.Discard)
 	if err != nil || set["port"] != "7000" {
 		t.Fatalf("positional config: %q, %v", set, err)
 	}
 }
 
 func TestBuildConfig(t *testing.T) {
-	set, _, err := loadSettings(nil, io.Discard)
+	set, _, _, err := loadSettings(nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
