@@ -492,7 +492,13 @@ func configSetCommand(c *Client, args [][]byte) {
 // protectedConfigAllowed is enable-protected-configs for this client: yes,
 // or local and the client is on a loopback address.
 func (s *Server) protectedConfigAllowed(c *Client) bool {
-	switch s.conf.vals["enable-protected-configs"] {
+	return s.protectedActionAllowed(c, "enable-protected-configs")
+}
+
+// protectedActionAllowed reads one of Redis's enable-* protected-action
+// parameters (enable-protected-configs, enable-debug-command) for c.
+func (s *Server) protectedActionAllowed(c *Client, param string) bool {
+	switch s.conf.vals[param] {
 	case "yes":
 		return true
 	case "local":

@@ -144,6 +144,7 @@ func newCommandTable(families []Command) map[string]*Command {
 	cmds = append(cmds, memoryCommands()...)
 	cmds = append(cmds, scriptingCommands()...)
 	cmds = append(cmds, functionCommands()...)
+	cmds = append(cmds, debugCommands()...)
 	cmds = append(cmds, families...)
 	return buildTable(cmds)
 }
