@@ -495,6 +495,15 @@ func (s *Server) protectedConfigAllowed(c *Client) bool {
 	return s.protectedActionAllowed(c, "enable-protected-configs")
 }
 
+// Logf writes a line to the server log (DEBUG LOG).
+func (s *Server) Logf(format string, args ...any) { s.logf(format, args...) }
+
+// DebugCommandAllowed says whether c may run DEBUG: enable-debug-command
+// is yes, or local and c is on a loopback address (Redis 7.0).
+func (s *Server) DebugCommandAllowed(c *Client) bool {
+	return s.protectedActionAllowed(c, "enable-debug-command")
+}
+
 // protectedActionAllowed reads one of Redis's enable-* protected-action
 // parameters (enable-protected-configs, enable-debug-command) for c.
 func (s *Server) protectedActionAllowed(c *Client, param string) bool {

@@ -129,23 +129,3 @@ func TestConfigSetPortRebinds(t *testing.T) {
 		t.Fatalf("the old port still accepts")
 	}
 }
-
-func TestDebugCommand(t *testing.T) {
-	s := startWire(t, Config{}, &fakeKS{})
-	w := dialWire(t, s)
-	script(t, w, [][2]string{
-		{"debug log hello", "-ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.\r\n"},
-	})
-	s.conf.mu.Lock()
-	s.conf.vals["enable-debug-command"] = "local" // as a config file would set it
-	s.conf.mu.Unlock()
-	script(t, w, [][2]string{
-		{"debug log hello", "+OK\r\n"},
-		{"debug sleep 0", "+OK\r\n"},
-		{"debug sleep x", "-ERR value is not a valid float\r\n"},
-		{"debug jmap", "+OK\r\n"},
-		{"debug quicklist-packed-threshold 1mb", "+OK\r\n"},
-		{"debug quicklist-packed-threshold x", "-ERR argument must be a memory value\r\n"},
-		{"debug nosuch", "-ERR unknown subcommand 'nosuch'. Try DEBUG HELP.\r\n"},
-	})
-}

@@ -144,7 +144,6 @@ func newCommandTable(families []Command) map[string]*Command {
 	cmds = append(cmds, memoryCommands()...)
 	cmds = append(cmds, scriptingCommands()...)
 	cmds = append(cmds, functionCommands()...)
-	cmds = append(cmds, debugCommands()...)
 	cmds = append(cmds, families...)
 	return buildTable(cmds)
 }

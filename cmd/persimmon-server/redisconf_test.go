@@ -193,3 +193,67 @@ func (c *rawConn) configGet(name string) string {
 	}
 	return parts[1]
 }
+
+// TestDebugCommand runs the DEBUG subcommands on the real command table:
+// refused without enable-debug-command, as in Redis 7.0, then allowed
+// with enable-debug-command local from a loopback client.
+func TestDebugCommand(t *testing.T) {
+	for _, allowed := range []bool{false, true} {
+		tmp := t.TempDir()
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		conf := fmt.Sprintf("port %d\ndir %s\npidfile none\n", port, tmp)
+		if allowed {
+			conf += "enable-debug-command local\n"
+		}
+		path := filepath.Join(tmp, "p.conf")
+		if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan int, 1)
+		go func() { done <- run([]string{path}, io.Discard) }()
+		c := dialRetry(t, port, done)
+		if !allowed {
+			if got := c.do("DEBUG", "LOG", "x"); !strings.HasPrefix(got, "-ERR DEBUG command not allowed.") {
+				t.Errorf("DEBUG without enable-debug-command: %q", got)
+			}
+		} else {
+			c.do("HSET", "h", "f", "v")
+			c.do("SET", "n", "12")
+			for _, tt := range []struct {
+				args []string
+				want string
+			}{
+				{[]string{"DEBUG", "SLEEP", "0"}, "+OK"},
+				{[]string{"DEBUG", "SLEEP", "x"}, "-ERR value is not a valid float"},
+				{[]string{"DEBUG", "LOG", "hello"}, "+OK"},
+				{[]string{"DEBUG", "JMAP"}, "+OK"},
+				{[]string{"DEBUG", "CHANGE-REPL-ID"}, "+OK"},
+				{[]string{"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "1b"}, "+OK"},
+				{[]string{"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "x"}, "-ERR argument must be a memory value"},
+				{[]string{"DEBUG", "SET-ACTIVE-EXPIRE", "0"}, "+OK"},
+				{[]string{"DEBUG", "SET-ACTIVE-EXPIRE", "1"}, "+OK"},
+				{[]string{"DEBUG", "OBJECT", "nosuch"}, "-ERR no such key"},
+				{[]string{"DEBUG", "NOSUCH"}, "-ERR unknown subcommand 'NOSUCH'. Try DEBUG HELP."},
+			} {
+				if got := c.do(tt.args...); got != tt.want {
+					t.Errorf("%q = %q, want %q", tt.args, got, tt.want)
+				}
+			}
+			for key, enc := range map[string]string{"h": "encoding:listpack ", "n": "encoding:int "} {
+				got := c.do("DEBUG", "OBJECT", key)
+				if !strings.HasPrefix(got, "+Value at:0x") || !strings.Contains(got, enc) || !strings.Contains(got, " serializedlength:") {
+					t.Errorf("DEBUG OBJECT %s = %q", key, got)
+				}
+			}
+		}
+		c.do("SHUTDOWN")
+		if code := <-done; code != 0 {
+			t.Fatalf("exit %d", code)
+		}
+	}
+}

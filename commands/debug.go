@@ -1,0 +1,122 @@
+package commands
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/persimmon-db/persimmon/rdb"
+	"github.com/persimmon-db/persimmon/server"
+)
+
+// DEBUG, allowed as in Redis 7.0 only when enable-debug-command is yes (or
+// local, from a loopback client): the subcommands Redis's test suite uses,
+// where they are harmless here.
+//
+//   - SLEEP s: the connection (in loop mode the loop, as Redis's whole
+//     server) stops for s seconds, decimals allowed.
+//   - SET-ACTIVE-EXPIRE 0|1: the background expiry cycle off or on.
+//   - OBJECT key: Redis's one-line description; the address is the key's
+//     hash, refcount 1, encoding as OBJECT ENCODING, serializedlength the
+//     DUMP payload's object length, lru fields 0 (no access clock).
+//   - LOG msg: a line in the server log.
+//   - JMAP, QUICKLIST-PACKED-THRESHOLD size, CHANGE-REPL-ID: mechanisms
+//     Persimmon does not have; OK after checking the arguments, as Redis.
+//
+// Not here: RELOAD (reopening the arena under a live server), DIGEST and
+// DIGEST-VALUE (the suite runs with --ignore-digest), LISTPACK/QUICKLIST
+// dumps.
+func debugCommands() []Command {
+	return []Command{{Name: "debug", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale,
+		Group: "server", Since: "1.0.0", Summary: "A container for debugging commands.", Run: cmdDebug,
+		ACL: []string{"@dangerous"}}}
+}
+
+const debugNotAllowed = `ERR DEBUG command not allowed. If the enable-debug-command option is set to "local", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.`
+
+func cmdDebug(c *Client, args [][]byte) {
+	if !c.Srv.DebugCommandAllowed(c) {
+		c.WriteError(debugNotAllowed)
+		return
+	}
+	sub := strings.ToLower(string(args[1]))
+	switch {
+	case sub == "help":
+		c.WriteArray(9)
+		for _, l := range []string{
+			"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"SLEEP <seconds>: stop the server for <seconds>; decimals allowed.",
+			"SET-ACTIVE-EXPIRE <0|1>: switch the background expiry of keys off or on.",
+			"OBJECT <key>: show low level info about the key and its value.",
+			"LOG <message>: write <message> to the server log.",
+			"JMAP: OK (there is no jemalloc map to print).",
+			"QUICKLIST-PACKED-THRESHOLD <size>: OK (lists have no quicklist here).",
+			"CHANGE-REPL-ID: OK.",
+			"HELP: print this help.",
+		} {
+			c.WriteString(l)
+		}
+	case sub == "sleep" && len(args) == 3:
+		secs, err := strconv.ParseFloat(string(args[2]), 64)
+		if err != nil {
+			c.WriteError("ERR value is not a valid float")
+			return
+		}
+		if secs > 0 {
+			time.Sleep(time.Duration(secs * float64(time.Second)))
+		}
+		c.WriteOK()
+	case sub == "set-active-expire" && len(args) == 3:
+		n, ok := parseInt64(args[2])
+		if !ok {
+			c.WriteError(ErrNotInteger)
+			return
+		}
+		c.KS.SetActiveExpire(n != 0)
+		c.WriteOK()
+	case sub == "object" && len(args) == 3:
+		debugObject(c, args[2])
+	case sub == "log" && len(args) == 3:
+		c.Srv.Logf("DEBUG LOG: %s", args[2])
+		c.WriteOK()
+	case sub == "jmap" && len(args) == 2, sub == "change-repl-id" && len(args) == 2:
+		c.WriteOK()
+	case sub == "quicklist-packed-threshold" && len(args) == 3:
+		if _, err := server.ParseMemory(string(args[2])); err != nil {
+			c.WriteError("ERR argument must be a memory value")
+			return
+		}
+		c.WriteOK()
+	default:
+		c.WriteError("ERR unknown subcommand '" + string(args[1]) + "'. Try DEBUG HELP.")
+	}
+}
+
+// debugObject: DEBUG OBJECT key.
+func debugObject(c *Client, key []byte) {
+	enc, isString, ok := c.KS.ObjectEncoding(c.DB, key)
+	if !ok {
+		c.WriteError("ERR no such key")
+		return
+	}
+	if isString {
+		val, _, _ := c.KS.Get(c.DB, key)
+		enc = stringEncoding(val)
+	}
+	v, _, err := dumpValue(c.KS, c.DB, key)
+	if err != nil {
+		c.WriteErr(err)
+		return
+	}
+	size := 0
+	if p, err := rdb.Dump(&v); err == nil && len(p) > 11 {
+		size = len(p) - 11 // without the type byte, the version and the CRC
+	}
+	var h uint64 = 14695981039346656037
+	for _, b := range key {
+		h = (h ^ uint64(b)) * 1099511628211
+	}
+	c.WriteString(fmt.Sprintf("Value at:0x%012x refcount:1 encoding:%s serializedlength:%d lru:0 lru_seconds_idle:0",
+		h&0xffffffffffff, enc, size))
+}
