@@ -21,12 +21,13 @@ import (
 //     hash, refcount 1, encoding as OBJECT ENCODING, serializedlength the
 //     DUMP payload's object length, lru fields 0 (no access clock).
 //   - LOG msg: a line in the server log.
-//   - JMAP, QUICKLIST-PACKED-THRESHOLD size, CHANGE-REPL-ID: mechanisms
+//   - PROTOCOL type: Redis's test value of each reply type.
+//   - QUICKLIST-PACKED-THRESHOLD size, CHANGE-REPL-ID: mechanisms
 //     Persimmon does not have; OK after checking the arguments, as Redis.
 //
 // Not here: RELOAD (reopening the arena under a live server), DIGEST and
 // DIGEST-VALUE (the suite runs with --ignore-digest), LISTPACK/QUICKLIST
-// dumps.
+// dumps; JMAP, which Debian's redis-server 7.0 does not have either.
 func debugCommands() []Command {
 	return []Command{{Name: "debug", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale,
 		Group: "server", Since: "1.0.0", Summary: "A container for debugging commands.", Run: cmdDebug,
@@ -50,7 +51,7 @@ func cmdDebug(c *Client, args [][]byte) {
 			"SET-ACTIVE-EXPIRE <0|1>: switch the background expiry of keys off or on.",
 			"OBJECT <key>: show low level info about the key and its value.",
 			"LOG <message>: write <message> to the server log.",
-			"JMAP: OK (there is no jemalloc map to print).",
+			"PROTOCOL <type>: reply with a test value of <type>: string, integer, double, bignum, null, array, set, map, attrib, push, verbatim, true, false.",
 			"QUICKLIST-PACKED-THRESHOLD <size>: OK (lists have no quicklist here).",
 			"CHANGE-REPL-ID: OK.",
 			"HELP: print this help.",
@@ -58,38 +59,34 @@ func cmdDebug(c *Client, args [][]byte) {
 			c.WriteString(l)
 		}
 	case sub == "sleep" && len(args) == 3:
-		secs, err := strconv.ParseFloat(string(args[2]), 64)
-		if err != nil {
-			c.WriteError("ERR value is not a valid float")
-			return
-		}
+		// strtod, as Redis: what is not a number sleeps 0.
+		secs, _ := strconv.ParseFloat(string(args[2]), 64)
 		if secs > 0 {
 			time.Sleep(time.Duration(secs * float64(time.Second)))
 		}
 		c.WriteOK()
 	case sub == "set-active-expire" && len(args) == 3:
-		n, ok := parseInt64(args[2])
-		if !ok {
-			c.WriteError(ErrNotInteger)
-			return
-		}
+		n, _ := strconv.Atoi(string(args[2])) // atoi, as Redis: not a number is 0
 		c.KS.SetActiveExpire(n != 0)
 		c.WriteOK()
+	case sub == "protocol" && len(args) == 3:
+		debugProtocol(c, strings.ToLower(string(args[2])))
 	case sub == "object" && len(args) == 3:
 		debugObject(c, args[2])
 	case sub == "log" && len(args) == 3:
 		c.Srv.Logf("DEBUG LOG: %s", args[2])
 		c.WriteOK()
-	case sub == "jmap" && len(args) == 2, sub == "change-repl-id" && len(args) == 2:
+	case sub == "change-repl-id" && len(args) == 2:
 		c.WriteOK()
 	case sub == "quicklist-packed-threshold" && len(args) == 3:
-		if _, err := server.ParseMemory(string(args[2])); err != nil {
-			c.WriteError("ERR argument must be a memory value")
+		// Redis's bound: at most 4 GB less 1 MB; 0 restores the default.
+		if n, err := server.ParseMemory(string(args[2])); err != nil || n > 1<<32-1<<20 {
+			c.WriteError("ERR argument must be a memory value bigger than 1 and smaller than 4gb")
 			return
 		}
 		c.WriteOK()
 	default:
-		c.WriteError("ERR unknown subcommand '" + string(args[1]) + "'. Try DEBUG HELP.")
+		c.WriteError("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try DEBUG HELP.")
 	}
 }
 
@@ -113,10 +110,73 @@ func debugObject(c *Client, key []byte) {
 	if p, err := rdb.Dump(&v); err == nil && len(p) > 11 {
 		size = len(p) - 11 // without the type byte, the version and the CRC
 	}
+	refcount := 1
+	if isString {
+		val, _, _ := c.KS.Get(c.DB, key)
+		if n, ok := parseInt64(val); ok && n >= 0 && n < sharedIntegers && stringEncoding(val) == "int" {
+			refcount = sharedRefcount
+		}
+	}
 	var h uint64 = 14695981039346656037
 	for _, b := range key {
 		h = (h ^ uint64(b)) * 1099511628211
 	}
-	c.WriteString(fmt.Sprintf("Value at:0x%012x refcount:1 encoding:%s serializedlength:%d lru:0 lru_seconds_idle:0",
-		h&0xffffffffffff, enc, size))
+	c.WriteString(fmt.Sprintf("Value at:0x%012x refcount:%d encoding:%s serializedlength:%d lru:0 lru_seconds_idle:0",
+		h&0xffffffffffff, refcount, enc, size))
+}
+
+// debugProtocol: DEBUG PROTOCOL type, the values Redis 7.0 sends.
+func debugProtocol(c *Client, name string) {
+	switch name {
+	case "string":
+		c.WriteBulkString("Hello World")
+	case "integer":
+		c.WriteInt(12345)
+	case "double":
+		c.WriteDouble(3.141)
+	case "bignum":
+		c.WriteBigNumber("1234567999999999999999999999999999999")
+	case "null":
+		c.WriteNull()
+	case "array", "set":
+		if name == "set" {
+			c.WriteSet(3)
+		} else {
+			c.WriteArray(3)
+		}
+		for j := int64(0); j < 3; j++ {
+			c.WriteInt(j)
+		}
+	case "map":
+		c.WriteMap(3)
+		for j := int64(0); j < 3; j++ {
+			c.WriteInt(j)
+			c.WriteBool(j == 1)
+		}
+	case "attrib":
+		if c.WriteAttribute(1) {
+			c.WriteBulkString("key-popularity")
+			c.WriteArray(2)
+			c.WriteBulkString("key:123")
+			c.WriteInt(90)
+		}
+		c.WriteBulkString("Some real reply following the attribute")
+	case "push":
+		if !c.RESP3() {
+			c.WriteError("ERR RESP2 is not supported by this command")
+			return
+		}
+		c.WritePush(2)
+		c.WriteBulkString("server-cpu-usage")
+		c.WriteInt(42)
+		c.WriteBulkString("Some real reply following the push reply")
+	case "true":
+		c.WriteBool(true)
+	case "false":
+		c.WriteBool(false)
+	case "verbatim":
+		c.WriteVerbatimString("txt", "This is a verbatim\nstring")
+	default:
+		c.WriteError("ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false")
+	}
 }
