@@ -478,6 +478,8 @@ func configSetCommand(c *Client, args [][]byte) {
 	}
 	for _, ch := range changes {
 		switch {
+		case ch.new == ch.old:
+			// Unchanged (tools that restore a whole CONFIG GET * do this).
 		case ch.p.flags&cfgSensitive != 0:
 			s.logf("CONFIG SET %s (value not logged)", ch.p.name)
 		case ch.p.replaced != "" && ch.new != ch.p.def:
