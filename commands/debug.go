@@ -16,16 +16,24 @@ import (
 //
 //   - SLEEP s: the connection (in loop mode the loop, as Redis's whole
 //     server) stops for s seconds, decimals allowed.
+//
 //   - SET-ACTIVE-EXPIRE 0|1: the background expiry cycle off or on.
+//
 //   - OBJECT key: Redis's one-line description; the address is the key's
 //     hash, refcount 1, encoding as OBJECT ENCODING, serializedlength the
 //     DUMP payload's object length, lru fields 0 (no access clock).
+//
 //   - LOG msg: a line in the server log.
+//
 //   - PROTOCOL type: Redis's test value of each reply type.
+//
 //   - QUICKLIST-PACKED-THRESHOLD size, CHANGE-REPL-ID: mechanisms
 //     Persimmon does not have; OK after checking the arguments, as Redis.
 //
-// Not here: RELOAD (reopening the arena under a live server), DIGEST and
+//   - RELOAD: a recovery of a copy of the arena, checked against the live
+//     keyspace (debugreload.go).
+//
+// Not here: DIGEST and
 // DIGEST-VALUE (the suite runs with --ignore-digest), LISTPACK/QUICKLIST
 // dumps; JMAP, which Debian's redis-server 7.0 does not have either.
 func debugCommands() []Command {
@@ -44,12 +52,13 @@ func cmdDebug(c *Client, args [][]byte) {
 	sub := strings.ToLower(string(args[1]))
 	switch {
 	case sub == "help":
-		c.WriteArray(9)
+		c.WriteArray(10)
 		for _, l := range []string{
 			"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 			"SLEEP <seconds>: stop the server for <seconds>; decimals allowed.",
 			"SET-ACTIVE-EXPIRE <0|1>: switch the background expiry of keys off or on.",
 			"OBJECT <key>: show low level info about the key and its value.",
+			"RELOAD: recover a copy of the arena and check it matches the live keyspace.",
 			"LOG <message>: write <message> to the server log.",
 			"PROTOCOL <type>: reply with a test value of <type>: string, integer, double, bignum, null, array, set, map, attrib, push, verbatim, true, false.",
 			"QUICKLIST-PACKED-THRESHOLD <size>: OK (lists have no quicklist here).",
@@ -71,6 +80,8 @@ func cmdDebug(c *Client, args [][]byte) {
 		c.WriteOK()
 	case sub == "protocol" && len(args) == 3:
 		debugProtocol(c, strings.ToLower(string(args[2])))
+	case sub == "reload":
+		debugReload(c)
 	case sub == "object" && len(args) == 3:
 		debugObject(c, args[2])
 	case sub == "log" && len(args) == 3:

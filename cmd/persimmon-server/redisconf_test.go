@@ -239,6 +239,10 @@ func TestDebugCommand(t *testing.T) {
 				{[]string{"DEBUG", "SET-ACTIVE-EXPIRE", "0"}, "+OK"},
 				{[]string{"DEBUG", "SET-ACTIVE-EXPIRE", "1"}, "+OK"},
 				{[]string{"DEBUG", "OBJECT", "nosuch"}, "-ERR no such key"},
+				{[]string{"RPUSH", "l", "a", "b"}, ":2"},
+				{[]string{"SET", "t", "x", "PX", "100000"}, "+OK"},
+				{[]string{"DEBUG", "RELOAD"}, "+OK"}, // a recovered copy of the arena matches
+				{[]string{"LRANGE", "l", "0", "-1"}, "a\nb"},
 				{[]string{"DEBUG", "NOSUCH"}, "-ERR unknown subcommand or wrong number of arguments for 'NOSUCH'. Try DEBUG HELP."},
 			} {
 				if got := c.do(tt.args...); got != tt.want {
