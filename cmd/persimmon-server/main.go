@@ -8,8 +8,11 @@
 //	                 [--proto-max-bulk-len 512mb] [--pidfile DIR/persimmon.pid|none]
 //
 // The config file takes redis.conf-style lines ("port 6380", "dir /x",
-// "requirepass "a b"", "# comments"); flags given on the command line win
-// over the file. SIGTERM and SIGINT shut down cleanly: the server stops
+// "requirepass "a b"", "# comments") and any Redis 7.0 parameter, checked
+// as redis-server checks it (a redis.conf redis-server accepts starts
+// Persimmon); Redis parameters may also be given as flags the way
+// redis-server takes them ("--save '' --appendonly no"). Flags given on
+// the command line win over the file. SIGTERM and SIGINT shut down cleanly: the server stops
 // accepting, finishes the batches in flight, makes everything durable,
 // removes its pidfile and exits 0. --port 0 (no TCP listener, as in Redis)
 // leaves nothing to listen on: the server refuses to start.
@@ -277,6 +280,7 @@ func loadSettings(args []string, stderr io.Writer) (settings, string, fileConfig
 		vals[d.name] = fs.String(d.name, d.def, d.usage)
 	}
 	configFile := fs.String("config", "", "redis.conf-style file of the same settings")
+	args, extra := splitRedisArgs(args, vals)
 	if err := fs.Parse(args); err != nil {
 		return nil, "", fc, err
 	}
@@ -306,11 +310,60 @@ func loadSettings(args []string, stderr io.Writer) (settings, string, fileConfig
 			}
 		}
 	}
+	if extra != "" {
+		// Redis parameters given as flags win over the file's.
+		_, cmdline, err := parseConfigFile(strings.NewReader(extra), "command line")
+		if err != nil {
+			return nil, "", fc, err
+		}
+		for _, l := range cmdline.params {
+			replaced := false
+			for i := range fc.params {
+				if fc.params[i].Name == l.Name {
+					fc.params[i], replaced = l, true
+				}
+			}
+			if !replaced {
+				fc.params = append(fc.params, l)
+			}
+		}
+		fc.notes = append(fc.notes, cmdline.notes...)
+	}
 	out := make(settings, len(vals))
 	for name, v := range vals {
 		out[name] = *v
 	}
 	return out, *configFile, fc, nil
+}
+
+// splitRedisArgs takes out of args the Redis parameters given as flags the
+// way redis-server takes them ("--save ” --appendonly no", "--save 900 1":
+// a parameter's value is every argument up to the next "--"), and returns
+// the rest for the flag package and the taken ones as config file lines.
+// Persimmon's own flags (directives) stay flags.
+func splitRedisArgs(args []string, own map[string]*string) (rest []string, conf string) {
+	var b strings.Builder
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name := strings.TrimLeft(a, "-")
+		if !strings.HasPrefix(a, "--") || strings.Contains(name, "=") || own[name] != nil || name == "config" || name == "help" || name == "" {
+			rest = append(rest, a)
+			continue
+		}
+		if _, _, ok, _ := server.CheckConfigLine(name, []string{""}); !ok {
+			rest = append(rest, a) // not a Redis parameter either: the flag package says so
+			continue
+		}
+		b.WriteString(name)
+		for i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
+			i++
+			b.WriteString(" \"")
+			b.WriteString(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(args[i]))
+			b.WriteString("\"")
+		}
+		b.WriteByte('\n')
+	}
+	return rest, b.String()
 }
 
 // fileConfig is what a config file holds besides the directives: the

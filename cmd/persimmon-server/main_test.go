@@ -63,6 +63,30 @@ func TestFlagsOverrideConfigFile(t *testing.T) {
 	if file != path || set["port"] != "7001" || set["dir"] != "/from/file" || set["durability"] != "msync" || set["bind"] != "127.0.0.1" {
 		t.Fatalf("settings %q from %q", set, file)
 	}
+	// Redis parameters as redis-server takes them on its command line: a
+	// value is every argument up to the next "--"; they win over the file.
+	if err := os.WriteFile(path, []byte("port 7000\nhz 15\nsave 900 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, _, fc, err := loadSettings([]string{"--save", "", "--config", path, "--appendonly", "no", "--hz", "20",
+		"--list-max-ziplist-size", "-1", "--port", "7001", "--client-output-buffer-limit", "pubsub", "1mb", "2mb", "3"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, l := range fc.params {
+		got[l.Name] = l.Value
+	}
+	if set["port"] != "7001" || got["save"] != "" || got["hz"] != "20" || got["appendonly"] != "no" || got["list-max-listpack-size"] != "-1" ||
+		got["client-output-buffer-limit"] != "normal 0 0 0 slave 268435456 67108864 60 pubsub 1048576 2097152 3" {
+		t.Fatalf("settings %q, parameters %q", set, got)
+	}
+	if _, _, _, err := loadSettings([]string{"--hz", "x"}, io.Discard); err == nil || !strings.Contains(err.Error(), "hz") {
+		t.Fatalf("--hz x: %v", err)
+	}
+	if _, _, _, err := loadSettings([]string{"--nosuch", "1"}, io.Discard); err == nil {
+		t.Fatal("--nosuch 1 accepted")
+	}
 	// A lone positional argument is the config file, as with redis-server.
 	set, _, _, err = loadSettings([]string{path}, io.Discard)
 	if err != nil || set["port"] != "7000" {
