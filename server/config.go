@@ -92,6 +92,17 @@ func (s *Server) initConfig(cfg Config) {
 	}
 }
 
+// AppendfsyncWarning is the warning for an appendfsync setting that asks
+// for more than the durability mode gives ("" when there is none): always
+// means power-loss safety, which only msync mode gives everywhere.
+func AppendfsyncWarning(param, value, durability string) string {
+	if param != "appendfsync" || value != "always" || durability == "msync" {
+		return ""
+	}
+	return "appendfsync always asks for safety against power loss; this server runs --durability " + durability +
+		", which does not give it on a filesystem without DAX: use --durability msync"
+}
+
 // appendfsyncFor is the appendfsync setting whose guarantee the durability
 // mode matches (DESIGN.md): pmem mode is at least everysec (always on a DAX
 // filesystem, which the server does not claim here), msync always, none no.
@@ -484,6 +495,9 @@ func configSetCommand(c *Client, args [][]byte) {
 			s.logf("CONFIG SET %s (value not logged)", ch.p.name)
 		case ch.p.replaced != "" && ch.new != ch.p.def:
 			s.logf("CONFIG SET %s %q: %s", ch.p.name, ch.new, ch.p.replaced)
+			if w := AppendfsyncWarning(ch.p.name, ch.new, s.cfg.Durability); w != "" {
+				s.logf("warning: %s", w)
+			}
 		default:
 			s.logf("CONFIG SET %s %q", ch.p.name, ch.new)
 		}

@@ -161,8 +161,8 @@ var (
 
 // What Persimmon does instead of the mechanisms these parameters tune.
 const (
-	replacedSnapshot = "Persimmon takes no snapshots: every write is durable in the arena and the WAL before its reply (see --durability)"
-	replacedAOF      = "Persimmon keeps no AOF: every write is durable in the WAL before its reply (see --durability)"
+	replacedSnapshot = "Persimmon takes no snapshots: each write is in the arena and the WAL before its reply, and what it survives is set by --durability"
+	replacedAOF      = "Persimmon keeps no AOF: each write is in the WAL before its reply, and what it survives is set by --durability"
 	replacedEncoding = "stored and reported only: Persimmon's data types do not change encoding with size"
 	replacedDefrag   = "stored only: the arena's segment cleaner reclaims space instead of jemalloc defragmentation"
 	replacedCluster  = "stored only: Persimmon has no cluster mode"

@@ -11,7 +11,7 @@
 // "requirepass "a b"", "# comments") and any Redis 7.0 parameter, checked
 // as redis-server checks it (a redis.conf redis-server accepts starts
 // Persimmon); Redis parameters may also be given as flags the way
-// redis-server takes them ("--save '' --appendonly no"). Flags given on
+// redis-server takes them ("--save ” --appendonly no"). Flags given on
 // the command line win over the file. SIGTERM and SIGINT shut down cleanly: the server stops
 // accepting, finishes the batches in flight, makes everything durable,
 // removes its pidfile and exits 0. --port 0 (no TCP listener, as in Redis)
@@ -174,6 +174,9 @@ func run(args []string, stderr io.Writer) int {
 	}
 	for _, note := range fc.notes {
 		logf("config: %s", note)
+	}
+	if w := server.AppendfsyncWarning("appendfsync", paramValue(fc.params, "appendfsync"), cfg.Durability); w != "" {
+		logf("warning: %s", w)
 	}
 	opts.Logf = logf
 	threads, err := schedulerThreads(set["threads"], opts.Mode, cfg.IO)
