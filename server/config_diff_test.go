@@ -136,8 +136,7 @@ func TestConfigDifferential(t *testing.T) {
 // configDiffers says where Persimmon answers differently on purpose
 // (v == "": the whole parameter): the listening address and the data
 // directory belong to the test servers; requirepass would lock the test
-// connection out; maxmemory other than 0 is refused (there is no
-// eviction); TLS files and active defragmentation are checked by Redis
+// connection out; TLS files and active defragmentation are checked by Redis
 // against things Persimmon does not have; maxclients is checked by Redis
 // against its file descriptor limit.
 func configDiffers(name, v string) bool {
@@ -145,7 +144,7 @@ func configDiffers(name, v string) bool {
 	case "port", "bind", "dir", "requirepass", "masterauth", "masteruser", "maxclients", "daemonize", "pidfile",
 		"logfile", "appendonly", "save", "oom-score-adj", "oom-score-adj-values":
 		return true
-	case "maxmemory", "tls-port":
+	case "tls-port":
 		return v != "" && v != "0" && !strings.HasPrefix(v, "-") && v != "abc" && v != "maybe" && v != "1.5" && v != "10%"
 	case "tls-cluster", "tls-replication":
 		// Redis refuses them without certificates; here they are stored only.

@@ -168,7 +168,7 @@ const (
 	replacedCluster  = "stored only: Persimmon has no cluster mode"
 	replacedTLS      = "stored only: Persimmon serves no TLS"
 	replacedProcess  = "stored only: Persimmon does not manage its process this way"
-	replacedEviction = "stored only: Persimmon evicts nothing (maxmemory is 0)"
+	replacedEviction = "stored only: Persimmon evicts nothing"
 )
 
 // newConfigTable returns the parameter table, in Redis's order, with
@@ -354,9 +354,12 @@ func newConfigTable() []configParam {
 		specialParam("replicaof", "slaveof", cfgImmutable|cfgMultiArg, "", parseReplicaof),
 		specialParam("latency-tracking-info-percentiles", "", cfgMultiArg, "50 99 99.9", parsePercentiles),
 
-		// Persimmon's own: what the opened keyspace is.
-		stringParam("durability", "", cfgImmutable, "pmem"),
-		memParam("segment-size", "", cfgImmutable, 1, math.MaxInt64, 64<<20),
+		// Persimmon's own: what the opened keyspace is. Hidden as Redis's
+		// test-only parameters are (CONFIG GET by exact name only), so CONFIG
+		// GET * is exactly redis-server's list and tools that set back all
+		// of it meet no parameter they do not know.
+		stringParam("durability", "", cfgImmutable|cfgHidden, "pmem"),
+		memParam("segment-size", "", cfgImmutable|cfgHidden, 1, math.MaxInt64, 64<<20),
 	}
 	wireConfigTable(t)
 	return t
@@ -448,14 +451,9 @@ func wireConfigTable(t []configParam) {
 	// Redis clamps these when it applies them, and reports the clamped value.
 	by["hz"].fix = func(n int64) int64 { return min(max(n, 1), 500) }
 	by["repl-backlog-size"].fix = func(n int64) int64 { return max(n, 16<<10) }
-	// maxmemory: there is no eviction, so a limit other than 0 would
-	// promise errors the server never gives.
-	by["maxmemory"].check = func(v string) error {
-		if v != "0" {
-			return errors.New("there is no eviction: the keyspace is limited by its disk, not by maxmemory")
-		}
-		return nil
-	}
+	// maxmemory: stored and reported, so tools and tests that set it work,
+	// with a log line saying it is not enforced.
+	by["maxmemory"].replaced = "stored only: Persimmon neither evicts keys nor refuses writes at a memory limit; the keyspace is bounded by its disk"
 }
 
 // checkFilename is Redis's rule for dbfilename, appendfilename and
