@@ -160,7 +160,7 @@ func run(args []string, stderr io.Writer) int {
 		return 2
 	}
 	cfg.ConfigFile = configFile
-	cfg.Params = fc.params
+	cfg.Params = withDirectives(fc.params, set)
 	if lf := paramValue(fc.params, "logfile"); lf != "" {
 		// As redis-server: the log goes to the file, and a file that
 		// cannot be opened stops the start.
@@ -247,6 +247,37 @@ func run(args []string, stderr io.Writer) int {
 		logf("everything is durable; bye")
 	}
 	return code
+}
+
+// withDirectives returns params with the resolved value of every
+// directive that is also a CONFIG parameter (pidfile, maxclients...), so a
+// flag that won over the file is what CONFIG GET and CONFIG REWRITE see.
+func withDirectives(params []server.ConfigLine, set settings) []server.ConfigLine {
+	out := append([]server.ConfigLine(nil), params...)
+	for _, d := range directives {
+		v, ok := set[d.name]
+		if !ok {
+			continue
+		}
+		args := []string{v}
+		if d.name == "bind" {
+			args = strings.Fields(v)
+		}
+		l, _, known, err := server.CheckConfigLine(d.name, args)
+		if !known || err != nil {
+			continue
+		}
+		replaced := false
+		for i := range out {
+			if out[i].Name == l.Name {
+				out[i], replaced = l, true
+			}
+		}
+		if !replaced {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // paramValue is the value a config file gave the parameter name, or "".

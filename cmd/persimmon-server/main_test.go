@@ -170,3 +170,19 @@ func TestSchedulerThreads(t *testing.T) {
 		}
 	}
 }
+
+// TestWithDirectives: a directive's resolved value (a flag over the file)
+// is the value the server's CONFIG sees.
+func TestWithDirectives(t *testing.T) {
+	params := []server.ConfigLine{{Name: "maxclients", Value: "100"}, {Name: "hz", Value: "20"}}
+	got := map[string]string{}
+	for _, l := range withDirectives(params, settings{"maxclients": "50", "bind": "127.0.0.1 -::1", "io": "loop"}) {
+		got[l.Name] = l.Value
+	}
+	if got["maxclients"] != "50" || got["hz"] != "20" || got["bind"] != "127.0.0.1 -::1" || len(got) != 3 {
+		t.Fatalf("%q", got)
+	}
+	if params[0].Value != "100" {
+		t.Fatal("withDirectives changed its argument")
+	}
+}
