@@ -27,6 +27,7 @@ type Keyspace struct {
 	txnOpen     bool
 	txnWrote    bool
 	cleaning    bool // applying the cleaner's copies: not a change WATCH sees
+	noActiveExp bool // DEBUG SET-ACTIVE-EXPIRE 0: the background cycle expires nothing (expire.go); mu
 	// swappedSeg is 1 + the segment of the last SWAPDB applied (0: none).
 	// Operations in segments up to it may name the database their key was
 	// in before the swap; the cleaner then looks for it in every database.

@@ -94,6 +94,9 @@ type Config struct {
 	// (one event loop, loop.go; with Durability "msync" a committer runs
 	// the group commits, commit.go).
 	IO string
+	// Params are a config file's settings of the other CONFIG parameters
+	// (CheckConfigLine), applied in order at start-up.
+	Params []ConfigLine
 }
 
 // commitEnv is what the connection loop needs from the keyspace to run a
@@ -176,6 +179,7 @@ func (st *serverStats) reset() {
 type Server struct {
 	cfg     Config // start-up values; live ones are in live
 	live    liveConfig
+	conf    *configStore // every CONFIG parameter's value (config.go)
 	ks      *keyspace.Keyspace
 	env     commitEnv
 	logf    func(string, ...any)
@@ -265,6 +269,7 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 	s.live.busyThreshold.Store(defaultBusyThreshold)
 	s.live.bind.Store(&cfg.Bind)
 	s.live.port.Store(int64(cfg.Port))
+	s.initConfig(cfg)
 	var id [20]byte
 	if _, err := rand.Read(id[:]); err == nil {
 		s.runID = hex.EncodeToString(id[:])

@@ -96,6 +96,8 @@ func newCommandTable(families []Command) map[string]*Command {
 				{Name: "config|set", Arity: -4, Flags: adminFlags, Group: "server", Since: "2.0.0",
 					Summary: "Sets configuration parameters in-flight.", Run: configSetCommand, NoLock: true,
 					Tips: []string{"request_policy:all_nodes", "response_policy:all_succeeded"}},
+				{Name: "config|rewrite", Arity: 2, Flags: adminFlags, Group: "server", Since: "2.8.0",
+					Summary: "Persists the effective configuration to file.", Run: configRewriteCommand, NoLock: true},
 				{Name: "config|resetstat", Arity: 2, Flags: adminFlags, Group: "server", Since: "2.0.0",
 					Summary: "Resets the server's statistics.", Run: configResetstatCommand, NoLock: true},
 				{Name: "config|help", Arity: 2, Flags: FlagLoading | FlagStale, Group: "server", Since: "5.0.0",

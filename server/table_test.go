@@ -32,7 +32,7 @@ func TestCommandInfoShape(t *testing.T) {
 	}
 	// A container lists its subcommands as full entries.
 	got := string(commandInfoRESP2(table["config"]))
-	if !strings.HasPrefix(got, "*10\r\n$6\r\nconfig\r\n:-2\r\n*0\r\n:0\r\n:0\r\n:0\r\n*1\r\n+@slow\r\n*0\r\n*0\r\n*4\r\n*10\r\n$10\r\nconfig|get\r\n:-3\r\n") {
+	if !strings.HasPrefix(got, "*10\r\n$6\r\nconfig\r\n:-2\r\n*0\r\n:0\r\n:0\r\n:0\r\n*1\r\n+@slow\r\n*0\r\n*0\r\n*5\r\n*10\r\n$10\r\nconfig|get\r\n:-3\r\n") {
 		t.Errorf("COMMAND INFO config = %q", got)
 	}
 }
