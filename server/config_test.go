@@ -38,7 +38,7 @@ func TestConfigMatches(t *testing.T) {
 		{[]string{"nosuch"}, ""},
 		{[]string{"d[iu]*"}, "disable-thp dir"},
 		{[]string{"durability", "segment-size"}, "durability segment-size"}, // hidden: exact names only,
-		{[]string{"rdb-key-save-delay"}, "rdb-key-save-delay"}, // hidden: exact name only
+		{[]string{"rdb-key-save-delay"}, "rdb-key-save-delay"},              // hidden: exact name only
 		{[]string{"rdb-key-*"}, ""},
 	} {
 		pats := make([][]byte, len(tt.patterns))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/persimmon-db/persimmon/keyspace"
+	"github.com/persimmon-db/persimmon/wal"
 )
 
 // INFO (semantics: redis.io/commands/info). Sections come out in Redis's
@@ -350,6 +351,7 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 			perSync = float64(sy.Records) / float64(sy.Syncs)
 		}
 		line("wal_records_per_sync", strconv.FormatFloat(perSync, 'f', 2, 64))
+		line("wal_sync_sizes", syncSizes(sy.Sizes))
 		if cm := d.commit; cm != nil {
 			// msync on the loop: the held batches (a connection's
 			// pipeline, one reply write) one committer sync released.
@@ -565,4 +567,26 @@ func okOrErr(failing bool) string {
 		return "err"
 	}
 	return "ok"
+}
+
+// syncSizes renders the records-per-sync histogram as Redis renders its
+// latency histograms in INFO: "le_1=n,le_2=n,le_4=n,...", each bucket
+// named by its upper bound, the last "gt_N" for the larger syncs.
+func syncSizes(sizes [wal.SyncSizeBuckets]int64) string {
+	var b []byte
+	for i, n := range sizes {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if i == len(sizes)-1 {
+			b = append(b, "gt_"...)
+			b = strconv.AppendInt(b, 1<<(i-1), 10)
+		} else {
+			b = append(b, "le_"...)
+			b = strconv.AppendInt(b, 1<<i, 10)
+		}
+		b = append(b, '=')
+		b = strconv.AppendInt(b, n, 10)
+	}
+	return string(b)
 }

@@ -1,11 +1,13 @@
 package server
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/persimmon-db/persimmon/keyspace"
+	"github.com/persimmon-db/persimmon/wal"
 )
 
 func TestParseInfoSections(t *testing.T) {
@@ -133,5 +135,20 @@ func TestInfoOverTheWire(t *testing.T) {
 	}
 	if !strings.Contains(got, "\r\ntcp_port:"+s.addr[strings.LastIndex(s.addr, ":")+1:]+"\r\n") {
 		t.Errorf("INFO tcp_port is not the listening port (%s)", s.addr)
+	}
+}
+
+// TestSyncSizesLine: the records-per-sync histogram is named by each
+// bucket's upper bound, the last bucket by its lower one.
+func TestSyncSizesLine(t *testing.T) {
+	var sizes [wal.SyncSizeBuckets]int64
+	sizes[0], sizes[1], sizes[3], sizes[len(sizes)-1] = 5, 7, 2, 1
+	got := syncSizes(sizes)
+	if !strings.HasPrefix(got, "le_1=5,le_2=7,le_4=0,le_8=2,") {
+		t.Fatalf("wal_sync_sizes %q", got)
+	}
+	last := fmt.Sprintf(",gt_%d=1", 1<<(len(sizes)-2))
+	if !strings.HasSuffix(got, last) || strings.Count(got, "=") != len(sizes) {
+		t.Fatalf("wal_sync_sizes %q, want %d buckets ending %q", got, len(sizes), last)
 	}
 }
