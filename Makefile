@@ -5,7 +5,7 @@ PKGS     := ./...
 RACEPKGS := ./wal/... ./keyspace/... ./recovery/... ./resp/...
 GOVERSION := $(shell sed -n 's/^go //p' go.mod)
 
-.PHONY: all build run test test-long testrace fuzz fuzz-commands bench bench-seeds fmt vet clean readme-check
+.PHONY: all build run test test-long testrace fuzz fuzz-commands bench bench-seeds fmt vet clean readme-check bench-restart
 
 all: build
 
@@ -63,6 +63,12 @@ bench: build
 	./scripts/bench.sh
 	./scripts/bench-collections.sh
 	./scripts/bench-io.sh
+
+# Restart time and memory per key side by side with redis-server (RDB and
+# AOF), N string keys of 16/16 bytes (default 2,000,000; N=10000000 for the
+# issue's target size).
+bench-restart: build
+	./scripts/bench-restart.sh
 
 # The published tables (../shared/spec/benchmarks.md) reproduced side by side
 # with redis-server, scaled down for a 2-core machine; writes BENCHMARKS.md.
