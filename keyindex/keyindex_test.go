@@ -109,7 +109,7 @@ func check(t *testing.T, ix *Index, l *memLog, model map[string]uint64) {
 		n++
 		return true
 	})
-	if (n != len(model) || ix.Len() != len(model)) {
+	if n != len(model) || ix.Len() != len(model) {
 		t.Fatalf("%d live slots, Len %d, model %d keys", n, ix.Len(), len(model))
 	}
 }
