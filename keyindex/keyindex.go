@@ -21,7 +21,7 @@ const (
 	version     = 1
 	blockA      = 512 // offsets of the two checkpoint blocks (one sector each)
 	blockB      = 1024
-	blockWords  = 16 // 8-byte words in a checkpoint block, the CRC last
+	blockWords  = 64 // 8-byte words in a checkpoint block (one sector), the CRC last
 	minCapacity = 1 << 10
 	pageSize    = 4096
 
@@ -30,7 +30,7 @@ const (
 )
 
 // UserWords is the number of caller counters a checkpoint carries.
-const UserWords = 8
+const UserWords = 32
 
 // Errors.
 var (
@@ -61,9 +61,9 @@ type Options struct {
 	// ok is false if loc names no operation (the slot is then skipped as
 	// a mismatch).
 	KeyAt func(loc uint64) (key []byte, ok bool)
-	// Newest returns the id of the newest segment: a slot's 16 segment
-	// bits name the newest live id with those low bits.
-	Newest func() uint64
+	// Newest is the id of the newest segment at Open (SetNewest moves it):
+	// a slot's 16 segment bits name the newest live id with those low bits.
+	Newest uint64
 	// Capacity is the initial slot count of a new table (rounded up to a
 	// power of two, at least 1024).
 	Capacity int
@@ -96,13 +96,16 @@ type Index struct {
 	tombs  int
 	dirty  []uint64 // one bit per page of the file written since the last checkpoint
 	cp     Checkpoint
-	hasCP  bool
+	hasCP  bool // cp is set (the generation goes on from it)
+	valid  bool // the file's checkpoint block is cp (not invalidated)
 	repair bool
 
 	overlay map[string]staged
 	queue   []queued
 	qhead   int
 	seq     uint64
+	held    int // queue entries from here on wait for Release
+	newest  uint64
 
 	Grows int // growths and rebuilds since Open
 }
@@ -147,6 +150,7 @@ func Open(path string, opts Options) (ix *Index, cp Checkpoint, ok bool, err err
 	}
 	ix = attach(path, opts, r)
 	ix.cp, ix.hasCP = ix.readCheckpoint()
+	ix.valid = ix.hasCP
 	if !ix.hasCP {
 		ix.clearSlots()
 		return ix, Checkpoint{}, false, nil
@@ -169,7 +173,7 @@ func attach(path string, opts Options, r *pmem.Region) *Index {
 	return &Index{
 		path: path, opts: opts, region: r, slots: words, mask: uint64(len(words) - 1),
 		dirty:   make([]uint64, (len(b)/pageSize+63)/64),
-		overlay: map[string]staged{},
+		overlay: map[string]staged{}, held: -1, newest: opts.Newest,
 	}
 }
 
@@ -189,7 +193,7 @@ func create(path string, opts Options, capacity uint64, cp Checkpoint, hasCP boo
 	binary.LittleEndian.PutUint64(b[16:], capacity)
 	ix := attach(path, opts, r)
 	if hasCP {
-		ix.cp, ix.hasCP = cp, true
+		ix.cp, ix.hasCP, ix.valid = cp, true, true
 		ix.writeBlock(blockOff(cp.gen), cp)
 	}
 	return ix, nil
@@ -279,11 +283,16 @@ func pack(tag, loc uint64) (uint64, error) {
 
 // unpack returns the location a slot word names.
 func (ix *Index) unpack(w uint64) uint64 {
-	newest := ix.opts.Newest()
+	newest := ix.newest
 	low := w >> 32 & 0xffff
 	seg := newest - (newest-low)&0xffff
 	return seg<<40 | w&offMask
 }
+
+// SetNewest tells the index the id of the newest segment (it must only
+// grow; every location staged or applied must be in a segment at most 65,535
+// ids older).
+func (ix *Index) SetNewest(id uint64) { ix.newest = max(ix.newest, id) }
 
 // CheckLocation reports whether loc fits a slot (ErrLocation if not).
 func CheckLocation(loc uint64) error {
@@ -338,13 +347,39 @@ func (ix *Index) Stage(key []byte, loc, lsn uint64) error {
 	return nil
 }
 
+// Hold makes the writes staged from now on wait for Release, whatever LSN
+// they were staged with: a transaction group's writes may be published
+// only once its commit record is durable.
+func (ix *Index) Hold() {
+	if ix.held < 0 {
+		ix.held = len(ix.queue)
+	}
+}
+
+// Release gives the writes staged since Hold the LSN lsn (the group's
+// commit record's) and lets Publish take them once it is durable.
+func (ix *Index) Release(lsn uint64) {
+	if ix.held < 0 {
+		return
+	}
+	for i := max(ix.held, ix.qhead); i < len(ix.queue); i++ {
+		ix.queue[i].lsn = lsn
+		k := ix.queue[i].key
+		if s := ix.overlay[k]; s.seq == ix.queue[i].seq {
+			s.lsn = lsn
+			ix.overlay[k] = s
+		}
+	}
+	ix.held = -1
+}
+
 // Staged is the number of writes waiting for Publish.
 func (ix *Index) Staged() int { return len(ix.queue) - ix.qhead }
 
 // Publish stores into the table every staged state whose LSN is at most
 // durable (each key's newest; older ones are skipped).
 func (ix *Index) Publish(durable uint64) error {
-	for ix.qhead < len(ix.queue) && ix.queue[ix.qhead].lsn <= durable {
+	for ix.qhead < len(ix.queue) && ix.queue[ix.qhead].lsn <= durable && (ix.held < 0 || ix.qhead < ix.held) {
 		q := ix.queue[ix.qhead]
 		ix.queue[ix.qhead] = queued{}
 		ix.qhead++
@@ -357,11 +392,13 @@ func (ix *Index) Publish(durable uint64) error {
 			return err
 		}
 	}
-	if ix.qhead == len(ix.queue) {
-		ix.queue, ix.qhead = ix.queue[:0], 0
-	} else if ix.qhead > 4096 && ix.qhead*2 > len(ix.queue) {
-		n := copy(ix.queue, ix.queue[ix.qhead:])
-		ix.queue, ix.qhead = ix.queue[:n], 0
+	if ix.held < 0 {
+		if ix.qhead == len(ix.queue) {
+			ix.queue, ix.qhead = ix.queue[:0], 0
+		} else if ix.qhead > 4096 && ix.qhead*2 > len(ix.queue) {
+			n := copy(ix.queue, ix.queue[ix.qhead:])
+			ix.queue, ix.qhead = ix.queue[:n], 0
+		}
 	}
 	return nil
 }
@@ -390,6 +427,7 @@ func (ix *Index) Sweep(from uint64) (removed int, err error) {
 		}
 		k, ok := ix.opts.KeyAt(loc)
 		if ok {
+			k = append([]byte(nil), k...) // KeyAt's bytes may not outlive the next call
 			if slot, _, found := ix.find(k); found && slot == i {
 				continue
 			}
@@ -482,7 +520,7 @@ func (ix *Index) grow() error {
 	if ix.live*2 >= len(ix.slots) {
 		capacity *= 2
 	}
-	nx, err := create(ix.path, ix.opts, capacity, ix.cp, ix.hasCP)
+	nx, err := create(ix.path, ix.opts, capacity, ix.cp, ix.valid)
 	if err != nil {
 		return err
 	}
@@ -504,6 +542,8 @@ func (ix *Index) grow() error {
 	}
 	ix.region.Close()
 	nx.opts, nx.overlay, nx.queue, nx.qhead, nx.seq, nx.repair, nx.Grows = ix.opts, ix.overlay, ix.queue, ix.qhead, ix.seq, ix.repair, ix.Grows+1
+	nx.held, nx.newest = ix.held, ix.newest
+	nx.cp, nx.hasCP = ix.cp, ix.hasCP
 	*ix = *nx
 	return nil
 }
@@ -523,8 +563,8 @@ func xxhashHome(ix *Index, w, mask uint64) uint64 {
 // since the last checkpoint, then the checkpoint block (see the package
 // doc).
 func (ix *Index) Checkpoint(cp Checkpoint) error {
-	for _, q := range ix.queue[ix.qhead:] {
-		if q.lsn <= cp.LSN {
+	for i, q := range ix.queue[ix.qhead:] {
+		if q.lsn <= cp.LSN || ix.held >= 0 && ix.qhead+i >= ix.held {
 			return fmt.Errorf("keyindex: checkpoint at LSN %d with a staged write at LSN %d", cp.LSN, q.lsn)
 		}
 	}
@@ -551,7 +591,7 @@ func (ix *Index) Checkpoint(cp Checkpoint) error {
 		return err
 	}
 	ix.hook("ckpt:block")
-	ix.cp, ix.hasCP = cp, true
+	ix.cp, ix.hasCP, ix.valid = cp, true, true
 	return nil
 }
 
@@ -634,6 +674,110 @@ func (ix *Index) Range(fn func(loc uint64) bool) {
 		}
 	}
 }
+
+// Clear empties the table (FLUSHALL): staged writes are dropped too. Only
+// once the record that clears is durable (see the package doc).
+func (ix *Index) Clear() {
+	clear(ix.overlay)
+	ix.queue, ix.qhead = ix.queue[:0], 0
+	if ix.held >= 0 {
+		ix.held = 0 // inside a group: what follows is still held
+	}
+	for i, w := range ix.slots {
+		if w != 0 {
+			ix.store(i, 0)
+		}
+	}
+	ix.live, ix.tombs = 0, 0
+}
+
+// Invalidate voids the checkpoint durably (both blocks) and publishes
+// every staged write at once, held ones included: until the next
+// Checkpoint the table is not a consistent point and Open reports none
+// (the caller rebuilds from the log). For bulk changes (Clear, RemoveIf)
+// that cannot wait for durability.
+func (ix *Index) Invalidate() error {
+	if ix.hasCP || ix.valid {
+		b := ix.region.Bytes()
+		clear(b[blockA : blockA+blockWords*8])
+		clear(b[blockB : blockB+blockWords*8])
+		if err := ix.region.Persist(blockA, blockB+blockWords*8-blockA); err != nil {
+			return err
+		}
+		if ix.opts.Mode == pmem.ModePmem && !ix.region.DAX() {
+			if err := ix.region.Msync(0, pageSize); err != nil {
+				return err
+			}
+		}
+		ix.valid = false
+	}
+	held := ix.held
+	ix.held = -1
+	if err := ix.Publish(^uint64(0)); err != nil {
+		return err
+	}
+	if held >= 0 {
+		ix.held = 0
+	}
+	return nil
+}
+
+// RemoveIf tombstones every published live slot whose location drop
+// accepts (after Invalidate: a bulk change).
+func (ix *Index) RemoveIf(drop func(loc uint64) bool) {
+	for i, w := range ix.slots {
+		if w != 0 && w&offMask != 0 && drop(ix.unpack(w)) {
+			ix.store(i, tombstone)
+			ix.live--
+			ix.tombs++
+		}
+	}
+}
+
+// Generation changes whenever slots move (a growth or rebuild): a cursor
+// over slot positions taken before is void.
+func (ix *Index) Generation() int { return ix.Grows }
+
+// ScanSlots calls fn with the location of the published live slots from
+// position pos on, until fn returns false or the table ends; it returns
+// the position after the last slot visited (Stats().Slots at the end).
+func (ix *Index) ScanSlots(pos int, fn func(loc uint64) bool) int {
+	for ; pos < len(ix.slots); pos++ {
+		if w := ix.slots[pos]; w != 0 && w&offMask != 0 && !fn(ix.unpack(w)) {
+			return pos + 1
+		}
+	}
+	return pos
+}
+
+// RandomLoc returns the location of the first published live slot at or
+// after position start (wrapping); ok is false if there is none.
+func (ix *Index) RandomLoc(start int) (loc uint64, ok bool) {
+	if ix.live == 0 {
+		return 0, false
+	}
+	n := len(ix.slots)
+	for i := 0; i < n; i++ {
+		if w := ix.slots[(start+i)&(n-1)]; w != 0 && w&offMask != 0 {
+			return ix.unpack(w), true
+		}
+	}
+	return 0, false
+}
+
+// RangeStaged calls fn for each staged key (its newest state: loc 0 is a
+// deletion) until fn returns false.
+func (ix *Index) RangeStaged(fn func(key string, loc uint64) bool) {
+	for k, s := range ix.overlay {
+		if !fn(k, s.loc) {
+			return
+		}
+	}
+}
+
+// Valid reports whether the file's checkpoint block is the last checkpoint
+// (false after Invalidate, until the next Checkpoint).
+func (ix *Index) Valid() bool { return ix.valid }
 
 // Checkpointed returns the last checkpoint and whether there is one.
 func (ix *Index) Checkpointed() (Checkpoint, bool) { return ix.cp, ix.hasCP }

@@ -72,7 +72,7 @@ func (l *memLog) keyAt(loc uint64) ([]byte, bool) {
 }
 
 func (l *memLog) opts() Options {
-	return Options{Mode: pmem.ModeNone, KeyAt: l.keyAt, Newest: func() uint64 { return 1 }}
+	return Options{Mode: pmem.ModeNone, KeyAt: l.keyAt, Newest: 1}
 }
 
 // model replays the first n records.
@@ -328,8 +328,7 @@ func TestTornCheckpointBlock(t *testing.T) {
 // TestSegmentBitsWrap: the 16 segment bits name the newest live segment
 // with those bits, across a wrap of the low bits.
 func TestSegmentBitsWrap(t *testing.T) {
-	newest := uint64(0x2_0003)
-	ix := &Index{opts: Options{Newest: func() uint64 { return newest }}}
+	ix := &Index{newest: 0x2_0003}
 	for _, seg := range []uint64{0x2_0003, 0x2_0000, 0x1_ffff, 0x1_0004} {
 		w, err := pack(5, seg<<40|4096)
 		if err != nil {
