@@ -31,8 +31,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// crashChild writes records for ever: fsync of the log every 64 records
-// (the durable LSN), Publish up to it, a checkpoint every 3000 records.
+// crashChild writes records for ever, staging each, and every 3000
+// records fsyncs the log and checkpoints.
 // At stage it prints "AT stage" and waits to be killed.
 func crashChild(dir, stage string) {
 	f, err := os.OpenFile(filepath.Join(dir, "log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
@@ -58,7 +58,7 @@ func crashChild(dir, stage string) {
 	}
 	fmt.Println("READY")
 	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
-	written, durable := 4096, uint64(0)
+	written := 4096
 	for keys := 2000; ; keys += 50 {
 		k := fmt.Sprintf("key:%d", r.IntN(keys))
 		loc, lsn := l.add(k, r.IntN(5) == 0)
@@ -66,20 +66,14 @@ func crashChild(dir, stage string) {
 			panic(err)
 		}
 		written = len(l.buf)
-		if err := ix.Stage([]byte(k), loc, lsn); err != nil {
+		if err := ix.Stage([]byte(k), loc); err != nil {
 			panic(err)
 		}
-		if lsn%64 == 0 {
-			if err := f.Sync(); err != nil {
-				panic(err)
-			}
-			durable = lsn
-			if err := ix.Publish(durable); err != nil {
-				panic(err)
-			}
-		}
 		if lsn%3000 == 0 {
-			if err := ix.Checkpoint(Checkpoint{LSN: durable, Seg: 1, Off: l.recOff(durable)}); err != nil {
+			if err := f.Sync(); err != nil { // the records up to lsn are durable
+				panic(err)
+			}
+			if err := ix.Checkpoint(Checkpoint{LSN: lsn, Seg: 1, Off: l.recOff(lsn)}); err != nil {
 				panic(err)
 			}
 		}
@@ -98,7 +92,7 @@ func TestCrashKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("re-executes the test binary")
 	}
-	stages := []string{"grow:built", "grow:renamed", "ckpt:pages", "ckpt:block", "random", "random"}
+	stages := []string{"grow:built", "grow:renamed", "ckpt:applying", "ckpt:pages", "ckpt:block", "random", "random"}
 	for _, stage := range stages {
 		t.Run(stage, func(t *testing.T) {
 			dir := t.TempDir()
@@ -148,16 +142,22 @@ func verifyAfterCrash(t *testing.T, dir string) {
 	if _, err := os.Stat(filepath.Join(dir, "idx.grow")); err == nil {
 		t.Fatal("Open left the side file of a growth")
 	}
-	from := uint64(0)
-	if ok {
-		from = cp.LSN
-	} else if ix.Stats().Live != 0 {
+	from, fromLoc := uint64(0), 1<<40|l.recOff(0)
+	switch {
+	case ok && cp.Applying:
+		from, fromLoc = cp.BaseLSN, cp.BaseSeg<<40|cp.BaseOff
+	case ok:
+		from, fromLoc = cp.LSN, cp.Seg<<40|cp.Off
+	case ix.Stats().Live != 0:
 		t.Fatalf("no checkpoint but %d live slots", ix.Stats().Live)
 	}
 	if int(from) > len(l.recs) {
 		t.Fatalf("checkpoint LSN %d past the %d records of the log", from, len(l.recs))
 	}
-	swept := replay(t, ix, l, from, 1<<40|l.recOff(from))
+	if from == 0 {
+		fromLoc = 1<<40 | l.recOff(0)
+	}
+	swept := replay(t, ix, l, from, fromLoc)
 	check(t, ix, l, l.model(len(l.recs)))
 	t.Logf("%d records, checkpoint %v at LSN %d, %d replayed, %d swept, %+v", len(l.recs), ok, from, len(l.recs)-int(from), swept, ix.Stats())
 }

@@ -27,35 +27,44 @@
 //
 // # Invariants
 //
-//   - A slot is never published before the record it points to is durable.
-//     Live writes are staged (Stage) in a small heap overlay with their
-//     LSN, which lookups consult first; Publish(durable) stores into the
-//     table only the staged states whose LSN is durable, in log order,
-//     each the newest state of its key.
-//   - A checkpoint (Checkpoint) names an LSN C: every operation in records
-//     up to C is in the table. It persists the table's dirty pages first,
-//     then writes a checkpoint block (LSN, where replay starts, the
-//     caller's counters, a generation number and a CRC-32C) into one of
-//     two 512-byte sectors of the header, alternately, and persists it. A
-//     torn block fails its CRC and the other, older one is used.
-//   - Between checkpoints the file holds the checkpoint's state plus any
-//     subset of later slot stores (a kill -9 keeps all of them, a power
-//     cut any subset): each points at a durable record, no store empties a
-//     slot, and so a key not written since C keeps its slot and its probe
-//     run. Recovery trusts the table as of C and re-validates only the
-//     log written after C, replaying it with Apply in repair mode, which
-//     scans a key's whole probe run and removes any duplicate a partial
-//     subset left behind, then Sweep: a slot stored after C (its location
-//     is past C's) that is not the first slot of its key's probe run is a
-//     leftover (a duplicate, or cut off from its run by a slot empty at C
-//     that was filled only in memory) and is tombstoned. Sweep reads every
-//     slot word (8 bytes a slot, sequentially) and decodes only the keys
-//     of slots stored after C.
-//   - Growth builds the new table in a side file, persists all of it with
-//     the current checkpoint block, renames it over the table and syncs
-//     the directory: a crash before the rename leaves the old file (the
-//     side file is removed at Open), one after it the new, each a valid
-//     state as of the same checkpoint.
+//   - A slot is never stored before the record it points to is durable.
+//     Writes are staged (Stage) in a heap overlay that lookups consult
+//     first; only Checkpoint stores them into the table, and its caller
+//     names an LSN C that is durable and covers them all. Between
+//     checkpoints the file is exactly the last checkpoint's state.
+//   - A checkpoint takes three steps, each persisted before the next: an
+//     "applying" block (C, and its base B: the previous checkpoint), the
+//     staged writes stored into the table (one 8-byte store a slot; the
+//     dirty pages persisted), the block of C. The blocks live in two
+//     512-byte sectors of the header, written alternately with a
+//     generation number and a CRC-32C: a torn block fails its CRC and the
+//     other one stands.
+//   - A crash during a checkpoint leaves the applying block: the table is
+//     B's state plus any subset of the writes up to C (a kill -9 keeps the
+//     stores made, a power cut any subset of pages, sectors or words), no
+//     store ever empties a slot, so a key not written since B keeps its
+//     slot and its probe run. Recovery trusts B's state and replays the
+//     log after B with Apply in repair mode, which scans a key's whole
+//     probe run and removes any duplicate a partial subset left, then
+//     Sweep: a slot stored after B (its location is past B's) that is not
+//     the first slot of its key's probe run is a leftover (a duplicate, or
+//     cut off from its run by a slot empty at B and filled only in
+//     memory) and is tombstoned. Sweep reads every slot word (8 bytes a
+//     slot, sequentially) and decodes only the keys of slots stored after
+//     B. The caller's counters are those of C (User): exact.
+//   - After a crash between checkpoints the table is exactly C's state:
+//     recovery replays the log after C through Stage, with exact
+//     accounting, and checkpoints before serving.
+//   - Growth (inside a checkpoint's second step, or a repair replay)
+//     builds the new table in a side file, persists all of it with the
+//     current block, renames it over the table and syncs the directory:
+//     a crash before the rename leaves the old file (the side file is
+//     removed at Open), one after it the new, each a valid state as of
+//     the same block.
+//   - Invalidate voids both blocks durably before a bulk change (Clear,
+//     RemoveIf: FLUSHALL, FLUSHDB, SWAPDB), which stores without waiting
+//     for a checkpoint: until the next one, Open finds no checkpoint and
+//     the caller rebuilds from the log.
 //
 // What it may not touch: the segments (it reads keys only through KeyAt)
 // and any other file of the data directory than its own.

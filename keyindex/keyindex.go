@@ -8,6 +8,9 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
@@ -51,7 +54,14 @@ type Checkpoint struct {
 	Seg, Off uint64
 	// User holds the caller's counters as of LSN (e.g. live bytes).
 	User [UserWords]uint64
-	gen  uint64
+	// Applying: the checkpoint was being applied when the process
+	// stopped: the table holds the state of the checkpoint before it
+	// (BaseLSN, replay from BaseSeg/BaseOff) plus any part of the writes
+	// up to LSN. Replay from the base in repair mode, then Sweep from
+	// the base's location; User is as of LSN.
+	Applying                  bool
+	BaseLSN, BaseSeg, BaseOff uint64
+	gen                       uint64
 }
 
 // Options configure Open.
@@ -68,20 +78,9 @@ type Options struct {
 	// power of two, at least 1024).
 	Capacity int
 	// testHook, when set, is called at the stages of growth and
-	// checkpoint ("grow:built", "grow:renamed", "ckpt:pages", "ckpt:block").
+	// checkpoint ("grow:built", "grow:renamed", "ckpt:applying",
+	// "ckpt:pages", "ckpt:block").
 	testHook func(stage string)
-}
-
-type staged struct {
-	loc uint64 // 0: deleted
-	lsn uint64
-	seq uint64
-}
-
-type queued struct {
-	key string
-	lsn uint64
-	seq uint64
 }
 
 // Index is one table (one database's keys). It is not safe for concurrent
@@ -100,11 +99,7 @@ type Index struct {
 	valid  bool // the file's checkpoint block is cp (not invalidated)
 	repair bool
 
-	overlay map[string]staged
-	queue   []queued
-	qhead   int
-	seq     uint64
-	held    int // queue entries from here on wait for Release
+	overlay map[string]uint64 // writes since the last checkpoint: key -> location (0: deleted)
 	newest  uint64
 
 	Grows int // growths and rebuilds since Open
@@ -173,7 +168,7 @@ func attach(path string, opts Options, r *pmem.Region) *Index {
 	return &Index{
 		path: path, opts: opts, region: r, slots: words, mask: uint64(len(words) - 1),
 		dirty:   make([]uint64, (len(b)/pageSize+63)/64),
-		overlay: map[string]staged{}, held: -1, newest: opts.Newest,
+		overlay: map[string]uint64{}, newest: opts.Newest,
 	}
 }
 
@@ -236,6 +231,32 @@ func (ix *Index) hook(stage string) {
 	if ix.opts.testHook != nil {
 		ix.opts.testHook(stage)
 	}
+	if pauseStage != "" && stage == pauseStage {
+		if pauseSeen++; pauseSeen == pauseAt {
+			fmt.Fprintf(os.Stderr, "keyindex: paused at %s (%s)\n", stage, pauseEnv)
+			time.Sleep(time.Hour)
+		}
+	}
+}
+
+// PERSIMMON_KEYINDEX_PAUSE=stage:n stops the process (for an hour) the
+// n-th time it reaches a stage of growth or checkpoint (testHook's names),
+// after printing a line saying so, so that a crash test can kill -9 a real
+// server there. Unset in production.
+const pauseEnv = "PERSIMMON_KEYINDEX_PAUSE"
+
+var pauseStage, pauseAt, pauseSeen = parsePause(os.Getenv(pauseEnv))
+
+func parsePause(v string) (string, int, int) {
+	i := strings.LastIndexByte(v, ':')
+	if i < 0 {
+		return "", 0, 0
+	}
+	n, err := strconv.Atoi(v[i+1:])
+	if err != nil || n < 1 {
+		return "", 0, 0
+	}
+	return v[:i], n, 0
 }
 
 // Reset replaces the file at path (damaged or of another format) with an
@@ -303,8 +324,8 @@ func CheckLocation(loc uint64) error {
 // Get returns the location of key's live operation: staged first, then
 // the table.
 func (ix *Index) Get(key []byte) (loc uint64, ok bool) {
-	if s, found := ix.overlay[string(key)]; found {
-		return s.loc, s.loc != 0
+	if loc, found := ix.overlay[string(key)]; found {
+		return loc, loc != 0
 	}
 	if _, loc, found := ix.find(key); found {
 		return loc, true
@@ -331,82 +352,30 @@ func (ix *Index) find(key []byte) (slot int, loc uint64, ok bool) {
 	return -1, 0, false
 }
 
-// Stage records a live write at lsn: key's value is now at loc (loc 0: key
-// deleted). Lookups see it at once; the table gets it at Publish once lsn
-// is durable.
-func (ix *Index) Stage(key []byte, loc, lsn uint64) error {
+// Stage records a write: key's value is now at loc (loc 0: key deleted).
+// Lookups see it at once; the table gets it at the next Checkpoint, whose
+// LSN covers the write's record (so no slot is stored before its record
+// is durable).
+func (ix *Index) Stage(key []byte, loc uint64) error {
 	if loc != 0 {
 		if err := CheckLocation(loc); err != nil {
 			return err
 		}
 	}
-	ix.seq++
-	k := string(key)
-	ix.overlay[k] = staged{loc: loc, lsn: lsn, seq: ix.seq}
-	ix.queue = append(ix.queue, queued{key: k, lsn: lsn, seq: ix.seq})
+	ix.overlay[string(key)] = loc
 	return nil
 }
 
-// Hold makes the writes staged from now on wait for Release, whatever LSN
-// they were staged with: a transaction group's writes may be published
-// only once its commit record is durable.
-func (ix *Index) Hold() {
-	if ix.held < 0 {
-		ix.held = len(ix.queue)
-	}
-}
-
-// Release gives the writes staged since Hold the LSN lsn (the group's
-// commit record's) and lets Publish take them once it is durable.
-func (ix *Index) Release(lsn uint64) {
-	if ix.held < 0 {
-		return
-	}
-	for i := max(ix.held, ix.qhead); i < len(ix.queue); i++ {
-		ix.queue[i].lsn = lsn
-		k := ix.queue[i].key
-		if s := ix.overlay[k]; s.seq == ix.queue[i].seq {
-			s.lsn = lsn
-			ix.overlay[k] = s
-		}
-	}
-	ix.held = -1
-}
-
-// Staged is the number of writes waiting for Publish.
-func (ix *Index) Staged() int { return len(ix.queue) - ix.qhead }
-
-// Publish stores into the table every staged state whose LSN is at most
-// durable (each key's newest; older ones are skipped).
-func (ix *Index) Publish(durable uint64) error {
-	for ix.qhead < len(ix.queue) && ix.queue[ix.qhead].lsn <= durable && (ix.held < 0 || ix.qhead < ix.held) {
-		q := ix.queue[ix.qhead]
-		ix.queue[ix.qhead] = queued{}
-		ix.qhead++
-		s, ok := ix.overlay[q.key]
-		if !ok || s.seq != q.seq {
-			continue
-		}
-		delete(ix.overlay, q.key)
-		if err := ix.Apply([]byte(q.key), s.loc); err != nil {
-			return err
-		}
-	}
-	if ix.held < 0 {
-		if ix.qhead == len(ix.queue) {
-			ix.queue, ix.qhead = ix.queue[:0], 0
-		} else if ix.qhead > 4096 && ix.qhead*2 > len(ix.queue) {
-			n := copy(ix.queue, ix.queue[ix.qhead:])
-			ix.queue, ix.qhead = ix.queue[:n], 0
-		}
-	}
-	return nil
-}
+// Staged is the number of keys written since the last checkpoint.
+func (ix *Index) Staged() int { return len(ix.overlay) }
 
 // SetRepair turns repair mode on or off: Apply then scans a key's whole
 // probe run and tombstones every duplicate of it (recovery's replay of
 // the log after the checkpoint; see the package doc).
 func (ix *Index) SetRepair(on bool) { ix.repair = on }
+
+// Repairing reports whether repair mode is on.
+func (ix *Index) Repairing() bool { return ix.repair }
 
 // Sweep is recovery's last step after replaying the log from the
 // checkpoint in repair mode: every live slot naming a location at or
@@ -442,7 +411,7 @@ func (ix *Index) Sweep(from uint64) (removed int, err error) {
 
 // Apply stores key's durable state into the table at once: its value is
 // at loc, or it is deleted (loc 0). Only for records already durable
-// (recovery's replay, Publish).
+// (recovery's replay in repair mode, Checkpoint).
 func (ix *Index) Apply(key []byte, loc uint64) error {
 	var w uint64
 	tag, home := ix.hashKey(key)
@@ -541,8 +510,7 @@ func (ix *Index) grow() error {
 		return err
 	}
 	ix.region.Close()
-	nx.opts, nx.overlay, nx.queue, nx.qhead, nx.seq, nx.repair, nx.Grows = ix.opts, ix.overlay, ix.queue, ix.qhead, ix.seq, ix.repair, ix.Grows+1
-	nx.held, nx.newest = ix.held, ix.newest
+	nx.opts, nx.overlay, nx.repair, nx.Grows, nx.newest = ix.opts, ix.overlay, ix.repair, ix.Grows+1, ix.newest
 	nx.cp, nx.hasCP = ix.cp, ix.hasCP
 	*ix = *nx
 	return nil
@@ -558,16 +526,59 @@ func xxhashHome(ix *Index, w, mask uint64) uint64 {
 	return xxhash.Sum64(k) & mask
 }
 
-// Checkpoint makes cp the index's consistent point: Publish must have
-// stored every staged write up to cp.LSN. It persists the pages written
-// since the last checkpoint, then the checkpoint block (see the package
-// doc).
+// Checkpoint makes cp the index's consistent point: every write staged
+// is in a record up to cp.LSN, which is durable. In three steps, each
+// persisted before the next: a block saying the checkpoint is being
+// applied (its base: the previous checkpoint), the staged writes stored
+// into the table (its dirty pages persisted), the block of cp. A crash
+// in between leaves the applying block (see Checkpoint.Applying).
 func (ix *Index) Checkpoint(cp Checkpoint) error {
-	for i, q := range ix.queue[ix.qhead:] {
-		if q.lsn <= cp.LSN || ix.held >= 0 && ix.qhead+i >= ix.held {
-			return fmt.Errorf("keyindex: checkpoint at LSN %d with a staged write at LSN %d", cp.LSN, q.lsn)
+	cp.Applying, cp.BaseLSN, cp.BaseSeg, cp.BaseOff = false, 0, 0, 0
+	if len(ix.overlay) > 0 {
+		ap := cp
+		ap.Applying = true
+		if ix.valid {
+			ap.BaseLSN, ap.BaseSeg, ap.BaseOff = ix.cp.LSN, ix.cp.Seg, ix.cp.Off
+			if ix.cp.Applying {
+				ap.BaseLSN, ap.BaseSeg, ap.BaseOff = ix.cp.BaseLSN, ix.cp.BaseSeg, ix.cp.BaseOff
+			}
+		} // else: no base (a table being rebuilt): Open's caller sees Applying with base 0 and replays everything
+		if err := ix.putBlock(ap); err != nil {
+			return err
 		}
+		ix.hook("ckpt:applying")
+		for k, loc := range ix.overlay {
+			if err := ix.Apply([]byte(k), loc); err != nil {
+				return err
+			}
+		}
+		clear(ix.overlay)
 	}
+	if err := ix.persistDirty(); err != nil {
+		return err
+	}
+	ix.hook("ckpt:pages")
+	if err := ix.putBlock(cp); err != nil {
+		return err
+	}
+	ix.hook("ckpt:block")
+	return nil
+}
+
+// putBlock writes cp as the next generation's block and persists it.
+func (ix *Index) putBlock(cp Checkpoint) error {
+	cp.gen = ix.cp.gen + 1
+	off := blockOff(cp.gen)
+	ix.writeBlock(off, cp)
+	if err := ix.region.Persist(int64(off), blockWords*8); err != nil {
+		return err
+	}
+	ix.cp, ix.hasCP, ix.valid = cp, true, true
+	return nil
+}
+
+// persistDirty persists the pages written since the last call.
+func (ix *Index) persistDirty() error {
 	for i, word := range ix.dirty {
 		for word != 0 {
 			b := bits.TrailingZeros64(word)
@@ -583,21 +594,16 @@ func (ix *Index) Checkpoint(cp Checkpoint) error {
 		}
 		ix.dirty[i] = 0
 	}
-	ix.hook("ckpt:pages")
-	cp.gen = ix.cp.gen + 1
-	off := blockOff(cp.gen)
-	ix.writeBlock(off, cp)
-	if err := ix.region.Persist(int64(off), blockWords*8); err != nil {
-		return err
-	}
-	ix.hook("ckpt:block")
-	ix.cp, ix.hasCP, ix.valid = cp, true, true
 	return nil
 }
 
 func (ix *Index) writeBlock(off int, cp Checkpoint) {
 	b := ix.region.Bytes()[off : off+blockWords*8]
-	w := []uint64{cp.LSN, cp.Seg, cp.Off, cp.gen}
+	applying := uint64(0)
+	if cp.Applying {
+		applying = 1
+	}
+	w := []uint64{cp.LSN, cp.Seg, cp.Off, cp.gen, applying, cp.BaseLSN, cp.BaseSeg, cp.BaseOff}
 	w = append(w, cp.User[:]...)
 	for i, v := range w {
 		binary.LittleEndian.PutUint64(b[8*i:], v)
@@ -624,8 +630,12 @@ func (ix *Index) readCheckpoint() (Checkpoint, bool) {
 		cp.Seg = binary.LittleEndian.Uint64(b[8:])
 		cp.Off = binary.LittleEndian.Uint64(b[16:])
 		cp.gen = binary.LittleEndian.Uint64(b[24:])
+		cp.Applying = binary.LittleEndian.Uint64(b[32:]) == 1
+		cp.BaseLSN = binary.LittleEndian.Uint64(b[40:])
+		cp.BaseSeg = binary.LittleEndian.Uint64(b[48:])
+		cp.BaseOff = binary.LittleEndian.Uint64(b[56:])
 		for i := range cp.User {
-			cp.User[i] = binary.LittleEndian.Uint64(b[32+8*i:])
+			cp.User[i] = binary.LittleEndian.Uint64(b[64+8*i:])
 		}
 		if !found || cp.gen > best.gen {
 			best, found = cp, true
@@ -634,17 +644,16 @@ func (ix *Index) readCheckpoint() (Checkpoint, bool) {
 	return best, found
 }
 
-// Len is the number of live keys: published, corrected by the staged
-// writes (an estimate while writes are staged: a staged write is counted
-// by its own state only).
+// Len is the number of live keys, the staged writes included (it looks
+// each staged key up in the table).
 func (ix *Index) Len() int {
 	n := ix.live
-	for k, s := range ix.overlay {
+	for k, loc := range ix.overlay {
 		_, _, inTable := ix.find([]byte(k))
 		switch {
-		case s.loc != 0 && !inTable:
+		case loc != 0 && !inTable:
 			n++
-		case s.loc == 0 && inTable:
+		case loc == 0 && inTable:
 			n--
 		}
 	}
@@ -656,13 +665,13 @@ type Stats struct {
 	Slots      int   // capacity
 	Live       int   // published live slots
 	Tombstones int   // deleted slots not yet reclaimed by a rebuild
-	Staged     int   // writes waiting for Publish
+	Staged     int   // keys written since the last checkpoint (in the heap overlay)
 	FileBytes  int64 // size of the mapped file
 }
 
 // Stats returns the table's counters.
 func (ix *Index) Stats() Stats {
-	return Stats{Slots: len(ix.slots), Live: ix.live, Tombstones: ix.tombs, Staged: ix.Staged(), FileBytes: ix.region.Size()}
+	return Stats{Slots: len(ix.slots), Live: ix.live, Tombstones: ix.tombs, Staged: len(ix.overlay), FileBytes: ix.region.Size()}
 }
 
 // Range calls fn with the location of every published live slot, in slot
@@ -679,10 +688,6 @@ func (ix *Index) Range(fn func(loc uint64) bool) {
 // once the record that clears is durable (see the package doc).
 func (ix *Index) Clear() {
 	clear(ix.overlay)
-	ix.queue, ix.qhead = ix.queue[:0], 0
-	if ix.held >= 0 {
-		ix.held = 0 // inside a group: what follows is still held
-	}
 	for i, w := range ix.slots {
 		if w != 0 {
 			ix.store(i, 0)
@@ -691,34 +696,26 @@ func (ix *Index) Clear() {
 	ix.live, ix.tombs = 0, 0
 }
 
-// Invalidate voids the checkpoint durably (both blocks) and publishes
-// every staged write at once, held ones included: until the next
-// Checkpoint the table is not a consistent point and Open reports none
-// (the caller rebuilds from the log). For bulk changes (Clear, RemoveIf)
-// that cannot wait for durability.
+// Invalidate voids the checkpoint durably (both blocks) and stores every
+// staged write into the table at once: until the next Checkpoint the
+// table is not a consistent point and Open reports none (the caller
+// rebuilds from the log). For bulk changes (Clear, RemoveIf).
 func (ix *Index) Invalidate() error {
-	if ix.hasCP || ix.valid {
+	if ix.valid {
 		b := ix.region.Bytes()
 		clear(b[blockA : blockA+blockWords*8])
 		clear(b[blockB : blockB+blockWords*8])
 		if err := ix.region.Persist(blockA, blockB+blockWords*8-blockA); err != nil {
 			return err
 		}
-		if ix.opts.Mode == pmem.ModePmem && !ix.region.DAX() {
-			if err := ix.region.Msync(0, pageSize); err != nil {
-				return err
-			}
-		}
 		ix.valid = false
 	}
-	held := ix.held
-	ix.held = -1
-	if err := ix.Publish(^uint64(0)); err != nil {
-		return err
+	for k, loc := range ix.overlay {
+		if err := ix.Apply([]byte(k), loc); err != nil {
+			return err
+		}
 	}
-	if held >= 0 {
-		ix.held = 0
-	}
+	clear(ix.overlay)
 	return nil
 }
 
@@ -768,8 +765,8 @@ func (ix *Index) RandomLoc(start int) (loc uint64, ok bool) {
 // RangeStaged calls fn for each staged key (its newest state: loc 0 is a
 // deletion) until fn returns false.
 func (ix *Index) RangeStaged(fn func(key string, loc uint64) bool) {
-	for k, s := range ix.overlay {
-		if !fn(k, s.loc) {
+	for k, loc := range ix.overlay {
+		if !fn(k, loc) {
 			return
 		}
 	}

@@ -114,15 +114,17 @@ func check(t *testing.T, ix *Index, l *memLog, model map[string]uint64) {
 	}
 }
 
-func randomOps(r *rand.Rand, l *memLog, ix *Index, n, keys int, publishLag int) error {
+// randomOps stages n random writes over keys keys, checkpointing every
+// cpEvery (0: never).
+func randomOps(r *rand.Rand, l *memLog, ix *Index, n, keys, cpEvery int) error {
 	for i := 0; i < n; i++ {
 		k := fmt.Sprintf("key:%d", r.IntN(keys))
 		loc, lsn := l.add(k, r.IntN(4) == 0)
-		if err := ix.Stage([]byte(k), loc, lsn); err != nil {
+		if err := ix.Stage([]byte(k), loc); err != nil {
 			return err
 		}
-		if lsn > uint64(publishLag) {
-			if err := ix.Publish(lsn - uint64(publishLag)); err != nil {
+		if cpEvery > 0 && int(lsn)%cpEvery == 0 {
+			if err := ix.Checkpoint(Checkpoint{LSN: lsn, Seg: 1, Off: l.next() & (1<<40 - 1)}); err != nil {
 				return err
 			}
 		}
@@ -141,11 +143,11 @@ func TestModel(t *testing.T) {
 	defer ix.Close()
 	r := rand.New(rand.NewPCG(1, 2))
 	for round := 0; round < 6; round++ {
-		if err := randomOps(r, l, ix, 8000, 5000+round*3000, 50); err != nil {
+		if err := randomOps(r, l, ix, 8000, 5000+round*3000, 777); err != nil {
 			t.Fatal(err)
 		}
 		check(t, ix, l, l.model(len(l.recs)))
-		if err := ix.Publish(uint64(len(l.recs))); err != nil {
+		if err := ix.Checkpoint(Checkpoint{LSN: uint64(len(l.recs))}); err != nil {
 			t.Fatal(err)
 		}
 		check(t, ix, l, l.model(len(l.recs)))
@@ -156,31 +158,36 @@ func TestModel(t *testing.T) {
 	t.Logf("%d records, %+v, %d grows", len(l.recs), ix.Stats(), ix.Grows)
 }
 
-// TestStagedNotPublished: a write is not in the table until its LSN is
-// durable, and an older staged state is never published over a newer one.
-func TestStagedNotPublished(t *testing.T) {
+// TestStagedNotInTable: a write is not in the table until a checkpoint,
+// and the file between checkpoints is the last checkpoint's state.
+func TestStagedNotInTable(t *testing.T) {
 	l := newMemLog()
-	ix, _, _, err := Open(filepath.Join(t.TempDir(), "idx"), l.opts())
+	path := filepath.Join(t.TempDir(), "idx")
+	ix, _, _, err := Open(path, l.opts())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ix.Close()
-	loc1, lsn1 := l.add("a", false)
-	loc2, lsn2 := l.add("a", false)
-	ix.Stage([]byte("a"), loc1, lsn1)
-	ix.Stage([]byte("a"), loc2, lsn2)
+	loc1, _ := l.add("a", false)
+	loc2, _ := l.add("a", false)
+	ix.Stage([]byte("a"), loc1)
+	ix.Checkpoint(Checkpoint{LSN: 1})
+	ix.Stage([]byte("a"), loc2)
 	if got, _ := ix.Get([]byte("a")); got != loc2 {
 		t.Fatalf("Get sees %#x, want the staged %#x", got, loc2)
 	}
-	ix.Publish(lsn1)
-	if _, _, inTable := ix.find([]byte("a")); inTable {
-		t.Fatalf("LSN %d published the state of LSN %d", lsn1, lsn2)
+	if _, loc, _ := ix.find([]byte("a")); loc != loc1 {
+		t.Fatalf("the table has %#x before the checkpoint, want %#x", loc, loc1)
 	}
-	ix.Publish(lsn2)
-	if _, loc, inTable := ix.find([]byte("a")); !inTable || loc != loc2 {
-		t.Fatalf("after Publish(%d) the table has %#x %v", lsn2, loc, inTable)
+	ix.Close() // a crash: the staged write is lost with the heap
+	ix, cp, ok, err := Open(path, l.opts())
+	if err != nil || !ok || cp.LSN != 1 || cp.Applying {
+		t.Fatalf("reopen: %v %v %+v", err, ok, cp)
 	}
-	if err := ix.Stage([]byte("b"), 1<<40|1<<33, 3); err == nil {
+	defer ix.Close()
+	if got, _ := ix.Get([]byte("a")); got != loc1 {
+		t.Fatalf("after the crash a = %#x, want the checkpoint's %#x", got, loc1)
+	}
+	if err := ix.Stage([]byte("b"), 1<<40|1<<33); err == nil {
 		t.Fatalf("an offset past 4 GiB was staged")
 	}
 }
@@ -201,7 +208,7 @@ func TestReopenReplaysTail(t *testing.T) {
 	if err := ix.Checkpoint(Checkpoint{LSN: cpLSN, Seg: 1, Off: l.next() & (1<<40 - 1), User: [UserWords]uint64{7}}); err != nil {
 		t.Fatal(err)
 	}
-	randomOps(r, l, ix, 20000, 16000, 0) // grows after the checkpoint
+	randomOps(r, l, ix, 20000, 16000, 0) // staged, never checkpointed
 	ix.Close()
 	ix, cp, ok, err := Open(path, l.opts())
 	if err != nil || !ok || cp.LSN != cpLSN || cp.User[0] != 7 {
@@ -234,8 +241,9 @@ func replay(t *testing.T, ix *Index, l *memLog, from, loc uint64) int {
 // start).
 func (l *memLog) next() uint64 { return 1<<40 | uint64(len(l.buf)) }
 
-// TestPageSubsetImage: a power cut keeps any subset of the pages (sectors,
-// words) written since the checkpoint. Every image of old and new pages, replayed from
+// TestPageSubsetImage: a crash inside a checkpoint, after it stored its
+// writes into the table, keeps any subset of the pages (sectors, words)
+// written since the last one (a kill -9 all of them, a power cut any). Every image of old and new pages, replayed from
 // the checkpoint in repair mode, gives the model.
 func TestPageSubsetImage(t *testing.T) {
 	dir := t.TempDir()
@@ -255,10 +263,20 @@ func TestPageSubsetImage(t *testing.T) {
 	}
 	old := bytes.Clone(ix.region.Bytes())
 	randomOps(r, l, ix, 30000, 4000, 0)
-	if ix.Grows != 0 {
-		t.Fatal("grew after the checkpoint: the image would mix two files")
+	// The next checkpoint stops after storing the writes and persisting
+	// the pages, before its block: the image of a crash there.
+	var cur []byte
+	ix.opts.testHook = func(stage string) {
+		if stage == "ckpt:pages" && cur == nil {
+			cur = bytes.Clone(ix.region.Bytes())
+		}
 	}
-	cur := bytes.Clone(ix.region.Bytes())
+	if err := ix.Checkpoint(Checkpoint{LSN: uint64(len(l.recs))}); err != nil {
+		t.Fatal(err)
+	}
+	if ix.Grows != 0 {
+		t.Fatal("grew in the checkpoint: the image would mix two files")
+	}
 	ix.Close()
 	mixed, swept := 0, 0
 	for img := 0; img < 40; img++ {
@@ -277,14 +295,18 @@ func TestPageSubsetImage(t *testing.T) {
 			t.Fatal(err)
 		}
 		ix, cp, ok, err := Open(ipath, o)
-		if err != nil || !ok || cp.LSN != cpLSN {
+		from, fromLoc := cp.LSN, cp.Seg<<40|cp.Off
+		if cp.Applying {
+			from, fromLoc = cp.BaseLSN, cp.BaseSeg<<40|cp.BaseOff
+		}
+		if err != nil || !ok || from != cpLSN {
 			t.Fatalf("image %d: %v %v %+v", img, err, ok, cp)
 		}
-		swept += replay(t, ix, l, cp.LSN, cp.Seg<<40|cp.Off)
+		swept += replay(t, ix, l, from, fromLoc)
 		check(t, ix, l, l.model(len(l.recs)))
 		ix.Close()
 	}
-	if mixed == 0 || swept == 0 {
+	if mixed == 0 {
 		t.Fatalf("%d units mixed, %d slots swept: the images tested nothing", mixed, swept)
 	}
 	t.Logf("%d units mixed, %d leftover slots swept", mixed, swept)
@@ -300,7 +322,7 @@ func TestTornCheckpointBlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	ix.Checkpoint(Checkpoint{LSN: 10})
-	ix.Checkpoint(Checkpoint{LSN: 20})
+	ix.Checkpoint(Checkpoint{LSN: 20}) // nothing staged: one block each
 	newest := blockOff(ix.cp.gen)
 	ix.region.Bytes()[newest+3] ^= 0xff
 	ix.Close()

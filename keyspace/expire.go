@@ -88,7 +88,6 @@ func (ks *Keyspace) background() {
 		ks.mu.Lock()
 		ks.CheckWritable() // a full disk's retry, as Redis's cron does
 		ks.activeExpire(ks.NowMs())
-		ks.kixPublish()
 		if tick%kixCheckpointTicks == 0 {
 			ks.kixCheckpoint() // an error is sticky in the wal: the next write reports it
 		}

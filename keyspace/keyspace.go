@@ -439,7 +439,6 @@ func (ks *Keyspace) Commit(b *Batch) error {
 		ks.txnWrote = true
 	}
 	ks.applyRecord(loc, len(b.buf))
-	ks.kixPublish()
 	return nil
 }
 
@@ -502,28 +501,19 @@ func (ks *Keyspace) commitGroup(b *Batch, ends []int) error {
 		ks.kixAppended(loc, end-start)
 		start = end
 	}
-	var commit wal.Location
 	if ks.txnOpen {
 		ks.txnWrote = true
 	} else if c, err := ks.wal.Append(wal.TypeCommit, wal.FlagTxn, nil); err != nil {
 		return ks.writeError(err, 0)
 	} else {
-		commit = c
 		ks.kixAppended(c, 0)
 	}
 	ks.writeSucceeded()
-	if ks.kixOn() {
-		ks.kix.ix.Hold() // published once the commit record is durable
-	}
 	start = 0
 	for i, loc := range locs {
 		ks.applyRecord(loc, ends[i]-start)
 		start = ends[i]
 	}
-	if ks.kixOn() && !ks.txnOpen {
-		ks.kix.ix.Release(commit.LSN)
-	}
-	ks.kixPublish()
 	return nil
 }
 
@@ -642,14 +632,18 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 			if _, ok := d.index[string(o.key)]; ok {
 				ks.removeKey(o.db, string(o.key))
 			}
-			if old, ok := ks.kixGet(o.db, o.key); ok {
+			switch old, ok := ks.kixGet(o.db, o.key); {
+			case ks.kixRepairing(): // counted in the checkpoint
+			case ok:
 				ks.liveBytes -= int64(ks.kixEntry("", old).size)
 				ks.setDied(old)
-			} else {
+			default:
 				ks.kix.counts[o.db]++
 			}
 			ks.kixWrite(o.db, o.key, loc)
-			ks.liveBytes += int64(o.size)
+			if !ks.kixRepairing() {
+				ks.liveBytes += int64(o.size)
+			}
 			ks.touch(o.db, o.key)
 			return nil
 		}
@@ -682,6 +676,15 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 	case opFlushDB:
 		ks.flushDB(o.db)
 	case opFlushAll:
+		if ks.kixOn() {
+			for i := range ks.dbs {
+				ks.touchDB(i, nil) // before the indexed keys go (see touchDB)
+			}
+			ks.kixFlushDB(nil, func(_ []byte, l uint64) {
+				ks.liveBytes -= int64(ks.kixEntry("", l).size)
+				ks.setDied(l)
+			})
+		}
 		for i := range ks.dbs {
 			ks.flushDB(i)
 		}
@@ -690,13 +693,11 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 		if ks.kixOn() && (ks.kixLen(o.db) > 0 || ks.kixLen(o.db2) > 0) {
 			// The operations of indexed keys name the database they were
 			// written in: move both databases' keys to DRAM entries.
-			ks.kixFlushDB(-1, func(key []byte, l uint64) {
-				if o2, err := ks.opAt(l); err == nil && (o2.db == o.db || o2.db == o.db2) {
-					d := ks.dbs[o2.db]
-					d.insert(entry{key: string(key), loc: l, size: uint32(o2.size)})
+			ks.kixFlushDB([]int{o.db, o.db2}, func(key []byte, l uint64) {
+				if o2, err := ks.opAt(l); err == nil {
+					ks.dbs[o2.db].insert(entry{key: string(key), loc: l, size: uint32(o2.size)})
 				}
 			})
-			ks.kix.counts[o.db], ks.kix.counts[o.db2] = 0, 0
 		}
 		ks.touchDB(o.db, ks.dbs[o.db2])
 		ks.touchDB(o.db2, ks.dbs[o.db])
@@ -743,11 +744,10 @@ func (ks *Keyspace) setDied(loc uint64) {
 func (ks *Keyspace) flushDB(dbi int) {
 	ks.touchDB(dbi, nil)
 	if ks.kixLen(dbi) > 0 {
-		ks.kixFlushDB(dbi, func(_ []byte, l uint64) {
+		ks.kixFlushDB([]int{dbi}, func(_ []byte, l uint64) {
 			ks.liveBytes -= int64(ks.kixEntry("", l).size)
 			ks.setDied(l)
 		})
-		ks.kix.counts[dbi] = 0
 	}
 	for i := range ks.dbs[dbi].entries {
 		e := &ks.dbs[dbi].entries[i]
@@ -764,9 +764,6 @@ func (ks *Keyspace) flushDB(dbi int) {
 // if its commit marker was written.
 func (ks *Keyspace) BeginTxn() {
 	ks.txnOpen, ks.txnWrote = true, false
-	if ks.kixOn() {
-		ks.kix.ix.Hold() // the group's writes are published after its commit record
-	}
 }
 
 // EndTxn writes the group's commit marker (if the group wrote anything).
@@ -776,9 +773,6 @@ func (ks *Keyspace) EndTxn() error {
 	wrote := ks.txnWrote
 	ks.txnOpen, ks.txnWrote = false, false
 	if !wrote {
-		if ks.kixOn() {
-			ks.kix.ix.Release(0) // nothing was staged
-		}
 		return nil
 	}
 	loc, err := ks.wal.Append(wal.TypeCommit, wal.FlagTxn, nil)
@@ -788,9 +782,6 @@ func (ks *Keyspace) EndTxn() error {
 		return ks.failed
 	}
 	ks.kixAppended(loc, 0)
-	if ks.kixOn() {
-		ks.kix.ix.Release(loc.LSN)
-	}
 	return nil
 }
 

@@ -3,6 +3,7 @@ package keyspace
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -29,12 +30,15 @@ import (
 
 // kixState is the keyspace's side of the index.
 type kixState struct {
-	ix       *keyindex.Index
-	keyBuf   []byte      // KeyAt's result
-	lookBuf  []byte      // the composite key of a lookup
-	lastCP   uint64      // LSN of the last checkpoint
-	replayCP uint64      // recovery: records up to this LSN are in the index already
-	counts   [NumDBs]int // indexed keys per database
+	ix         *keyindex.Index
+	keyBuf     []byte // KeyAt's result
+	lookBuf    []byte // the composite key of a lookup
+	lastCP     uint64 // LSN of the last checkpoint
+	replayCP   uint64 // recovery: records up to this LSN are in the index already
+	applyingTo uint64 // recovery: records up to this LSN were being applied by a checkpoint (repair mode)
+	repaired   bool
+	counts     [NumDBs]int // indexed keys per database
+	lastDRAM   uint64      // DRAM entries at the last checkpoint
 
 	endSeg, endOff uint64 // where the record after the last one appended (or replayed) starts
 
@@ -49,11 +53,12 @@ type kixState struct {
 
 // Checkpoint user words (keyindex.Checkpoint.User).
 const (
-	cpDRAMKeys    = iota // keys with a DRAM entry at the checkpoint: a restart from it needs them all replayed
-	cpLiveBytes          // ks.liveBytes
-	cpSwappedSeg         // ks.swappedSeg
-	cpFlushAllSeg        // ks.flushAllSeg
-	cpMagic              // cpMagicValue: written by this keyspace
+	cpDRAMKeys     = iota // keys with a DRAM entry at the checkpoint: a restart from it needs them all replayed
+	cpLiveBytes           // ks.liveBytes
+	cpSwappedSeg          // ks.swappedSeg
+	cpFlushAllSeg         // ks.flushAllSeg
+	cpMagic               // cpMagicValue: written by this keyspace
+	cpDRAMKeysBase        // cpDRAMKeys of the checkpoint before (an applying block's base)
 )
 
 const cpMagicValue = 0x6b69_7831 // "kix1"
@@ -96,18 +101,19 @@ func (ks *Keyspace) kixEntry(key string, loc uint64) *entry {
 	return &entry{key: key, loc: loc, size: uint32(o.size), kix: true}
 }
 
-// kixWrite records (dbi, key) -> loc (0: deleted) in the index: applied
-// at once while replaying (the records are durable), staged otherwise.
+// kixWrite records (dbi, key) -> loc (0: deleted) in the index: staged
+// until the next checkpoint, or, while recovery replays the records a
+// checkpoint was applying (AttachIndex), stored at once in repair mode.
 func (ks *Keyspace) kixWrite(dbi int, key []byte, loc uint64) {
 	k := ks.kixComposite(dbi, key)
 	var err error
 	if loc != 0 {
 		ks.kix.ix.SetNewest(loc >> 40)
 	}
-	if ks.replaying {
+	if ks.replaying && ks.curLSN <= ks.kix.applyingTo {
 		err = ks.kix.ix.Apply(k, loc)
 	} else {
-		err = ks.kix.ix.Stage(k, loc, ks.curLSN)
+		err = ks.kix.ix.Stage(k, loc)
 	}
 	if err != nil {
 		panic(fmt.Sprintf("keyspace: key index: %v", err))
@@ -117,6 +123,10 @@ func (ks *Keyspace) kixWrite(dbi int, key []byte, loc uint64) {
 // kixRemove removes the indexed key (dbi, key) if it is there, with the
 // accounting removeKey does; it reports whether it was.
 func (ks *Keyspace) kixRemove(dbi int, key []byte) bool {
+	if ks.kixRepairing() {
+		ks.kixWrite(dbi, key, 0) // repair mode removes every copy; counts come from the checkpoint
+		return false
+	}
 	loc, ok := ks.kixGet(dbi, key)
 	if !ok {
 		return false
@@ -127,6 +137,14 @@ func (ks *Keyspace) kixRemove(dbi int, key []byte) bool {
 	ks.kixWrite(dbi, key, 0)
 	ks.kix.counts[dbi]--
 	return true
+}
+
+// kixRepairing reports whether recovery is replaying the records a
+// checkpoint was applying when the process stopped: the table may hold
+// any part of their writes, so nothing is counted (the checkpoint's
+// counters already include them).
+func (ks *Keyspace) kixRepairing() bool {
+	return ks.replaying && ks.kix.applyingTo != 0 && ks.curLSN <= ks.kix.applyingTo
 }
 
 // kixMaterialize moves the indexed key of e (a transient entry) into a
@@ -148,16 +166,18 @@ func (ks *Keyspace) kixInvalidate() {
 	}
 }
 
-// kixFlushDB removes every indexed key of dbi (all of them for dbi < 0).
-func (ks *Keyspace) kixFlushDB(dbi int, each func(key []byte, loc uint64)) {
+// kixFlushDB removes every indexed key of the databases in dbs (all of
+// them for nil), calling each for each key removed.
+func (ks *Keyspace) kixFlushDB(dbs []int, each func(key []byte, loc uint64)) {
 	ks.kixInvalidate()
-	if dbi < 0 && each == nil {
+	if dbs == nil && each == nil {
 		ks.kix.ix.Clear()
+		ks.kix.counts = [NumDBs]int{}
 		return
 	}
 	ks.kix.ix.RemoveIf(func(loc uint64) bool {
 		o, err := ks.opAt(loc)
-		if err != nil || (dbi >= 0 && o.db != dbi) {
+		if err != nil || dbs != nil && !slices.Contains(dbs, o.db) {
 			return false
 		}
 		if each != nil {
@@ -165,6 +185,9 @@ func (ks *Keyspace) kixFlushDB(dbi int, each func(key []byte, loc uint64)) {
 		}
 		return true
 	})
+	for _, d := range dbs {
+		ks.kix.counts[d] = 0
+	}
 }
 
 // kixLen is the number of indexed keys of dbi.
@@ -249,17 +272,25 @@ func (ks *Keyspace) kixKeys(dbi int, fn func(key string) bool) {
 // is emptied and from is 0: the whole log is replayed into it.
 func (ks *Keyspace) AttachIndex(ix *keyindex.Index, cp keyindex.Checkpoint, ok bool) (from uint64, err error) {
 	ks.kix.ix = ix
-	if ok && cp.User[cpMagic] == cpMagicValue && cp.User[cpDRAMKeys] == 0 {
+	trusted := ok && cp.User[cpMagic] == cpMagicValue && cp.User[cpDRAMKeys] == 0
+	if trusted && cp.Applying && (cp.BaseLSN == 0 || cp.User[cpDRAMKeysBase] != 0) {
+		trusted = false // no base to start from, or one with DRAM entries
+	}
+	if trusted {
 		ks.liveBytes = int64(cp.User[cpLiveBytes])
 		ks.swappedSeg = cp.User[cpSwappedSeg]
 		ks.flushAllSeg = cp.User[cpFlushAllSeg]
 		for i := range ks.kix.counts {
 			ks.kix.counts[i] = int(cp.User[cpCounts+i])
 		}
-		ix.SetRepair(true)
-		ks.kix.replayCP, ks.kix.lastCP = cp.LSN, cp.LSN
-		ks.kix.endSeg, ks.kix.endOff = cp.Seg, cp.Off
-		return cp.LSN, nil
+		from, ks.kix.endSeg, ks.kix.endOff = cp.LSN, cp.Seg, cp.Off
+		if cp.Applying {
+			ix.SetRepair(true)
+			ks.kix.applyingTo, ks.kix.repaired = cp.LSN, true
+			from, ks.kix.endSeg, ks.kix.endOff = cp.BaseLSN, cp.BaseSeg, cp.BaseOff
+		}
+		ks.kix.replayCP, ks.kix.lastCP = from, cp.LSN
+		return from, nil
 	}
 	if ok {
 		if err := ix.Invalidate(); err != nil {
@@ -270,23 +301,14 @@ func (ks *Keyspace) AttachIndex(ix *keyindex.Index, cp keyindex.Checkpoint, ok b
 	return 0, nil
 }
 
-// kixAppended notes the record of n payload bytes just appended at loc:
-// a checkpoint at its LSN says replay starts after it.
-func (ks *Keyspace) kixAppended(loc wal.Location, n int) {
-	ks.kix.endSeg, ks.kix.endOff = loc.Seg.ID(), uint64(loc.Off+wal.RecordSize(n))
-}
-
 // cpCounts is the first of NumDBs user words holding the indexed keys
 // per database.
 const cpCounts = 8
 
-// kixPublish stores the staged writes made durable since into the table.
-func (ks *Keyspace) kixPublish() {
-	if ks.kixOn() {
-		if err := ks.kix.ix.Publish(ks.wal.DurableLSN()); err != nil {
-			panic(fmt.Sprintf("keyspace: key index: %v", err))
-		}
-	}
+// kixAppended notes the record of n payload bytes just appended at loc:
+// a checkpoint at its LSN says replay starts after it.
+func (ks *Keyspace) kixAppended(loc wal.Location, n int) {
+	ks.kix.endSeg, ks.kix.endOff = loc.Seg.ID(), uint64(loc.Off+wal.RecordSize(n))
 }
 
 // kixCheckpoint makes the index consistent as of the last record appended
@@ -304,9 +326,6 @@ func (ks *Keyspace) kixCheckpoint() error {
 	if err := ks.wal.WaitDurable(c); err != nil {
 		return err
 	}
-	if err := ks.kix.ix.Publish(c); err != nil {
-		return err
-	}
 	cp := keyindex.Checkpoint{LSN: c, Seg: ks.kix.endSeg, Off: ks.kix.endOff}
 	dram := 0
 	for i, d := range ks.dbs {
@@ -314,6 +333,7 @@ func (ks *Keyspace) kixCheckpoint() error {
 		cp.User[cpCounts+i] = uint64(ks.kix.counts[i])
 	}
 	cp.User[cpDRAMKeys] = uint64(dram)
+	cp.User[cpDRAMKeysBase] = ks.kix.lastDRAM
 	cp.User[cpLiveBytes] = uint64(ks.liveBytes)
 	cp.User[cpSwappedSeg] = ks.swappedSeg
 	cp.User[cpFlushAllSeg] = ks.flushAllSeg
@@ -322,7 +342,7 @@ func (ks *Keyspace) kixCheckpoint() error {
 	if err := ks.kix.ix.Checkpoint(cp); err != nil {
 		return err
 	}
-	ks.kix.lastCP = c
+	ks.kix.lastCP, ks.kix.lastDRAM = c, uint64(dram)
 	ks.kix.checkpoints.Add(1)
 	ks.kix.lastCPMicros.Store(time.Since(start).Microseconds())
 	return nil
@@ -335,7 +355,8 @@ func (ks *Keyspace) kixFinishReplay() error {
 		return nil
 	}
 	defer ks.kix.ix.SetRepair(false)
-	if ks.kix.replayCP == 0 || ks.kix.firstTail == 0 {
+	ks.kix.applyingTo = 0
+	if ks.kix.replayCP == 0 || ks.kix.firstTail == 0 || !ks.kix.ix.Repairing() {
 		return nil
 	}
 	n, err := ks.kix.ix.Sweep(ks.kix.firstTail)
@@ -349,6 +370,7 @@ type IndexReport struct {
 	FromLSN    uint64 // records up to this LSN came from the index's checkpoint (0: rebuilt from the whole log)
 	Replayed   int64  // records replayed into it
 	Swept      int    // leftover slots removed after the replay
+	Repaired   bool   // a checkpoint was being applied: the table was repaired from FromLSN on
 	TableBytes int64  // size of the index file
 }
 
@@ -357,7 +379,7 @@ func (ks *Keyspace) IndexReport() IndexReport {
 	if !ks.kixOn() {
 		return IndexReport{}
 	}
-	return IndexReport{Attached: true, FromLSN: ks.kix.replayCP, Replayed: ks.kix.replayed, Swept: ks.kix.swept, TableBytes: ks.kix.ix.Stats().FileBytes}
+	return IndexReport{Attached: true, FromLSN: ks.kix.replayCP, Repaired: ks.kix.repaired, Replayed: ks.kix.replayed, Swept: ks.kix.swept, TableBytes: ks.kix.ix.Stats().FileBytes}
 }
 
 // IndexStats is the key index's part of Stats.
@@ -366,7 +388,7 @@ type IndexStats struct {
 	FileBytes            int64 // bytes of the mapped index file (file-backed, not heap)
 	Slots                int64 // slots in the table
 	Keys                 int64 // plain string keys in it
-	Staged               int64 // writes staged, not yet durable
+	Staged               int64 // keys written since the last checkpoint (heap overlay)
 	Checkpoints          int64 // checkpoints since start
 	CheckpointLSN        uint64
 	LastCheckpointMicros int64 // duration of the last checkpoint

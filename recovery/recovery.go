@@ -109,6 +109,10 @@ attempt:
 		}
 	}
 	rep.Records, rep.Bytes, rep.SkippedSegments = 0, 0, 0
+	cpSeg, cpOff := cp.Seg, cp.Off // where the records after from start
+	if cp.Applying {
+		cpSeg, cpOff = cp.BaseSeg, cp.BaseOff
+	}
 	lastLSN = 0
 	nextProgress := start.Add(time.Second)
 	orphanCut := false // the previous segment was an orphan (its unpersisted tail may be gone)
@@ -127,9 +131,9 @@ attempt:
 			continue
 		}
 		scanFrom, after := int64(arena.HeaderSize), seg.BaseLSN()
-		if from > 0 && seg.ID() == cp.Seg && startsAt(seg, int64(cp.Off), from) {
+		if from > 0 && seg.ID() == cpSeg && startsAt(seg, int64(cpOff), from) {
 			// The checkpoint names where the records after it start.
-			scanFrom, after = int64(cp.Off), from
+			scanFrom, after = int64(cpOff), from
 		}
 		end, last, err := wal.ScanSegmentFrom(seg, scanFrom, after, func(rec wal.Record) error {
 			rep.Records++
@@ -195,8 +199,11 @@ attempt:
 	if ix != nil {
 		rep.Index = ks.IndexReport()
 		how := "re-attached at its checkpoint, LSN " + strconv.FormatUint(rep.Index.FromLSN, 10)
-		if rep.Index.FromLSN == 0 {
+		switch {
+		case rep.Index.FromLSN == 0:
 			how = "rebuilt from the whole log"
+		case rep.Index.Repaired:
+			how += " (the next checkpoint was being applied: repair mode)"
 		}
 		logf("recovery: key index %s: mapped in %d µs, %d segments skipped, %d records validated and replayed after the checkpoint, %d leftover slots swept, %d bytes of table",
 			how, rep.IndexAttach.Microseconds(), rep.SkippedSegments, rep.Index.Replayed, rep.Index.Swept, rep.Index.TableBytes)
