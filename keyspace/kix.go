@@ -320,7 +320,7 @@ func (ks *Keyspace) kixCheckpoint() error {
 		return nil
 	}
 	c := ks.wal.LastLSN()
-	if c == ks.kix.lastCP && ks.kix.ix.Valid() && ks.kix.ix.Staged() == 0 {
+	if last, _ := ks.kix.ix.Checkpointed(); c == ks.kix.lastCP && ks.kix.ix.Valid() && !last.Applying && ks.kix.ix.Staged() == 0 {
 		return nil
 	}
 	if err := ks.wal.WaitDurable(c); err != nil {
@@ -406,4 +406,38 @@ func (ks *Keyspace) snapshotIndex() {
 	}
 	ks.kix.snap.Store(&IndexStats{On: true, FileBytes: st.FileBytes, Slots: int64(st.Slots), Keys: int64(n), Staged: int64(st.Staged),
 		Checkpoints: ks.kix.checkpoints.Load(), CheckpointLSN: ks.kix.lastCP, LastCheckpointMicros: ks.kix.lastCPMicros.Load()})
+}
+
+// PlainStrings calls fn for every key that is a plain string (no expiry,
+// not patched) in a DRAM entry: what the key index holds when it is
+// attached. For persimmon-check, which replays the log into a keyspace
+// without the index and compares.
+func (ks *Keyspace) PlainStrings(fn func(db int, key string, loc uint64)) {
+	for dbi, d := range ks.dbs {
+		for i := range d.entries {
+			if e := &d.entries[i]; e.obj == nil && e.expireAt == 0 {
+				fn(dbi, e.key, e.loc)
+			}
+		}
+	}
+}
+
+// DRAMKeys is the number of keys in DRAM entries (collections, keys with
+// an expiry, patched strings; every key when the index is not attached).
+func (ks *Keyspace) DRAMKeys() int {
+	n := 0
+	for _, d := range ks.dbs {
+		n += len(d.entries)
+	}
+	return n
+}
+
+// IndexCheckpointUser decodes the keyspace's counters in a key index
+// checkpoint (persimmon-check): keys in DRAM entries at the checkpoint,
+// indexed keys per database, whether this keyspace wrote it.
+func IndexCheckpointUser(cp keyindex.Checkpoint) (dramKeys uint64, counts [NumDBs]uint64, ours bool) {
+	for i := range counts {
+		counts[i] = cp.User[cpCounts+i]
+	}
+	return cp.User[cpDRAMKeys], counts, cp.User[cpMagic] == cpMagicValue
 }

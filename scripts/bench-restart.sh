@@ -14,7 +14,8 @@
 # Servers: redis-server with RDB (SHUTDOWN SAVE, then start; its kill -9
 # row restarts from the RDB of a BGSAVE taken after the load), redis-server
 # with AOF everysec (kill -9, then start; the clean row is SHUTDOWN, which
-# fsyncs the AOF), Persimmon pmem (kill -9 / SHUTDOWN, then start).
+# fsyncs the AOF), Persimmon pmem (kill -9 / SHUTDOWN, then start), and
+# Persimmon pmem with the persistent key index (--key-index yes).
 #
 #   scripts/bench-restart.sh             # N=2000000
 #   N=10000000 scripts/bench-restart.sh
@@ -47,6 +48,7 @@ start() {
     aof) redis-server --port "$PORT" --dir "$d" --save '' --appendonly yes --appendfsync everysec \
       --aof-use-rdb-preamble no >"$d.log" 2>&1 & ;;
     pmem) bin/persimmon-server --port "$PORT" --dir "$d" --durability pmem >>"$d.log" 2>&1 & ;;
+    kix) bin/persimmon-server --port "$PORT" --dir "$d" --durability pmem --key-index yes >>"$d.log" 2>&1 & ;;
   esac
   pid=$!
 }
@@ -108,17 +110,22 @@ measure() {
   fc=$(wait_first); ac=$(wait_all)
   row[$k]+=" | ${f9} s | ${a9} s | ${fc} s | ${ac} s"
   cli shutdown >/dev/null || true; wait "$pid" 2>/dev/null || true; pid=
-  if [ "$k" = pmem ]; then row[$k]+=" | $(grep -o 'recovery: .*' "$BASE/$k.log" | tail -1 || true)"; fi
+  case $k in pmem | kix) row[$k]+=" | $(grep -o 'recovery: [0-9]* segments.*' "$BASE/$k.log" | tail -1 || true)" ;; esac
+  [ "$k" = kix ] && kixline=$(grep -o 'recovery: key index.*' "$BASE/$k.log" | tail -2 | tr '\n' ' ' || true)
   rm -rf "${BASE:?}/$k"
 }
 
-for k in rdb aof pmem; do measure "$k"; done
+kixline=
+for k in rdb aof pmem kix; do measure "$k"; done
 
 echo "| $N keys, 16 B names, 16 B values | RSS | anon RSS | file RSS | B/key (RSS) | B/key (anon) | Go heap | disk | kill -9: first reply | kill -9: all keys | SHUTDOWN: first reply | SHUTDOWN: all keys |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 echo "| redis-server $(redis-server --version | grep -o 'v=[0-9.]*' | cut -c3-), RDB (kill -9 row: restart from a BGSAVE after the load) | ${row[rdb]} |"
 echo "| redis-server, AOF everysec | ${row[aof]} |"
 echo "| Persimmon pmem | ${row[pmem]%% | recovery:*} |"
+echo "| Persimmon pmem, --key-index yes | ${row[kix]%% | recovery:*} |"
 echo
 echo "Persimmon's last start-up line: recovery:${row[pmem]#* | recovery:}"
+echo "With the key index: recovery:${row[kix]#* | recovery:}"
+echo "Its key index lines (after kill -9, after SHUTDOWN): $kixline"
 echo "loaded with redis-cli --pipe; $(nproc) cpus, $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
