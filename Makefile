@@ -38,6 +38,7 @@ test: build
 test-long: build
 	PERSIMMON_CRASH_IMAGES=100000 $(GO) test -count=1 -tags pmemtrace -timeout 60m -run TestCrashImages -v ./crashimage/
 	PERSIMMON_POWERCUT_CUTS=200 $(GO) test -count=1 -timeout 60m -run TestPowerCut -v ./e2e/
+	PERSIMMON_KIX_ROUNDS=100 $(GO) test -count=1 -timeout 30m -run TestKillKeyIndexRestarts -v ./e2e/
 	PERSIMMON_FUZZ_SECONDS=600 $(GO) test -count=1 -timeout 0 -run TestCommandFuzz ./e2e/
 
 # The README's quick start, run as written on a fresh clone in a temporary

@@ -37,6 +37,7 @@ type kixState struct {
 	replayCP   uint64 // recovery: records up to this LSN are in the index already
 	applyingTo uint64 // recovery: records up to this LSN were being applied by a checkpoint (repair mode)
 	repaired   bool
+	report     IndexReport
 	counts     [NumDBs]int // indexed keys per database
 	lastDRAM   uint64      // DRAM entries at the last checkpoint
 
@@ -374,12 +375,15 @@ type IndexReport struct {
 	TableBytes int64  // size of the index file
 }
 
-// IndexReport returns the key index's part of the recovery.
-func (ks *Keyspace) IndexReport() IndexReport {
-	if !ks.kixOn() {
-		return IndexReport{}
+// IndexReport returns the key index's part of the recovery (as of Start;
+// safe without the lock).
+func (ks *Keyspace) IndexReport() IndexReport { return ks.kix.report }
+
+// kixReport records the recovery's figures (Start, lock held).
+func (ks *Keyspace) kixReport() {
+	if ks.kixOn() {
+		ks.kix.report = IndexReport{Attached: true, FromLSN: ks.kix.replayCP, Repaired: ks.kix.repaired, Replayed: ks.kix.replayed, Swept: ks.kix.swept, TableBytes: ks.kix.ix.Stats().FileBytes}
 	}
-	return IndexReport{Attached: true, FromLSN: ks.kix.replayCP, Repaired: ks.kix.repaired, Replayed: ks.kix.replayed, Swept: ks.kix.swept, TableBytes: ks.kix.ix.Stats().FileBytes}
 }
 
 // IndexStats is the key index's part of Stats.

@@ -90,6 +90,7 @@ func (ks *Keyspace) Start(w *wal.WAL) {
 	if err := ks.kixCheckpoint(); err != nil {
 		ks.failed = fmt.Errorf("ERR key index checkpoint: %v", err)
 	}
+	ks.kixReport()
 	ks.snapshotIndex()
 	ks.expires.rebuild(ks.dbs[:])
 	ks.snapshotCounts()
