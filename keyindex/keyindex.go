@@ -62,6 +62,7 @@ type Checkpoint struct {
 	Applying                  bool
 	BaseLSN, BaseSeg, BaseOff uint64
 	gen                       uint64
+	live, tombs               int // the table's slot counts (a block that is not applying)
 }
 
 // Options configure Open.
@@ -149,6 +150,12 @@ func Open(path string, opts Options) (ix *Index, cp Checkpoint, ok bool, err err
 	if !ix.hasCP {
 		ix.clearSlots()
 		return ix, Checkpoint{}, false, nil
+	}
+	if !ix.cp.Applying {
+		// Between checkpoints the table is exactly the block's: its
+		// counts are the block's (no pass over the slots).
+		ix.live, ix.tombs = ix.cp.live, ix.cp.tombs
+		return ix, ix.cp, true, nil
 	}
 	for _, w := range ix.slots {
 		switch {
@@ -504,6 +511,10 @@ func (ix *Index) grow() error {
 		nx.slots[j] = w
 		nx.live++
 	}
+	if nx.hasCP {
+		nx.tombs = 0
+		nx.writeBlock(blockOff(nx.cp.gen), nx.cp) // with the new table's counts
+	}
 	if err := nx.finishFile(); err != nil {
 		nx.region.Close()
 		os.Remove(ix.path + ".grow")
@@ -605,6 +616,7 @@ func (ix *Index) writeBlock(off int, cp Checkpoint) {
 	}
 	w := []uint64{cp.LSN, cp.Seg, cp.Off, cp.gen, applying, cp.BaseLSN, cp.BaseSeg, cp.BaseOff}
 	w = append(w, cp.User[:]...)
+	w = append(w, uint64(ix.live), uint64(ix.tombs)) // the table's counts as of this block (a done one)
 	for i, v := range w {
 		binary.LittleEndian.PutUint64(b[8*i:], v)
 	}
@@ -637,6 +649,8 @@ func (ix *Index) readCheckpoint() (Checkpoint, bool) {
 		for i := range cp.User {
 			cp.User[i] = binary.LittleEndian.Uint64(b[64+8*i:])
 		}
+		cp.live = int(binary.LittleEndian.Uint64(b[64+8*UserWords:]))
+		cp.tombs = int(binary.LittleEndian.Uint64(b[72+8*UserWords:]))
 		if !found || cp.gen > best.gen {
 			best, found = cp, true
 		}
