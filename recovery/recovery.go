@@ -74,6 +74,10 @@ func Open(opts Options) (*keyspace.Keyspace, Report, error) {
 	var ix *keyindex.Index
 	var cp keyindex.Checkpoint
 	var cpOK bool
+	if opts.KeyIndex && a.SegmentSize() > 1<<32 {
+		a.Close()
+		return nil, Report{}, fmt.Errorf("recovery: the key index holds 32-bit offsets: segments of %d bytes are too large (at most 4 GiB)", a.SegmentSize())
+	}
 	if opts.KeyIndex {
 		ixStart := time.Now()
 		path := filepath.Join(opts.Dir, IndexFile)
