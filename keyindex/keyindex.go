@@ -563,7 +563,7 @@ func (ix *Index) Checkpoint(cp Checkpoint) error {
 				return err
 			}
 		}
-		clear(ix.overlay)
+		ix.overlay = map[string]uint64{} // a cleared map keeps its buckets: let a big one go
 	}
 	if err := ix.persistDirty(); err != nil {
 		return err
