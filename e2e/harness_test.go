@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -102,6 +103,9 @@ func launchServer(t testing.TB, dir string, args ...string) (*server, error) {
 	t.Helper()
 	port := freePort(t)
 	all := append([]string{"--port", fmt.Sprint(port), "--dir", dir}, args...)
+	if os.Getenv("PERSIMMON_TEST_KEY_INDEX") == "1" && !slices.Contains(args, "--key-index") {
+		all = append(all, "--key-index", "yes") // every e2e test with the persistent key index
+	}
 	cmd := exec.Command(serverBin, all...)
 	pr, pw, err := os.Pipe()
 	if err != nil {

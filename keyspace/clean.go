@@ -121,6 +121,8 @@ func (ks *Keyspace) cleanOp(b *Batch, o op, dbi int, loc, segID uint64, now int6
 			ks.expire(dbi, e.key)
 			e = nil
 		}
+	} else if l, ok := ks.kixGet(dbi, o.key); ok {
+		e = ks.kixEntry(string(o.key), l)
 	}
 	if e != nil && o.kind == opSet && e.loc == loc {
 		b.Set(dbi, o.key, o.val, o.expireAt)
@@ -155,6 +157,9 @@ func (ks *Keyspace) liveSetDB(o op, loc uint64) int {
 	}
 	for dbi, d := range ks.dbs {
 		if i, ok := d.index[string(o.key)]; ok && d.entries[i].loc == loc && d.entries[i].obj == nil {
+			return dbi
+		}
+		if l, ok := ks.kixGet(dbi, o.key); ok && l == loc {
 			return dbi
 		}
 	}
@@ -260,6 +265,15 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 	ks.mu.Lock()
 	defer ks.Unlock()
 	if ks.closed {
+		return false
+	}
+	// The key index's checkpoint must cover the segment's records (and
+	// the copies just written) before they go: a restart replays only the
+	// records after it.
+	if ks.kixOn() && ks.failed != nil {
+		return false // no checkpoint can be taken
+	}
+	if err := ks.kixCheckpoint(); err != nil {
 		return false
 	}
 	size := seg.AllocatedBytes()

@@ -9,6 +9,7 @@ type entry struct {
 	loc      uint64
 	expireAt int64   // Unix ms, 0 = no expiry
 	size     uint32  // encoded bytes of the live operation (live-bytes accounting)
+	kix      bool    // a transient entry for a key of the persistent index (kix.go)
 	obj      *object // a collection; nil for a string (whose value is at loc)
 }
 

@@ -18,7 +18,7 @@ const avgTTLProbes = 256
 // held.
 func (ks *Keyspace) DBInfo(db int) DBInfo {
 	d := ks.dbs[db]
-	return DBInfo{Keys: len(d.entries), Expires: d.volatile, AvgTTL: ks.avgTTL(db, ks.NowMs())}
+	return DBInfo{Keys: len(d.entries) + ks.kixLen(db), Expires: d.volatile, AvgTTL: ks.avgTTL(db, ks.NowMs())}
 }
 
 // avgTTL estimates the mean remaining TTL (ms) of db's keys with a TTL

@@ -72,12 +72,17 @@ func (ks *Keyspace) activeExpire(now int64) {
 	}
 }
 
+// kixCheckpointTicks is the key index's checkpoint interval in background
+// ticks (100 ms): a restart after a crash replays at most about this much
+// of the log.
+const kixCheckpointTicks = 10
+
 // background runs active expiry and segment cleaning until Close.
 func (ks *Keyspace) background() {
 	defer ks.stopped.Done()
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
-	for {
+	for tick := 1; ; tick++ {
 		select {
 		case <-ks.stop:
 			return
@@ -86,6 +91,10 @@ func (ks *Keyspace) background() {
 		ks.mu.Lock()
 		ks.CheckWritable() // a full disk's retry, as Redis's cron does
 		ks.activeExpire(ks.NowMs())
+		if tick%kixCheckpointTicks == 0 {
+			ks.kixCheckpoint() // an error is sticky in the wal: the next write reports it
+		}
+		ks.snapshotIndex()
 		ks.snapshotCounts()
 		ks.Unlock()
 		ks.Clean()

@@ -1,6 +1,7 @@
 package keyspace_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/persimmon-db/persimmon/keyspace"
@@ -10,14 +11,17 @@ import (
 
 // openKS opens (recovers) a keyspace on dir with durability off (the tests
 // reopen directories; crash durability is the e2e package's business).
+// PERSIMMON_TEST_KEY_INDEX=1 runs them with the persistent key index.
 func openKS(t testing.TB, dir string, segSize int64) *keyspace.Keyspace {
 	t.Helper()
-	ks, _, err := recovery.Open(recovery.Options{Dir: dir, Mode: pmem.ModeNone, SegmentSize: segSize})
+	ks, _, err := recovery.Open(recovery.Options{Dir: dir, Mode: pmem.ModeNone, SegmentSize: segSize, KeyIndex: testKeyIndex})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ks
 }
+
+var testKeyIndex = os.Getenv("PERSIMMON_TEST_KEY_INDEX") == "1"
 
 func commit(t *testing.T, ks *keyspace.Keyspace, fill func(b *keyspace.Batch)) {
 	t.Helper()

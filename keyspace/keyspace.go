@@ -43,6 +43,9 @@ type Keyspace struct {
 	expires expiryHeap
 	watched map[watchKey][]*Watcher
 
+	kix    kixState // the persistent key index, when attached (kix.go)
+	curLSN uint64   // LSN of the record being applied
+
 	keyReadyFn func(db int, key []byte) // OnKeyReady: wakes blocked clients
 	touchedFn  func(db int, key []byte) // OnKeyTouched (stream.go): wakes blocked group readers
 
@@ -115,6 +118,10 @@ func (ks *Keyspace) lookup(dbi int, key []byte) *entry {
 	d := ks.dbs[dbi]
 	i, ok := d.index[string(key)]
 	if !ok {
+		if loc, ok := ks.kixGet(dbi, key); ok {
+			ks.countLookup(true)
+			return ks.kixEntry(string(key), loc)
+		}
 		ks.countLookup(false)
 		return nil
 	}
@@ -256,11 +263,14 @@ func (ks *Keyspace) ExpireAt(db int, key []byte) (ms int64, ok bool) {
 
 // DBSize returns the number of keys in db (keys that expired but were not
 // yet reclaimed may be counted, as in Redis).
-func (ks *Keyspace) DBSize(db int) int { return len(ks.dbs[db].entries) }
+func (ks *Keyspace) DBSize(db int) int { return len(ks.dbs[db].entries) + ks.kixLen(db) }
 
 // RandomKey returns a random existing key of db; ok is false if db is empty.
 func (ks *Keyspace) RandomKey(db int) (key string, ok bool) {
 	d := ks.dbs[db]
+	if n := ks.kixLen(db); n > 0 && rand.IntN(n+len(d.entries)) < n {
+		return ks.kixRandom(db)
+	}
 	for len(d.entries) > 0 {
 		e := &d.entries[rand.IntN(len(d.entries))]
 		if e.expireAt != 0 && e.expireAt <= ks.NowMs() {
@@ -279,13 +289,28 @@ func (ks *Keyspace) RandomKey(db int) (key string, ok bool) {
 // deletions move the last key into the hole, which is either already
 // visited or still ahead, so no key present throughout is missed.
 func (ks *Keyspace) Scan(db int, cursor uint64, count int, fn func(key string)) (next uint64) {
+	if count < 1 {
+		count = 1
+	}
+	if ks.kixLen(db) > 0 || cursor&kixCursor != 0 {
+		if cursor == 0 || cursor&kixCursor != 0 {
+			var done bool
+			if cursor, done = ks.kixScan(db, cursor, &count, fn); !done {
+				return cursor
+			}
+			cursor = 0 // the indexed keys are done: on to the DRAM entries
+			if len(ks.dbs[db].entries) == 0 {
+				return 0
+			}
+			if count == 0 {
+				return uint64(len(ks.dbs[db].entries))
+			}
+		}
+	}
 	d := ks.dbs[db]
 	pos := uint64(len(d.entries))
 	if cursor != 0 && cursor < pos {
 		pos = cursor
-	}
-	if count < 1 {
-		count = 1
 	}
 	now := ks.NowMs()
 	for ; pos > 0 && count > 0; count-- {
@@ -299,8 +324,55 @@ func (ks *Keyspace) Scan(db int, cursor uint64, count int, fn func(key string)) 
 	return pos
 }
 
+// kixCursor marks a SCAN cursor inside the indexed keys: bit 62 set, the
+// index generation in bits 54-61 (a growth moves slots: the walk starts
+// over, which may repeat keys but never misses one), the next slot below.
+// The staged keys are visited first, by the call with cursor 0.
+const (
+	kixCursor    = uint64(1) << 62
+	kixGenShift  = 54
+	kixSlotsMask = uint64(1)<<kixGenShift - 1
+)
+
+// kixScan visits indexed keys of db from cursor; done reports that the
+// table is finished.
+func (ks *Keyspace) kixScan(db int, cursor uint64, count *int, fn func(key string)) (next uint64, done bool) {
+	ix := ks.kix.ix
+	if ix == nil {
+		return 0, true
+	}
+	gen := uint64(ix.Generation()) & 0xff
+	pos := int(cursor & kixSlotsMask)
+	if cursor == 0 {
+		ix.RangeStaged(func(k string, loc uint64) bool {
+			if loc != 0 && int(k[0]) == db {
+				fn(k[1:])
+				*count--
+			}
+			return true
+		})
+	} else if cursor>>kixGenShift&0xff != gen {
+		pos = 0
+	}
+	pos = ix.ScanSlots(pos, func(loc uint64) bool {
+		o, err := ks.opAt(loc)
+		if err == nil && o.db == db {
+			if l, ok := ks.kixGet(db, o.key); ok && l == loc {
+				fn(string(o.key))
+				*count--
+			}
+		}
+		return *count > 0
+	})
+	if pos >= ix.Stats().Slots {
+		return 0, true
+	}
+	return kixCursor | gen<<kixGenShift | uint64(pos), false
+}
+
 // Keys calls fn for every existing key of db.
 func (ks *Keyspace) Keys(db int, fn func(key string)) {
+	ks.kixKeys(db, func(k string) bool { fn(k); return true })
 	now := ks.NowMs()
 	for i := range ks.dbs[db].entries {
 		e := &ks.dbs[db].entries[i]
@@ -363,6 +435,7 @@ func (ks *Keyspace) Commit(b *Batch) error {
 	if err != nil {
 		return ks.writeError(err, len(b.buf))
 	}
+	ks.kixAppended(loc, len(b.buf))
 	ks.writeSucceeded()
 	if ks.txnOpen {
 		ks.txnWrote = true
@@ -427,12 +500,15 @@ func (ks *Keyspace) commitGroup(b *Batch, ends []int) error {
 			return ks.writeError(err, end-start)
 		}
 		locs = append(locs, loc)
+		ks.kixAppended(loc, end-start)
 		start = end
 	}
 	if ks.txnOpen {
 		ks.txnWrote = true
-	} else if _, err := ks.wal.Append(wal.TypeCommit, wal.FlagTxn, nil); err != nil {
+	} else if c, err := ks.wal.Append(wal.TypeCommit, wal.FlagTxn, nil); err != nil {
 		return ks.writeError(err, 0)
+	} else {
+		ks.kixAppended(c, 0)
 	}
 	ks.writeSucceeded()
 	start = 0
@@ -446,6 +522,7 @@ func (ks *Keyspace) commitGroup(b *Batch, ends []int) error {
 // applyRecord applies the batch record of n payload bytes just written at
 // loc.
 func (ks *Keyspace) applyRecord(loc wal.Location, n int) {
+	ks.curLSN = loc.LSN
 	start := loc.Off + wal.HeaderSize
 	if err := ks.applyPayload(loc.Seg, start, start+int64(n)); err != nil {
 		panic(fmt.Sprintf("keyspace: record just written does not decode: %v", err))
@@ -552,6 +629,29 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 			return nil
 		}
 		d := ks.dbs[o.db]
+		if ks.kixOn() && o.expireAt == 0 {
+			// A plain string: into the index, out of DRAM.
+			if _, ok := d.index[string(o.key)]; ok {
+				ks.removeKey(o.db, string(o.key))
+			}
+			switch old, ok := ks.kixGet(o.db, o.key); {
+			case ks.kixRepairing(): // counted in the checkpoint
+			case ok:
+				ks.liveBytes -= int64(ks.kixEntry("", old).size)
+				ks.setDied(old)
+			default:
+				ks.kix.counts[o.db]++
+			}
+			ks.kixWrite(o.db, o.key, loc)
+			if !ks.kixRepairing() {
+				ks.liveBytes += int64(o.size)
+			}
+			ks.touch(o.db, o.key)
+			return nil
+		}
+		if ks.kixOn() {
+			ks.kixRemove(o.db, o.key)
+		}
 		if i, ok := d.index[string(o.key)]; ok {
 			e := &d.entries[i]
 			ks.liveBytes -= entryBytes(e)
@@ -578,6 +678,15 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 	case opFlushDB:
 		ks.flushDB(o.db)
 	case opFlushAll:
+		if ks.kixOn() {
+			for i := range ks.dbs {
+				ks.touchDB(i, nil) // before the indexed keys go (see touchDB)
+			}
+			ks.kixFlushDB(nil, func(_ []byte, l uint64) {
+				ks.liveBytes -= int64(ks.kixEntry("", l).size)
+				ks.setDied(l)
+			})
+		}
 		for i := range ks.dbs {
 			ks.flushDB(i)
 		}
@@ -585,6 +694,15 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 	case opFunctions:
 		return ks.applyFunctions(o, loc)
 	case opSwapDB:
+		if ks.kixOn() && (ks.kixLen(o.db) > 0 || ks.kixLen(o.db2) > 0) {
+			// The operations of indexed keys name the database they were
+			// written in: move both databases' keys to DRAM entries.
+			ks.kixFlushDB([]int{o.db, o.db2}, func(key []byte, l uint64) {
+				if o2, err := ks.opAt(l); err == nil {
+					ks.dbs[o2.db].insert(entry{key: string(key), loc: l, size: uint32(o2.size)})
+				}
+			})
+		}
 		ks.touchDB(o.db, ks.dbs[o.db2])
 		ks.touchDB(o.db2, ks.dbs[o.db])
 		ks.dbs[o.db], ks.dbs[o.db2] = ks.dbs[o.db2], ks.dbs[o.db]
@@ -610,6 +728,10 @@ func (ks *Keyspace) removeKey(dbi int, key string) {
 		if e.obj == nil {
 			ks.setDied(e.loc)
 		}
+		return
+	}
+	if ks.kixOn() {
+		ks.kixRemove(dbi, []byte(key))
 	}
 }
 
@@ -625,6 +747,12 @@ func (ks *Keyspace) setDied(loc uint64) {
 
 func (ks *Keyspace) flushDB(dbi int) {
 	ks.touchDB(dbi, nil)
+	if ks.kixLen(dbi) > 0 {
+		ks.kixFlushDB([]int{dbi}, func(_ []byte, l uint64) {
+			ks.liveBytes -= int64(ks.kixEntry("", l).size)
+			ks.setDied(l)
+		})
+	}
 	for i := range ks.dbs[dbi].entries {
 		e := &ks.dbs[dbi].entries[i]
 		ks.liveBytes -= entryBytes(e)
@@ -638,7 +766,9 @@ func (ks *Keyspace) flushDB(dbi int) {
 // BeginTxn starts a transaction group (MULTI/EXEC, scripts): every batch
 // committed until EndTxn belongs to it, and recovery applies the group only
 // if its commit marker was written.
-func (ks *Keyspace) BeginTxn() { ks.txnOpen, ks.txnWrote = true, false }
+func (ks *Keyspace) BeginTxn() {
+	ks.txnOpen, ks.txnWrote = true, false
+}
 
 // EndTxn writes the group's commit marker (if the group wrote anything).
 // If the marker cannot be written the in-memory state is ahead of the log:
@@ -649,10 +779,13 @@ func (ks *Keyspace) EndTxn() error {
 	if !wrote {
 		return nil
 	}
-	if _, err := ks.wal.Append(wal.TypeCommit, wal.FlagTxn, nil); err != nil {
+	loc, err := ks.wal.Append(wal.TypeCommit, wal.FlagTxn, nil)
+	if err != nil {
+		// Fail-stop: the held writes are never published.
 		ks.failed = fmt.Errorf("ERR persistence failure, writes refused: commit marker not written: %v", err)
 		return ks.failed
 	}
+	ks.kixAppended(loc, 0)
 	return nil
 }
 
@@ -691,6 +824,9 @@ type Stats struct {
 
 	// Sync is what the group commits' syncs cost and covered.
 	Sync wal.SyncStats
+
+	// Index is the persistent key index (On false when not attached).
+	Index IndexStats
 }
 
 // Stats returns a snapshot; safe without the lock (key counts are as of the
@@ -712,6 +848,9 @@ func (ks *Keyspace) Stats() Stats {
 		LastLSN:       ks.wal.LastLSN(),
 		DurableLSN:    ks.wal.DurableLSN(),
 	}
+	if p := ks.kix.snap.Load(); p != nil {
+		s.Index = *p
+	}
 	for i := range s.Keys {
 		s.Keys[i] = int(ks.keysSnapshot[i].Load())
 		s.Expires[i] = int(ks.volSnapshot[i].Load())
@@ -723,7 +862,7 @@ func (ks *Keyspace) Stats() Stats {
 // background loop under the lock.
 func (ks *Keyspace) snapshotCounts() {
 	for i, d := range ks.dbs {
-		ks.keysSnapshot[i].Store(int64(len(d.entries)))
+		ks.keysSnapshot[i].Store(int64(len(d.entries) + ks.kixLen(i)))
 		ks.volSnapshot[i].Store(int64(d.volatile))
 	}
 }
@@ -743,7 +882,15 @@ func (ks *Keyspace) Close() error {
 
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
-	err := ks.wal.Close() // persists everything, then the clean-shutdown mark
+	err := ks.kixCheckpoint()               // a restart then replays nothing
+	if werr := ks.wal.Close(); err == nil { // persists everything, then the clean-shutdown mark
+		err = werr
+	}
+	if ks.kixOn() {
+		if cerr := ks.kix.ix.Close(); err == nil {
+			err = cerr
+		}
+	}
 	if cerr := ks.arena.Close(); err == nil {
 		err = cerr
 	}

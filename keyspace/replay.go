@@ -22,8 +22,19 @@ func NewRecovering(a *arena.Arena) *Keyspace { return newKeyspace(a) }
 // transaction group are held until the group's commit record; a group that
 // is followed by anything else was abandoned and is dropped.
 func (ks *Keyspace) ReplayRecord(seg *arena.Segment, rec wal.Record) error {
+	ks.kix.endSeg, ks.kix.endOff = seg.ID(), uint64(rec.Offset+rec.Size)
+	if ks.kix.replayCP > 0 && rec.LSN <= ks.kix.replayCP {
+		return nil // in the key index's checkpoint already (AttachIndex)
+	}
+	if ks.kixOn() {
+		if ks.kix.firstTail == 0 {
+			ks.kix.firstTail = seg.ID()<<40 | uint64(rec.Offset)
+		}
+		ks.kix.replayed++
+	}
 	ks.replaying = true
 	defer func() { ks.replaying = false }()
+	ks.curLSN = rec.LSN
 	off := rec.Offset + wal.HeaderSize
 	end := off + int64(len(rec.Payload))
 	switch {
@@ -59,8 +70,8 @@ func (ks *Keyspace) PendingRecords() int { return len(ks.pending) }
 // KeyCount is the number of keys over all databases.
 func (ks *Keyspace) KeyCount() int {
 	n := 0
-	for _, d := range ks.dbs {
-		n += len(d.entries)
+	for i := range ks.dbs {
+		n += ks.DBSize(i)
 	}
 	return n
 }
@@ -73,6 +84,14 @@ func (ks *Keyspace) Start(w *wal.WAL) {
 	defer ks.mu.Unlock()
 	ks.pending = nil
 	ks.wal = w
+	if err := ks.kixFinishReplay(); err != nil {
+		ks.failed = fmt.Errorf("ERR key index: %v", err)
+	}
+	if err := ks.kixCheckpoint(); err != nil {
+		ks.failed = fmt.Errorf("ERR key index checkpoint: %v", err)
+	}
+	ks.kixReport()
+	ks.snapshotIndex()
 	ks.expires.rebuild(ks.dbs[:])
 	ks.snapshotCounts()
 	ks.liveSnapshot.Store(ks.liveBytes)

@@ -60,6 +60,9 @@ func applySetRange(ks *Keyspace, o op, e *entry) error {
 		e = ks.createObject(o.db, o.key, s, o.loc)
 	case e.obj == nil:
 		// First patch: move the value out of the log into DRAM.
+		if e.kix {
+			e = ks.kixMaterialize(o.db, e)
+		}
 		v := ks.value(e)
 		s = &stringObj{val: append(make([]byte, 0, max(len(v), int(off)+len(p))), v...)}
 		ks.liveBytes -= int64(e.size)

@@ -69,7 +69,8 @@ func (ks *Keyspace) touchDB(dbi int, replacement *db) {
 	now := ks.NowMs()
 	emptied := ks.dbs[dbi]
 	for k, list := range ks.watched {
-		if k.db != dbi || !emptied.holds(k.key, now) && (replacement == nil || !replacement.holds(k.key, now)) {
+		_, indexed := ks.kixGet(dbi, []byte(k.key)) // an indexed key of the database emptied
+		if k.db != dbi || !emptied.holds(k.key, now) && !indexed && (replacement == nil || !replacement.holds(k.key, now)) {
 			continue
 		}
 		for _, w := range list {

@@ -3,9 +3,12 @@ package recovery
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/persimmon-db/persimmon/arena"
+	"github.com/persimmon-db/persimmon/keyindex"
 	"github.com/persimmon-db/persimmon/keyspace"
 	"github.com/persimmon-db/persimmon/pmem"
 	"github.com/persimmon-db/persimmon/wal"
@@ -16,6 +19,10 @@ type Options struct {
 	Dir         string    // data directory, created if missing
 	Mode        pmem.Mode // durability mode
 	SegmentSize int64     // bytes per segment file (default 64 MiB)
+	// KeyIndex keeps plain string keys in the persistent key index
+	// (package keyindex, file IndexFile) instead of DRAM, and restarts
+	// from its checkpoint, replaying only the log after it.
+	KeyIndex bool
 	// Logf receives the one-line recovery summary (and progress lines when
 	// recovery takes longer than a second). nil discards them.
 	Logf func(format string, args ...any)
@@ -30,7 +37,16 @@ type Report struct {
 	TornBytes int64 // bytes cut from the tail of the active segment
 	Dropped   int   // records of an unfinished transaction group dropped
 	Duration  time.Duration
+
+	// The key index (Options.KeyIndex): how long mapping it took, the
+	// segments not read because its checkpoint covers them, and the rest.
+	IndexAttach     time.Duration
+	SkippedSegments int
+	Index           keyspace.IndexReport
 }
+
+// IndexFile is the key index's file in the data directory.
+const IndexFile = "keyindex"
 
 // Open verifies and replays the arena in opts.Dir and returns the keyspace,
 // started (background expiry and cleaning running). Errors wrap
@@ -52,11 +68,56 @@ func Open(opts Options) (*keyspace.Keyspace, Report, error) {
 		a.Close()
 		return nil, Report{}, fmt.Errorf("%w: %w", wal.ErrCorruption, err)
 	}
-	ks := keyspace.NewRecovering(a)
-	var rep Report
 	segs := a.Segments()
+	var rep Report
+	var indexKS **keyspace.Keyspace
+	var ix *keyindex.Index
+	var cp keyindex.Checkpoint
+	var cpOK bool
+	if opts.KeyIndex && a.SegmentSize() > 1<<32 {
+		a.Close()
+		return nil, Report{}, fmt.Errorf("recovery: the key index holds 32-bit offsets: segments of %d bytes are too large (at most 4 GiB)", a.SegmentSize())
+	}
+	if opts.KeyIndex {
+		ixStart := time.Now()
+		path := filepath.Join(opts.Dir, IndexFile)
+		kopts := keyindex.Options{Mode: opts.Mode, Newest: 1}
+		if len(segs) > 0 {
+			kopts.Newest = segs[len(segs)-1].ID()
+		}
+		var ks0 *keyspace.Keyspace // KeyAt reads through the keyspace being built
+		kopts.KeyAt = func(loc uint64) ([]byte, bool) { return ks0.IndexKeyAt(loc) }
+		ix, cp, cpOK, err = keyindex.Open(path, kopts)
+		if errors.Is(err, keyindex.ErrFormat) {
+			logf("recovery: %s is not a key index (%v): rebuilding it", path, err)
+			ix, err = keyindex.Reset(path, kopts)
+		}
+		if err != nil {
+			a.Close()
+			return nil, Report{}, fmt.Errorf("recovery: key index: %w", err)
+		}
+		rep.IndexAttach = time.Since(ixStart)
+		indexKS = &ks0
+	}
+	var ks *keyspace.Keyspace
 	rep.Segments = len(segs)
 	var lastLSN uint64
+	var from uint64
+attempt:
+	ks = keyspace.NewRecovering(a)
+	if ix != nil {
+		*indexKS = ks
+		if from, err = ks.AttachIndex(ix, cp, cpOK); err != nil {
+			a.Close()
+			return nil, rep, fmt.Errorf("recovery: key index: %w", err)
+		}
+	}
+	rep.Records, rep.Bytes, rep.SkippedSegments = 0, 0, 0
+	cpSeg, cpOff := cp.Seg, cp.Off // where the records after from start
+	if cp.Applying {
+		cpSeg, cpOff = cp.BaseSeg, cp.BaseOff
+	}
+	lastLSN = 0
 	nextProgress := start.Add(time.Second)
 	orphanCut := false // the previous segment was an orphan (its unpersisted tail may be gone)
 	for i, seg := range segs {
@@ -66,7 +127,19 @@ func Open(opts Options) (*keyspace.Keyspace, Report, error) {
 			return nil, rep, err
 		}
 		orphanCut = false
-		end, last, err := wal.ScanSegment(seg, func(rec wal.Record) error {
+		if _, sealed := seg.Sealed(); from > 0 && sealed && !newest && segs[i+1].BaseLSN() <= from {
+			// Every record here is in the key index's checkpoint: not
+			// read (persimmon-check verify still checks it).
+			lastLSN = segs[i+1].BaseLSN()
+			rep.SkippedSegments++
+			continue
+		}
+		scanFrom, after := int64(arena.HeaderSize), seg.BaseLSN()
+		if from > 0 && seg.ID() == cpSeg && startsAt(seg, int64(cpOff), from) {
+			// The checkpoint names where the records after it start.
+			scanFrom, after = int64(cpOff), from
+		}
+		end, last, err := wal.ScanSegmentFrom(seg, scanFrom, after, func(rec wal.Record) error {
 			rep.Records++
 			rep.Bytes += rec.Size
 			if now := time.Now(); now.After(nextProgress) {
@@ -113,6 +186,13 @@ func Open(opts Options) (*keyspace.Keyspace, Report, error) {
 			a.Resume(seg, end)
 		}
 	}
+	if from > lastLSN {
+		// The log ends before the index's checkpoint (a power cut lost
+		// records the index had): the index cannot be trusted.
+		logf("recovery: the key index's checkpoint (LSN %d) is past the end of the log (LSN %d): rebuilding it", from, lastLSN)
+		cpOK, from = false, 0
+		goto attempt
+	}
 	rep.Dropped = ks.PendingRecords()
 	w := wal.Open(a, lastLSN)
 	ks.Start(w)
@@ -120,7 +200,32 @@ func Open(opts Options) (*keyspace.Keyspace, Report, error) {
 	rep.Duration = time.Since(start)
 	logf("recovery: %d segments, %d records, %d keys, %d bytes, %d ms (torn tail cut: %d bytes; unfinished transaction records dropped: %d; operations of cleaned-away collection states skipped: %d)",
 		rep.Segments, rep.Records, rep.Keys, rep.Bytes, rep.Duration.Milliseconds(), rep.TornBytes, rep.Dropped, ks.ReplaySkipped())
+	if ix != nil {
+		rep.Index = ks.IndexReport()
+		how := "re-attached at its checkpoint, LSN " + strconv.FormatUint(rep.Index.FromLSN, 10)
+		switch {
+		case rep.Index.FromLSN == 0:
+			how = "rebuilt from the whole log"
+		case rep.Index.Repaired:
+			how += " (the next checkpoint was being applied: repair mode)"
+		}
+		logf("recovery: key index %s: mapped in %d µs, %d segments skipped, %d records validated and replayed after the checkpoint, %d leftover slots swept, %d bytes of table",
+			how, rep.IndexAttach.Microseconds(), rep.SkippedSegments, rep.Index.Replayed, rep.Index.Swept, rep.Index.TableBytes)
+	}
 	return ks, rep, nil
+}
+
+// startsAt reports whether the record of LSN after+1 begins at off in seg,
+// or the records end there (a checkpoint's replay start).
+func startsAt(seg *arena.Segment, off int64, after uint64) bool {
+	if off < arena.HeaderSize || off > seg.Size() {
+		return false
+	}
+	if end, sealed := seg.Sealed(); sealed && end == off {
+		return true
+	}
+	rec, err := wal.DecodeRecord(seg.Bytes(), off)
+	return err == nil && rec.LSN == after+1 || errors.Is(err, wal.ErrCleanEnd)
 }
 
 // ChainLSN checks that segment segs[i] continues the log where segs[i-1]

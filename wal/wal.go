@@ -401,6 +401,13 @@ func validRecordsAfter(buf []byte, off int64, last uint64) (first int64, n int, 
 // ending exactly at the sealed (or marked) end, is an error wrapping
 // ErrCorruption. Errors name the file and offset.
 func ScanSegment(seg *arena.Segment, fn func(Record) error) (end int64, lastLSN uint64, err error) {
+	return ScanSegmentFrom(seg, arena.HeaderSize, seg.BaseLSN(), fn)
+}
+
+// ScanSegmentFrom is ScanSegment starting at offset off, where the record
+// of LSN after+1 (or the end of the records) must begin: the key index's
+// checkpoint names where the log after it starts (package keyindex).
+func ScanSegmentFrom(seg *arena.Segment, off int64, after uint64, fn func(Record) error) (end int64, lastLSN uint64, err error) {
 	buf := seg.Bytes()
 	sealedEnd, sealed := seg.Sealed()
 	bound := "sealed end"
@@ -411,8 +418,7 @@ func ScanSegment(seg *arena.Segment, fn func(Record) error) (end int64, lastLSN 
 			sealedEnd, sealed, shutdown, bound = end, true, true, "end recorded at the last clean shutdown"
 		}
 	}
-	off := int64(arena.HeaderSize)
-	lastLSN = seg.BaseLSN()
+	lastLSN = after
 	for {
 		if sealed && off == sealedEnd {
 			if !shutdown || off+HeaderSize > int64(len(buf)) || isZero(buf[off:off+HeaderSize]) {

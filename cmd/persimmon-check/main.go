@@ -1,7 +1,9 @@
 // Command persimmon-check inspects and repairs a Persimmon data directory
 // offline (the server must not be running on it).
 //
-//	persimmon-check verify DIR   check every segment header and record; exit 1 on corruption
+//	persimmon-check verify DIR   check every segment header and record, and the key index
+//	                             (DIR/keyindex, --key-index yes) against the log; exit 1 on
+//	                             corruption or disagreement
 //	persimmon-check dump DIR     print every record and its operations
 //	persimmon-check repair DIR   keep the longest valid prefix of the log: the segment
 //	                             holding the first bad record is cut there and becomes the
@@ -16,6 +18,7 @@ import (
 	"path/filepath"
 
 	"github.com/persimmon-db/persimmon/arena"
+	"github.com/persimmon-db/persimmon/keyindex"
 	"github.com/persimmon-db/persimmon/keyspace"
 	"github.com/persimmon-db/persimmon/pmem"
 	"github.com/persimmon-db/persimmon/recovery"
@@ -126,8 +129,94 @@ func verify(dir string, dump bool) error {
 	if firstErr != nil {
 		return fmt.Errorf("corruption found (run repair to keep the valid prefix): %w", firstErr)
 	}
+	if _, err := os.Stat(filepath.Join(dir, recovery.IndexFile)); err == nil && !dump {
+		return verifyIndex(a, dir)
+	}
 	return nil
 }
+
+// verifyIndex checks the key index against the log: the records up to its
+// checkpoint, replayed into a keyspace without the index, must give
+// exactly the plain string keys the table holds, at the same locations,
+// and the checkpoint's per-database counts.
+func verifyIndex(a *arena.Arena, dir string) error {
+	path := filepath.Join(dir, recovery.IndexFile)
+	model := keyspace.NewRecovering(a)
+	segs := a.Segments()
+	newest := uint64(1)
+	if len(segs) > 0 {
+		newest = segs[len(segs)-1].ID()
+	}
+	ix, cp, ok, err := keyindex.Open(path, keyindex.Options{Mode: pmem.ModeMsync, Newest: newest, KeyAt: model.IndexKeyAt})
+	if err != nil {
+		return fmt.Errorf("key index %s: %w (remove it: the server rebuilds it from the log)", path, err)
+	}
+	defer ix.Close()
+	dram, counts, ours := keyspace.IndexCheckpointUser(cp)
+	switch {
+	case !ok:
+		fmt.Printf("key index %s: no valid checkpoint (the server rebuilds it from the log at start)\n", path)
+		return nil
+	case !ours:
+		return fmt.Errorf("key index %s: checkpoint at LSN %d was not written by this keyspace", path, cp.LSN)
+	case cp.Applying:
+		fmt.Printf("key index %s: a checkpoint to LSN %d was being applied over the one at LSN %d (the server repairs it from there at start); not compared\n", path, cp.LSN, cp.BaseLSN)
+		return nil
+	case dram != 0:
+		fmt.Printf("key index %s: checkpoint at LSN %d with %d keys in DRAM entries (the server rebuilds it from the log at start); not compared\n", path, cp.LSN, dram)
+		return nil
+	}
+	var replayed int64
+	for _, seg := range segs {
+		if seg.BaseLSN() >= cp.LSN {
+			break
+		}
+		_, _, err := wal.ScanSegment(seg, func(r wal.Record) error {
+			if r.LSN > cp.LSN {
+				return errStop
+			}
+			replayed++
+			return model.ReplayRecord(seg, r)
+		})
+		if err != nil && !errors.Is(err, errStop) && !wal.IsTornTail(err) {
+			return err
+		}
+	}
+	var bad int
+	var want [keyspace.NumDBs]uint64
+	report := func(format string, args ...any) {
+		if bad++; bad <= 10 {
+			fmt.Printf("  INDEX: "+format+"\n", args...)
+		}
+	}
+	model.PlainStrings(func(db int, key string, loc uint64) {
+		want[db]++
+		got, found := ix.Get(append([]byte{byte(db)}, key...))
+		if !found || got != loc {
+			report("db %d key %q: the log says location %#x, the index %#x (found %v)", db, key, loc, got, found)
+		}
+	})
+	var total uint64
+	for db := range want {
+		total += want[db]
+		if want[db] != counts[db] {
+			report("db %d: %d plain string keys in the log, the checkpoint counts %d", db, want[db], counts[db])
+		}
+	}
+	if live := uint64(ix.Stats().Live); live != total {
+		report("%d live slots, %d plain string keys in the log", live, total)
+	}
+	if n := model.DRAMKeys() - int(total); n != 0 {
+		report("%d keys the log holds in DRAM entries at LSN %d, the checkpoint says none", n, cp.LSN)
+	}
+	fmt.Printf("key index %s: checkpoint at LSN %d, %d records replayed, %d keys compared, %d disagreements\n", path, cp.LSN, replayed, total, bad)
+	if bad > 0 {
+		return fmt.Errorf("the key index disagrees with the log in %d places (remove %s: the server rebuilds it)", bad, path)
+	}
+	return nil
+}
+
+var errStop = errors.New("stop")
 
 func typeName(t uint8) string {
 	switch t {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -100,5 +101,51 @@ func TestVerifyDumpRepair(t *testing.T) {
 	defer ks.Close()
 	if rep.Keys == 0 || rep.Keys >= 400 {
 		t.Fatalf("after repair %d keys, want the valid prefix (0 < n < 400)", rep.Keys)
+	}
+}
+
+// TestVerifyKeyIndex: verify compares the key index with the log and
+// fails when a slot no longer names its key's operation.
+func TestVerifyKeyIndex(t *testing.T) {
+	dir := t.TempDir()
+	ks, _, err := recovery.Open(recovery.Options{Dir: dir, Mode: pmem.ModeNone, SegmentSize: arena.MinSegmentSize, KeyIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 600; i++ {
+		ks.Lock()
+		b := ks.NewBatch()
+		b.Set(i%3, []byte(fmt.Sprintf("k%d", i%400)), bytes.Repeat([]byte("x"), 200), 0)
+		if i%7 == 0 {
+			b.Del(0, []byte(fmt.Sprintf("k%d", i/2)))
+		}
+		if err := ks.Commit(b); err != nil {
+			t.Fatal(err)
+		}
+		ks.Unlock()
+	}
+	ks.Close() // checkpoints the index
+	out, code := run(t, "verify", dir)
+	if code != 0 || !strings.Contains(out, " 0 disagreements") {
+		t.Fatalf("verify of a good directory with a key index: exit %d\n%s", code, out)
+	}
+	// Point one live slot at another offset.
+	p := filepath.Join(dir, recovery.IndexFile)
+	img, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for off := 4096; off < len(img); off += 8 {
+		if w := binary.LittleEndian.Uint64(img[off:]); w != 0 && w&(1<<32-1) != 0 {
+			binary.LittleEndian.PutUint64(img[off:], w+1)
+			break
+		}
+	}
+	if err := os.WriteFile(p, img, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code = run(t, "verify", dir)
+	if code != 1 || !strings.Contains(out, "disagrees with the log") {
+		t.Fatalf("verify of a damaged key index: exit %d\n%s", code, out)
 	}
 }

@@ -1,0 +1,71 @@
+// Package keyindex is the persistent key index: a pointer-free hash table
+// of 64-bit slots in a memory-mapped file beside the arena's segments,
+// mapping a key to the location of the operation that holds its value.
+// The keys themselves are not stored: a slot names a location, and the
+// caller's KeyAt reads the key back from the record there. The Go
+// collector never scans the table, and the table's pages are file-backed
+// (the page cache, or persistent memory on DAX), not anonymous memory.
+//
+// # Slots
+//
+// A slot is one aligned 8-byte word, the table's only commit point:
+//
+//	bits 63..48  tag: the high 16 bits of the key's xxhash
+//	bits 47..32  the low 16 bits of the segment id
+//	bits 31..0   the byte offset of the operation in its segment
+//
+// 0 is an empty slot and a word with offset 0 (no operation starts inside
+// a segment header) is a tombstone. The arena's live segments are always a
+// run of consecutive ids, so the low 16 bits name one of them as long as
+// fewer than 65,536 segments are live (Options.Newest resolves them);
+// segments must be at most 4 GiB. Probing is linear from the home slot
+// (the hash's low bits); a deletion leaves a tombstone, never moves an
+// entry, so every change to the table is one 8-byte store, and a store
+// never turns a slot back to empty. The table grows (or is rebuilt at the
+// same size to drop tombstones) when live slots and tombstones reach 3/4
+// of it.
+//
+// # Invariants
+//
+//   - A slot is never stored before the record it points to is durable.
+//     Writes are staged (Stage) in a heap overlay that lookups consult
+//     first; only Checkpoint stores them into the table, and its caller
+//     names an LSN C that is durable and covers them all. Between
+//     checkpoints the file is exactly the last checkpoint's state.
+//   - A checkpoint takes three steps, each persisted before the next: an
+//     "applying" block (C, and its base B: the previous checkpoint), the
+//     staged writes stored into the table (one 8-byte store a slot; the
+//     dirty pages persisted), the block of C. The blocks live in two
+//     512-byte sectors of the header, written alternately with a
+//     generation number and a CRC-32C: a torn block fails its CRC and the
+//     other one stands.
+//   - A crash during a checkpoint leaves the applying block: the table is
+//     B's state plus any subset of the writes up to C (a kill -9 keeps the
+//     stores made, a power cut any subset of pages, sectors or words), no
+//     store ever empties a slot, so a key not written since B keeps its
+//     slot and its probe run. Recovery trusts B's state and replays the
+//     log after B with Apply in repair mode, which scans a key's whole
+//     probe run and removes any duplicate a partial subset left, then
+//     Sweep: a slot stored after B (its location is past B's) that is not
+//     the first slot of its key's probe run is a leftover (a duplicate, or
+//     cut off from its run by a slot empty at B and filled only in
+//     memory) and is tombstoned. Sweep reads every slot word (8 bytes a
+//     slot, sequentially) and decodes only the keys of slots stored after
+//     B. The caller's counters are those of C (User): exact.
+//   - After a crash between checkpoints the table is exactly C's state:
+//     recovery replays the log after C through Stage, with exact
+//     accounting, and checkpoints before serving.
+//   - Growth (inside a checkpoint's second step, or a repair replay)
+//     builds the new table in a side file, persists all of it with the
+//     current block, renames it over the table and syncs the directory:
+//     a crash before the rename leaves the old file (the side file is
+//     removed at Open), one after it the new, each a valid state as of
+//     the same block.
+//   - Invalidate voids both blocks durably before a bulk change (Clear,
+//     RemoveIf: FLUSHALL, FLUSHDB, SWAPDB), which stores without waiting
+//     for a checkpoint: until the next one, Open finds no checkpoint and
+//     the caller rebuilds from the log.
+//
+// What it may not touch: the segments (it reads keys only through KeyAt)
+// and any other file of the data directory than its own.
+package keyindex

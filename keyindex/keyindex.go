@@ -1,0 +1,800 @@
+package keyindex
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/persimmon-db/persimmon/pmem"
+)
+
+// File layout.
+const (
+	headerSize  = 4096 // bytes before the first slot
+	magic       = "PSMNIDX1"
+	version     = 1
+	blockA      = 512 // offsets of the two checkpoint blocks (one sector each)
+	blockB      = 1024
+	blockWords  = 64 // 8-byte words in a checkpoint block (one sector), the CRC last
+	minCapacity = 1 << 10
+	pageSize    = 4096
+
+	tombstone = uint64(1) << 63 // offset 0: never a location
+	offMask   = uint64(1)<<32 - 1
+)
+
+// UserWords is the number of caller counters a checkpoint carries.
+const UserWords = 32
+
+// Errors.
+var (
+	// ErrFormat: the file is not a key index of this version, or its size
+	// does not match its header. The caller rebuilds (Reset).
+	ErrFormat = errors.New("keyindex: not a key index file of this version")
+	// ErrLocation: a location the slot format cannot hold (an offset of 4
+	// GiB or more, or offset 0).
+	ErrLocation = errors.New("keyindex: location does not fit a slot")
+)
+
+// Checkpoint is a consistent point of the index: every operation of the
+// records up to LSN is in the table.
+type Checkpoint struct {
+	LSN uint64
+	// Seg and Off locate where replay starts: the first record after LSN
+	// (the caller's convention; stored as given).
+	Seg, Off uint64
+	// User holds the caller's counters as of LSN (e.g. live bytes).
+	User [UserWords]uint64
+	// Applying: the checkpoint was being applied when the process
+	// stopped: the table holds the state of the checkpoint before it
+	// (BaseLSN, replay from BaseSeg/BaseOff) plus any part of the writes
+	// up to LSN. Replay from the base in repair mode, then Sweep from
+	// the base's location; User is as of LSN.
+	Applying                  bool
+	BaseLSN, BaseSeg, BaseOff uint64
+	gen                       uint64
+	live, tombs               int // the table's slot counts (a block that is not applying)
+}
+
+// Options configure Open.
+type Options struct {
+	Mode pmem.Mode // how Checkpoint persists (as the arena's mode)
+	// KeyAt returns the key of the operation at loc (seg<<40 | offset);
+	// ok is false if loc names no operation (the slot is then skipped as
+	// a mismatch).
+	KeyAt func(loc uint64) (key []byte, ok bool)
+	// Newest is the id of the newest segment at Open (SetNewest moves it):
+	// a slot's 16 segment bits name the newest live id with those low bits.
+	Newest uint64
+	// Capacity is the initial slot count of a new table (rounded up to a
+	// power of two, at least 1024).
+	Capacity int
+	// testHook, when set, is called at the stages of growth and
+	// checkpoint ("grow:built", "grow:renamed", "ckpt:applying",
+	// "ckpt:pages", "ckpt:block").
+	testHook func(stage string)
+}
+
+// Index is one table (one database's keys). It is not safe for concurrent
+// use: the caller serialises every call (the keyspace lock).
+type Index struct {
+	path   string
+	opts   Options
+	region *pmem.Region
+	slots  []uint64 // the mapping after the header, as words
+	mask   uint64
+	live   int // published live slots
+	tombs  int
+	dirty  []uint64 // one bit per page of the file written since the last checkpoint
+	cp     Checkpoint
+	hasCP  bool // cp is set (the generation goes on from it)
+	valid  bool // the file's checkpoint block is cp (not invalidated)
+	repair bool
+
+	overlay map[string]uint64 // writes since the last checkpoint: key -> location (0: deleted)
+	newest  uint64
+
+	Grows int // growths and rebuilds since Open
+}
+
+// Open maps the index file at path, creating an empty table if it is
+// missing. ok reports whether a valid checkpoint was found: if not (a new
+// file, or every checkpoint block damaged) the table is empty and the
+// caller must rebuild it from the whole log. A file that is not a key
+// index is an error wrapping ErrFormat; Reset replaces it.
+func Open(path string, opts Options) (ix *Index, cp Checkpoint, ok bool, err error) {
+	_ = os.Remove(path + ".grow") // a growth cut short: the old table stands
+	capacity := max(minCapacity, 1<<bits.Len(uint(max(opts.Capacity, 1)-1)))
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if ix, err = create(path, opts, uint64(capacity), Checkpoint{}, false); err != nil {
+			return nil, Checkpoint{}, false, err
+		}
+		ix.opts.testHook = nil // the stages are a growth's
+		err := ix.finishFile()
+		ix.opts.testHook = opts.testHook
+		if err != nil {
+			ix.region.Close()
+			return nil, Checkpoint{}, false, err
+		}
+		return ix, Checkpoint{}, false, nil
+	case err != nil:
+		return nil, Checkpoint{}, false, err
+	}
+	if fi.Size() < headerSize+minCapacity*8 {
+		return nil, Checkpoint{}, false, fmt.Errorf("%w: %s is %d bytes", ErrFormat, path, fi.Size())
+	}
+	r, err := pmem.Map(path, fi.Size(), opts.Mode)
+	if err != nil {
+		return nil, Checkpoint{}, false, err
+	}
+	b := r.Bytes()
+	n := binary.LittleEndian.Uint64(b[16:])
+	if string(b[:8]) != magic || binary.LittleEndian.Uint64(b[8:]) != version || n == 0 || n&(n-1) != 0 || int64(headerSize+8*n) != fi.Size() {
+		r.Close()
+		return nil, Checkpoint{}, false, fmt.Errorf("%w: %s: bad header", ErrFormat, path)
+	}
+	ix = attach(path, opts, r)
+	ix.cp, ix.hasCP = ix.readCheckpoint()
+	ix.valid = ix.hasCP
+	if !ix.hasCP {
+		ix.clearSlots()
+		return ix, Checkpoint{}, false, nil
+	}
+	if !ix.cp.Applying {
+		// Between checkpoints the table is exactly the block's: its
+		// counts are the block's (no pass over the slots).
+		ix.live, ix.tombs = ix.cp.live, ix.cp.tombs
+		return ix, ix.cp, true, nil
+	}
+	for _, w := range ix.slots {
+		switch {
+		case w == 0:
+		case w&offMask == 0:
+			ix.tombs++
+		default:
+			ix.live++
+		}
+	}
+	return ix, ix.cp, true, nil
+}
+
+func attach(path string, opts Options, r *pmem.Region) *Index {
+	b := r.Bytes()
+	words := unsafeWords(b[headerSize:])
+	return &Index{
+		path: path, opts: opts, region: r, slots: words, mask: uint64(len(words) - 1),
+		dirty:   make([]uint64, (len(b)/pageSize+63)/64),
+		overlay: map[string]uint64{}, newest: opts.Newest,
+	}
+}
+
+// create maps a new table file of capacity slots, carrying cp (if hasCP),
+// at the side file path+".grow"; finishFile persists it and renames it
+// over path.
+func create(path string, opts Options, capacity uint64, cp Checkpoint, hasCP bool) (*Index, error) {
+	tmp := path + ".grow"
+	_ = os.Remove(tmp)
+	r, err := pmem.Map(tmp, int64(headerSize+8*capacity), opts.Mode)
+	if err != nil {
+		return nil, err
+	}
+	b := r.Bytes()
+	copy(b, magic)
+	binary.LittleEndian.PutUint64(b[8:], version)
+	binary.LittleEndian.PutUint64(b[16:], capacity)
+	ix := attach(path, opts, r)
+	if hasCP {
+		ix.cp, ix.hasCP, ix.valid = cp, true, true
+		ix.writeBlock(blockOff(cp.gen), cp)
+	}
+	return ix, nil
+}
+
+// blockOff is the header offset of the checkpoint block of generation gen.
+func blockOff(gen uint64) int {
+	if gen%2 == 0 {
+		return blockB
+	}
+	return blockA
+}
+
+// finishFile persists the whole side file and renames it over ix.path.
+func (ix *Index) finishFile() error {
+	tmp := ix.path + ".grow"
+	if err := ix.region.Persist(0, ix.region.Size()); err != nil {
+		return err
+	}
+	if ix.opts.Mode == pmem.ModePmem && !ix.region.DAX() {
+		// Flushes reach only the page cache off DAX; the rename must not
+		// reach the disk before the file's contents (a power cut would
+		// leave a table of zeros with no checkpoint: a rebuild, but say so).
+		if err := ix.region.Msync(0, ix.region.Size()); err != nil {
+			return err
+		}
+	}
+	ix.hook("grow:built")
+	if err := os.Rename(tmp, ix.path); err != nil {
+		return err
+	}
+	if err := pmem.SyncDir(filepath.Dir(ix.path)); err != nil {
+		return err
+	}
+	ix.hook("grow:renamed")
+	return nil
+}
+
+func (ix *Index) hook(stage string) {
+	if ix.opts.testHook != nil {
+		ix.opts.testHook(stage)
+	}
+	if pauseStage != "" && stage == pauseStage {
+		if pauseSeen++; pauseSeen == pauseAt {
+			fmt.Fprintf(os.Stderr, "keyindex: paused at %s (%s)\n", stage, pauseEnv)
+			time.Sleep(time.Hour)
+		}
+	}
+}
+
+// PERSIMMON_KEYINDEX_PAUSE=stage:n stops the process (for an hour) the
+// n-th time it reaches a stage of growth or checkpoint (testHook's names),
+// after printing a line saying so, so that a crash test can kill -9 a real
+// server there. Unset in production.
+const pauseEnv = "PERSIMMON_KEYINDEX_PAUSE"
+
+var pauseStage, pauseAt, pauseSeen = parsePause(os.Getenv(pauseEnv))
+
+func parsePause(v string) (string, int, int) {
+	i := strings.LastIndexByte(v, ':')
+	if i < 0 {
+		return "", 0, 0
+	}
+	n, err := strconv.Atoi(v[i+1:])
+	if err != nil || n < 1 {
+		return "", 0, 0
+	}
+	return v[:i], n, 0
+}
+
+// Reset replaces the file at path (damaged or of another format) with an
+// empty table; the caller then rebuilds it from the whole log.
+func Reset(path string, opts Options) (*Index, error) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	ix, _, _, err := Open(path, opts)
+	return ix, err
+}
+
+func (ix *Index) clearSlots() {
+	clear(ix.slots)
+	ix.live, ix.tombs = 0, 0
+	for i := range ix.dirty {
+		ix.dirty[i] = ^uint64(0)
+	}
+}
+
+// Close unmaps the table. It persists nothing: call Checkpoint first.
+func (ix *Index) Close() error {
+	if ix.region == nil {
+		return nil
+	}
+	err := ix.region.Close()
+	ix.region, ix.slots = nil, nil
+	return err
+}
+
+// hashKey returns the key's tag (16 bits) and home slot.
+func (ix *Index) hashKey(key []byte) (tag uint64, home uint64) {
+	h := xxhash.Sum64(key)
+	return h >> 48, h & ix.mask
+}
+
+// pack makes a slot word of a tag and a location.
+func pack(tag, loc uint64) (uint64, error) {
+	off := loc & (1<<40 - 1)
+	if off == 0 || off > offMask {
+		return 0, fmt.Errorf("%w: %#x", ErrLocation, loc)
+	}
+	return tag<<48 | (loc>>40&0xffff)<<32 | off, nil
+}
+
+// unpack returns the location a slot word names.
+func (ix *Index) unpack(w uint64) uint64 {
+	newest := ix.newest
+	low := w >> 32 & 0xffff
+	seg := newest - (newest-low)&0xffff
+	return seg<<40 | w&offMask
+}
+
+// SetNewest tells the index the id of the newest segment (it must only
+// grow; every location staged or applied must be in a segment at most 65,535
+// ids older).
+func (ix *Index) SetNewest(id uint64) { ix.newest = max(ix.newest, id) }
+
+// CheckLocation reports whether loc fits a slot (ErrLocation if not).
+func CheckLocation(loc uint64) error {
+	_, err := pack(0, loc)
+	return err
+}
+
+// Get returns the location of key's live operation: staged first, then
+// the table.
+func (ix *Index) Get(key []byte) (loc uint64, ok bool) {
+	if loc, found := ix.overlay[string(key)]; found {
+		return loc, loc != 0
+	}
+	if _, loc, found := ix.find(key); found {
+		return loc, true
+	}
+	return 0, false
+}
+
+// find returns the first slot holding key.
+func (ix *Index) find(key []byte) (slot int, loc uint64, ok bool) {
+	tag, i := ix.hashKey(key)
+	for n := 0; n <= int(ix.mask); n++ {
+		w := ix.slots[i]
+		if w == 0 {
+			return -1, 0, false
+		}
+		if w&offMask != 0 && w>>48 == tag {
+			l := ix.unpack(w)
+			if k, ok := ix.opts.KeyAt(l); ok && string(k) == string(key) {
+				return int(i), l, true
+			}
+		}
+		i = (i + 1) & ix.mask
+	}
+	return -1, 0, false
+}
+
+// Stage records a write: key's value is now at loc (loc 0: key deleted).
+// Lookups see it at once; the table gets it at the next Checkpoint, whose
+// LSN covers the write's record (so no slot is stored before its record
+// is durable).
+func (ix *Index) Stage(key []byte, loc uint64) error {
+	if loc != 0 {
+		if err := CheckLocation(loc); err != nil {
+			return err
+		}
+	}
+	ix.overlay[string(key)] = loc
+	return nil
+}
+
+// Staged is the number of keys written since the last checkpoint.
+func (ix *Index) Staged() int { return len(ix.overlay) }
+
+// SetRepair turns repair mode on or off: Apply then scans a key's whole
+// probe run and tombstones every duplicate of it (recovery's replay of
+// the log after the checkpoint; see the package doc).
+func (ix *Index) SetRepair(on bool) { ix.repair = on }
+
+// Repairing reports whether repair mode is on.
+func (ix *Index) Repairing() bool { return ix.repair }
+
+// Sweep is recovery's last step after replaying the log from the
+// checkpoint in repair mode: every live slot naming a location at or
+// after from (the checkpoint's replay start, so a slot stored after the
+// checkpoint) must be the first slot of its key's probe run, or it is a
+// leftover of a partial image (a duplicate, or cut off from its run by a
+// slot that was empty at the checkpoint and filled only in memory) and is
+// tombstoned. It reads every slot word and the keys of the slots after
+// from; it returns the number of slots removed.
+func (ix *Index) Sweep(from uint64) (removed int, err error) {
+	for i, w := range ix.slots {
+		if w == 0 || w&offMask == 0 {
+			continue
+		}
+		loc := ix.unpack(w)
+		if loc < from {
+			continue
+		}
+		k, ok := ix.opts.KeyAt(loc)
+		if ok {
+			k = append([]byte(nil), k...) // KeyAt's bytes may not outlive the next call
+			if slot, _, found := ix.find(k); found && slot == i {
+				continue
+			}
+		}
+		ix.store(i, tombstone)
+		ix.live--
+		ix.tombs++
+		removed++
+	}
+	return removed, nil
+}
+
+// Apply stores key's durable state into the table at once: its value is
+// at loc, or it is deleted (loc 0). Only for records already durable
+// (recovery's replay in repair mode, Checkpoint).
+func (ix *Index) Apply(key []byte, loc uint64) error {
+	var w uint64
+	tag, home := ix.hashKey(key)
+	if loc != 0 {
+		var err error
+		if w, err = pack(tag, loc); err != nil {
+			return err
+		}
+	}
+	free := -1 // first tombstone seen
+	done := false
+	i := home
+	for n := 0; n <= int(ix.mask); n++ {
+		cur := ix.slots[i]
+		if cur == 0 {
+			break
+		}
+		switch {
+		case cur&offMask == 0:
+			if free < 0 && !done {
+				free = int(i)
+			}
+		case cur>>48 == tag:
+			if k, ok := ix.opts.KeyAt(ix.unpack(cur)); ok && string(k) == string(key) {
+				if done || loc == 0 {
+					ix.store(int(i), tombstone)
+					ix.live--
+					ix.tombs++
+				} else {
+					ix.store(int(i), w)
+				}
+				done = true
+				if !ix.repair {
+					return nil
+				}
+			}
+		}
+		i = (i + 1) & ix.mask
+	}
+	if done || loc == 0 {
+		return nil
+	}
+	if free >= 0 {
+		ix.store(free, w)
+		ix.tombs--
+		ix.live++
+		return nil
+	}
+	if (ix.live+ix.tombs+1)*4 > len(ix.slots)*3 {
+		if err := ix.grow(); err != nil {
+			return err
+		}
+		return ix.Apply(key, loc)
+	}
+	j := home
+	for ix.slots[j] != 0 {
+		j = (j + 1) & ix.mask
+	}
+	ix.store(int(j), w)
+	ix.live++
+	return nil
+}
+
+func (ix *Index) store(slot int, w uint64) {
+	ix.slots[slot] = w
+	p := (headerSize + slot*8) / pageSize
+	ix.dirty[p/64] |= 1 << (p % 64)
+}
+
+// grow rebuilds the table into a side file (twice the slots if at least
+// half are live, else the same number: tombstones dropped) and renames it
+// over the table (see the package doc).
+func (ix *Index) grow() error {
+	capacity := uint64(len(ix.slots))
+	if ix.live*2 >= len(ix.slots) {
+		capacity *= 2
+	}
+	nx, err := create(ix.path, ix.opts, capacity, ix.cp, ix.valid)
+	if err != nil {
+		return err
+	}
+	for _, w := range ix.slots {
+		if w == 0 || w&offMask == 0 {
+			continue
+		}
+		j := (xxhashHome(ix, w, nx.mask))
+		for nx.slots[j] != 0 {
+			j = (j + 1) & nx.mask
+		}
+		nx.slots[j] = w
+		nx.live++
+	}
+	if nx.hasCP {
+		nx.tombs = 0
+		nx.writeBlock(blockOff(nx.cp.gen), nx.cp) // with the new table's counts
+	}
+	if err := nx.finishFile(); err != nil {
+		nx.region.Close()
+		os.Remove(ix.path + ".grow")
+		return err
+	}
+	ix.region.Close()
+	nx.opts, nx.overlay, nx.repair, nx.Grows, nx.newest = ix.opts, ix.overlay, ix.repair, ix.Grows+1, ix.newest
+	nx.cp, nx.hasCP = ix.cp, ix.hasCP
+	*ix = *nx
+	return nil
+}
+
+// xxhashHome recomputes the home slot of a slot word under mask (the key
+// is read back from its record: a slot keeps only 16 bits of hash).
+func xxhashHome(ix *Index, w, mask uint64) uint64 {
+	k, ok := ix.opts.KeyAt(ix.unpack(w))
+	if !ok {
+		return 0
+	}
+	return xxhash.Sum64(k) & mask
+}
+
+// Checkpoint makes cp the index's consistent point: every write staged
+// is in a record up to cp.LSN, which is durable. In three steps, each
+// persisted before the next: a block saying the checkpoint is being
+// applied (its base: the previous checkpoint), the staged writes stored
+// into the table (its dirty pages persisted), the block of cp. A crash
+// in between leaves the applying block (see Checkpoint.Applying).
+func (ix *Index) Checkpoint(cp Checkpoint) error {
+	cp.Applying, cp.BaseLSN, cp.BaseSeg, cp.BaseOff = false, 0, 0, 0
+	if len(ix.overlay) > 0 {
+		ap := cp
+		ap.Applying = true
+		if ix.valid {
+			ap.BaseLSN, ap.BaseSeg, ap.BaseOff = ix.cp.LSN, ix.cp.Seg, ix.cp.Off
+			if ix.cp.Applying {
+				ap.BaseLSN, ap.BaseSeg, ap.BaseOff = ix.cp.BaseLSN, ix.cp.BaseSeg, ix.cp.BaseOff
+			}
+		} // else: no base (a table being rebuilt): Open's caller sees Applying with base 0 and replays everything
+		if err := ix.putBlock(ap); err != nil {
+			return err
+		}
+		ix.hook("ckpt:applying")
+		for k, loc := range ix.overlay {
+			if err := ix.Apply([]byte(k), loc); err != nil {
+				return err
+			}
+		}
+		ix.overlay = map[string]uint64{} // a cleared map keeps its buckets: let a big one go
+	}
+	if err := ix.persistDirty(); err != nil {
+		return err
+	}
+	ix.hook("ckpt:pages")
+	if err := ix.putBlock(cp); err != nil {
+		return err
+	}
+	ix.hook("ckpt:block")
+	return nil
+}
+
+// putBlock writes cp as the next generation's block and persists it.
+func (ix *Index) putBlock(cp Checkpoint) error {
+	cp.gen = ix.cp.gen + 1
+	off := blockOff(cp.gen)
+	ix.writeBlock(off, cp)
+	if err := ix.region.Persist(int64(off), blockWords*8); err != nil {
+		return err
+	}
+	ix.cp, ix.hasCP, ix.valid = cp, true, true
+	return nil
+}
+
+// persistDirty persists the pages written since the last call.
+func (ix *Index) persistDirty() error {
+	for i, word := range ix.dirty {
+		for word != 0 {
+			b := bits.TrailingZeros64(word)
+			start := i*64 + b
+			end := start + 1
+			for end < (i+1)*64 && word&(1<<(end-i*64)) != 0 {
+				end++
+			}
+			word &^= (1<<(end-i*64) - 1) &^ (1<<b - 1)
+			if err := ix.region.Persist(int64(start*pageSize), int64((end-start)*pageSize)); err != nil {
+				return err
+			}
+		}
+		ix.dirty[i] = 0
+	}
+	return nil
+}
+
+func (ix *Index) writeBlock(off int, cp Checkpoint) {
+	b := ix.region.Bytes()[off : off+blockWords*8]
+	applying := uint64(0)
+	if cp.Applying {
+		applying = 1
+	}
+	w := []uint64{cp.LSN, cp.Seg, cp.Off, cp.gen, applying, cp.BaseLSN, cp.BaseSeg, cp.BaseOff}
+	w = append(w, cp.User[:]...)
+	w = append(w, uint64(ix.live), uint64(ix.tombs)) // the table's counts as of this block (a done one)
+	for i, v := range w {
+		binary.LittleEndian.PutUint64(b[8*i:], v)
+	}
+	sum := crc32.Checksum(b[:(blockWords-1)*8], crcTable)
+	binary.LittleEndian.PutUint64(b[(blockWords-1)*8:], uint64(sum)|1<<32)
+}
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// readCheckpoint returns the valid checkpoint block of the highest
+// generation.
+func (ix *Index) readCheckpoint() (Checkpoint, bool) {
+	var best Checkpoint
+	found := false
+	for _, off := range []int{blockA, blockB} {
+		b := ix.region.Bytes()[off : off+blockWords*8]
+		sum := binary.LittleEndian.Uint64(b[(blockWords-1)*8:])
+		if sum != uint64(crc32.Checksum(b[:(blockWords-1)*8], crcTable))|1<<32 {
+			continue
+		}
+		var cp Checkpoint
+		cp.LSN = binary.LittleEndian.Uint64(b)
+		cp.Seg = binary.LittleEndian.Uint64(b[8:])
+		cp.Off = binary.LittleEndian.Uint64(b[16:])
+		cp.gen = binary.LittleEndian.Uint64(b[24:])
+		cp.Applying = binary.LittleEndian.Uint64(b[32:]) == 1
+		cp.BaseLSN = binary.LittleEndian.Uint64(b[40:])
+		cp.BaseSeg = binary.LittleEndian.Uint64(b[48:])
+		cp.BaseOff = binary.LittleEndian.Uint64(b[56:])
+		for i := range cp.User {
+			cp.User[i] = binary.LittleEndian.Uint64(b[64+8*i:])
+		}
+		cp.live = int(binary.LittleEndian.Uint64(b[64+8*UserWords:]))
+		cp.tombs = int(binary.LittleEndian.Uint64(b[72+8*UserWords:]))
+		if !found || cp.gen > best.gen {
+			best, found = cp, true
+		}
+	}
+	return best, found
+}
+
+// Len is the number of live keys, the staged writes included (it looks
+// each staged key up in the table).
+func (ix *Index) Len() int {
+	n := ix.live
+	for k, loc := range ix.overlay {
+		_, _, inTable := ix.find([]byte(k))
+		switch {
+		case loc != 0 && !inTable:
+			n++
+		case loc == 0 && inTable:
+			n--
+		}
+	}
+	return n
+}
+
+// Stats describe the table.
+type Stats struct {
+	Slots      int   // capacity
+	Live       int   // published live slots
+	Tombstones int   // deleted slots not yet reclaimed by a rebuild
+	Staged     int   // keys written since the last checkpoint (in the heap overlay)
+	FileBytes  int64 // size of the mapped file
+}
+
+// Stats returns the table's counters.
+func (ix *Index) Stats() Stats {
+	return Stats{Slots: len(ix.slots), Live: ix.live, Tombstones: ix.tombs, Staged: len(ix.overlay), FileBytes: ix.region.Size()}
+}
+
+// Range calls fn with the location of every published live slot, in slot
+// order, until fn returns false.
+func (ix *Index) Range(fn func(loc uint64) bool) {
+	for _, w := range ix.slots {
+		if w != 0 && w&offMask != 0 && !fn(ix.unpack(w)) {
+			return
+		}
+	}
+}
+
+// Clear empties the table (FLUSHALL): staged writes are dropped too. Only
+// once the record that clears is durable (see the package doc).
+func (ix *Index) Clear() {
+	clear(ix.overlay)
+	for i, w := range ix.slots {
+		if w != 0 {
+			ix.store(i, 0)
+		}
+	}
+	ix.live, ix.tombs = 0, 0
+}
+
+// Invalidate voids the checkpoint durably (both blocks) and stores every
+// staged write into the table at once: until the next Checkpoint the
+// table is not a consistent point and Open reports none (the caller
+// rebuilds from the log). For bulk changes (Clear, RemoveIf).
+func (ix *Index) Invalidate() error {
+	if ix.valid {
+		b := ix.region.Bytes()
+		clear(b[blockA : blockA+blockWords*8])
+		clear(b[blockB : blockB+blockWords*8])
+		if err := ix.region.Persist(blockA, blockB+blockWords*8-blockA); err != nil {
+			return err
+		}
+		ix.valid = false
+	}
+	for k, loc := range ix.overlay {
+		if err := ix.Apply([]byte(k), loc); err != nil {
+			return err
+		}
+	}
+	clear(ix.overlay)
+	return nil
+}
+
+// RemoveIf tombstones every published live slot whose location drop
+// accepts (after Invalidate: a bulk change).
+func (ix *Index) RemoveIf(drop func(loc uint64) bool) {
+	for i, w := range ix.slots {
+		if w != 0 && w&offMask != 0 && drop(ix.unpack(w)) {
+			ix.store(i, tombstone)
+			ix.live--
+			ix.tombs++
+		}
+	}
+}
+
+// Generation changes whenever slots move (a growth or rebuild): a cursor
+// over slot positions taken before is void.
+func (ix *Index) Generation() int { return ix.Grows }
+
+// ScanSlots calls fn with the location of the published live slots from
+// position pos on, until fn returns false or the table ends; it returns
+// the position after the last slot visited (Stats().Slots at the end).
+func (ix *Index) ScanSlots(pos int, fn func(loc uint64) bool) int {
+	for ; pos < len(ix.slots); pos++ {
+		if w := ix.slots[pos]; w != 0 && w&offMask != 0 && !fn(ix.unpack(w)) {
+			return pos + 1
+		}
+	}
+	return pos
+}
+
+// RandomLoc returns the location of the first published live slot at or
+// after position start (wrapping); ok is false if there is none.
+func (ix *Index) RandomLoc(start int) (loc uint64, ok bool) {
+	if ix.live == 0 {
+		return 0, false
+	}
+	n := len(ix.slots)
+	for i := 0; i < n; i++ {
+		if w := ix.slots[(start+i)&(n-1)]; w != 0 && w&offMask != 0 {
+			return ix.unpack(w), true
+		}
+	}
+	return 0, false
+}
+
+// RangeStaged calls fn for each staged key (its newest state: loc 0 is a
+// deletion) until fn returns false.
+func (ix *Index) RangeStaged(fn func(key string, loc uint64) bool) {
+	for k, loc := range ix.overlay {
+		if !fn(k, loc) {
+			return
+		}
+	}
+}
+
+// Valid reports whether the file's checkpoint block is the last checkpoint
+// (false after Invalidate, until the next Checkpoint).
+func (ix *Index) Valid() bool { return ix.valid }
+
+// Checkpointed returns the last checkpoint and whether there is one.
+func (ix *Index) Checkpointed() (Checkpoint, bool) { return ix.cp, ix.hasCP }
+
+// unsafeWords views b (8-byte aligned: a mapping past its page-aligned
+// header) as words.
+func unsafeWords(b []byte) []uint64 {
+	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
+}

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# The restart and memory-per-key benchmark (issue 11): loads N string keys
+# (16-byte names "k:%014d", 16-byte values "v:%014d", pipelined through
+# redis-cli --pipe) into each server, then reports side by side
+#
+#   - RSS, anonymous and file-backed RSS (/proc/PID/status RssAnon, RssFile),
+#     the Go heap (INFO memory go_heap_bytes; Persimmon only) and bytes of
+#     RSS and of anonymous RSS per key;
+#   - disk use of the data directory;
+#   - time from exec to the first reply that is not -LOADING (PING) and to
+#     every key served (DBSIZE = N and GET of the last key written returns
+#     its value), after kill -9 and after a clean SHUTDOWN.
+#
+# Servers: redis-server with RDB (SHUTDOWN SAVE, then start; its kill -9
+# row restarts from the RDB of a BGSAVE taken after the load), redis-server
+# with AOF everysec (kill -9, then start; the clean row is SHUTDOWN, which
+# fsyncs the AOF), Persimmon pmem (kill -9 / SHUTDOWN, then start), and
+# Persimmon pmem with the persistent key index (--key-index yes).
+#
+#   scripts/bench-restart.sh             # N=2000000
+#   N=10000000 scripts/bench-restart.sh
+#   SERVERS="rdb kix" N=10000000 scripts/bench-restart.sh   # some rows only
+#
+# A benchmark, not a test: timings are wall clock, polled every ~5 ms with
+# redis-cli, so they carry a few ms of polling error each.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+N=${N:-2000000}
+PORT=${PORT:-16397}
+BASE=$(mktemp -d "${TMPDIR:-/tmp}/persimmon-bench-restart.XXXXXX")
+[ -x bin/persimmon-server ] || go build -o bin/persimmon-server ./cmd/persimmon-server
+LASTKEY=$(printf 'k:%014d' $((N - 1)))
+LASTVAL=$(printf 'v:%014d' $((N - 1)))
+
+pid=
+cleanup() { [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$BASE"; }
+trap cleanup EXIT
+
+now() { date +%s.%N; }
+cli() { redis-cli -p "$PORT" "$@" 2>/dev/null; }
+
+# start KIND: starts the server on $BASE/KIND (kept between starts).
+start() {
+  local d="$BASE/$1"
+  mkdir -p "$d"
+  case $1 in
+    rdb) redis-server --port "$PORT" --dir "$d" --save '' --appendonly no --dbfilename dump.rdb >"$d.log" 2>&1 & ;;
+    aof) redis-server --port "$PORT" --dir "$d" --save '' --appendonly yes --appendfsync everysec \
+      --aof-use-rdb-preamble no >"$d.log" 2>&1 & ;;
+    pmem) bin/persimmon-server --port "$PORT" --dir "$d" --durability pmem >>"$d.log" 2>&1 & ;;
+    kix) bin/persimmon-server --port "$PORT" --dir "$d" --durability pmem --key-index yes >>"$d.log" 2>&1 & ;;
+  esac
+  pid=$!
+}
+
+# wait_first: seconds from $T0 to the first reply that is not an error.
+wait_first() {
+  local r
+  while :; do
+    r=$(cli ping || true)
+    [ "$r" = PONG ] && break
+    kill -0 "$pid" 2>/dev/null || { echo "server died" >&2; exit 1; }
+    sleep 0.005
+  done
+  awk -v a="$T0" -v b="$(now)" 'BEGIN{printf "%.3f", b-a}'
+}
+
+# wait_all: seconds from $T0 until DBSIZE is N and the last key reads back.
+wait_all() {
+  while :; do
+    if [ "$(cli dbsize || true)" = "$N" ] && [ "$(cli get "$LASTKEY" || true)" = "$LASTVAL" ]; then break; fi
+    kill -0 "$pid" 2>/dev/null || { echo "server died" >&2; exit 1; }
+    sleep 0.005
+  done
+  awk -v a="$T0" -v b="$(now)" 'BEGIN{printf "%.3f", b-a}'
+}
+
+load() {
+  awk -v n="$N" 'BEGIN{ for (i = 0; i < n; i++) { k = sprintf("k:%014d", i); v = sprintf("v:%014d", i);
+    printf "*3\r\n$3\r\nSET\r\n$16\r\n%s\r\n$16\r\n%s\r\n", k, v } }' | redis-cli -p "$PORT" --pipe >/dev/null
+}
+
+field() { awk -v f="$1" '$1 == f":" {print $2}' "/proc/$pid/status"; }
+info() { cli info memory | tr -d '\r' | awk -F: -v f="$1" '$1 == f {print $2}'; }
+
+declare -A row
+# measure KIND: load, report memory, restart after kill -9 and after SHUTDOWN.
+measure() {
+  local k=$1 rss anon file heap disk
+  rm -rf "${BASE:?}/$k" "$BASE/$k.log"
+  start "$k"; T0=$(now); wait_first >/dev/null
+  load
+  [ "$(cli dbsize)" = "$N" ] || { echo "$k: load gave $(cli dbsize) keys, want $N" >&2; exit 1; }
+  sleep 1 # let the server settle (AOF everysec, background work) before reading memory
+  rss=$(field VmRSS) anon=$(field RssAnon) file=$(field RssFile)
+  heap=$(info go_heap_bytes); heap=${heap:-n/a}
+  [ "$heap" = n/a ] || heap=$(awk -v h="$heap" 'BEGIN{printf "%.0f MB", h/1e6}')
+  if [ "$k" = rdb ]; then cli bgsave >/dev/null; while [ "$(cli info persistence | tr -d '\r' | awk -F: '$1=="rdb_bgsave_in_progress"{print $2}')" != 0 ]; do sleep 0.05; done; fi
+  disk=$(du -sk "$BASE/$k" | awk '{printf "%.0f", $1/1024}')
+  row[$k]="$(awk -v r="$rss" -v a="$anon" -v f="$file" -v n="$N" 'BEGIN{printf "%.0f MB | %.0f MB | %.0f MB | %.0f | %.0f", r/1024, a/1024, f/1024, r*1024/n, a*1024/n}') | $heap | ${disk} MB"
+  # kill -9, start: first reply, every key.
+  kill -9 "$pid"; wait "$pid" 2>/dev/null || true
+  start "$k"; T0=$(now)
+  local f9 a9 fc ac
+  f9=$(wait_first); a9=$(wait_all)
+  # clean SHUTDOWN (SAVE for the RDB server), start.
+  if [ "$k" = rdb ]; then cli shutdown save >/dev/null || true; else cli shutdown >/dev/null || true; fi
+  wait "$pid" 2>/dev/null || true
+  start "$k"; T0=$(now)
+  fc=$(wait_first); ac=$(wait_all)
+  row[$k]+=" | ${f9} s | ${a9} s | ${fc} s | ${ac} s"
+  cli shutdown >/dev/null || true; wait "$pid" 2>/dev/null || true; pid=
+  case $k in pmem | kix) row[$k]+=" | $(grep -o 'recovery: [0-9]* segments.*' "$BASE/$k.log" | tail -1 || true)" ;; esac
+  [ "$k" = kix ] && kixline=$(grep -o 'recovery: key index.*' "$BASE/$k.log" | tail -2 | tr '\n' ' ' || true)
+  rm -rf "${BASE:?}/$k"
+}
+
+kixline=
+SERVERS=${SERVERS:-rdb aof pmem kix}
+for k in $SERVERS; do measure "$k"; done
+
+echo "| $N keys, 16 B names, 16 B values | RSS | anon RSS | file RSS | B/key (RSS) | B/key (anon) | Go heap | disk | kill -9: first reply | kill -9: all keys | SHUTDOWN: first reply | SHUTDOWN: all keys |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+[ -n "${row[rdb]:-}" ] && echo "| redis-server $(redis-server --version | grep -o 'v=[0-9.]*' | cut -c3-), RDB (kill -9 row: restart from a BGSAVE after the load) | ${row[rdb]} |"
+[ -n "${row[aof]:-}" ] && echo "| redis-server, AOF everysec | ${row[aof]} |"
+[ -n "${row[pmem]:-}" ] && echo "| Persimmon pmem | ${row[pmem]%% | recovery:*} |"
+[ -n "${row[kix]:-}" ] && echo "| Persimmon pmem, --key-index yes | ${row[kix]%% | recovery:*} |"
+echo
+[ -n "${row[pmem]:-}" ] && echo "Persimmon's last start-up line: recovery:${row[pmem]#* | recovery:}"
+[ -n "${row[kix]:-}" ] && echo "With the key index: recovery:${row[kix]#* | recovery:}" && echo "Its key index lines (after kill -9, after SHUTDOWN): $kixline"
+echo "loaded with redis-cli --pipe; $(nproc) cpus, $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
