@@ -91,6 +91,7 @@ type infoData struct {
 	maxClients       int64
 
 	heapObjects, heapInuse, rss uint64
+	rssAnon, rssFile            uint64 // of rss: anonymous and file-backed (the mapped arena, the key index)
 
 	ks     keyspace.Stats
 	dbs    [keyspace.NumDBs]keyspace.DBInfo // INFO keyspace, all from one moment
@@ -145,7 +146,7 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 		d.cachedScripts = s.cachedScripts.Load()
 		d.functions = int64(s.functionSet().FunctionCount())
 		d.heapObjects, d.heapInuse = goHeap()
-		d.rss = residentBytes()
+		d.rss, d.rssAnon, d.rssFile = residentBytes()
 	}
 	if sel&(secMemory|secPersistence|secStats|secKeyspace) != 0 && s.env.stats != nil {
 		d.ks = s.env.stats()
@@ -307,9 +308,22 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("used_memory_human", bytesToHuman(d.heapObjects))
 		line("used_memory_rss", d.rss)
 		line("used_memory_rss_human", bytesToHuman(d.rss))
+		line("used_memory_rss_anon", d.rssAnon)
+		line("used_memory_rss_file", d.rssFile)
 		line("go_heap_bytes", d.heapInuse)
 		line("arena_bytes", d.ks.ArenaBytes)
 		line("live_bytes", d.ks.LiveBytes)
+		if ix := d.ks.Index; ix.On {
+			// The persistent key index (--key-index yes): a mapped file,
+			// counted in used_memory_rss_file, not in the heap.
+			line("key_index_bytes", ix.FileBytes)
+			line("key_index_slots", ix.Slots)
+			line("key_index_keys", ix.Keys)
+			line("key_index_staged", ix.Staged)
+			line("key_index_checkpoints", ix.Checkpoints)
+			line("key_index_checkpoint_lsn", ix.CheckpointLSN)
+			line("key_index_last_checkpoint_us", ix.LastCheckpointMicros)
+		}
 		line("maxmemory", 0)
 		line("maxmemory_human", "0B")
 		line("maxmemory_policy", "noeviction")
@@ -476,21 +490,25 @@ func goHeap() (objects, inuse uint64) {
 	return objects, inuse
 }
 
-// residentBytes reads the resident set size from /proc (0 elsewhere).
-func residentBytes() uint64 {
+// residentBytes reads the resident set size from /proc (0 elsewhere), and
+// its split into anonymous pages (heap, stacks) and file-backed ones (the
+// mapped segments and key index), from statm's shared count.
+func residentBytes() (rss, anon, file uint64) {
 	b, err := os.ReadFile("/proc/self/statm")
 	if err != nil {
-		return 0
+		return 0, 0, 0
 	}
 	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0
+	if len(f) < 3 {
+		return 0, 0, 0
 	}
-	pages, err := strconv.ParseUint(f[1], 10, 64)
-	if err != nil {
-		return 0
+	pages, err1 := strconv.ParseUint(f[1], 10, 64)
+	shared, err2 := strconv.ParseUint(f[2], 10, 64) // resident file-backed and shared pages
+	if err1 != nil || err2 != nil {
+		return 0, 0, 0
 	}
-	return pages * uint64(os.Getpagesize())
+	page := uint64(os.Getpagesize())
+	return pages * page, (pages - min(shared, pages)) * page, min(shared, pages) * page
 }
 
 // osName is INFO's os field: "Linux 6.1.0 x86_64".

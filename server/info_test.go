@@ -152,3 +152,21 @@ func TestSyncSizesLine(t *testing.T) {
 		t.Fatalf("wal_sync_sizes %q, want %d buckets ending %q", got, len(sizes), last)
 	}
 }
+
+// TestResidentSplit: the anonymous and file-backed parts add up to the
+// resident set, and touching a heap buffer shows in the anonymous part.
+func TestResidentSplit(t *testing.T) {
+	rss, anon, file := residentBytes()
+	if rss == 0 || anon+file != rss {
+		t.Fatalf("rss %d = anon %d + file %d?", rss, anon, file)
+	}
+	buf := make([]byte, 64<<20)
+	for i := range buf {
+		buf[i] = 1
+	}
+	_, anon2, _ := residentBytes()
+	if anon2 < anon+32<<20 {
+		t.Fatalf("anonymous RSS %d -> %d after touching 64 MiB of heap", anon, anon2)
+	}
+	_ = buf[len(buf)-1]
+}
