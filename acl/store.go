@@ -139,7 +139,7 @@ func (s *Store) SetUser(name string, ops []string) (u *User, narrowed bool, err 
 	defer s.mu.Unlock()
 	merged, bad := mergeSelectors(ops)
 	if bad >= 0 {
-		return nil, false, fmt.Errorf("Unmatched parenthesis in acl selector starting at '%s'.", ops[bad])
+		return nil, false, fmt.Errorf("Unmatched parenthesis in acl selector starting at '%s'.", cString(ops[bad]))
 	}
 	u = s.users[name]
 	var r *rules
@@ -150,7 +150,7 @@ func (s *Store) SetUser(name string, ops []string) (u *User, narrowed bool, err 
 	}
 	for _, op := range merged {
 		if err := r.apply(s.table, s.pubsubAll, op); err != nil {
-			return nil, false, fmt.Errorf("Error in ACL SETUSER modifier '%s': %s", op, err)
+			return nil, false, fmt.Errorf("Error in ACL SETUSER modifier '%s': %s", cString(op), err)
 		}
 	}
 	if u == nil {
@@ -275,4 +275,10 @@ func (s *Store) SetDefaultPassword(pass string) {
 func (s *Store) AuthRequired() bool {
 	r := s.def.rules.Load()
 	return r.flags&flagNoPass == 0 || r.flags&flagDisabled != 0
+}
+
+// cString is s as Redis's %s prints it in an error: up to its first NUL.
+func cString(s string) string {
+	before, _, _ := strings.Cut(s, "\x00")
+	return before
 }

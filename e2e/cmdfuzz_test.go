@@ -87,6 +87,9 @@ var fzModes = map[string]string{
 	// no argument lists (a known gap), so only its errors are compared
 	"command|info": "cmdinfo", "command|docs": "errors",
 	"subscribe": "sub", "psubscribe": "sub", "unsubscribe": "sub", "punsubscribe": "sub",
+	// ACL LOG entries carry client ids, addresses and ages; GENPASS is
+	// random; ACL CAT lists a category in Redis's dict order
+	"acl|log": "errors", "acl|genpass": "errors", "acl|cat": "sort",
 }
 
 // fzKnown reports a generated command that hits a known, unfixed
@@ -627,6 +630,11 @@ func (d *fzSide) fzExchange(args []string, mode string) (string, error) {
 // fzNormalize renders r for comparison under mode.
 func fzNormalize(r reply, mode string, d *fzSide) string {
 	if r.kind == '-' {
+		if r.str == "ERR DUMP of a stream value is not supported" {
+			// a known gap (issue 13): rdb does not serialize streams yet;
+			// redis's DUMP payload is not compared either
+			return "<not compared>"
+		}
 		if strings.HasPrefix(r.str, "ERR Error compiling script") {
 			// persimmon's Lua is another implementation: its parser's
 			// messages differ

@@ -408,7 +408,7 @@ func aclCatCommand(c *Client, args [][]byte) {
 	case 3:
 		names, ok := c.Srv.acl.store.Table().Category(string(args[2]))
 		if !ok {
-			c.WriteError("ERR Unknown category '" + truncate(args[2], 128) + "'")
+			c.WriteError("ERR Unknown category '" + truncate(CString(args[2]), 128) + "'")
 			return
 		}
 		c.WriteArray(len(names))
@@ -486,7 +486,7 @@ func aclLogCommand(c *Client, args [][]byte) {
 func aclDryrunCommand(c *Client, args [][]byte) {
 	u := c.Srv.acl.store.User(string(args[2]))
 	if u == nil {
-		c.WriteError("ERR User '" + string(args[2]) + "' not found")
+		c.WriteError("ERR User '" + string(CString(args[2])) + "' not found")
 		return
 	}
 	target := args[3:]
@@ -495,7 +495,7 @@ func aclDryrunCommand(c *Client, args [][]byte) {
 		cmd = lookupCommand(cmd.subs, target[1])
 	}
 	if cmd == nil {
-		c.WriteError("ERR Command '" + string(target[0]) + "' not found")
+		c.WriteError("ERR Command '" + string(CString(target[0])) + "' not found")
 		return
 	}
 	if !arityOK(cmd.Arity, len(target)) {
