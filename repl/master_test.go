@@ -1,0 +1,364 @@
+package repl
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/persimmon-db/persimmon/rdb"
+	"github.com/redis/go-redis/v9"
+)
+
+// testMaster is a small master built from this package's blocks: a map
+// keyspace whose writes apply and propagate under one lock, a listener
+// that runs the handshake and hands PSYNC/SYNC to Master.Serve.
+type testMaster struct {
+	t    *testing.T
+	m    *Master
+	ln   net.Listener
+	mu   sync.Mutex
+	dbs  map[int]map[string]rdb.Value
+	wg   sync.WaitGroup
+	quit chan struct{}
+
+	failAfter int // the next snapshot fails after this many keys
+}
+
+func newTestMaster(t *testing.T, cfg MasterConfig) *testMaster {
+	tm := &testMaster{t: t, dbs: map[int]map[string]rdb.Value{}, quit: make(chan struct{})}
+	cfg.TempDir, cfg.Logf = t.TempDir(), t.Logf
+	tm.m = NewMaster(cfg, NewReplIDs(), 0, tm)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm.ln = ln
+	tm.wg.Add(1)
+	go tm.accept()
+	t.Cleanup(func() {
+		close(tm.quit)
+		ln.Close()
+		tm.m.DropReplicas()
+		tm.wg.Wait()
+	})
+	return tm
+}
+
+func (tm *testMaster) port() int { return tm.ln.Addr().(*net.TCPAddr).Port }
+
+func (tm *testMaster) accept() {
+	defer tm.wg.Done()
+	for {
+		c, err := tm.ln.Accept()
+		if err != nil {
+			return
+		}
+		tm.wg.Add(1)
+		go func() {
+			defer tm.wg.Done()
+			tm.serve(c)
+		}()
+	}
+}
+
+// serve is the part of a server's connection loop a replica talks to.
+func (tm *testMaster) serve(c net.Conn) {
+	defer c.Close()
+	br := bufio.NewReader(c)
+	cr := commandReader{br: br}
+	var req SyncRequest
+	for {
+		argv, _, err := cr.next()
+		if err != nil {
+			return
+		}
+		if len(argv) == 0 {
+			continue
+		}
+		reply := "+OK\r\n"
+		switch strings.ToUpper(string(argv[0])) {
+		case "PING":
+			reply = "+PONG\r\n"
+		case "REPLCONF":
+			for i := 1; i+1 < len(argv); i += 2 {
+				v := string(argv[i+1])
+				switch strings.ToLower(string(argv[i])) {
+				case "listening-port":
+					req.ListeningPort, _ = strconv.Atoi(v)
+				case "capa":
+					req.CapaEOF = req.CapaEOF || v == "eof"
+					req.CapaPSYNC2 = req.CapaPSYNC2 || v == "psync2"
+				case "rdb-only":
+					req.RDBOnly = v == "1"
+				}
+			}
+		case "PSYNC":
+			req.PSYNC, req.ReplID = true, string(argv[1])
+			req.Offset, _ = strconv.ParseInt(string(argv[2]), 10, 64)
+			fallthrough
+		case "SYNC":
+			tm.m.Serve(c, br, req)
+			return
+		default:
+			reply = "-ERR unknown command\r\n"
+		}
+		if _, err := io.WriteString(c, reply); err != nil {
+			return
+		}
+	}
+}
+
+// write applies one write to the model and propagates it, under the lock
+// the snapshot takes.
+func (tm *testMaster) write(db int, argv ...string) {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	if tm.dbs[db] == nil {
+		tm.dbs[db] = map[string]rdb.Value{}
+	}
+	k := argv[1]
+	v := tm.dbs[db][k]
+	switch argv[0] {
+	case "SET":
+		tm.dbs[db][k] = rdb.Value{Kind: rdb.KindString, Str: []byte(argv[2])}
+	case "DEL":
+		delete(tm.dbs[db], k)
+	case "RPUSH":
+		v.Kind = rdb.KindList
+		v.Items = append(slices.Clone(v.Items), toBytes(argv[2:])...)
+		tm.dbs[db][k] = v
+	case "HSET": // new fields only, in these tests
+		v.Kind = rdb.KindHash
+		v.Items = append(slices.Clone(v.Items), toBytes(argv[2:])...)
+		tm.dbs[db][k] = v
+	default:
+		tm.t.Fatalf("testMaster: %s", argv[0])
+	}
+	tm.m.Propagate(db, toBytes(argv)...)
+}
+
+type sliceSnapshot struct {
+	entries   []rdb.Entry
+	failAfter int // > 0: Next fails after this many keys (a master dying mid-transfer)
+}
+
+var errSnapshotFailed = errors.New("snapshot failed")
+
+func (s *sliceSnapshot) Functions() [][]byte { return nil }
+func (s *sliceSnapshot) Close() error        { return nil }
+func (s *sliceSnapshot) Next() (*rdb.Entry, error) {
+	if len(s.entries) == 0 {
+		return nil, io.EOF
+	}
+	if s.failAfter > 0 {
+		if s.failAfter == 1 {
+			return nil, errSnapshotFailed
+		}
+		s.failAfter--
+	}
+	e := &s.entries[0]
+	s.entries = s.entries[1:]
+	return e, nil
+}
+
+func (tm *testMaster) Snapshot(at func()) (Snapshot, error) {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	at()
+	s := &sliceSnapshot{failAfter: tm.failAfter}
+	tm.failAfter = 0
+	for db, keys := range tm.dbs {
+		for k, v := range keys {
+			s.entries = append(s.entries, rdb.Entry{DB: db, Key: []byte(k), Value: v, Idle: -1, Freq: -1})
+		}
+	}
+	slices.SortFunc(s.entries, func(a, b rdb.Entry) int { return a.DB - b.DB })
+	return s, nil
+}
+
+func (tm *testMaster) writeRound(tag string) {
+	for _, db := range []int{0, 2} {
+		for i := range 30 {
+			k := fmt.Sprintf("%s:%d:%d", tag, db, i)
+			tm.write(db, "SET", "s:"+k, "v"+k)
+			tm.write(db, "RPUSH", "l:"+tag, k)
+			tm.write(db, "HSET", "h:"+tag+":"+strconv.Itoa(i), "f", k, "g", "x")
+		}
+		tm.write(db, "DEL", fmt.Sprintf("s:%s:%d:7", tag, db))
+	}
+}
+
+// compareReplica checks a redis-server replica's keys against the model.
+func (tm *testMaster) compareReplica(t *testing.T, c *redis.Client) {
+	t.Helper()
+	ctx := context.Background()
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	for _, db := range []int{0, 1, 2} {
+		conn := c.Conn()
+		must(t, conn.Select(ctx, db).Err())
+		keys, err := conn.Keys(ctx, "*").Result()
+		must(t, err)
+		if len(keys) != len(tm.dbs[db]) {
+			t.Fatalf("db %d: replica has %d keys, master %d", db, len(keys), len(tm.dbs[db]))
+		}
+		for _, k := range keys {
+			want, ok := tm.dbs[db][k]
+			if !ok {
+				t.Fatalf("db %d: replica has key %q the master has not", db, k)
+			}
+			if got := masterValue(t, conn, k); got != canonical(want) {
+				t.Fatalf("db %d key %q: replica %s, master %s", db, k, got, canonical(want))
+			}
+		}
+		conn.Close()
+	}
+}
+
+// TestRedisReplicaOfMaster: an unmodified redis-server 7.0 replica of a
+// master built from Backlog, Feed, DecidePSYNC and Master holds the
+// master's data after a full resync (disk-based $<len> to a disk-loading
+// replica; disk-less $EOF:<mark> to a swapdb-loading one), after more
+// writes, after the master drops the link (+CONTINUE from the backlog),
+// and acknowledges the master's offset.
+func TestRedisReplicaOfMaster(t *testing.T) {
+	for _, diskless := range []bool{false, true} {
+		t.Run(fmt.Sprintf("diskless=%v", diskless), func(t *testing.T) {
+			tm := newTestMaster(t, MasterConfig{Diskless: diskless, BacklogSize: 1 << 20})
+			tm.writeRound("before")
+			load := "disabled"
+			if diskless {
+				load = "swapdb"
+			}
+			_, replica := startRedis(t, "--replicaof", "127.0.0.1", strconv.Itoa(tm.port()), "--repl-diskless-load", load)
+			caughtUp := func() bool {
+				return infoField(t, replica, "replication", "master_link_status") == "up" &&
+					infoInt(t, replica, "replication", "master_repl_offset") == tm.m.Offset()
+			}
+			waitFor(t, "the full resync", caughtUp)
+			tm.compareReplica(t, replica)
+			if got := infoField(t, replica, "replication", "master_replid"); got != tm.m.IDs().ID {
+				t.Fatalf("replica follows replid %s, master's is %s", got, tm.m.IDs().ID)
+			}
+
+			tm.writeRound("after")
+			waitFor(t, "the stream", caughtUp)
+			tm.compareReplica(t, replica)
+
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if n := tm.m.WaitAcked(ctx, 1, tm.m.Offset()); n != 1 {
+				t.Fatalf("%d replicas acknowledged the offset", n)
+			}
+
+			tm.m.DropReplicas()
+			tm.writeRound("cut")
+			waitFor(t, "the partial resync", func() bool { return tm.m.Stats().PartialOK == 1 && caughtUp() })
+			tm.compareReplica(t, replica)
+			if st := tm.m.Stats(); st.FullSyncs != 1 {
+				t.Fatalf("stats %+v", st)
+			}
+		})
+	}
+}
+
+// TestReplicaOfMaster runs this package's Replica against its Master:
+// a snapshot cut mid-transfer is aborted and leaves the replica's data as
+// it was; a MULTI/EXEC block arrives as one unit; WAIT's GETACK is
+// answered; a link dropped while the backlog still holds the missed bytes
+// resumes with +CONTINUE and one that fell out of it does a full resync;
+// after a promotion (replid shifted to replid2) the replica continues
+// under the new ID.
+func TestReplicaOfMaster(t *testing.T) {
+	tm := newTestMaster(t, MasterConfig{Diskless: true, BacklogSize: 4 << 10})
+	tm.writeRound("before")
+	model := newModel()
+	model.dbs[5] = map[string]rdb.Value{"old": {Kind: rdb.KindString, Str: []byte("data")}}
+	tm.failAfter = 20
+	r := NewReplica(ReplicaConfig{Addr: tm.ln.Addr().String(), AckPeriod: 20e6, RetryPeriod: 20e6, Logf: t.Logf}, model)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, "the failed transfer", func() bool { return r.Status().LastError != "" })
+	model.mu.Lock()
+	if len(model.dbs) != 1 || model.snapshots != 0 {
+		t.Fatalf("a cut snapshot changed the replica's data: %d dbs, %d snapshots", len(model.dbs), model.snapshots)
+	}
+	model.mu.Unlock()
+
+	caughtUp := func() bool {
+		st := r.Status()
+		return st.State == StateConnected && st.Offset == tm.m.Offset()
+	}
+	waitFor(t, "the full resync", caughtUp)
+	checkModel(t, tm, model)
+
+	tm.mu.Lock()
+	tm.m.Propagate(2, []byte("MULTI"))
+	tm.m.Propagate(2, []byte("SET"), []byte("tx1"), []byte("a"))
+	tm.m.Propagate(1, []byte("SET"), []byte("tx2"), []byte("b"))
+	tm.m.Propagate(1, []byte("EXEC"))
+	tm.dbs[2]["tx1"] = rdb.Value{Kind: rdb.KindString, Str: []byte("a")}
+	tm.dbs[1] = map[string]rdb.Value{"tx2": {Kind: rdb.KindString, Str: []byte("b")}}
+	tm.mu.Unlock()
+	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer wcancel()
+	if n := tm.m.WaitAcked(wctx, 1, tm.m.Offset()); n != 1 {
+		t.Fatal("WAIT: the replica did not acknowledge")
+	}
+	checkModel(t, tm, model)
+	model.mu.Lock()
+	last := model.units[len(model.units)-1]
+	model.mu.Unlock()
+	if len(last) != 2 || last[0].DB != 2 || last[1].DB != 1 {
+		t.Fatalf("the MULTI block arrived as %+v", last)
+	}
+
+	// Within the backlog: +CONTINUE. Past it: a full resync.
+	tm.m.DropReplicas()
+	tm.write(0, "SET", "cut", "1")
+	waitFor(t, "the partial resync", func() bool { return r.Status().PartialSyncs == 1 && caughtUp() })
+	tm.m.DropReplicas()
+	tm.writeRound("overflow") // more than the 4 KiB backlog
+	waitFor(t, "the second full resync", func() bool { return r.Status().FullSyncs == 2 && caughtUp() })
+	checkModel(t, tm, model)
+
+	// Promotion: the replica's PSYNC names the old ID, the reply the new.
+	old := tm.m.IDs().ID
+	tm.m.Promote()
+	tm.m.DropReplicas()
+	tm.write(0, "SET", "promoted", "1")
+	waitFor(t, "the continue under the new ID", func() bool { return r.Status().PartialSyncs == 2 && caughtUp() })
+	checkModel(t, tm, model)
+	if id, _, _ := model.position(); id != tm.m.IDs().ID || id == old || tm.m.IDs().ID2 != old {
+		t.Fatalf("replica at replid %s; master %+v, old %s", id, tm.m.IDs(), old)
+	}
+}
+
+func checkModel(t *testing.T, tm *testMaster, m *modelApplier) {
+	t.Helper()
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, db := range []int{0, 1, 2, 5} {
+		if len(tm.dbs[db]) != len(m.dbs[db]) {
+			t.Fatalf("db %d: master %d keys, replica %d", db, len(tm.dbs[db]), len(m.dbs[db]))
+		}
+		for k, v := range tm.dbs[db] {
+			if got := canonical(m.dbs[db][k]); got != canonical(v) {
+				t.Fatalf("db %d key %q: replica %s, master %s", db, k, got, canonical(v))
+			}
+		}
+	}
+}
