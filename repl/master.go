@@ -42,6 +42,10 @@ type MasterConfig struct {
 	Timeout     time.Duration // repl-timeout: a replica silent this long is dropped; 60 s when zero
 	PingPeriod  time.Duration // repl-ping-replica-period; 10 s when zero
 	Aux         [][2]string   // extra AUX fields for snapshots (redis-ver, ...)
+	// BufferLimit bounds the stream held for a replica while its
+	// snapshot is made and sent (client-output-buffer-limit replica's hard
+	// limit); past it the replica is dropped. 256 MB when zero.
+	BufferLimit int
 	Logf        func(format string, args ...any)
 }
 
@@ -99,6 +103,13 @@ type replicaLink struct {
 	ackTime atomic.Int64  // unix nanoseconds
 	acked   chan struct{} // closed at the first ACK
 	once    sync.Once
+
+	// While its snapshot is made and sent, a replica's stream is held
+	// here rather than read from the backlog, which may wrap meanwhile.
+	// Guarded by Master.mu.
+	capture  bool
+	pending  []byte
+	overflow bool
 }
 
 // NewMaster returns a master whose stream is at offset under ids (a
@@ -112,6 +123,9 @@ func NewMaster(cfg MasterConfig, ids ReplIDs, offset int64, data Snapshotter) *M
 	}
 	if cfg.PingPeriod == 0 {
 		cfg.PingPeriod = 10 * time.Second
+	}
+	if cfg.BufferLimit == 0 {
+		cfg.BufferLimit = 256 << 20
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
@@ -131,6 +145,18 @@ func (m *Master) Propagate(db int, argv ...[]byte) {
 
 func (m *Master) appendLocked(p []byte) {
 	m.backlog.Append(p)
+	for l := range m.links {
+		if !l.capture {
+			continue
+		}
+		if len(l.pending)+len(p) > m.cfg.BufferLimit {
+			m.cfg.Logf("master: replica %s:%d dropped: more than %d bytes of stream held during its resync", l.ip, l.port, m.cfg.BufferLimit)
+			l.capture, l.pending, l.overflow = false, nil, true
+			l.conn.Close()
+			continue
+		}
+		l.pending = append(l.pending, p...)
+	}
 	close(m.wake)
 	m.wake = make(chan struct{})
 }
@@ -308,6 +334,7 @@ func (m *Master) Serve(conn net.Conn, br *bufio.Reader, req SyncRequest) error {
 		m.feed.Reset()
 		l.state.Store("wait_bgsave")
 		if !req.RDBOnly {
+			l.capture = true
 			m.links[l] = struct{}{}
 		}
 		m.mu.Unlock()
@@ -365,11 +392,30 @@ func (m *Master) sendSnapshot(l *replicaLink, snap Snapshot, aux [][2]string, di
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
+	// A newline a second keeps the replica from timing out while the
+	// file is written, as Redis's master does during its BGSAVE.
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				l.conn.Write([]byte{'\n'})
+			}
+		}
+	}()
 	bw := bufio.NewWriterSize(f, 64<<10)
-	if err := writeRDB(bw, snap, aux); err != nil {
-		return err
+	err = writeRDB(bw, snap, aux)
+	if err == nil {
+		err = bw.Flush()
 	}
-	if err := bw.Flush(); err != nil {
+	close(stop)
+	<-stopped
+	if err != nil {
 		return err
 	}
 	size, err := f.Seek(0, io.SeekCurrent)
@@ -429,6 +475,25 @@ func (m *Master) stream(l *replicaLink, br *bufio.Reader, from int64) error {
 	pos := from
 	for {
 		m.mu.Lock()
+		if l.overflow {
+			m.mu.Unlock()
+			return fmt.Errorf("repl: replica %s:%d: resync buffer limit reached", l.ip, l.port)
+		}
+		if l.capture {
+			p := l.pending
+			l.pending = nil
+			if len(p) == 0 {
+				l.capture = false // pos is the backlog's next byte now
+			}
+			m.mu.Unlock()
+			if len(p) > 0 {
+				if _, err := l.conn.Write(p); err != nil {
+					return err
+				}
+				pos += int64(len(p))
+			}
+			continue
+		}
 		for pos > m.backlog.Offset() {
 			w := m.wake
 			m.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,7 +31,8 @@ type testMaster struct {
 	wg   sync.WaitGroup
 	quit chan struct{}
 
-	failAfter int // the next snapshot fails after this many keys
+	failAfter int    // the next snapshot fails after this many keys
+	during    func() // run by the next snapshot after its first key
 }
 
 func newTestMaster(t *testing.T, cfg MasterConfig) *testMaster {
@@ -74,7 +76,7 @@ func (tm *testMaster) accept() {
 func (tm *testMaster) serve(c net.Conn) {
 	defer c.Close()
 	br := bufio.NewReader(c)
-	cr := commandReader{br: br}
+	cr := commandReader{br: br, inline: true}
 	var req SyncRequest
 	for {
 		argv, _, err := cr.next()
@@ -149,6 +151,8 @@ func (tm *testMaster) write(db int, argv ...string) {
 type sliceSnapshot struct {
 	entries   []rdb.Entry
 	failAfter int // > 0: Next fails after this many keys (a master dying mid-transfer)
+	during    func()
+	sent      int
 }
 
 var errSnapshotFailed = errors.New("snapshot failed")
@@ -165,6 +169,9 @@ func (s *sliceSnapshot) Next() (*rdb.Entry, error) {
 		}
 		s.failAfter--
 	}
+	if s.sent++; s.sent == 2 && s.during != nil {
+		s.during()
+	}
 	e := &s.entries[0]
 	s.entries = s.entries[1:]
 	return e, nil
@@ -175,6 +182,9 @@ func (tm *testMaster) Snapshot(at func()) (Snapshot, error) {
 	defer tm.mu.Unlock()
 	at()
 	s := &sliceSnapshot{failAfter: tm.failAfter}
+	if tm.failAfter == 0 {
+		s.during, tm.during = tm.during, nil
+	}
 	tm.failAfter = 0
 	for db, keys := range tm.dbs {
 		for k, v := range keys {
@@ -273,7 +283,8 @@ func TestRedisReplicaOfMaster(t *testing.T) {
 
 // TestReplicaOfMaster runs this package's Replica against its Master:
 // a snapshot cut mid-transfer is aborted and leaves the replica's data as
-// it was; a MULTI/EXEC block arrives as one unit; WAIT's GETACK is
+// it was; writes made while a snapshot is sent, more than the backlog
+// holds, reach the replica; a MULTI/EXEC block arrives as one unit; WAIT's GETACK is
 // answered; a link dropped while the backlog still holds the missed bytes
 // resumes with +CONTINUE and one that fell out of it does a full resync;
 // after a promotion (replid shifted to replid2) the replica continues
@@ -284,6 +295,9 @@ func TestReplicaOfMaster(t *testing.T) {
 	model := newModel()
 	model.dbs[5] = map[string]rdb.Value{"old": {Kind: rdb.KindString, Str: []byte("data")}}
 	tm.failAfter = 20
+	// The successful transfer sees more writes than the backlog holds:
+	// the link holds them for the replica.
+	tm.during = func() { tm.writeRound("during") }
 	r := NewReplica(ReplicaConfig{Addr: tm.ln.Addr().String(), AckPeriod: 20e6, RetryPeriod: 20e6, Logf: t.Logf}, model)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -302,6 +316,9 @@ func TestReplicaOfMaster(t *testing.T) {
 	}
 	waitFor(t, "the full resync", caughtUp)
 	checkModel(t, tm, model)
+	if st, ms := r.Status(), tm.m.Stats(); st.FullSyncs != 1 || ms.FullSyncs != 2 {
+		t.Fatalf("replica counted %d full resyncs, master %d; want 1 and 2 (the cut one)", st.FullSyncs, ms.FullSyncs)
+	}
 
 	tm.mu.Lock()
 	tm.m.Propagate(2, []byte("MULTI"))
@@ -359,6 +376,31 @@ func checkModel(t *testing.T, tm *testMaster, m *modelApplier) {
 			if got := canonical(m.dbs[db][k]); got != canonical(v) {
 				t.Fatalf("db %d key %q: replica %s, master %s", db, k, got, canonical(v))
 			}
+		}
+	}
+}
+
+// TestRedisCliRDB: redis-cli --rdb (REPLCONF capa eof, rdb-only 1, then
+// an inline SYNC) takes a snapshot from Master, disk-less and from disk,
+// that redis-check-rdb accepts and a redis-server started on it loads
+// with the master's keys.
+func TestRedisCliRDB(t *testing.T) {
+	for _, diskless := range []bool{false, true} {
+		tm := newTestMaster(t, MasterConfig{Diskless: diskless})
+		tm.writeRound("backup")
+		dir := t.TempDir()
+		file := dir + "/dump.rdb"
+		out, err := exec.Command("redis-cli", "-p", strconv.Itoa(tm.port()), "--rdb", file).CombinedOutput()
+		if err != nil {
+			t.Fatalf("redis-cli --rdb: %v\n%s", err, out)
+		}
+		if out, err := exec.Command("redis-check-rdb", file).CombinedOutput(); err != nil {
+			t.Fatalf("redis-check-rdb: %v\n%s", err, out)
+		}
+		_, c := startRedis(t, "--dir", dir, "--dbfilename", "dump.rdb")
+		tm.compareReplica(t, c)
+		if n := len(tm.m.Replicas()); n != 0 {
+			t.Fatalf("an rdb-only link is still listed as a replica (%d)", n)
 		}
 	}
 }

@@ -85,7 +85,8 @@ func command(args ...string) []byte {
 // counting the bytes of each, which is how far it moves the replication
 // offset. Each argument is a fresh slice the caller may keep.
 type commandReader struct {
-	br *bufio.Reader
+	br     *bufio.Reader
+	inline bool // accept inline commands (words on a line), as redis-cli's "SYNC\r\n"
 }
 
 // next returns the next command and its size in bytes. A bare newline
@@ -101,6 +102,12 @@ func (c *commandReader) next() (argv [][]byte, size int64, err error) {
 	size = int64(len(line))
 	if string(line) == "\r\n" || string(line) == "\n" {
 		return nil, size, nil
+	}
+	if line[0] != '*' && c.inline {
+		for _, w := range bytes.Fields(line) {
+			argv = append(argv, bytes.Clone(w))
+		}
+		return argv, size, nil
 	}
 	if line[0] != '*' {
 		return nil, 0, protoErr("expected '*', got %q", truncate(line))
