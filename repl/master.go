@@ -78,14 +78,16 @@ type Master struct {
 	cfg  MasterConfig
 	data Snapshotter
 
-	mu      sync.Mutex
-	ids     ReplIDs
-	backlog *Backlog
-	feed    Feed
-	wake    chan struct{} // closed and replaced at every append
-	ackWake chan struct{} // closed and replaced at every ACK
-	links   map[*replicaLink]struct{}
-	stats   MasterStats
+	mu       sync.Mutex
+	ids      ReplIDs
+	backlog  *Backlog
+	feed     Feed
+	wake     chan struct{} // closed and replaced at every append
+	ackWake  chan struct{} // closed and replaced at every ACK
+	links    map[*replicaLink]struct{}
+	stats    MasterStats
+	lastPing time.Time
+	scratch  []byte // Propagate's encoding buffer
 }
 
 // MasterStats counts resyncs (INFO stats sync_full, sync_partial_ok,
@@ -139,7 +141,8 @@ func NewMaster(cfg MasterConfig, ids ReplIDs, offset int64, data Snapshotter) *M
 // durable, for the writes of a MULTI/EXEC block between MULTI and EXEC.
 func (m *Master) Propagate(db int, argv ...[]byte) {
 	m.mu.Lock()
-	m.appendLocked(m.feed.Append(nil, db, argv...))
+	m.scratch = m.feed.Append(m.scratch[:0], db, argv...)
+	m.appendLocked(m.scratch)
 	m.mu.Unlock()
 }
 
@@ -215,8 +218,12 @@ func (m *Master) Acked(offset int64) int {
 }
 
 // WaitAcked waits until n replicas acknowledged offset or ctx is done,
-// and returns how many did (WAIT's reply). It asks them for an ACK first.
+// and returns how many did (WAIT's reply). Unless enough already have, it
+// asks them for an ACK (REPLCONF GETACK) first.
 func (m *Master) WaitAcked(ctx context.Context, n int, offset int64) int {
+	if got := m.Acked(offset); got >= n {
+		return got
+	}
 	m.GetAck()
 	for {
 		m.mu.Lock()
@@ -246,12 +253,12 @@ func (m *Master) GetAck() {
 // Cron does the periodic work; call it about once a second: a PING into
 // the stream every PingPeriod while replicas are attached (it moves the
 // offset, as Redis's does), and the drop of replicas silent for Timeout.
-func (m *Master) Cron(now time.Time, lastPing *time.Time) {
+func (m *Master) Cron(now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.links) > 0 && now.Sub(*lastPing) >= m.cfg.PingPeriod {
+	if len(m.links) > 0 && now.Sub(m.lastPing) >= m.cfg.PingPeriod {
 		m.appendLocked(command("PING"))
-		*lastPing = now
+		m.lastPing = now
 	}
 	for l := range m.links {
 		if l.state.Load() == "online" && now.Sub(time.Unix(0, l.ackTime.Load())) > m.cfg.Timeout {

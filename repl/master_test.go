@@ -23,7 +23,7 @@ import (
 // keyspace whose writes apply and propagate under one lock, a listener
 // that runs the handshake and hands PSYNC/SYNC to Master.Serve.
 type testMaster struct {
-	t    *testing.T
+	t    testing.TB
 	m    *Master
 	ln   net.Listener
 	mu   sync.Mutex
@@ -35,9 +35,12 @@ type testMaster struct {
 	during    func() // run by the next snapshot after its first key
 }
 
-func newTestMaster(t *testing.T, cfg MasterConfig) *testMaster {
+func newTestMaster(t testing.TB, cfg MasterConfig) *testMaster {
 	tm := &testMaster{t: t, dbs: map[int]map[string]rdb.Value{}, quit: make(chan struct{})}
-	cfg.TempDir, cfg.Logf = t.TempDir(), t.Logf
+	cfg.TempDir = t.TempDir()
+	if cfg.Logf == nil {
+		cfg.Logf = t.Logf
+	}
 	tm.m = NewMaster(cfg, NewReplIDs(), 0, tm)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
