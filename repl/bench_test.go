@@ -21,13 +21,13 @@ type nullLoader struct {
 func (a *nullApplier) BeginSnapshot(_ string, off int64) (SnapshotLoader, error) {
 	return &nullLoader{a, off}, nil
 }
-func (a *nullApplier) Apply(_ []Command, off int64) error { a.off.Store(off); return nil }
-func (a *nullApplier) ChangeReplID(string, int64) error   { return nil }
-func (a *nullApplier) DurableOffset() int64               { return a.off.Load() }
-func (l *nullLoader) Load(*rdb.Entry) error               { return nil }
-func (l *nullLoader) LoadFunction([]byte) error           { return nil }
-func (l *nullLoader) Commit() error                       { l.a.off.Store(l.off); return nil }
-func (l *nullLoader) Abort()                              {}
+func (a *nullApplier) Apply(u *Unit) error              { a.off.Store(u.Offset); return nil }
+func (a *nullApplier) ChangeReplID(string, int64) error { return nil }
+func (a *nullApplier) DurableOffset() int64             { return a.off.Load() }
+func (l *nullLoader) Load(*rdb.Entry) error             { return nil }
+func (l *nullLoader) LoadFunction([]byte) error         { return nil }
+func (l *nullLoader) Commit() error                     { l.a.off.Store(l.off); return nil }
+func (l *nullLoader) Abort()                            {}
 
 // BenchmarkStream measures the command stream from Master.Propagate to a
 // Replica's Apply over loopback: a SET of a 16-byte key and a 64-byte

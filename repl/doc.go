@@ -17,9 +17,14 @@
 // [replid] it goes on from its position, recording a new replication ID
 // when the master names one. Then it reads the command stream: RESP
 // arrays whose byte count is the replication offset. SELECT, PING and
-// REPLCONF are the link's own; every other command is a write handed to
-// Applier.Apply with the offset after it, and the writes between MULTI and
-// EXEC are handed over as one unit.
+// REPLCONF are the link's own; every other command is a write. The
+// stream reaches Applier.Apply in Units: one write, or a MULTI/EXEC
+// block's writes whole, with the raw bytes since the previous unit and
+// the offset and database after them; link traffic alone goes as a unit
+// of no writes when nothing more is buffered, or at a GETACK. A server
+// relays Raw into its own Master (FeedRaw), so its backlog keeps the
+// master's offsets: its replicas follow it, and after a promotion
+// (Master.Promote) its master's other replicas continue with +CONTINUE.
 //
 // Invariants: the offset acknowledged (REPLCONF ACK, every AckPeriod and at
 // once on REPLCONF GETACK) is never above what the Applier reports
@@ -38,5 +43,21 @@
 // Backlog, ReplIDs, DecidePSYNC, Feed and Master: the replication backlog,
 // the replication IDs with their Redis 7.0 rules, the choice between a
 // full and a partial resync, the command-stream encoder, and the serving
-// of one replica link (snapshot, stream, ACKs); see their docs.
+// of replica links (snapshot, stream, ACKs); see their docs.
+//
+// A full resync's snapshot is taken through Snapshotter at one instant
+// with the stream's offset (the server takes its view and calls at()
+// under the lock its writes hold while they apply and propagate), and
+// written by rdb.Writer: disk-less as $EOF:<mark> when the replica can
+// take it (then the stream waits for its first ACK), else into a
+// temporary file sent as $<len>, with a newline a second meanwhile. The
+// writes made while it is made and sent are held for that replica up to
+// BufferLimit, so a backlog smaller than a transfer's duration of writes
+// does not loop it through full resyncs. A replica link reads only
+// REPLCONF ACK (and newlines) from its replica.
+//
+// Not here: the server's commands (PSYNC, SYNC, REPLCONF, REPLICAOF,
+// ROLE, WAIT, INFO replication), which parse their arguments and call
+// these; persistence of the replica's position (the Applier's); Redis's
+// SYNC fallback for masters older than PSYNC.
 package repl

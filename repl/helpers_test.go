@@ -197,70 +197,78 @@ func (m *modelApplier) setHold(h bool) {
 	m.mu.Unlock()
 }
 
-func (m *modelApplier) Apply(cmds []Command, offset int64) error {
+func (m *modelApplier) Apply(u *Unit) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if offset <= m.offset {
-		return fmt.Errorf("offset %d after %d", offset, m.offset)
+	if u.Offset <= m.offset {
+		return fmt.Errorf("offset %d after %d", u.Offset, m.offset)
 	}
-	for _, c := range cmds {
-		if m.dbs[c.DB] == nil {
-			m.dbs[c.DB] = map[string]rdb.Value{}
-		}
-		db := m.dbs[c.DB]
-		a := c.Argv
-		k := ""
-		if len(a) > 1 {
-			k = string(a[1])
-		}
-		v := db[k]
-		switch strings.ToUpper(string(a[0])) {
-		case "SET":
-			db[k] = rdb.Value{Kind: rdb.KindString, Str: a[2]}
-		case "INCR":
-			n, _ := strconv.ParseInt(string(v.Str), 10, 64)
-			db[k] = rdb.Value{Kind: rdb.KindString, Str: strconv.AppendInt(nil, n+1, 10)}
-		case "DEL":
-			for _, key := range a[1:] {
-				delete(db, string(key))
-			}
-		case "RPUSH":
-			v.Kind = rdb.KindList
-			v.Items = append(slices.Clone(v.Items), a[2:]...)
-			db[k] = v
-		case "SADD":
-			v.Kind = rdb.KindSet
-			v.Items = slices.Clone(v.Items)
-			for _, x := range a[2:] {
-				if !slices.ContainsFunc(v.Items, func(y []byte) bool { return string(y) == string(x) }) {
-					v.Items = append(v.Items, x)
-				}
-			}
-			db[k] = v
-		case "HSET":
-			v.Kind = rdb.KindHash
-			v.Items = slices.Clone(v.Items)
-		fields:
-			for i := 2; i+1 < len(a); i += 2 {
-				for j := 0; j < len(v.Items); j += 2 {
-					if string(v.Items[j]) == string(a[i]) {
-						v.Items[j+1] = a[i+1]
-						continue fields
-					}
-				}
-				v.Items = append(v.Items, a[i], a[i+1])
-			}
-			db[k] = v
-		case "FLUSHALL":
-			m.dbs = map[int]map[string]rdb.Value{}
-		default:
-			return fmt.Errorf("model: unknown command %q", a[0])
+	for _, c := range u.Cmds {
+		if err := modelExec(m.dbs, c.DB, c.Argv); err != nil {
+			return err
 		}
 	}
-	m.units = append(m.units, cmds)
-	m.offset, m.db = offset, cmds[len(cmds)-1].DB
+	if len(u.Cmds) > 0 {
+		m.units = append(m.units, u.Cmds)
+	}
+	m.offset, m.db = u.Offset, u.DB
 	if !m.hold {
-		m.durable = offset
+		m.durable = u.Offset
+	}
+	return nil
+}
+
+// modelExec runs one write of the kinds the tests issue on a model
+// keyspace.
+func modelExec(dbs map[int]map[string]rdb.Value, dbn int, a [][]byte) error {
+	if dbs[dbn] == nil {
+		dbs[dbn] = map[string]rdb.Value{}
+	}
+	db := dbs[dbn]
+	k := ""
+	if len(a) > 1 {
+		k = string(a[1])
+	}
+	v := db[k]
+	switch strings.ToUpper(string(a[0])) {
+	case "SET":
+		db[k] = rdb.Value{Kind: rdb.KindString, Str: a[2]}
+	case "INCR":
+		n, _ := strconv.ParseInt(string(v.Str), 10, 64)
+		db[k] = rdb.Value{Kind: rdb.KindString, Str: strconv.AppendInt(nil, n+1, 10)}
+	case "DEL":
+		for _, key := range a[1:] {
+			delete(db, string(key))
+		}
+	case "RPUSH":
+		v.Kind = rdb.KindList
+		v.Items = append(slices.Clone(v.Items), a[2:]...)
+		db[k] = v
+	case "SADD":
+		v.Kind = rdb.KindSet
+		v.Items = slices.Clone(v.Items)
+		for _, x := range a[2:] {
+			if !slices.ContainsFunc(v.Items, func(y []byte) bool { return string(y) == string(x) }) {
+				v.Items = append(v.Items, x)
+			}
+		}
+		db[k] = v
+	case "HSET":
+		v.Kind = rdb.KindHash
+		v.Items = slices.Clone(v.Items)
+	fields:
+		for i := 2; i+1 < len(a); i += 2 {
+			for j := 0; j < len(v.Items); j += 2 {
+				if string(v.Items[j]) == string(a[i]) {
+					v.Items[j+1] = a[i+1]
+					continue fields
+				}
+			}
+			v.Items = append(v.Items, a[i], a[i+1])
+		}
+		db[k] = v
+	default:
+		return fmt.Errorf("model: unknown command %q", a[0])
 	}
 	return nil
 }

@@ -273,6 +273,43 @@ func (m *Master) Cron(now time.Time) {
 func (m *Master) DropReplicas() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.dropLocked()
+}
+
+// FeedRaw appends bytes of another master's stream, as a replica
+// received them (Unit.Raw), so this master's offsets stay that master's:
+// what a replica relays to its own replicas, and serves PSYNC from after
+// a promotion. Call it in the order units apply, under the same lock.
+func (m *Master) FeedRaw(p []byte) {
+	m.mu.Lock()
+	m.appendLocked(p)
+	m.feed.Reset() // the relayed stream changed the database
+	m.mu.Unlock()
+}
+
+// ResetHistory starts the history a full resync from the master loaded:
+// replid at offset, no ID2, an empty backlog; replicas of this one are
+// dropped so they resync from the new history.
+func (m *Master) ResetHistory(replid string, offset int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ids = ReplIDs{ID: replid, ID2: NoReplID, Offset2: -1}
+	m.backlog = NewBacklog(m.cfg.BacklogSize, offset)
+	m.feed.Reset()
+	m.dropLocked()
+}
+
+// ChangeID follows the master's new replication ID (a +CONTINUE that
+// names one): the old ID stays valid as ID2 up to offset+1, and replicas
+// of this one are dropped to learn the new ID.
+func (m *Master) ChangeID(replid string, offset int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ids.ID2, m.ids.Offset2, m.ids.ID = m.ids.ID, offset+1, replid
+	m.dropLocked()
+}
+
+func (m *Master) dropLocked() {
 	for l := range m.links {
 		l.conn.Close()
 	}
@@ -283,6 +320,7 @@ func (m *Master) DropReplicas() {
 func (m *Master) Promote() {
 	m.mu.Lock()
 	m.ids.Shift(m.backlog.Offset())
+	m.feed.Reset()
 	m.mu.Unlock()
 }
 

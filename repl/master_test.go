@@ -33,6 +33,7 @@ type testMaster struct {
 
 	failAfter int    // the next snapshot fails after this many keys
 	during    func() // run by the next snapshot after its first key
+	durable   int64  // as an Applier: the last offset applied
 }
 
 func newTestMaster(t testing.TB, cfg MasterConfig) *testMaster {
@@ -127,26 +128,8 @@ func (tm *testMaster) serve(c net.Conn) {
 func (tm *testMaster) write(db int, argv ...string) {
 	tm.mu.Lock()
 	defer tm.mu.Unlock()
-	if tm.dbs[db] == nil {
-		tm.dbs[db] = map[string]rdb.Value{}
-	}
-	k := argv[1]
-	v := tm.dbs[db][k]
-	switch argv[0] {
-	case "SET":
-		tm.dbs[db][k] = rdb.Value{Kind: rdb.KindString, Str: []byte(argv[2])}
-	case "DEL":
-		delete(tm.dbs[db], k)
-	case "RPUSH":
-		v.Kind = rdb.KindList
-		v.Items = append(slices.Clone(v.Items), toBytes(argv[2:])...)
-		tm.dbs[db][k] = v
-	case "HSET": // new fields only, in these tests
-		v.Kind = rdb.KindHash
-		v.Items = append(slices.Clone(v.Items), toBytes(argv[2:])...)
-		tm.dbs[db][k] = v
-	default:
-		tm.t.Fatalf("testMaster: %s", argv[0])
+	if err := modelExec(tm.dbs, db, toBytes(argv)); err != nil {
+		tm.t.Fatal(err)
 	}
 	tm.m.Propagate(db, toBytes(argv)...)
 }
@@ -405,5 +388,131 @@ func TestRedisCliRDB(t *testing.T) {
 		if n := len(tm.m.Replicas()); n != 0 {
 			t.Fatalf("an rdb-only link is still listed as a replica (%d)", n)
 		}
+	}
+}
+
+// testMaster as an Applier: a replica that relays its stream through its
+// own Master (Unit.Raw into FeedRaw under the keyspace lock).
+type tmLoader struct {
+	tm  *testMaster
+	dbs map[int]map[string]rdb.Value
+	id  string
+	off int64
+}
+
+func (tm *testMaster) BeginSnapshot(replid string, offset int64) (SnapshotLoader, error) {
+	return &tmLoader{tm: tm, dbs: map[int]map[string]rdb.Value{}, id: replid, off: offset}, nil
+}
+
+func (l *tmLoader) Load(e *rdb.Entry) error {
+	if l.dbs[e.DB] == nil {
+		l.dbs[e.DB] = map[string]rdb.Value{}
+	}
+	l.dbs[e.DB][string(e.Key)] = e.Value
+	return nil
+}
+func (l *tmLoader) LoadFunction([]byte) error { return nil }
+func (l *tmLoader) Abort()                    {}
+func (l *tmLoader) Commit() error {
+	l.tm.mu.Lock()
+	defer l.tm.mu.Unlock()
+	l.tm.dbs, l.tm.durable = l.dbs, l.off
+	l.tm.m.ResetHistory(l.id, l.off)
+	return nil
+}
+
+func (tm *testMaster) Apply(u *Unit) error {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	for _, c := range u.Cmds {
+		if err := modelExec(tm.dbs, c.DB, c.Argv); err != nil {
+			return err
+		}
+	}
+	tm.m.FeedRaw(u.Raw)
+	tm.durable = u.Offset
+	return nil
+}
+
+func (tm *testMaster) ChangeReplID(replid string, offset int64) error {
+	tm.m.ChangeID(replid, offset)
+	return nil
+}
+
+func (tm *testMaster) DurableOffset() int64 {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return tm.durable
+}
+
+// compareRedis checks that two redis-servers hold the same keys.
+func compareRedis(t *testing.T, a, b *redis.Client, dbs ...int) {
+	t.Helper()
+	ctx := context.Background()
+	for _, db := range dbs {
+		ca, cb := a.Conn(), b.Conn()
+		must(t, ca.Select(ctx, db).Err())
+		must(t, cb.Select(ctx, db).Err())
+		ka, err := ca.Keys(ctx, "*").Result()
+		must(t, err)
+		kb, err := cb.Keys(ctx, "*").Result()
+		must(t, err)
+		if len(ka) != len(kb) || len(ka) == 0 {
+			t.Fatalf("db %d: %d keys and %d keys", db, len(ka), len(kb))
+		}
+		for _, k := range ka {
+			if va, vb := masterValue(t, ca, k), masterValue(t, cb, k); va != vb {
+				t.Fatalf("db %d key %q: %s and %s", db, k, va, vb)
+			}
+		}
+		ca.Close()
+		cb.Close()
+	}
+}
+
+// TestRelayAndPromote: redis-server master → Replica relaying through a
+// Master → redis-server sub-replica. The sub-replica follows the master's
+// offsets and data through the relay; after the relay is promoted
+// (replid shifted to replid2, as REPLICAOF NO ONE does) the sub-replica
+// reconnects with its old replid and continues partially (+CONTINUE with
+// the new ID) and receives the promoted master's own writes.
+func TestRelayAndPromote(t *testing.T) {
+	mport, master := startRedis(t, "--repl-diskless-sync-delay", "0")
+	writeSome(t, master, "before", true)
+	tm := newTestMaster(t, MasterConfig{Diskless: true})
+	r := NewReplica(ReplicaConfig{Addr: fmt.Sprintf("127.0.0.1:%d", mport), AckPeriod: 20e6, RetryPeriod: 20e6, Logf: t.Logf}, tm)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	_, sub := startRedis(t, "--replicaof", "127.0.0.1", strconv.Itoa(tm.port()))
+
+	writeSome(t, master, "after", false)
+	waitFor(t, "the sub-replica at the master's offset", func() bool {
+		return infoField(t, sub, "replication", "master_link_status") == "up" &&
+			infoInt(t, sub, "replication", "master_repl_offset") == infoInt(t, master, "replication", "master_repl_offset")
+	})
+	compareRedis(t, master, sub, 0, 3)
+	if got, want := infoField(t, sub, "replication", "master_replid"), infoField(t, master, "replication", "master_replid"); got != want {
+		t.Fatalf("sub-replica follows %s, the master is %s", got, want)
+	}
+
+	// The master goes away; the relay is promoted.
+	cancel()
+	<-done
+	done <- nil
+	old, fulls := tm.m.IDs().ID, tm.m.Stats().FullSyncs
+	tm.m.Promote()
+	tm.m.DropReplicas()
+	tm.writeRound("promoted")
+	waitFor(t, "the sub-replica's partial resync", func() bool {
+		return tm.m.Stats().PartialOK == 1 && infoField(t, sub, "replication", "master_link_status") == "up" &&
+			infoInt(t, sub, "replication", "master_repl_offset") == tm.m.Offset()
+	})
+	tm.compareReplica(t, sub)
+	ids := tm.m.IDs()
+	if ids.ID2 != old || infoField(t, sub, "replication", "master_replid") != ids.ID || tm.m.Stats().FullSyncs != fulls {
+		t.Fatalf("after promotion: ids %+v (old %s), sub follows %s, %d full syncs", ids, old,
+			infoField(t, sub, "replication", "master_replid"), tm.m.Stats().FullSyncs)
 	}
 }

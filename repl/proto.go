@@ -86,7 +86,9 @@ func command(args ...string) []byte {
 // offset. Each argument is a fresh slice the caller may keep.
 type commandReader struct {
 	br     *bufio.Reader
-	inline bool // accept inline commands (words on a line), as redis-cli's "SYNC\r\n"
+	inline bool   // accept inline commands (words on a line), as redis-cli's "SYNC\r\n"
+	keep   bool   // keep the bytes of the last command in raw
+	raw    []byte // the last command's bytes as read, when keep
 }
 
 // next returns the next command and its size in bytes. A bare newline
@@ -100,6 +102,9 @@ func (c *commandReader) next() (argv [][]byte, size int64, err error) {
 		return nil, 0, err
 	}
 	size = int64(len(line))
+	if c.keep {
+		c.raw = append(c.raw[:0], line...)
+	}
 	if string(line) == "\r\n" || string(line) == "\n" {
 		return nil, size, nil
 	}
@@ -126,6 +131,9 @@ func (c *commandReader) next() (argv [][]byte, size int64, err error) {
 			return nil, 0, noEOF(err)
 		}
 		size += int64(len(line))
+		if c.keep {
+			c.raw = append(c.raw, line...)
+		}
 		if line[0] != '$' {
 			return nil, 0, protoErr("expected '$', got %q", truncate(line))
 		}
@@ -141,6 +149,9 @@ func (c *commandReader) next() (argv [][]byte, size int64, err error) {
 			return nil, 0, protoErr("bulk string not ended by CRLF")
 		}
 		size += int64(l + 2)
+		if c.keep {
+			c.raw = append(c.raw, arg...)
+		}
 		argv = append(argv, arg[:l:l])
 	}
 	return argv, size, nil

@@ -22,6 +22,22 @@ type Command struct {
 	Argv [][]byte // Argv[0] is the command name as the master sent it
 }
 
+// Unit is a stretch of the command stream handed to the applier whole.
+type Unit struct {
+	// Cmds are the writes: one, a MULTI/EXEC block's (applied whole or
+	// not at all), or none when the unit is only the link's own traffic
+	// (PING, SELECT, REPLCONF GETACK).
+	Cmds []Command
+	// Raw is the unit's bytes as the master sent them, the link traffic
+	// before its writes included. A server that relays its stream (to
+	// replicas of its own, or to serve PSYNC after a promotion) appends
+	// Raw to its Master with FeedRaw, under the lock its writes and
+	// snapshots take, so its backlog's offsets stay the master's.
+	Raw    []byte
+	Offset int64 // the replication offset just after Raw
+	DB     int   // the database selected at Offset
+}
+
 // Applier is what a replica applies its master's data to; the server
 // implements it. The Replica calls every method but DurableOffset from
 // one goroutine, in stream order; DurableOffset may be called from another
@@ -31,18 +47,20 @@ type Applier interface {
 	// snapshot at offset, under replication ID replid, follows. The
 	// dataset is replaced only when the returned loader commits.
 	BeginSnapshot(replid string, offset int64) (SnapshotLoader, error)
-	// Apply runs a unit of the command stream: one write, or the writes
-	// of one MULTI/EXEC block, which must be applied whole or not at all.
-	// offset is the replication offset just after the unit. An error
-	// ends the link; the stream is asked again from before the unit.
-	Apply(cmds []Command, offset int64) error
+	// Apply runs a unit of the command stream (see Unit). Its position
+	// (Offset, DB, and the replication ID) is where a restarted replica
+	// resumes. An error ends the link; the stream is asked again from
+	// where the unit began.
+	Apply(u *Unit) error
 	// ChangeReplID records that the master's history now goes on under
 	// replid (a +CONTINUE naming a new ID after a failover); offset is
-	// the replica's offset at the change.
+	// the replica's offset at the change. A relaying server calls
+	// Master.ChangeID with both.
 	ChangeReplID(replid string, offset int64) error
-	// DurableOffset is the highest offset (passed to Apply, or a
+	// DurableOffset is the highest offset (a unit's with writes, or a
 	// committed snapshot's) whose effects are durable. The replica never
-	// acknowledges more to its master.
+	// acknowledges more to its master; units without writes need not be
+	// durable before they are acknowledged.
 	DurableOffset() int64
 }
 
@@ -51,7 +69,8 @@ type SnapshotLoader interface {
 	Load(e *rdb.Entry) error        // one key; its slices are the loader's to keep
 	LoadFunction(code []byte) error // one function library's source
 	// Commit makes the loaded keys the whole dataset, durably, at the
-	// snapshot's replication ID and offset (database 0 selected).
+	// snapshot's replication ID and offset (database 0 selected). A
+	// relaying server calls Master.ResetHistory under the same lock.
 	Commit() error
 	// Abort discards what was loaded: the dataset stays as it was.
 	Abort()
@@ -110,8 +129,8 @@ type Replica struct {
 	mu        sync.Mutex
 	st        ReplicaStatus
 	db        int
-	committed int64 // offset at the last unit boundary (outside MULTI)
-	applied   int64 // offset of the last Apply or committed snapshot
+	committed int64 // offset of the last unit applied: where to resume
+	applied   int64 // offset of the last unit with writes, or committed snapshot
 	conn      net.Conn
 	lastIO    atomic.Int64 // unix nanoseconds of the last read from the master
 	syncRead  atomic.Int64
@@ -470,25 +489,26 @@ func (p *progressReader) Read(b []byte) (int, error) {
 
 // stream applies the command stream until the link fails.
 func (r *Replica) stream(lk *link, br *bufio.Reader) error {
-	cr := commandReader{br: br}
+	cr := commandReader{br: br, keep: true}
 	r.mu.Lock()
 	off, db := r.committed, r.db
 	r.mu.Unlock()
-	var tx []Command // inside MULTI: the queued writes
-	inTx := false
-	txStart := off
+	u := &Unit{}
+	inTx, txFrom := false, 0 // inside MULTI; u.Cmds[txFrom:] are its writes
 	for {
 		argv, size, err := cr.next()
 		if err != nil {
 			return err
 		}
 		off += size
-		if len(argv) == 0 {
-			continue
+		u.Raw = append(u.Raw, cr.raw...)
+		name := ""
+		if len(argv) > 0 {
+			name = strings.ToUpper(string(argv[0]))
 		}
-		name := strings.ToUpper(string(argv[0]))
-		boundary := !inTx
+		complete, getack := false, false
 		switch {
+		case len(argv) == 0: // a keep-alive newline
 		case name == "SELECT" && len(argv) == 2:
 			n, err := strconv.Atoi(string(argv[1]))
 			if err != nil || n < 0 {
@@ -497,63 +517,58 @@ func (r *Replica) stream(lk *link, br *bufio.Reader) error {
 			db = n
 		case name == "PING":
 		case name == "REPLCONF":
-			if len(argv) >= 2 && strings.EqualFold(string(argv[1]), "GETACK") {
-				r.publish(off, db, boundary)
-				if err := lk.write(r.ackCommand()); err != nil {
-					return err
-				}
-				continue
-			}
+			getack = len(argv) >= 2 && strings.EqualFold(string(argv[1]), "GETACK")
 		case name == "MULTI" && !inTx:
-			inTx, txStart, tx = true, off-size, nil
-			boundary = false
+			inTx, txFrom = true, len(u.Cmds)
 		case name == "EXEC" && inTx:
-			inTx, boundary = false, true
-			if len(tx) > 0 {
-				if err := r.apply(tx, off, db, txStart); err != nil {
-					return err
-				}
-			}
-			tx = nil
+			inTx, complete = false, true
 		case name == "DISCARD" && inTx:
-			inTx, boundary, tx = false, true, nil
+			inTx, u.Cmds = false, u.Cmds[:txFrom]
 		default:
-			c := Command{DB: db, Argv: argv}
-			if inTx {
-				tx = append(tx, c)
-				continue
-			}
-			if err := r.apply([]Command{c}, off, db, off-size); err != nil {
-				return err
-			}
+			u.Cmds = append(u.Cmds, Command{DB: db, Argv: argv})
+			complete = !inTx
+		}
+		// A unit goes to the applier when it holds a write or a whole
+		// MULTI block, and link traffic alone when nothing more is
+		// buffered or a GETACK wants the offset acknowledged.
+		if inTx || !complete && !getack && br.Buffered() > 0 {
+			r.processed(off)
 			continue
 		}
-		r.publish(off, db, boundary)
+		u.Offset, u.DB = off, db
+		if err := r.apply(u); err != nil {
+			return err
+		}
+		u = &Unit{}
+		if getack {
+			if err := lk.write(r.ackCommand()); err != nil {
+				return err
+			}
+		}
 	}
 }
 
-// apply hands one unit to the applier; on failure the position stays at
-// before (the unit is asked again after reconnecting).
-func (r *Replica) apply(cmds []Command, off int64, db int, before int64) error {
-	if err := r.app.Apply(cmds, off); err != nil {
-		r.cfg.Logf("replica: applying the write at offset %d failed: %v", before, err)
+// apply hands one unit to the applier; on failure the position stays
+// where the unit began (it is asked again after reconnecting).
+func (r *Replica) apply(u *Unit) error {
+	if err := r.app.Apply(u); err != nil {
+		before := u.Offset - int64(len(u.Raw))
+		r.cfg.Logf("replica: applying the stream at offset %d failed: %v", before, err)
 		return fmt.Errorf("repl: applying the stream at offset %d: %w", before, err)
 	}
 	r.mu.Lock()
-	r.applied = off
+	if len(u.Cmds) > 0 {
+		r.applied = u.Offset
+	}
+	r.committed, r.db, r.st.Offset = u.Offset, u.DB, u.Offset
 	r.mu.Unlock()
-	r.publish(off, db, true)
 	return nil
 }
 
-// publish records the processed offset; at a unit boundary it is also
-// the position to resume from.
-func (r *Replica) publish(off int64, db int, boundary bool) {
+// processed records how far the stream has been read.
+func (r *Replica) processed(off int64) {
 	r.mu.Lock()
 	r.st.Offset = off
-	if boundary {
-		r.committed, r.db = off, db
-	}
 	r.mu.Unlock()
 }
 
