@@ -2,11 +2,13 @@ package repl
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,6 +90,7 @@ type Master struct {
 	stats    MasterStats
 	lastPing time.Time
 	scratch  []byte // Propagate's encoding buffer
+	seq      uint64
 }
 
 // MasterStats counts resyncs (INFO stats sync_full, sync_partial_ok,
@@ -97,6 +100,7 @@ type MasterStats struct {
 }
 
 type replicaLink struct {
+	seq     uint64 // attach order, for INFO's slaveN
 	conn    net.Conn
 	ip      string
 	port    int
@@ -196,10 +200,15 @@ func (m *Master) Stats() MasterStats {
 func (m *Master) Replicas() []ReplicaInfo {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]ReplicaInfo, 0, len(m.links))
+	links := make([]*replicaLink, 0, len(m.links))
 	for l := range m.links {
-		out = append(out, ReplicaInfo{IP: l.ip, Port: l.port, State: l.state.Load().(string),
-			Offset: l.ack.Load(), LastAck: time.Unix(0, l.ackTime.Load())})
+		links = append(links, l)
+	}
+	slices.SortFunc(links, func(a, b *replicaLink) int { return cmp.Compare(a.seq, b.seq) })
+	out := make([]ReplicaInfo, len(links))
+	for i, l := range links {
+		out[i] = ReplicaInfo{IP: l.ip, Port: l.port, State: l.state.Load().(string),
+			Offset: l.ack.Load(), LastAck: time.Unix(0, l.ackTime.Load())}
 	}
 	return out
 }
@@ -340,6 +349,8 @@ func (m *Master) Serve(conn net.Conn, br *bufio.Reader, req SyncRequest) error {
 	name := fmt.Sprintf("%s:%d", l.ip, l.port)
 
 	m.mu.Lock()
+	m.seq++
+	l.seq = m.seq
 	partial, why := false, "SYNC"
 	if req.PSYNC && !req.RDBOnly {
 		partial, why = DecidePSYNC(m.ids, m.backlog, req.ReplID, req.Offset)

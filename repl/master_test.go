@@ -496,6 +496,10 @@ func TestRelayAndPromote(t *testing.T) {
 	if got, want := infoField(t, sub, "replication", "master_replid"), infoField(t, master, "replication", "master_replid"); got != want {
 		t.Fatalf("sub-replica follows %s, the master is %s", got, want)
 	}
+	// The relay's INFO replication has the fields of the real replica's
+	// and the same IDs and offset.
+	ic := InfoConfig{MasterHost: "127.0.0.1", MasterPort: mport, ReplicaPriority: 100, ReadOnly: true, Announced: true}
+	compareInfo(t, InfoReplication(tm.m, r, ic, time.Now()), sub, "role", "master_link_status", "master_replid", "master_repl_offset", "slave_repl_offset")
 
 	// The master goes away; the relay is promoted.
 	cancel()
@@ -510,9 +514,41 @@ func TestRelayAndPromote(t *testing.T) {
 			infoInt(t, sub, "replication", "master_repl_offset") == tm.m.Offset()
 	})
 	tm.compareReplica(t, sub)
+	compareInfo(t, InfoReplication(tm.m, nil, InfoConfig{}, time.Now()), master, "role", "master_failover_state", "repl_backlog_active")
 	ids := tm.m.IDs()
 	if ids.ID2 != old || infoField(t, sub, "replication", "master_replid") != ids.ID || tm.m.Stats().FullSyncs != fulls {
 		t.Fatalf("after promotion: ids %+v (old %s), sub follows %s, %d full syncs", ids, old,
 			infoField(t, sub, "replication", "master_replid"), tm.m.Stats().FullSyncs)
+	}
+}
+
+// compareInfo checks that ours (an INFO replication section) has the
+// fields, in order, of redis-server c's, slaveN lines aside, and the same
+// values for the fields named.
+func compareInfo(t *testing.T, ours string, c *redis.Client, same ...string) {
+	t.Helper()
+	theirs, err := c.Info(context.Background(), "replication").Result()
+	must(t, err)
+	parse := func(s string) ([]string, map[string]string) {
+		var names []string
+		vals := map[string]string{}
+		for _, line := range strings.Split(s, "\r\n") {
+			k, v, ok := strings.Cut(line, ":")
+			if !ok || strings.HasPrefix(k, "slave") && k[5] >= '0' && k[5] <= '9' {
+				continue
+			}
+			names, vals[k] = append(names, k), v
+		}
+		return names, vals
+	}
+	on, ov := parse(ours)
+	tn, tv := parse(theirs)
+	if !slices.Equal(on, tn) {
+		t.Fatalf("INFO replication fields:\n%v\nredis-server's:\n%v", on, tn)
+	}
+	for _, k := range same {
+		if ov[k] != tv[k] {
+			t.Fatalf("INFO replication %s: %q, redis-server's %q", k, ov[k], tv[k])
+		}
 	}
 }
