@@ -576,7 +576,7 @@ func (m *Master) stream(l *replicaLink, br *bufio.Reader, from int64) error {
 // readAcks reads what a replica sends on its link: REPLCONF ACK <offset>
 // (and newlines while it loads).
 func (m *Master) readAcks(l *replicaLink, br *bufio.Reader) error {
-	cr := commandReader{br: br}
+	cr := commandReader{br: br, maxBulk: 1 << 10}
 	for {
 		argv, _, err := cr.next()
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 )
 
@@ -85,10 +86,34 @@ func command(args ...string) []byte {
 // counting the bytes of each, which is how far it moves the replication
 // offset. Each argument is a fresh slice the caller may keep.
 type commandReader struct {
-	br     *bufio.Reader
-	inline bool   // accept inline commands (words on a line), as redis-cli's "SYNC\r\n"
-	keep   bool   // keep the bytes of the last command in raw
-	raw    []byte // the last command's bytes as read, when keep
+	br      *bufio.Reader
+	inline  bool   // accept inline commands (words on a line), as redis-cli's "SYNC\r\n"
+	keep    bool   // keep the bytes of the last command in raw
+	raw     []byte // the last command's bytes as read, when keep
+	maxBulk int    // the longest argument accepted; maxBulkLen when 0
+}
+
+// readBulk reads n bytes; past 64 KiB the buffer grows as they arrive,
+// not from the claimed length alone.
+func readBulk(br *bufio.Reader, n int) ([]byte, error) {
+	const step = 64 << 10
+	if n <= step {
+		b := make([]byte, n)
+		_, err := io.ReadFull(br, b)
+		return b, err
+	}
+	b := make([]byte, 0, step)
+	for len(b) < n {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, min(cap(b), n-len(b)))
+		}
+		k, err := io.ReadFull(br, b[len(b):min(cap(b), n)])
+		b = b[:len(b)+k]
+		if err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
 }
 
 // next returns the next command and its size in bytes. A bare newline
@@ -137,12 +162,16 @@ func (c *commandReader) next() (argv [][]byte, size int64, err error) {
 		if line[0] != '$' {
 			return nil, 0, protoErr("expected '$', got %q", truncate(line))
 		}
-		l, err := parseLen(line[1:], maxBulkLen)
+		limit := maxBulkLen
+		if c.maxBulk > 0 {
+			limit = c.maxBulk
+		}
+		l, err := parseLen(line[1:], limit)
 		if err != nil {
 			return nil, 0, err
 		}
-		arg := make([]byte, l+2)
-		if _, err := io.ReadFull(c.br, arg); err != nil {
+		arg, err := readBulk(c.br, l+2)
+		if err != nil {
 			return nil, 0, noEOF(err)
 		}
 		if arg[l] != '\r' || arg[l+1] != '\n' {
@@ -157,13 +186,23 @@ func (c *commandReader) next() (argv [][]byte, size int64, err error) {
 	return argv, size, nil
 }
 
-// parseLen parses the decimal count of a '*' or '$' header line (with its
-// \r\n) in [0, limit].
+// parseLen parses the count of a '*' or '$' header line, which must end
+// in \r\n: decimal digits in [0, limit] without a sign or leading zeros,
+// as Redis's string2ll reads it.
 func parseLen(p []byte, limit int) (int, error) {
-	p = bytes.TrimSuffix(bytes.TrimSuffix(p, []byte{'\n'}), []byte{'\r'})
-	n, err := strconv.Atoi(string(p))
-	if err != nil || n < 0 || n > limit {
+	q, ok := bytes.CutSuffix(p, []byte("\r\n"))
+	if !ok || len(q) == 0 || len(q) > 1 && q[0] == '0' || len(q) > 10 {
 		return 0, protoErr("bad length %q", p)
+	}
+	n := 0
+	for _, c := range q {
+		if c < '0' || c > '9' {
+			return 0, protoErr("bad length %q", p)
+		}
+		n = n*10 + int(c-'0')
+	}
+	if n > limit {
+		return 0, protoErr("length %d over %d", n, limit)
 	}
 	return n, nil
 }
