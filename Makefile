@@ -2,7 +2,7 @@
 GO       ?= go
 BIN      := bin
 PKGS     := ./...
-RACEPKGS := ./wal/... ./keyspace/... ./recovery/... ./resp/... ./repl/...
+RACEPKGS := ./wal/... ./keyspace/... ./recovery/... ./proto/... ./server/... ./repl/...
 GOVERSION := $(shell sed -n 's/^go //p' go.mod)
 
 .PHONY: all build run test test-long testrace fuzz fuzz-commands bench bench-seeds fmt vet clean readme-check
@@ -30,9 +30,9 @@ test: build
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 	$(GO) test -count=1 -race -timeout 20m $(RACEPKGS)
-	PERSIMMON_TEST_IO=loop $(GO) test -count=1 -race -timeout 20m ./resp/
+	PERSIMMON_TEST_IO=loop $(GO) test -count=1 -race -timeout 20m ./server/
 	$(GO) test -count=1 -tags pmemtrace ./pmem/ ./crashimage/
-	PERSIMMON_TEST_IO=loop PERSIMMON_TEST_DURABILITY=msync $(GO) test -count=1 -timeout 10m -run 'TestKeyspace|TestBlocking|TestClientUnblock|TestScript|TestCommitter|TestIdle' ./resp/
+	PERSIMMON_TEST_IO=loop PERSIMMON_TEST_DURABILITY=msync $(GO) test -count=1 -timeout 10m -run 'TestKeyspace|TestBlocking|TestClientUnblock|TestScript|TestCommitter|TestIdle' ./server/
 
 # The long runs of the crash tests (full counts; minutes).
 test-long: build

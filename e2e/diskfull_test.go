@@ -55,11 +55,29 @@ func writeStatus(t *testing.T, c *redis.Client) string {
 // MISCONF; it returns the keys acknowledged.
 func fillUntilFull(t *testing.T, c *redis.Client, prefix string) []string {
 	t.Helper()
+	return fill(t, c, prefix, func(k string, val []byte) error { return c.Set(ctx, k, val, 0).Err() })
+}
+
+// fillWithExec is fillUntilFull with each SET inside MULTI/EXEC, so the
+// last record written before the disk filled is a transaction's commit.
+func fillWithExec(t *testing.T, c *redis.Client, prefix string) []string {
+	t.Helper()
+	return fill(t, c, prefix, func(k string, val []byte) error {
+		_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, k, val, 0)
+			return nil
+		})
+		return err
+	})
+}
+
+func fill(t *testing.T, c *redis.Client, prefix string, set func(k string, val []byte) error) []string {
+	t.Helper()
 	val := bytes.Repeat([]byte("v"), 16<<10)
 	var acked []string
 	for i := 0; i < 20000; i++ {
 		k := fmt.Sprintf("%s:%d", prefix, i)
-		if err := c.Set(ctx, k, val, 0).Err(); err != nil {
+		if err := set(k, val); err != nil {
 			if err.Error() != misconf {
 				t.Fatalf("write on a full disk: %q, want %q", err, misconf)
 			}
@@ -147,11 +165,19 @@ func TestDiskFull(t *testing.T) {
 // anything), after which writes are accepted again; a kill -9 then brings
 // back exactly the writes after the FLUSHALL.
 func TestDiskFullFlushAll(t *testing.T) {
+	t.Run("after SET", func(t *testing.T) { testDiskFullFlushAll(t, fillUntilFull) })
+	// The last record before the disk filled is a commit record; the
+	// segment-edge case where a commit used to take the freeing reserve
+	// is wal's TestFreeingReserveAfterCommit.
+	t.Run("after EXEC", func(t *testing.T) { testDiskFullFlushAll(t, fillWithExec) })
+}
+
+func testDiskFullFlushAll(t *testing.T, fillFn func(*testing.T, *redis.Client, string) []string) {
 	mnt := smallFS(t, "6m")
 	dir := filepath.Join(mnt, "data")
 	s := startServer(t, dir, "--segment-size", "1mb")
 	c := s.client()
-	acked := fillUntilFull(t, c, "key")
+	acked := fillFn(t, c, "key")
 	if err := c.Set(ctx, "small", "x", 0).Err(); err == nil || err.Error() != misconf {
 		t.Fatalf("small write on a full disk: %v, want %q", err, misconf)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/persimmon-db/persimmon/arena"
 	"github.com/persimmon-db/persimmon/pmem"
 )
 
@@ -33,6 +34,35 @@ func TestFreeingReserve(t *testing.T) {
 	}
 	if loc, err := w.Append(TypeCommit, FlagTxn, nil); err != nil || loc.Seg != seg {
 		t.Fatalf("commit after AppendFreeing: %v", err)
+	}
+}
+
+// TestFreeingReserveAfterCommit: a transaction's commit record keeps the
+// freeing reserve too, so a FLUSHALL after an EXEC that filled the segment
+// to its last reserved byte still lands in that segment, and so does its
+// own commit record.
+func TestFreeingReserveAfterCommit(t *testing.T) {
+	a, w := openWAL(t, t.TempDir(), pmem.ModeNone)
+	if _, err := w.Append(TypeBatch, 0, make([]byte, 100)); err != nil {
+		t.Fatal(err)
+	}
+	seg, tail := a.Active()
+	// A batch that leaves exactly the reserves free at the segment's end.
+	n := int(seg.Size() - tail - commitReserve - freeingReserve - HeaderSize)
+	if loc, err := w.Append(TypeBatch, FlagTxn, make([]byte, n)); err != nil || loc.Seg != seg {
+		t.Fatalf("filling batch: %v (segment %v)", err, segID(loc.Seg))
+	}
+	if loc, err := w.Append(TypeCommit, FlagTxn, nil); err != nil || loc.Seg != seg {
+		t.Fatalf("commit: %v (segment %v, want %d)", err, segID(loc.Seg), seg.ID())
+	}
+	if loc, err := w.AppendFreeing(TypeBatch, FlagTxn, []byte{4, 0}); err != nil || loc.Seg != seg {
+		t.Fatalf("FLUSHALL after a commit moved to segment %v (%v); the reserve was used up", segID(loc.Seg), err)
+	}
+	if loc, err := w.Append(TypeCommit, FlagTxn, nil); err != nil || loc.Seg != seg {
+		t.Fatalf("FLUSHALL's commit: %v (segment %v), want its group's segment", err, segID(loc.Seg))
+	}
+	if _, tail := a.Active(); tail != seg.Size() {
+		t.Fatalf("tail %d, want the segment full (%d)", tail, seg.Size())
 	}
 }
 
@@ -98,4 +128,12 @@ func TestStaleShutdownMark(t *testing.T) {
 	if err != nil || end != tail || last != 8 {
 		t.Fatalf("scan with a stale mark: end %d (tail %d), last LSN %d, %v; want all 8 records", end, tail, last, err)
 	}
+}
+
+// segID names a segment in a failure message (nil: none).
+func segID(s *arena.Segment) any {
+	if s == nil {
+		return nil
+	}
+	return s.ID()
 }

@@ -60,8 +60,11 @@
 //
 // After every batch record Append keeps room for a commit record (so a
 // transaction's commit always fits where its group is) and for one small
-// record that frees space, allocated on disk: AppendFreeing (FLUSHALL)
-// may use it, so a FLUSHALL can be written on a full disk.
+// record that frees space plus that record's own commit, allocated on
+// disk: AppendFreeing (FLUSHALL) may use it, so a FLUSHALL can be written
+// on a full disk. A commit record keeps the freeing part of that room
+// after itself (it is there whenever the record before kept it), so the
+// same holds right after an EXEC or a script.
 //
 // # Group commit
 //

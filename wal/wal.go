@@ -19,10 +19,11 @@ import (
 const commitReserve = HeaderSize
 
 // freeingReserve is kept free (and allocated) after every batch record but
-// those appended with AppendFreeing, so that a record that frees space (a
-// FLUSHALL: a 2-byte payload) still fits on a full disk. It holds one such
-// record; commitReserve stays free after it.
-const freeingReserve = HeaderSize + 8
+// those appended with AppendFreeing, and after commit records, so that a
+// record that frees space (a FLUSHALL: a 2-byte payload) still fits on a
+// full disk, also right after an EXEC or a script. It holds one such record
+// and that record's own commit record.
+const freeingReserve = HeaderSize + 8 + commitReserve
 
 // WAL appends records to an arena and makes them durable.
 type WAL struct {
@@ -46,6 +47,9 @@ type WAL struct {
 	// shutdownMarked: the active segment carries a clean-shutdown mark,
 	// cleared (durably) before the next append or rotation. Guarded by mu.
 	shutdownMarked bool
+	// keptAfter is the space the last append kept free (and allocated)
+	// after its record in the active segment. Guarded by mu.
+	keptAfter int64
 }
 
 // Open returns a WAL appending to a's active segment. lastLSN is the LSN of
@@ -151,11 +155,7 @@ type Location struct {
 // arena.ErrNoSpace when the disk is full, the sticky persistence error
 // after a failed flush.
 func (w *WAL) Append(typ, flags uint8, payload []byte) (Location, error) {
-	keep := int64(commitReserve + freeingReserve)
-	if typ == TypeCommit {
-		keep = 0
-	}
-	return w.append(typ, flags, payload, keep)
+	return w.append(typ, flags, payload, -1)
 }
 
 // AppendFreeing is Append for a small record that frees space (FLUSHALL):
@@ -163,7 +163,7 @@ func (w *WAL) Append(typ, flags uint8, payload []byte) (Location, error) {
 // it is written even when the disk is full. payload must fit that space
 // (at most 8 bytes).
 func (w *WAL) AppendFreeing(typ, flags uint8, payload []byte) (Location, error) {
-	if RecordSize(len(payload)) > freeingReserve {
+	if RecordSize(len(payload)) > freeingReserve-commitReserve {
 		panic(fmt.Sprintf("wal: AppendFreeing of a %d-byte payload, more than the reserve holds", len(payload)))
 	}
 	return w.append(typ, flags, payload, commitReserve)
@@ -182,6 +182,21 @@ func (w *WAL) append(typ, flags uint8, payload []byte, keep int64) (Location, er
 	if err := w.clearShutdownMark(); err != nil {
 		return Location{}, err
 	}
+	if keep < 0 { // Append
+		keep = commitReserve + freeingReserve
+		if typ == TypeCommit {
+			// A commit record goes into the commitReserve its group's
+			// records left free. It keeps the freeing reserve after it
+			// when that reserve is there (the record before kept both),
+			// so a FLUSHALL still fits on a full disk after an EXEC or a
+			// script; after a freeing record it keeps nothing: asking for
+			// more would move the commit to a new segment.
+			keep = 0
+			if w.keptAfter >= commitReserve+freeingReserve {
+				keep = freeingReserve
+			}
+		}
+	}
 	last := w.lastLSN.Load()
 	seg, off, err := w.arena.Alloc(size, keep, w.flushedFrom(), last)
 	if errors.Is(err, arena.ErrSeal) {
@@ -194,6 +209,7 @@ func (w *WAL) append(typ, flags uint8, payload []byte, keep int64) (Location, er
 	if err != nil {
 		return Location{}, err
 	}
+	w.keptAfter = keep
 	lsn := last + 1
 	encodeRecord(seg.Bytes()[off:off+size], typ, flags, lsn, payload)
 	w.lastLSN.Store(lsn)

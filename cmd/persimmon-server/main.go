@@ -30,9 +30,11 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/persimmon-db/persimmon/commands"
 	"github.com/persimmon-db/persimmon/pmem"
+	"github.com/persimmon-db/persimmon/proto"
 	"github.com/persimmon-db/persimmon/recovery"
-	"github.com/persimmon-db/persimmon/resp"
+	"github.com/persimmon-db/persimmon/server"
 	"github.com/persimmon-db/persimmon/wal"
 )
 
@@ -54,7 +56,7 @@ var directives = []directive{
 	{"segment-size", "64mb", "bytes per arena segment file (units: kb, mb, gb)"},
 	{"requirepass", "", "password clients must AUTH with (empty: none)"},
 	{"protected-mode", "yes", "refuse non-loopback clients while no password is set (yes|no)"},
-	{"maxclients", strconv.Itoa(resp.DefaultMaxClients), "maximum number of connected clients"},
+	{"maxclients", strconv.Itoa(server.DefaultMaxClients), "maximum number of connected clients"},
 	{"timeout", "0", "close a client idle for this many seconds (0: never)"},
 	{"proto-max-bulk-len", "512mb", "largest bulk string a request may carry"},
 	{"threads", "auto", "Go scheduler threads (GOMAXPROCS): auto = all CPUs, except 1 for --io goroutine in pmem and none modes"},
@@ -66,19 +68,19 @@ var directives = []directive{
 // per request than a goroutine per connection (measured on 2 cores shared
 // with the client), and it never waits: in msync mode a batch that is not
 // durable yet holds its replies while a committer goroutine runs the group
-// commit (resp/commit.go), so auto is the loop in every mode.
+// commit (server/commit.go), so auto is the loop in every mode.
 func ioModel(v string, mode pmem.Mode) (string, error) {
 	switch v {
-	case "", "auto", resp.IOLoop:
-		return resp.IOLoop, nil
-	case resp.IOGoroutine:
+	case "", "auto", server.IOLoop:
+		return server.IOLoop, nil
+	case server.IOGoroutine:
 		return v, nil
 	}
 	return "", fmt.Errorf("io must be auto, loop or goroutine, not %q", v)
 }
 
 // schedulerThreads resolves the threads setting for the durability mode
-// and the I/O model (resp.IOLoop or resp.IOGoroutine). GOMAXPROCS in the
+// and the I/O model (server.IOLoop or server.IOGoroutine). GOMAXPROCS in the
 // environment wins over auto. Measured on 2 cores shared with the client
 // (persimmon-bench resp -c 50):
 //
@@ -100,7 +102,7 @@ func schedulerThreads(v string, mode pmem.Mode, io string) (int, error) {
 		if env := os.Getenv("GOMAXPROCS"); env != "" {
 			return runtime.GOMAXPROCS(0), nil
 		}
-		if mode == pmem.ModeMsync || io == resp.IOLoop {
+		if mode == pmem.ModeMsync || io == server.IOLoop {
 			return runtime.NumCPU(), nil
 		}
 		return 1, nil
@@ -195,7 +197,7 @@ func run(args []string, stderr io.Writer) int {
 		defer os.Remove(pidfile)
 	}
 
-	srv := resp.NewServer(cfg, ks, logf)
+	srv := server.NewServer(cfg, ks, logf, commands.Table())
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
 	errc := make(chan error, 1)
@@ -301,7 +303,7 @@ func parseConfigFile(r io.Reader, path string) (settings, error) {
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		args, err := resp.SplitArgs(line)
+		args, err := proto.SplitArgs(line)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %v", path, n, err)
 		}
@@ -331,8 +333,8 @@ func parseConfigFile(r io.Reader, path string) (settings, error) {
 
 // buildConfig validates the settings into the server's and recovery's
 // configurations.
-func buildConfig(s settings) (resp.Config, recovery.Options, error) {
-	var cfg resp.Config
+func buildConfig(s settings) (server.Config, recovery.Options, error) {
+	var cfg server.Config
 	var opts recovery.Options
 	port, err := strconv.Atoi(s["port"])
 	if err != nil || port < 0 || port > 65535 {
@@ -342,7 +344,7 @@ func buildConfig(s settings) (resp.Config, recovery.Options, error) {
 	if err != nil {
 		return cfg, opts, err
 	}
-	segSize, err := resp.ParseMemory(s["segment-size"])
+	segSize, err := server.ParseMemory(s["segment-size"])
 	if err != nil || segSize <= 0 {
 		return cfg, opts, fmt.Errorf("segment-size %q: want a size such as 64mb", s["segment-size"])
 	}
@@ -350,7 +352,7 @@ func buildConfig(s settings) (resp.Config, recovery.Options, error) {
 	if err != nil {
 		return cfg, opts, fmt.Errorf("protected-mode: %v", err)
 	}
-	maxBulk, err := resp.ParseMemory(s["proto-max-bulk-len"])
+	maxBulk, err := server.ParseMemory(s["proto-max-bulk-len"])
 	if err != nil || maxBulk < 1<<20 {
 		return cfg, opts, fmt.Errorf("proto-max-bulk-len %q: want a size of at least 1mb", s["proto-max-bulk-len"])
 	}
@@ -366,7 +368,7 @@ func buildConfig(s settings) (resp.Config, recovery.Options, error) {
 	if err != nil {
 		return cfg, opts, err
 	}
-	cfg = resp.Config{
+	cfg = server.Config{
 		Bind:            s["bind"],
 		Port:            port,
 		Requirepass:     s["requirepass"],

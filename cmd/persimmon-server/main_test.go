@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/persimmon-db/persimmon/pmem"
-	"github.com/persimmon-db/persimmon/resp"
+	"github.com/persimmon-db/persimmon/server"
 )
 
 func TestParseConfigFile(t *testing.T) {
@@ -104,13 +104,13 @@ func TestIOModel(t *testing.T) {
 		want    string
 		wantErr bool
 	}{
-		{"auto", pmem.ModePmem, resp.IOLoop, false},
-		{"", pmem.ModeNone, resp.IOLoop, false},
-		{"auto", pmem.ModeMsync, resp.IOLoop, false}, // the committer holds replies (resp/commit.go)
-		{"goroutine", pmem.ModePmem, resp.IOGoroutine, false},
-		{"goroutine", pmem.ModeMsync, resp.IOGoroutine, false},
-		{"loop", pmem.ModeNone, resp.IOLoop, false},
-		{"loop", pmem.ModeMsync, resp.IOLoop, false},
+		{"auto", pmem.ModePmem, server.IOLoop, false},
+		{"", pmem.ModeNone, server.IOLoop, false},
+		{"auto", pmem.ModeMsync, server.IOLoop, false}, // the committer holds replies (resp/commit.go)
+		{"goroutine", pmem.ModePmem, server.IOGoroutine, false},
+		{"goroutine", pmem.ModeMsync, server.IOGoroutine, false},
+		{"loop", pmem.ModeNone, server.IOLoop, false},
+		{"loop", pmem.ModeMsync, server.IOLoop, false},
 		{"threads", pmem.ModePmem, "", true},
 	} {
 		got, err := ioModel(tt.v, tt.mode)
@@ -130,14 +130,14 @@ func TestSchedulerThreads(t *testing.T) {
 		want    int
 		wantErr bool
 	}{
-		{"auto", pmem.ModePmem, resp.IOLoop, cpus, false},
-		{"", pmem.ModeNone, resp.IOLoop, cpus, false},
-		{"auto", pmem.ModePmem, resp.IOGoroutine, 1, false},
-		{"auto", pmem.ModeNone, resp.IOGoroutine, 1, false},
-		{"auto", pmem.ModeMsync, resp.IOGoroutine, cpus, false},
-		{"3", pmem.ModePmem, resp.IOLoop, 3, false},
-		{"0", pmem.ModePmem, resp.IOLoop, 0, true},
-		{"many", pmem.ModePmem, resp.IOLoop, 0, true},
+		{"auto", pmem.ModePmem, server.IOLoop, cpus, false},
+		{"", pmem.ModeNone, server.IOLoop, cpus, false},
+		{"auto", pmem.ModePmem, server.IOGoroutine, 1, false},
+		{"auto", pmem.ModeNone, server.IOGoroutine, 1, false},
+		{"auto", pmem.ModeMsync, server.IOGoroutine, cpus, false},
+		{"3", pmem.ModePmem, server.IOLoop, 3, false},
+		{"0", pmem.ModePmem, server.IOLoop, 0, true},
+		{"many", pmem.ModePmem, server.IOLoop, 0, true},
 	} {
 		got, err := schedulerThreads(tt.v, tt.mode, tt.io)
 		if got != tt.want || (err != nil) != tt.wantErr {

@@ -1,0 +1,327 @@
+package commands
+
+import (
+	"strings"
+
+	"github.com/persimmon-db/persimmon/hll"
+)
+
+// HyperLogLog commands (redis.io group "hyperloglog"). An HLL is a string
+// value in Redis's format (package hll), so GET/SET move it between Redis
+// and Persimmon unchanged.
+//
+// Each write is one batch. A change to a large HLL (a dense one is 12304
+// bytes) logs only the changed byte spans as SETRANGE patches; a small
+// one is rewritten whole, keeping its TTL.
+//
+// PFCOUNT of one key whose cached cardinality is invalid computes it and,
+// as Redis does, writes it back into the header. Persimmon writes that
+// durably (an 8-byte patch, committed before the reply): the value's bytes
+// then stay what Redis would hold, so a GET, a DUMP or a replica sees the
+// same string whether or not the server restarted, at the cost of one
+// small log write per PFCOUNT after a change (PFCOUNT of an unchanged HLL
+// reads the cache and writes nothing).
+
+const (
+	errHLLCorrupt = "INVALIDOBJ Corrupted HLL object detected"
+	errHLLType    = "WRONGTYPE Key is not a valid HyperLogLog string value."
+)
+
+func hllCommands() []Command {
+	const w, r, dm, fast, adm = FlagWrite, FlagReadonly, FlagDenyOOM, FlagFast, FlagAdmin
+	const g = "hyperloglog"
+	return []Command{
+		{Name: "pfadd", Arity: -2, Flags: w | dm | fast, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "2.8.9",
+			Summary: "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist.", Run: cmdPFAdd,
+			KeySpecs: key1(KeyRW | KeyInsert)},
+		{Name: "pfcount", Arity: -2, Flags: r, FirstKey: 1, LastKey: -1, Step: 1, Group: g, Since: "2.8.9",
+			Summary: "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s).", Run: cmdPFCount,
+			KeySpecs: []KeySpec{{Notes: "RW because it may change the internal representation of the key, and propagate to replicas",
+				Flags: KeyRW | KeyAccess, Index: 1, LastKey: -1, KeyStep: 1}}},
+		{Name: "pfmerge", Arity: -2, Flags: w | dm, FirstKey: 1, LastKey: -1, Step: 1, Group: g, Since: "2.8.9",
+			Summary: "Merges one or more HyperLogLog values into a single key.", Run: cmdPFMerge,
+			KeySpecs: []KeySpec{keyAt(KeyRW|KeyAccess|KeyInsert, 1), keyRange(KeyRO|KeyAccess, 2, -1, 1)}},
+		{Name: "pfdebug", Arity: 3, Flags: w | dm | adm, FirstKey: 2, LastKey: 2, Step: 1, Group: g, Since: "2.8.9",
+			Summary: "Internal commands for debugging HyperLogLog values.", Run: cmdPFDebug,
+			KeySpecs: []KeySpec{keyAt(KeyRW|KeyAccess, 2)}},
+		{Name: "pfselftest", Arity: 1, Flags: adm, Group: g, Since: "2.8.9",
+			Summary: "An internal command for testing HyperLogLog values.", Run: cmdPFSelfTest},
+	}
+}
+
+// hllAt reads the HLL at key (nil when the key does not exist). The
+// bytes may alias the keyspace's mapping: valid while the lock is held,
+// never to be changed (copy them first). On a wrong type or a string that is
+// not an HLL it has written the error and returns ok false.
+func hllAt(c *Client, key []byte) (v []byte, ok bool) {
+	val, found, err := c.KS.Get(c.DB, key)
+	if err != nil {
+		c.WriteErr(err)
+		return nil, false
+	}
+	if !found {
+		return nil, true
+	}
+	if hll.Check(val) != nil {
+		c.WriteError(errHLLType)
+		return nil, false
+	}
+	return val, true
+}
+
+// hllSparseMax is hll-sparse-max-bytes.
+func hllSparseMax(c *Client) int {
+	if c.Srv == nil {
+		return hll.DefaultSparseMaxBytes
+	}
+	return c.HLLSparseMaxBytes()
+}
+
+// writeHLL adds to a new batch the write that turns old (nil: the key did
+// not exist) into v, commits it and reports success (else the error is
+// written). Equal-length large values are patched: the header's cache
+// bytes and the span of changed registers, two SETRANGE operations at
+// most.
+func writeHLL(c *Client, key, old, v []byte, mark int) bool {
+	b := c.KS.NewBatch()
+	switch {
+	case old == nil:
+		b.Set(c.DB, key, v, 0)
+	case len(old) == len(v) && len(v) >= patchThreshold:
+		for _, s := range diffSpans(old, v, 64) {
+			b.SetRange(c.DB, key, int64(s[0]), v[s[0]:s[1]])
+		}
+		if b.Len() == 0 {
+			return true
+		}
+	default:
+		b.Set(c.DB, key, v, expireAtOf(c, key))
+	}
+	return commitReply(c, b, mark)
+}
+
+// diffSpans returns the [from, to) byte ranges where a and b (equal
+// lengths) differ, joining ranges less than gap bytes apart.
+func diffSpans(a, b []byte, gap int) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(a); i++ {
+		if a[i] == b[i] {
+			continue
+		}
+		j := i + 1
+		for j < len(a) && a[j] != b[j] {
+			j++
+		}
+		if n := len(out); n > 0 && i-out[n-1][1] < gap {
+			out[n-1][1] = j
+		} else {
+			out = append(out, [2]int{i, j})
+		}
+		i = j
+	}
+	return out
+}
+
+// PFADD key [element ...]
+func cmdPFAdd(c *Client, args [][]byte) {
+	key := args[1]
+	old, ok := hllAt(c, key)
+	if !ok {
+		return
+	}
+	var v []byte
+	updated := false
+	if old == nil {
+		v = hll.New()
+		updated = true
+	} else {
+		v = append([]byte(nil), old...) // old stays as read, for writeHLL's patches
+	}
+	maxSparse := hllSparseMax(c)
+	for _, e := range args[2:] {
+		var changed bool
+		var err error
+		v, changed, err = hll.Add(v, e, maxSparse)
+		if err != nil {
+			c.WriteError(errHLLCorrupt)
+			return
+		}
+		updated = updated || changed
+	}
+	if !updated {
+		c.WriteInt(0)
+		return
+	}
+	hll.Invalidate(v)
+	mark := len(c.Out)
+	c.WriteInt(1)
+	writeHLL(c, key, old, v, mark)
+}
+
+// PFCOUNT key [key ...]
+func cmdPFCount(c *Client, args [][]byte) {
+	if len(args) > 2 {
+		var max [hll.Registers]uint8
+		for _, key := range args[1:] {
+			v, ok := hllAt(c, key)
+			if !ok {
+				return
+			}
+			if v == nil {
+				continue
+			}
+			if hll.Merge(&max, v) != nil {
+				c.WriteError(errHLLCorrupt)
+				return
+			}
+		}
+		c.WriteInt(int64(hll.EstimateRegisters(&max)))
+		return
+	}
+	key := args[1]
+	v, ok := hllAt(c, key)
+	if !ok {
+		return
+	}
+	if v == nil {
+		c.WriteInt(0)
+		return
+	}
+	if card, ok := hll.Cached(v); ok {
+		c.WriteInt(int64(card))
+		return
+	}
+	card, err := hll.Estimate(v)
+	if err != nil {
+		c.WriteError(errHLLCorrupt)
+		return
+	}
+	b := c.KS.NewBatch()
+	v = append([]byte(nil), v...)
+	hll.SetCached(v, card)
+	if len(v) >= patchThreshold {
+		b.SetRange(c.DB, key, 8, v[8:16])
+	} else {
+		b.Set(c.DB, key, v, expireAtOf(c, key))
+	}
+	mark := len(c.Out)
+	c.WriteInt(int64(card))
+	commitReply(c, b, mark)
+}
+
+// PFMERGE destkey [sourcekey ...]: the destination is a source too.
+func cmdPFMerge(c *Client, args [][]byte) {
+	var max [hll.Registers]uint8
+	dense := false
+	var old []byte
+	for i, key := range args[1:] {
+		v, ok := hllAt(c, key)
+		if !ok {
+			return
+		}
+		if v == nil {
+			continue
+		}
+		if i == 0 {
+			old = v
+		}
+		if hll.IsDense(v) {
+			dense = true
+		}
+		if hll.Merge(&max, v) != nil {
+			c.WriteError(errHLLCorrupt)
+			return
+		}
+	}
+	var v []byte
+	if old != nil {
+		v = append([]byte(nil), old...)
+	} else {
+		v = hll.New()
+	}
+	if dense {
+		var err error
+		if v, err = hll.ToDense(v); err != nil {
+			c.WriteError(errHLLCorrupt)
+			return
+		}
+	}
+	maxSparse := hllSparseMax(c)
+	for i, r := range max {
+		if r != 0 {
+			// Redis ignores a failure here: the sources decoded, so only
+			// a corrupt destination could fail, and it was merged above.
+			v, _, _ = hll.Set(v, i, r, maxSparse)
+		}
+	}
+	hll.Invalidate(v)
+	mark := len(c.Out)
+	c.WriteOK()
+	writeHLL(c, args[1], old, v, mark)
+}
+
+// PFDEBUG subcommand key
+func cmdPFDebug(c *Client, args [][]byte) {
+	sub, key := strings.ToLower(string(args[1])), args[2]
+	v, ok := hllAt(c, key)
+	if !ok {
+		return
+	}
+	if v == nil {
+		c.WriteError("ERR The specified key does not exist")
+		return
+	}
+	switch sub {
+	case "getreg", "todense":
+		conv := false
+		if !hll.IsDense(v) {
+			d, err := hll.ToDense(v)
+			if err != nil {
+				c.WriteError(errHLLCorrupt)
+				return
+			}
+			b := c.KS.NewBatch()
+			b.Set(c.DB, key, d, expireAtOf(c, key))
+			if !commitReply(c, b, len(c.Out)) {
+				return
+			}
+			v, conv = d, true
+		}
+		if sub == "todense" {
+			if conv {
+				c.WriteInt(1)
+			} else {
+				c.WriteInt(0)
+			}
+			return
+		}
+		c.WriteArray(hll.Registers)
+		for i := 0; i < hll.Registers; i++ {
+			c.WriteInt(int64(hll.Register(v, i)))
+		}
+	case "decode":
+		if hll.IsDense(v) {
+			c.WriteError("ERR HLL encoding is not sparse")
+			return
+		}
+		c.WriteBulkString(hll.Decode(v))
+	case "encoding":
+		if hll.IsDense(v) {
+			c.WriteString("dense")
+		} else {
+			c.WriteString("sparse")
+		}
+	default:
+		c.WriteError("ERR Unknown PFDEBUG subcommand '" + string(args[1]) + "'")
+	}
+}
+
+// PFSELFTEST: checks this build's register packing and estimator (see
+// hll.SelfTest) and replies OK, or Redis's TESTFAILED error.
+func cmdPFSelfTest(c *Client, args [][]byte) {
+	if err := hll.SelfTest(); err != nil {
+		c.WriteError("TESTFAILED " + err.Error())
+		return
+	}
+	c.WriteOK()
+}

@@ -1,0 +1,49 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/persimmon-db/persimmon/pmem"
+	"github.com/persimmon-db/persimmon/recovery"
+)
+
+// BenchmarkSetGet is the hot path of every command over the real keyspace
+// on a temporary directory: read a pipelined batch of SET and GET
+// requests, dispatch them, write their replies. One op is one request.
+// pmem mode includes the cache-line flushes of each SET; none mode leaves
+// the request reader, dispatch, the keyspace and the reply writer.
+func BenchmarkSetGet(b *testing.B) {
+	for _, mode := range []pmem.Mode{pmem.ModePmem, pmem.ModeNone} {
+		b.Run(mode.String(), func(b *testing.B) { benchSetGet(b, mode) })
+	}
+}
+
+func benchSetGet(b *testing.B, mode pmem.Mode) {
+	ks, _, err := recovery.Open(recovery.Options{Dir: b.TempDir(), Mode: mode})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := NewServer(Config{}, ks, nil, testFamilies)
+	defer s.Close()
+	c := newConn(s, discardConn{}, 1)
+	val := strings.Repeat("v", 64)
+	var batch strings.Builder
+	const perBatch = 32
+	for i := 0; i < perBatch/2; i++ {
+		k := fmt.Sprintf("key:%06d", i*7919%100000)
+		batch.WriteString(multibulk("SET", k, val))
+		batch.WriteString(multibulk("GET", k))
+	}
+	in := []byte(batch.String())
+	b.ReportAllocs()
+	b.SetBytes(int64(len(in) / perBatch))
+	b.ResetTimer()
+	for i := 0; i < b.N; i += perBatch {
+		c.rbuf = append(c.rbuf[:0], in...)
+		if !c.processInput() {
+			b.Fatal("connection closed")
+		}
+	}
+}

@@ -1,0 +1,198 @@
+package server
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/panjf2000/gnet/v2"
+)
+
+// The committer: msync durability on the event loop.
+//
+// In msync mode one group commit costs an msync (hundreds of µs on a disk),
+// so the loop must not wait for it: every other connection would stall. A
+// connection whose batch wrote, or read what was not yet durable, instead
+// holds its replies: flush leaves them in the output buffer, marks the
+// connection held, adds it to the committer's held list and asks the
+// committer for the batch's LSN. A held connection runs no more commands
+// (its input keeps arriving into the read buffer), so its replies stay in
+// order and no reply leaves before what it saw is durable (DESIGN.md
+// invariant 1).
+//
+// The committer goroutine persists everything appended so far with one
+// group commit (wal.WaitDurable: it captures the log's tail, so one msync
+// covers the records of every connection that wrote before it started),
+// then hands one task to the loop (Execute) that releases every held
+// connection whose LSN is now durable: it writes their replies and goes on
+// with their buffered input. Meanwhile the loop serves the other
+// connections, which append the records the next group commit will cover:
+// the batch grows with the sync latency, and one sync is in flight at a
+// time.
+//
+// A failed group commit is fail-stop (the wal refuses appends after it):
+// the held connections are closed without their replies.
+//
+// While a script is past the busy threshold, the watchdog goroutine serves
+// the other connections (scriptbusy.go) and the loop is inside the script,
+// so release tasks wait; batches run then wait for durability inline, as in
+// goroutine mode (that goroutine is not the loop).
+
+// committer runs group commits for the held connections of the loop.
+type committer struct {
+	s     *Server
+	kick  chan struct{} // capacity 1: a commit is wanted
+	want  atomic.Uint64 // the highest LSN a held connection waits for
+	err   atomic.Pointer[error]
+	loop  atomic.Pointer[gnet.EventLoop] // where release tasks run
+	stop  chan struct{}
+	done  chan struct{}
+	held  []*conn // held connections; on the loop only
+	spare []*conn // the previous held list's array, reused
+
+	commits  atomic.Int64 // group commits run for held connections
+	released atomic.Int64 // held batches released after them
+}
+
+func newCommitter(s *Server) *committer {
+	cm := &committer{
+		s:    s,
+		kick: make(chan struct{}, 1),
+		stop: make(chan struct{}),
+		done: make(chan struct{}),
+	}
+	go cm.run()
+	return cm
+}
+
+// request asks for a group commit covering lsn (any goroutine).
+func (cm *committer) request(lsn uint64, el gnet.EventLoop) {
+	for {
+		w := cm.want.Load()
+		if w >= lsn || cm.want.CompareAndSwap(w, lsn) {
+			break
+		}
+	}
+	if cm.loop.Load() == nil {
+		cm.loop.Store(&el)
+	}
+	select {
+	case cm.kick <- struct{}{}:
+	default: // a commit is already asked for; it reads want when it starts
+	}
+}
+
+// hold makes c wait for its batch's LSN (on the loop, or on the watchdog
+// while the loop is inside a script).
+func (cm *committer) hold(c *conn) {
+	c.held = true
+	if !c.listed {
+		c.listed = true
+		cm.held = append(cm.held, c)
+	}
+	cm.request(c.batchLSN, c.gc.EventLoop())
+}
+
+// failed is the error of a group commit that failed, or nil.
+func (cm *committer) failed() error {
+	if p := cm.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (cm *committer) run() {
+	defer close(cm.done)
+	for {
+		select {
+		case <-cm.stop:
+			return
+		case <-cm.kick:
+		}
+		lsn := cm.want.Load()
+		if cm.s.env.durableLSN() < lsn {
+			if err := cm.s.env.waitDurable(lsn); err != nil && cm.err.Load() == nil {
+				cm.err.Store(&err)
+			}
+			cm.commits.Add(1)
+		}
+		if el := cm.loop.Load(); el != nil {
+			// An error means the loop is shutting down: nothing to release.
+			_ = (*el).Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+				cm.release()
+				return nil
+			}))
+		}
+	}
+}
+
+// release writes the replies of every held connection whose batch is now
+// durable and goes on with its input; on the loop.
+func (cm *committer) release() {
+	list := cm.held
+	cm.held = cm.spare[:0]
+	durable := cm.s.env.durableLSN()
+	failed := cm.failed() != nil
+	n := 0
+	for _, c := range list {
+		c.listed = false
+		switch {
+		case !c.held || c.killed.Load():
+			// released already (its input came first), or closed
+		case c.batchLSN > durable && !failed:
+			c.listed = true
+			cm.held = append(cm.held, c) // wrote after this commit started
+		default:
+			n++
+			if !c.processInput() {
+				c.gc.Close()
+			}
+		}
+	}
+	clear(list)
+	cm.spare = list[:0]
+	// The connections kept above, and those processInput held again,
+	// asked for their LSN after this commit read want: the next covers
+	// them.
+	cm.released.Add(int64(n))
+}
+
+// close stops the committer goroutine (server close, after the loop).
+func (cm *committer) close() {
+	close(cm.stop)
+	<-cm.done
+}
+
+// releaseHeld is called at the start of processInput on a held connection:
+// if its batch is durable now, the held replies are written (and the
+// connection closed if they were its last) and the connection goes on;
+// if not, it stays held. It reports whether the connection stays open.
+func (c *conn) releaseHeld() bool {
+	cm := c.srv.commit
+	if !c.holdsReplies() { // the watchdog: wait here
+		c.held = false
+		return c.flush() && !c.closeAfterReply
+	}
+	if c.batchLSN > c.srv.env.durableLSN() {
+		if err := cm.failed(); err != nil {
+			c.srv.logf("client id=%d addr=%s: closing without replies, lsn %d is not durable: %v",
+				c.ID, c.addr, c.batchLSN, err)
+			c.Out = c.Out[:0]
+			return false
+		}
+		cm.request(c.batchLSN, c.gc.EventLoop())
+		return true
+	}
+	c.held = false
+	if !c.flush() || c.closeAfterReply {
+		return false
+	}
+	return true
+}
+
+// holdsReplies reports whether a batch that is not durable yet holds its
+// replies for the committer (the loop, msync mode) rather than waiting
+// inline (goroutine mode, pmem and none modes, and the watchdog serving
+// loop connections while a script runs).
+func (c *conn) holdsReplies() bool {
+	return c.gc != nil && c.srv.commit != nil && c.srv.busy.Load() == nil
+}

@@ -1,0 +1,176 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/persimmon-db/persimmon/pmem"
+)
+
+// The committer (commit.go): msync durability on the event loop.
+
+func startMsyncLoop(t *testing.T, f *fakeKS) *wireServer {
+	t.Helper()
+	s := startWire(t, Config{IO: IOLoop, Durability: "msync"}, f)
+	if s.commit == nil {
+		t.Fatal("no committer on the loop in msync mode")
+	}
+	return s
+}
+
+// expectNothing checks that no byte arrives on w within d (what a held
+// reply looks like from the client; the wait only bounds the check).
+func expectNothing(t *testing.T, w *wire, d time.Duration) {
+	t.Helper()
+	w.nc.SetReadDeadline(time.Now().Add(d))
+	if b, err := w.r.Peek(1); err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("got %q (err %v) before the batch was durable", b, err)
+	}
+	w.nc.SetReadDeadline(time.Now().Add(20 * time.Second))
+}
+
+// A write's reply is held until the committer has made it durable, while
+// the loop goes on serving other connections; a read that saw the write is
+// held too, a batch that touched nothing is not; input sent while a
+// connection is held runs after the held replies leave, in order.
+func TestCommitterHoldsRepliesWhileLoopServes(t *testing.T) {
+	f := &fakeKS{waits: make(chan uint64, 16), gate: make(chan struct{})}
+	s := startMsyncLoop(t, f)
+	writer, reader, pinger := dialWire(t, s), dialWire(t, s), dialWire(t, s)
+
+	writer.send(multibulk("wrt") + multibulk("wrt"))
+	if lsn := nextWait(t, f); lsn != 2 {
+		t.Fatalf("the committer waited for LSN %d, want 2", lsn)
+	}
+	// The committer sits in WaitDurable: the loop must still serve.
+	if got := pinger.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING during a group commit = %q", got)
+	}
+	reader.send(multibulk("rd"))
+	writer.send(multibulk("PING")) // arrives while held
+	expectNothing(t, writer, 200*time.Millisecond)
+	expectNothing(t, reader, 10*time.Millisecond)
+
+	close(f.gate)
+	for _, want := range []string{":1\r\n", ":2\r\n", "+PONG\r\n"} {
+		if got := writer.reply(); got != want {
+			t.Fatalf("writer got %q, want %q", got, want)
+		}
+	}
+	if got := reader.reply(); got != "+READ\r\n" {
+		t.Fatalf("reader got %q", got)
+	}
+	// Durable now: a read of the same state leaves at once.
+	if got := reader.do("rd"); got != "+READ\r\n" {
+		t.Fatalf("rd = %q", got)
+	}
+	if st := s.commit.released.Load(); st < 2 {
+		t.Fatalf("released %d held batches, want at least 2", st)
+	}
+}
+
+// A failed group commit closes every held connection without its replies.
+func TestCommitterFailureWithholdsReplies(t *testing.T) {
+	f := &fakeKS{waitErr: errors.New("the disk is gone")}
+	s := startMsyncLoop(t, f)
+	w := dialWire(t, s)
+	w.send(multibulk("PING") + multibulk("wrt"))
+	w.expectClosed()
+	// The failure is sticky: a later writer gets nothing either.
+	w2 := dialWire(t, s)
+	w2.send(multibulk("wrt"))
+	w2.expectClosed()
+}
+
+// QUIT after a write: the connection closes once the held replies left.
+func TestCommitterQuitAfterHeldWrite(t *testing.T) {
+	f := &fakeKS{}
+	s := startMsyncLoop(t, f)
+	w := dialWire(t, s)
+	w.send(multibulk("wrt") + multibulk("QUIT"))
+	for _, want := range []string{":1\r\n", "+OK\r\n"} {
+		if got := w.reply(); got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	}
+	w.expectClosed()
+}
+
+// Over the real keyspace in msync mode on the loop: concurrent writers each
+// get their replies in order, and no reply arrives before its record is
+// durable (its LSN is above what LastLSN was before the request was sent;
+// the durable LSN must have passed that when the reply is read).
+func TestCommitterOverKeyspace(t *testing.T) {
+	t.Setenv("PERSIMMON_TEST_IO", IOLoop)
+	t.Setenv("PERSIMMON_TEST_DURABILITY", "msync")
+	s := startKeyspaceServer(t, t.TempDir(), pmem.ModeMsync)
+	if s.commit == nil {
+		t.Fatal("no committer")
+	}
+	const clients, incrs = 8, 40
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rc := redis.NewClient(&redis.Options{Addr: s.addr, MaxRetries: -1, PoolSize: 1})
+			defer rc.Close()
+			key := fmt.Sprintf("counter:%d", i)
+			for n := int64(1); n <= incrs; n++ {
+				before := s.ks.LastLSN()
+				got, err := rc.Incr(context.Background(), key).Result()
+				if err != nil || got != n {
+					errs <- fmt.Errorf("INCR %s = %d, %v; want %d", key, got, err, n)
+					return
+				}
+				if d := s.ks.DurableLSN(); d <= before {
+					errs <- fmt.Errorf("INCR %s answered with durable LSN %d, its record is above %d", key, d, before)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	st := s.ks.SyncStats()
+	t.Logf("%d records in %d syncs (mean %v, p99 %v); committer: %d syncs released %d held batches",
+		st.Records, st.Syncs, st.Mean, st.P99, s.commit.commits.Load(), s.commit.released.Load())
+	if s.commit.released.Load() == 0 {
+		t.Error("no batch was held for the committer")
+	}
+}
+
+// SAVE promises every write applied before it is on disk, other clients'
+// included: its reply waits for another connection's held write.
+func TestCommitterSaveWaitsForOtherClientsWrites(t *testing.T) {
+	f := &fakeKS{waits: make(chan uint64, 16), gate: make(chan struct{})}
+	s := startMsyncLoop(t, f)
+	var open sync.Once
+	release := func() { open.Do(func() { close(f.gate) }) }
+	t.Cleanup(release) // before the server's cleanup, if the test fails early
+	writer, saver := dialWire(t, s), dialWire(t, s)
+	writer.send(multibulk("wrt"))
+	if lsn := nextWait(t, f); lsn != 1 {
+		t.Fatalf("the committer waited for LSN %d, want 1", lsn)
+	}
+	saver.send(multibulk("SAVE"))
+	expectNothing(t, saver, 200*time.Millisecond)
+	release()
+	if got := writer.reply(); got != ":1\r\n" {
+		t.Fatalf("writer got %q", got)
+	}
+	if got := saver.reply(); got != "+OK\r\n" {
+		t.Fatalf("SAVE got %q", got)
+	}
+}

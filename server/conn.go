@@ -1,0 +1,484 @@
+package server
+
+import (
+	"net"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+
+	"github.com/persimmon-db/persimmon/proto"
+)
+
+// Buffer sizes.
+const (
+	readBufSize = 16 << 10          // initial read buffer
+	maxQueryBuf = proto.MaxQueryBuf // client-query-buffer-limit: bytes buffered for one client
+	outFlushAt  = 1 << 20           // replies held beyond this are written mid-batch
+	shrinkAbove = 256 << 10         // idle buffers larger than this are given back
+)
+
+// conn is one client connection. Its goroutine reads whatever the socket
+// has, runs every complete command in it (the pipeline batch), waits until
+// the highest LSN the batch wrote or read is durable, and only then writes
+// the batch's replies in one write (DESIGN.md invariant 1).
+type conn struct {
+	Client
+	srv     *Server
+	nc      net.Conn
+	addr    string // peer ip:port
+	laddr   string // local ip:port
+	fd      int
+	created time.Time
+
+	rbuf   []byte       // unprocessed input; always starts at index 0
+	reader proto.Reader // splits rbuf into requests
+
+	batchLSN   uint64      // highest LastLSN seen after a command of this batch
+	tick       time.Time   // end of the previous command (commandstats timing)
+	pend       []statDelta // commandstats not yet added to the shared counters
+	pendErrors int64       // error replies not attributed to a command
+	lastCmd    *Command
+	deadline   bool       // a read deadline is set (timeout > 0)
+	inExec     bool       // EXEC is running queued commands with the keyspace lock held
+	blk        blockState // blocking.go: a blocked command (BLPOP...) [lists: blocking]
+
+	infoMu sync.Mutex
+	info   clientInfo // what CLIENT LIST shows to other connections
+
+	killed atomic.Bool // CLIENT KILL or server close
+
+	// Pub/sub (pubsub.go): the subscriptions, their counts, and the write
+	// lock a publisher and flush share in goroutine mode.
+	ps          pubsubState
+	subN, psubN atomic.Int32
+	wmu         sync.Mutex
+
+	// Loop mode (loop.go): gc is the connection's gnet conn, used on the
+	// loop only; lc is the same for other goroutines (Close); parked is
+	// set while a blocking command holds the connection.
+	gc     gnet.Conn
+	lc     atomic.Pointer[loopConn]
+	parked atomic.Bool
+	// held: msync mode on the loop, the replies in out wait until
+	// batchLSN is durable (commit.go).
+	held   bool
+	listed bool // on the committer's held list (loop only)
+	// idleOut is the output gnet still held at the last idle check.
+	idleOut int
+}
+
+// clientInfo is a connection's state as published for other connections,
+// refreshed once per batch.
+type clientInfo struct {
+	name       string
+	db         int
+	multi      int // queued commands, -1 outside MULTI
+	cmd        string
+	lastActive time.Time
+	qbuf       int
+	qbufFree   int
+	omem       int
+}
+
+// statDelta accumulates one command's commandstats during a batch, so that
+// the shared counters are touched once per batch, not per command.
+type statDelta struct {
+	st                             *cmdStats
+	calls, failed, rejected, nanos int64
+}
+
+// cmdStats are one command's INFO commandstats counters.
+type cmdStats struct {
+	calls    atomic.Int64
+	failed   atomic.Int64
+	rejected atomic.Int64
+	nanos    atomic.Int64
+}
+
+func newConn(s *Server, nc net.Conn, id int64) *conn {
+	now := time.Now()
+	c := &conn{
+		srv:     s,
+		nc:      nc,
+		addr:    nc.RemoteAddr().String(),
+		laddr:   nc.LocalAddr().String(),
+		fd:      connFD(nc),
+		created: now,
+		rbuf:    make([]byte, 0, readBufSize),
+	}
+	c.ID = id
+	c.KS = s.ks
+	c.Srv = s
+	c.conn = c
+	c.Authed = s.requirepass() == ""
+	c.info = clientInfo{multi: -1, cmd: "NULL", lastActive: now}
+	return c
+}
+
+func connFD(nc net.Conn) int {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return -1
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	fd := -1
+	rc.Control(func(f uintptr) { fd = int(f) })
+	return fd
+}
+
+// shutdown makes the connection finish the batch it is running and stop:
+// further reads see EOF, and a client that does not read its replies
+// cannot hold the server's close up for long.
+func (c *conn) shutdown() {
+	c.killed.Store(true)
+	if c.closeOnLoop() {
+		return
+	}
+	if tc, ok := c.nc.(*net.TCPConn); ok {
+		tc.CloseRead()
+		tc.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		return
+	}
+	c.nc.Close()
+}
+
+// kill closes the connection at once (CLIENT KILL).
+func (c *conn) kill() {
+	c.killed.Store(true)
+	if c.closeOnLoop() {
+		return
+	}
+	c.nc.Close()
+}
+
+func (c *conn) serve() {
+	defer c.finish()
+	for {
+		if len(c.rbuf) == cap(c.rbuf) {
+			if len(c.rbuf) >= maxQueryBuf {
+				c.srv.logf("closing client id=%d addr=%s that reached the max query buffer length", c.ID, c.addr)
+				return
+			}
+			c.rbuf = growBuf(c.rbuf, 2*cap(c.rbuf))
+		}
+		c.setReadDeadline()
+		n, err := c.nc.Read(c.rbuf[len(c.rbuf):cap(c.rbuf)])
+		if n > 0 {
+			c.rbuf = c.rbuf[:len(c.rbuf)+n]
+			c.srv.stats.netIn.Add(int64(n))
+			c.srv.stats.reads.Add(1)
+			if !c.processInput() {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (c *conn) setReadDeadline() {
+	t := c.srv.live.timeout.Load()
+	if c.subscriptions() > 0 {
+		t = 0 // pub/sub subscribers are exempt from the idle timeout, as in Redis
+	}
+	switch {
+	case t > 0:
+		c.nc.SetReadDeadline(time.Now().Add(time.Duration(t) * time.Second))
+		c.deadline = true
+	case c.deadline:
+		c.nc.SetReadDeadline(time.Time{})
+		c.deadline = false
+	}
+}
+
+// growBuf returns b with its contents and a capacity of at least n.
+func growBuf(b []byte, n int) []byte {
+	if n <= cap(b) {
+		return b
+	}
+	n = min(n, maxQueryBuf)
+	nb := make([]byte, len(b), max(n, len(b)))
+	copy(nb, b)
+	return nb
+}
+
+func (c *conn) finish() {
+	c.unsubscribeAll()
+	c.unblockOnClose() // [lists: blocking]
+	if c.Watch.Watching() {
+		c.srv.env.lock()
+		c.srv.env.unwatch(&c.Watch)
+		c.srv.env.unlock()
+	}
+	c.flushStats()
+	c.nc.Close()
+	c.srv.removeClient(c)
+}
+
+// processInput runs every complete command in the read buffer, then makes
+// the batch durable and writes its replies. It reports whether the
+// connection stays open.
+func (c *conn) processInput() bool {
+	if c.held { // commit.go: replies wait for the committer
+		if !c.releaseHeld() {
+			return false
+		}
+		if c.held {
+			return !c.killed.Load()
+		}
+	}
+	data := c.rbuf
+	need := 0
+	c.tick = time.Now()
+	for len(data) > 0 && !c.closeAfterReply && c.blk.b == nil && !c.held {
+		args, rest, n, perr := c.reader.Next(data, c.limits())
+		if perr != "" {
+			c.protocolError(perr)
+			break
+		}
+		if len(rest) == len(data) { // not yet whole
+			need = n
+			break
+		}
+		data = rest
+		if len(args) == 0 { // "*0\r\n", an empty line
+			continue
+		}
+		c.execute(args)
+		if len(c.Out) >= outFlushAt && !c.flush() {
+			return false
+		}
+	}
+
+	// Keep the unprocessed tail at the front of the buffer.
+	n := copy(c.rbuf, data)
+	c.rbuf = c.rbuf[:n]
+	if need > cap(c.rbuf) {
+		// Room for what the request declares, but at most twice what has
+		// arrived: a client that announces a 512 MB bulk and sends three
+		// bytes must not cost 512 MB (doubling keeps big values linear).
+		c.rbuf = growBuf(c.rbuf, min(need, 2*max(len(c.rbuf), readBufSize)))
+	} else if n == 0 && cap(c.rbuf) > shrinkAbove {
+		releasedLarge(cap(c.rbuf))
+		c.rbuf = make([]byte, 0, readBufSize)
+	}
+	c.flushStats()
+	c.publish()
+	if !c.flush() {
+		return false
+	}
+	if c.held { // a closing reply closes when it leaves (releaseHeld)
+		return !c.killed.Load()
+	}
+	if c.closeAfterReply || c.killed.Load() {
+		return false
+	}
+	if cap(c.Out) > shrinkAbove {
+		releasedLarge(cap(c.Out))
+		c.Out = nil
+	}
+	return true
+}
+
+// releaseAbove is the buffer size from which dropping it hands memory back
+// to the OS at once rather than when the runtime's scavenger gets to it
+// (a 512 MB value otherwise leaves the process gigabytes larger for
+// minutes).
+const releaseAbove = 64 << 20
+
+var releasing atomic.Bool
+
+// releasedLarge is called when a connection drops a buffer of n bytes.
+func releasedLarge(n int) {
+	if n < releaseAbove || !releasing.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer releasing.Store(false)
+		// Two collections: buffers parked in sync.Pools (gnet's output
+		// buffers) survive the first one as the pools' victims.
+		runtime.GC()
+		debug.FreeOSMemory()
+	}()
+}
+
+// flush waits until everything the batch so far wrote or read is durable,
+// then writes the held replies. If durability cannot be had, the replies
+// are dropped and the connection closed: nothing is acknowledged that is
+// not durable.
+func (c *conn) flush() bool {
+	if c.batchLSN > 0 && c.holdsReplies() && c.batchLSN > c.srv.env.durableLSN() {
+		if err := c.srv.commit.failed(); err != nil {
+			c.srv.logf("client id=%d addr=%s: closing without replies, lsn %d is not durable: %v",
+				c.ID, c.addr, c.batchLSN, err)
+			c.Out = c.Out[:0]
+			return false
+		}
+		c.srv.commit.hold(c) // commit.go: the committer releases the replies
+		return true
+	}
+	if c.batchLSN > 0 {
+		if err := c.srv.env.waitDurable(c.batchLSN); err != nil {
+			c.srv.logf("client id=%d addr=%s: closing without replies, lsn %d is not durable: %v",
+				c.ID, c.addr, c.batchLSN, err)
+			c.Out = c.Out[:0]
+			return false
+		}
+		c.batchLSN = 0
+	}
+	if len(c.Out) == 0 {
+		return true
+	}
+	var n int
+	var err error
+	if c.gc != nil {
+		n, err = c.gc.Write(c.Out)
+	} else {
+		c.wmu.Lock()
+		n, err = c.nc.Write(c.Out)
+		c.wmu.Unlock()
+	}
+	c.srv.stats.netOut.Add(int64(n))
+	c.srv.stats.writes.Add(1)
+	c.Out = c.Out[:0]
+	return err == nil
+}
+
+func (c *conn) protocolError(msg string) {
+	c.WriteError("ERR Protocol error: " + msg)
+	c.pendErrors++
+	c.closeAfterReply = true
+}
+
+// limits are the header limits for this connection's next request.
+func (c *conn) limits() proto.Limits {
+	return proto.Limits{
+		MaxBulk: c.srv.live.protoMaxBulkLen.Load(),
+		Unauth:  !c.Authed && c.srv.requirepass() != "",
+	}
+}
+
+// flushStats adds the batch's commandstats to the shared counters.
+func (c *conn) flushStats() {
+	var calls, errs int64
+	for i := range c.pend {
+		d := &c.pend[i]
+		if d.calls > 0 {
+			d.st.calls.Add(d.calls)
+			d.st.nanos.Add(d.nanos)
+		}
+		if d.failed > 0 {
+			d.st.failed.Add(d.failed)
+		}
+		if d.rejected > 0 {
+			d.st.rejected.Add(d.rejected)
+		}
+		calls += d.calls
+		errs += d.failed + d.rejected
+	}
+	c.pend = c.pend[:0]
+	errs += c.pendErrors
+	c.pendErrors = 0
+	if calls > 0 {
+		c.srv.stats.commands.Add(calls)
+	}
+	if errs > 0 {
+		c.srv.stats.errorReplies.Add(errs)
+	}
+}
+
+// count records one command in the batch's commandstats.
+func (c *conn) count(cmd *Command, d time.Duration, failed, rejected bool) {
+	st := cmd.stats
+	if st == nil {
+		if failed || rejected {
+			c.pendErrors++
+		}
+		return
+	}
+	n := len(c.pend)
+	if n == 0 || c.pend[n-1].st != st {
+		c.pend = append(c.pend, statDelta{st: st})
+		n++
+	}
+	p := &c.pend[n-1]
+	switch {
+	case rejected:
+		p.rejected++
+	default:
+		p.calls++
+		p.nanos += int64(d)
+		if failed {
+			p.failed++
+		}
+	}
+}
+
+// publish refreshes what CLIENT LIST shows to other connections.
+func (c *conn) publish() {
+	multi := -1
+	if c.InMulti {
+		multi = len(c.MultiCmds)
+	}
+	cmd := "NULL"
+	if c.lastCmd != nil {
+		cmd = c.lastCmd.Name
+	}
+	c.infoMu.Lock()
+	c.info = clientInfo{
+		name:       c.Name,
+		db:         c.DB,
+		multi:      multi,
+		cmd:        cmd,
+		lastActive: c.tick,
+		qbuf:       len(c.rbuf),
+		qbufFree:   cap(c.rbuf) - len(c.rbuf),
+		omem:       cap(c.Out),
+	}
+	c.infoMu.Unlock()
+}
+
+// snapshot returns the published state; self is the connection asking,
+// whose live state is current.
+func (c *conn) snapshot(self *conn) clientInfo {
+	if c == self {
+		multi := -1
+		if c.InMulti {
+			multi = len(c.MultiCmds)
+		}
+		cmd := "NULL"
+		if c.lastCmd != nil {
+			cmd = c.lastCmd.Name
+		}
+		return clientInfo{
+			name: c.Name, db: c.DB, multi: multi, cmd: cmd,
+			lastActive: time.Now(),
+			qbuf:       len(c.rbuf), qbufFree: cap(c.rbuf) - len(c.rbuf), omem: cap(c.Out),
+		}
+	}
+	c.infoMu.Lock()
+	defer c.infoMu.Unlock()
+	return c.info
+}
+
+func sortConnsByID(cs []*conn) {
+	slices.SortFunc(cs, func(a, b *conn) int {
+		switch {
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+}

@@ -1,0 +1,582 @@
+package server
+
+import (
+	"crypto/subtle"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Connection and server commands (redis.io groups "connection" and
+// "server"): they touch the connection or the server, not the keyspace, so
+// they run without the keyspace lock (RESET excepted, for UNWATCH).
+
+// Redis 7.0's replies, verbatim.
+const (
+	errWrongPass     = "WRONGPASS invalid username-password pair or user is disabled."
+	errNoPassword    = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
+	errHelloNoAuth   = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
+	errNoProto       = "NOPROTO unsupported protocol version"
+	errProtoVersion  = "ERR Protocol version is not an integer or out of range"
+	errClientName    = "ERR Client names cannot contain spaces, newlines or special characters."
+	errNoSuchClient  = "ERR No such client"
+	errClientIDRange = "ERR client-id should be greater than 0"
+)
+
+// defaultUser is the only ACL user.
+const defaultUser = "default"
+
+func pingCommand(c *Client, args [][]byte) {
+	if c.conn != nil && c.conn.subscriptions() > 0 && len(args) <= 2 {
+		// The subscribed state answers a message-shaped reply.
+		c.WriteArray(2)
+		c.WriteBulkString("pong")
+		if len(args) == 2 {
+			c.WriteBulk(args[1])
+		} else {
+			c.WriteBulkString("")
+		}
+		return
+	}
+	switch len(args) {
+	case 1:
+		c.WriteString("PONG")
+	case 2:
+		c.WriteBulk(args[1])
+	default:
+		c.WriteError(WrongArgs("ping"))
+	}
+}
+
+func echoCommand(c *Client, args [][]byte) { c.WriteBulk(args[1]) }
+
+func selectCommand(c *Client, args [][]byte) {
+	db, err := ArgDB(args[1])
+	if err != nil {
+		c.WriteErr(err)
+		return
+	}
+	c.DB = db
+	c.WriteOK()
+}
+
+func timeCommand(c *Client, _ [][]byte) {
+	now := time.Now()
+	c.WriteArray(2)
+	c.WriteBulkInt(now.Unix())
+	c.WriteBulkInt(int64(now.Nanosecond() / 1000))
+}
+
+func quitCommand(c *Client, _ [][]byte) {
+	c.WriteOK()
+	c.closeAfterReply = true
+}
+
+// checkPassword reports whether user/pass authenticate as the default user
+// when the server's password is requirepass. user is "" for the one-argument
+// AUTH form, which also accepts "default:<password>" (the password is what
+// follows the first colon) unless the whole string is itself the password.
+// Without a password, the default user takes any password (Redis's
+// "nopass"); a missing user is refused by the caller before this.
+func checkPassword(requirepass, user, pass string) bool {
+	if user == "" {
+		if requirepass != "" && equalSecret(pass, requirepass) {
+			return true
+		}
+		u, p, found := strings.Cut(pass, ":")
+		if !found {
+			return false
+		}
+		user, pass = u, p
+	}
+	if user != defaultUser {
+		return false
+	}
+	return requirepass == "" || equalSecret(pass, requirepass)
+}
+
+// equalSecret compares without leaking the password's content by timing.
+func equalSecret(a, b string) bool {
+	return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
+}
+
+// authCommand: AUTH [username] password.
+func authCommand(c *Client, args [][]byte) {
+	if len(args) > 3 {
+		c.WriteError(ErrSyntax)
+		return
+	}
+	requirepass := c.Srv.requirepass()
+	if len(args) == 2 && requirepass == "" {
+		c.WriteError(errNoPassword)
+		return
+	}
+	var user, pass string
+	if len(args) == 3 {
+		user, pass = string(args[1]), string(args[2])
+	} else {
+		pass = string(args[1])
+	}
+	if !checkPassword(requirepass, user, pass) {
+		c.WriteError(errWrongPass)
+		return
+	}
+	c.Authed = true
+	c.WriteOK()
+}
+
+// helloCommand: HELLO [protover [AUTH username password] [SETNAME name]].
+// Only RESP2 is spoken: HELLO 3 is refused, so clients fall back to RESP2.
+func helloCommand(c *Client, args [][]byte) {
+	if len(args) >= 2 {
+		ver, ok := ParseInt64(args[1])
+		if !ok {
+			c.WriteError(errProtoVersion)
+			return
+		}
+		if ver != 2 {
+			c.WriteError(errNoProto)
+			return
+		}
+	}
+	// Each option acts as it is read, as in Redis 7.0: a wrong password
+	// is refused before a later syntax error, and a name set before one
+	// stays set.
+	for j := 2; j < len(args); j++ {
+		more := len(args) - 1 - j
+		switch {
+		case ArgIs(args[j], "auth") && more >= 2:
+			if !checkPassword(c.Srv.requirepass(), string(args[j+1]), string(args[j+2])) {
+				c.WriteError(errWrongPass)
+				return
+			}
+			c.Authed = true
+			j += 2
+		case ArgIs(args[j], "setname") && more >= 1:
+			if !validClientName(args[j+1]) {
+				c.WriteError(errClientName)
+				return
+			}
+			c.Name = string(args[j+1])
+			j++
+		default:
+			c.WriteError("ERR Syntax error in HELLO option '" + string(CString(args[j])) + "'")
+			return
+		}
+	}
+	if !c.Authed && c.Srv.requirepass() != "" {
+		c.WriteError(errHelloNoAuth)
+		return
+	}
+	c.WriteMap(7)
+	c.WriteBulkString("server")
+	c.WriteBulkString("redis")
+	c.WriteBulkString("version")
+	c.WriteBulkString(Version)
+	c.WriteBulkString("proto")
+	c.WriteInt(2)
+	c.WriteBulkString("id")
+	c.WriteInt(c.ID)
+	c.WriteBulkString("mode")
+	c.WriteBulkString("standalone")
+	c.WriteBulkString("role")
+	c.WriteBulkString("master")
+	c.WriteBulkString("modules")
+	c.WriteArray(0)
+}
+
+// resetCommand: RESET. Leaves MULTI, forgets watched keys, selects db 0,
+// clears the name and, when a password is set, de-authenticates.
+func resetCommand(c *Client, _ [][]byte) {
+	if c.conn != nil {
+		c.conn.unsubscribeAll()
+	}
+	c.endMulti()
+	c.Srv.env.unwatch(&c.Watch)
+	c.DB = 0
+	c.Name = ""
+	c.Authed = c.Srv.requirepass() == ""
+	c.WriteString("RESET")
+}
+
+// shutdownCommand: SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]. Every
+// write is already durable, so the save options change nothing: the server
+// stops accepting, finishes the batches in flight, closes the keyspace
+// (which flushes and fences what is left) and exits. Like Redis, a
+// successful SHUTDOWN sends no reply: the connection just closes.
+func shutdownCommand(c *Client, args [][]byte) {
+	abort, save, nosave := false, false, false
+	for _, a := range args[1:] {
+		switch {
+		case ArgIs(a, "nosave"):
+			nosave = true
+		case ArgIs(a, "save"):
+			save = true
+		case ArgIs(a, "now"), ArgIs(a, "force"):
+		case ArgIs(a, "abort"):
+			abort = true
+		default:
+			c.WriteError(ErrSyntax)
+			return
+		}
+	}
+	if save && nosave { // Redis 7: SAVE and NOSAVE exclude each other
+		c.WriteError(ErrSyntax)
+		return
+	}
+	if abort {
+		if len(args) > 2 {
+			c.WriteError(ErrSyntax)
+		} else {
+			c.WriteError("ERR No shutdown in progress.")
+		}
+		return
+	}
+	if c.Srv.busy.Load() != nil {
+		// A script ran past the threshold: only NOSAVE may stop it.
+		if !nosave {
+			c.WriteError(errBusyScript)
+			return
+		}
+		c.Srv.scriptKill(true)
+	}
+	c.Srv.logf("User requested shutdown...")
+	c.closeAfterReply = true
+	c.Srv.requestShutdown()
+}
+
+// validClientName: Redis allows bytes '!'..'~' only.
+func validClientName(name []byte) bool {
+	for _, ch := range name {
+		if ch < '!' || ch > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+func clientIDCommand(c *Client, _ [][]byte) { c.WriteInt(c.ID) }
+
+func clientGetnameCommand(c *Client, _ [][]byte) {
+	if c.Name == "" {
+		c.WriteNull()
+		return
+	}
+	c.WriteBulkString(c.Name)
+}
+
+func clientSetnameCommand(c *Client, args [][]byte) {
+	if !validClientName(args[2]) {
+		c.WriteError(errClientName)
+		return
+	}
+	c.Name = string(args[2])
+	c.WriteOK()
+}
+
+// clientSetinfoCommand: CLIENT SETINFO LIB-NAME|LIB-VER value (Redis 7.2;
+// go-redis sends it on connect). Accepted and not kept.
+func clientSetinfoCommand(c *Client, args [][]byte) {
+	attr := args[2]
+	if !ArgIs(attr, "lib-name") && !ArgIs(attr, "lib-ver") {
+		c.WriteError("ERR Unrecognized option '" + string(attr) + "'")
+		return
+	}
+	if !validClientName(args[3]) {
+		c.WriteError("ERR " + strings.ToLower(string(attr)) + " cannot contain spaces, newlines or special characters.")
+		return
+	}
+	c.WriteOK()
+}
+
+func clientNoEvictCommand(c *Client, args [][]byte) {
+	if !ArgIs(args[2], "on") && !ArgIs(args[2], "off") {
+		c.WriteError(ErrSyntax)
+		return
+	}
+	c.WriteOK()
+}
+
+func clientInfoCommand(c *Client, _ [][]byte) {
+	c.WriteVerbatim("txt", appendClientLine(nil, c.conn, c.conn.snapshot(c.conn), time.Now()))
+}
+
+// clientListCommand: CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...].
+func clientListCommand(c *Client, args [][]byte) {
+	var ids map[int64]bool
+	typeNormal := true
+	switch {
+	case len(args) == 2:
+	case len(args) == 4 && ArgIs(args[2], "type"):
+		switch {
+		case ArgIs(args[3], "normal"):
+		case ArgIs(args[3], "master"), ArgIs(args[3], "replica"), ArgIs(args[3], "slave"), ArgIs(args[3], "pubsub"):
+			typeNormal = false
+		default:
+			c.WriteError("ERR Unknown client type '" + string(args[3]) + "'")
+			return
+		}
+	case len(args) > 3 && ArgIs(args[2], "id"):
+		ids = make(map[int64]bool)
+		for _, a := range args[3:] {
+			// Any integer: 0 or a negative one names no client (Redis
+			// 7.0 answers an empty list, not an error).
+			id, ok := ParseInt64(a)
+			if !ok {
+				c.WriteError("ERR Invalid client ID")
+				return
+			}
+			ids[id] = true
+		}
+	default:
+		c.WriteError(ErrSyntax)
+		return
+	}
+	var b []byte
+	if typeNormal {
+		now := time.Now()
+		for _, other := range c.Srv.clientsSnapshot() {
+			if ids != nil && !ids[other.ID] {
+				continue
+			}
+			b = appendClientLine(b, other, other.snapshot(c.conn), now)
+		}
+	}
+	c.WriteVerbatim("txt", b)
+}
+
+// appendClientLine appends one CLIENT LIST line in Redis 7.0's format.
+func appendClientLine(b []byte, cn *conn, info clientInfo, now time.Time) []byte {
+	flags := ""
+	if cn.subscriptions() > 0 {
+		flags += "P"
+	}
+	if info.multi >= 0 {
+		flags += "x"
+	}
+	if flags == "" {
+		flags = "N"
+	}
+	b = append(b, "id="...)
+	b = strconv.AppendInt(b, cn.ID, 10)
+	b = append(b, " addr="...)
+	b = append(b, cn.addr...)
+	b = append(b, " laddr="...)
+	b = append(b, cn.laddr...)
+	b = append(b, " fd="...)
+	b = strconv.AppendInt(b, int64(cn.fd), 10)
+	b = append(b, " name="...)
+	b = append(b, info.name...)
+	b = append(b, " age="...)
+	b = strconv.AppendInt(b, int64(now.Sub(cn.created)/time.Second), 10)
+	b = append(b, " idle="...)
+	b = strconv.AppendInt(b, max(0, int64(now.Sub(info.lastActive)/time.Second)), 10)
+	b = append(b, " flags="...)
+	b = append(b, flags...)
+	b = append(b, " db="...)
+	b = strconv.AppendInt(b, int64(info.db), 10)
+	b = append(b, " sub="...)
+	b = strconv.AppendInt(b, int64(cn.subN.Load()), 10)
+	b = append(b, " psub="...)
+	b = strconv.AppendInt(b, int64(cn.psubN.Load()), 10)
+	b = append(b, " ssub=0 multi="...)
+	b = strconv.AppendInt(b, int64(info.multi), 10)
+	b = append(b, " qbuf="...)
+	b = strconv.AppendInt(b, int64(info.qbuf), 10)
+	b = append(b, " qbuf-free="...)
+	b = strconv.AppendInt(b, int64(info.qbufFree), 10)
+	b = append(b, " argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem="...)
+	b = strconv.AppendInt(b, int64(info.omem), 10)
+	b = append(b, " tot-mem="...)
+	b = strconv.AppendInt(b, int64(info.qbuf+info.qbufFree+info.omem), 10)
+	b = append(b, " events=r cmd="...)
+	b = append(b, info.cmd...)
+	b = append(b, " user=default redir=-1 resp=2\n"...)
+	return b
+}
+
+// clientKillCommand: CLIENT KILL ip:port, or CLIENT KILL with filters
+// ID, ADDR, LADDR, TYPE, USER, SKIPME (the filtered form replies the count).
+func clientKillCommand(c *Client, args [][]byte) {
+	self := c.conn
+	if len(args) == 3 {
+		addr := string(args[2])
+		for _, other := range c.Srv.clientsSnapshot() {
+			if other.addr == addr {
+				killClient(self, other)
+				c.WriteOK()
+				return
+			}
+		}
+		c.WriteError(errNoSuchClient)
+		return
+	}
+	var (
+		id                            int64
+		addr, laddr, user, ctype      string
+		skipMe                        = true
+		haveAddr, haveLaddr, haveUser bool
+	)
+	if len(args)%2 != 0 {
+		c.WriteError(ErrSyntax)
+		return
+	}
+	for i := 2; i < len(args); i += 2 {
+		opt, val := args[i], args[i+1]
+		switch {
+		case ArgIs(opt, "id"):
+			n, ok := ParseInt64(val)
+			if !ok || n <= 0 {
+				c.WriteError(errClientIDRange)
+				return
+			}
+			id = n
+		case ArgIs(opt, "addr"):
+			addr, haveAddr = string(val), true
+		case ArgIs(opt, "laddr"):
+			laddr, haveLaddr = string(val), true
+		case ArgIs(opt, "user"):
+			user, haveUser = string(val), true
+		case ArgIs(opt, "type"):
+			switch {
+			case ArgIs(val, "normal"), ArgIs(val, "master"), ArgIs(val, "replica"), ArgIs(val, "slave"), ArgIs(val, "pubsub"):
+				ctype = strings.ToLower(string(val))
+			default:
+				c.WriteError("ERR Unknown client type '" + string(val) + "'")
+				return
+			}
+		case ArgIs(opt, "skipme"):
+			switch {
+			case ArgIs(val, "yes"):
+				skipMe = true
+			case ArgIs(val, "no"):
+				skipMe = false
+			default:
+				c.WriteError(ErrSyntax)
+				return
+			}
+		default:
+			c.WriteError(ErrSyntax)
+			return
+		}
+	}
+	if haveUser && user != defaultUser {
+		c.WriteError("ERR No such user '" + user + "'")
+		return
+	}
+	killed := int64(0)
+	for _, other := range c.Srv.clientsSnapshot() {
+		switch {
+		case id != 0 && other.ID != id,
+			haveAddr && other.addr != addr,
+			haveLaddr && other.laddr != laddr,
+			ctype != "" && ctype != "normal",
+			skipMe && other == self:
+			continue
+		}
+		killClient(self, other)
+		killed++
+	}
+	c.WriteInt(killed)
+}
+
+// killClient closes other; the asking connection closes after its reply.
+func killClient(self, other *conn) {
+	if other == self {
+		self.closeAfterReply = true
+		return
+	}
+	other.kill()
+}
+
+// clientUnblockCommand: CLIENT UNBLOCK client-id [TIMEOUT|ERROR]
+// (semantics: redis.io CLIENT UNBLOCK). The client blocked in BLPOP & co.
+// gets its timeout reply, or with ERROR the -UNBLOCKED error; the reply is
+// 1 if a blocked client was unblocked, else 0.
+func clientUnblockCommand(c *Client, args [][]byte) {
+	if len(args) > 4 {
+		// Redis takes CLIENT UNBLOCK only with 3 or 4 arguments and names
+		// the subcommand as it was typed.
+		c.WriteError("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try CLIENT HELP.")
+		return
+	}
+	asError := false
+	if len(args) == 4 { // the reason is checked before the id, as Redis does
+		switch {
+		case ArgIs(args[3], "timeout"):
+		case ArgIs(args[3], "error"):
+			asError = true
+		default:
+			c.WriteError("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+			return
+		}
+	}
+	id, ok := ParseInt64(args[2])
+	if !ok {
+		c.WriteErr(ErrNotIntegerReply)
+		return
+	}
+	var target *conn
+	for _, other := range c.Srv.clientsSnapshot() {
+		if other.ID == id {
+			target = other
+		}
+	}
+	if target == nil || target == c.conn {
+		c.WriteInt(0)
+		return
+	}
+	if target.unblockByClient(asError) {
+		c.WriteInt(1)
+	} else {
+		c.WriteInt(0)
+	}
+}
+
+func clientHelpCommand(c *Client, _ [][]byte) {
+	writeHelp(c, "CLIENT", []string{
+		"GETNAME",
+		"    Return the name of the current connection.",
+		"ID",
+		"    Return the ID of the current connection.",
+		"INFO",
+		"    Return information about the current client connection.",
+		"KILL <ip:port>",
+		"    Kill connection made from <ip:port>.",
+		"KILL <option> <value> [<option> <value> [...]]",
+		"    Kill connections. Options are:",
+		"    * ADDR (<ip:port>|<unixsocket>:0)",
+		"      Kill connections made from the specified address",
+		"    * LADDR (<ip:port>|<unixsocket>:0)",
+		"      Kill connections made to specified local address",
+		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+		"      Kill connections by type.",
+		"    * USER <username>",
+		"      Kill connections authenticated by <username>.",
+		"    * SKIPME (YES|NO)",
+		"      Skip killing current connection (default: yes).",
+		"LIST [options ...]",
+		"    Return information about client connections. Options:",
+		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+		"      Return clients of specified type.",
+		"SETNAME <name>",
+		"    Assign the name <name> to the current connection.",
+		"SETINFO <LIB-NAME|LIB-VER> <value>",
+		"    Accepted for client libraries; not kept.",
+		"NO-EVICT (ON|OFF)",
+		"    Protect current client connection from eviction.",
+		"UNBLOCK <clientid> [TIMEOUT|ERROR]",
+		"    Unblock the specified blocked client.",
+	})
+}
+
+// writeHelp writes a HELP reply the way Redis's addReplyHelp does.
+func writeHelp(c *Client, container string, lines []string) {
+	c.WriteArray(len(lines) + 3)
+	c.WriteString(container + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
+	for _, l := range lines {
+		c.WriteString(l)
+	}
+	c.WriteString("HELP")
+	c.WriteString("    Prints this help.")
+}

@@ -1,0 +1,244 @@
+package server
+
+import (
+	"bytes"
+	"strings"
+	"time"
+)
+
+// errNotInMultiAllowed answers a FlagNoMulti command inside MULTI.
+const errNotInMultiAllowed = "ERR Command not allowed inside a transaction"
+
+// execute runs one request the way Redis's processCommand does: look the
+// command up and check its arity, then authentication, then MULTI
+// queueing, then run it.
+func (c *conn) execute(args [][]byte) {
+	cmd, msg := c.srv.resolve(args)
+	c.lastCmd = cmd // what CLIENT LIST shows, queued or rejected too (nil: NULL), as in Redis
+	if msg != "" {
+		c.reject(cmd, msg)
+		return
+	}
+	if !c.Authed && cmd.Flags&FlagNoAuth == 0 && c.srv.requirepass() != "" {
+		c.reject(cmd, ErrNoAuth)
+		return
+	}
+	if c.subscriptions() > 0 && !allowedSubscribed(cmd.Name) {
+		c.reject(cmd, subscribedContextError(cmd.Name)) // RESP2's subscribed state (pubsub.go)
+		return
+	}
+	if c.srv.busy.Load() != nil && !(cmd.NoLock && cmd.Flags&FlagAllowBusy != 0) {
+		c.reject(cmd, errBusyScript) // a script ran past busy-reply-threshold (scriptbusy.go)
+		return
+	}
+	if msg := c.diskError(cmd); msg != "" {
+		c.reject(cmd, msg) // a full disk (diskerror.go)
+		return
+	}
+	if c.InMulti && !cmd.Immediate {
+		if cmd.Flags&FlagNoMulti != 0 {
+			c.reject(cmd, errNotInMultiAllowed)
+			return
+		}
+		c.queue(args)
+		c.WriteString("QUEUED")
+		return
+	}
+	c.call(cmd, args, false)
+}
+
+// reject answers a request that will not run. Inside MULTI it also dooms
+// the transaction, so that EXEC answers EXECABORT. A rejected EXEC itself
+// (wrong arity, NOAUTH), in MULTI or not, discards the transaction and
+// unwatches, as Redis's rejectCommand does through execCommandAbort.
+func (c *conn) reject(cmd *Command, msg string) {
+	if cmd != nil && cmd.Name == "exec" {
+		c.endMulti()
+		if c.Watch.Watching() {
+			c.srv.env.lock()
+			c.srv.env.unwatch(&c.Watch)
+			c.srv.env.unlock()
+		}
+		c.WriteError("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR "))
+	} else {
+		c.WriteError(msg)
+	}
+	if c.InMulti {
+		c.MultiErr = true
+	}
+	if cmd != nil {
+		c.count(cmd, 0, false, true)
+	} else {
+		c.pendErrors++
+	}
+	c.tick = time.Now()
+}
+
+// call runs cmd, under the keyspace lock unless it is NoLock or the caller
+// (EXEC) already holds the lock, and records the LSN the batch must wait
+// for before its replies leave.
+func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
+	start := len(c.Out)
+	c.lastCmd = cmd
+	var now time.Time
+	if cmd.NoLock || locked {
+		if locked {
+			c.runCounted(cmd, args)
+		} else {
+			cmd.Run(&c.Client, args)
+		}
+		now = time.Now()
+		if c.gc != nil && !locked && c.readyWaiters() {
+			c.srv.env.lock() // EXEC pushed to keys clients wait on
+			serveReady(c.KS)
+			c.srv.env.unlock()
+		}
+	} else {
+		env := &c.srv.env
+		env.lock()
+		c.tick = time.Now() // time spent waiting for the lock is not the command's
+		c.runCounted(cmd, args)
+		if c.gc != nil && c.readyWaiters() {
+			serveReady(c.KS) // before anyone else runs, as Redis does
+		}
+		lsn := env.lastLSN()
+		now = time.Now()
+		env.unlock()
+		if lsn > c.batchLSN {
+			c.batchLSN = lsn
+		}
+	}
+	d := now.Sub(c.tick)
+	c.tick = now
+	c.recordSlow(cmd, args, d)
+	c.count(cmd, d, len(c.Out) > start && c.Out[start] == '-', false)
+	if c.blk.pending { // [lists: blocking] the handler blocked: wait without the lock
+		if c.gc != nil {
+			c.park(cmd, args)
+		} else {
+			c.serveBlocked(cmd, args)
+		}
+	}
+}
+
+// runCounted runs cmd under the keyspace lock, counting its key lookups
+// into keyspace_hits/misses if it is read-only.
+func (c *conn) runCounted(cmd *Command, args [][]byte) {
+	if (cmd.Flags&FlagReadonly == 0 && !cmd.CountsReads) || c.KS == nil { // nil: a test's fake environment
+		cmd.Run(&c.Client, args)
+		return
+	}
+	c.KS.CountLookups(true)
+	cmd.Run(&c.Client, args)
+	c.KS.CountLookups(false)
+}
+
+// queue copies a request into the MULTI queue (args alias the read buffer).
+func (c *conn) queue(args [][]byte) {
+	c.MultiCmds = append(c.MultiCmds, copyArgs(args))
+}
+
+// copyArgs copies args (which alias the read buffer) into one allocation.
+func copyArgs(args [][]byte) [][]byte {
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	buf := make([]byte, 0, n)
+	q := make([][]byte, len(args))
+	for i, a := range args {
+		buf = append(buf, a...)
+		q[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
+	}
+	return q
+}
+
+// resolve finds the table entry for a request and checks its arity. On
+// failure it returns Redis's error reply, and the entry if there is one
+// (an arity error counts as a rejected call of that command).
+func (s *Server) resolve(args [][]byte) (*Command, string) {
+	cmd := lookupCommand(s.table, args[0])
+	if cmd == nil {
+		return nil, unknownCommandError(args)
+	}
+	if cmd.subs != nil && (len(args) >= 2 || cmd.Run == nil) {
+		// A container; one with a Run of its own (COMMAND) runs it when
+		// called without a subcommand.
+		if len(args) < 2 {
+			return nil, WrongArgs(cmd.Name)
+		}
+		sub := lookupCommand(cmd.subs, args[1])
+		if sub == nil {
+			return nil, "ERR unknown subcommand '" + truncate(CString(args[1]), 128) + "'. Try " +
+				strings.ToUpper(string(CString(args[0]))) + " HELP."
+		}
+		cmd = sub
+	}
+	if !arityOK(cmd.Arity, len(args)) {
+		return cmd, WrongArgs(cmd.Name)
+	}
+	return cmd, ""
+}
+
+// lookupCommand finds name case-insensitively without allocating for
+// names up to 32 bytes.
+func lookupCommand(table map[string]*Command, name []byte) *Command {
+	var buf [32]byte
+	if len(name) > len(buf) {
+		return table[strings.ToLower(string(name))]
+	}
+	for i, ch := range name {
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		buf[i] = ch
+	}
+	return table[string(buf[:len(name)])]
+}
+
+// arityOK applies Redis's arity rule: positive means exactly, negative
+// means at least -arity arguments (the command name included).
+func arityOK(arity, n int) bool {
+	if arity >= 0 {
+		return n == arity
+	}
+	return n >= -arity
+}
+
+// unknownCommandError is Redis 7's reply to an unknown command: the name
+// (up to 128 bytes) and the first arguments, quoted, up to about 128 bytes.
+// Redis formats them with %s, so each stops at its first NUL byte.
+func unknownCommandError(args [][]byte) string {
+	var b strings.Builder
+	b.WriteString("ERR unknown command '")
+	b.WriteString(truncate(CString(args[0]), 128))
+	b.WriteString("', with args beginning with: ")
+	n := 0
+	for _, a := range args[1:] {
+		if n >= 128 {
+			break
+		}
+		a = CString(a)
+		a = a[:min(len(a), 128-n)]
+		b.WriteByte('\'')
+		b.Write(a)
+		b.WriteString("' ")
+		n += len(a) + 3
+	}
+	return b.String()
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		b = b[:n]
+	}
+	return string(b)
+}
+
+// CString is b as C's %s prints it: up to its first NUL byte.
+func CString(b []byte) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
+	}
+	return b
+}

@@ -1,0 +1,565 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/persimmon-db/persimmon/keyspace"
+)
+
+// INFO (semantics: redis.io/commands/info). Sections come out in Redis's
+// fixed order whatever order they were asked in; "default" is every
+// section but commandstats, "all" and "everything" add it; an unknown
+// section name contributes nothing.
+
+// infoSection is one INFO section; the constants are in output order.
+type infoSection uint16
+
+const (
+	secServer infoSection = 1 << iota
+	secClients
+	secMemory
+	secPersistence
+	secStats
+	secReplication
+	secCPU
+	secCommandstats
+	secCluster
+	secKeyspace
+
+	secDefault = secServer | secClients | secMemory | secPersistence | secStats |
+		secReplication | secCPU | secCluster | secKeyspace
+	secAll = secDefault | secCommandstats
+)
+
+var infoSectionNames = map[string]infoSection{
+	"server":       secServer,
+	"clients":      secClients,
+	"memory":       secMemory,
+	"persistence":  secPersistence,
+	"stats":        secStats,
+	"replication":  secReplication,
+	"cpu":          secCPU,
+	"commandstats": secCommandstats,
+	"cluster":      secCluster,
+	"keyspace":     secKeyspace,
+	"default":      secDefault,
+	"all":          secAll,
+	"everything":   secAll,
+}
+
+// parseInfoSections turns INFO's arguments into a section set.
+func parseInfoSections(args [][]byte) infoSection {
+	if len(args) == 0 {
+		return secDefault
+	}
+	var sel infoSection
+	for _, a := range args {
+		sel |= infoSectionNames[strings.ToLower(string(a))]
+	}
+	return sel
+}
+
+// infoData is everything INFO prints, gathered first so that formatting is
+// a pure function (and testable without a server).
+type infoData struct {
+	now      time.Time
+	started  time.Time
+	lastSave int64 // Unix seconds
+
+	pubsubChannels, pubsubPatterns int
+	cachedScripts                  int64
+	runID                          string
+	pid                            int
+	port                           int
+	executable                     string
+	configFile                     string
+	osName                         string
+
+	connectedClients int
+	blockedClients   int64
+	maxClients       int64
+
+	heapObjects, heapInuse, rss uint64
+
+	ks     keyspace.Stats
+	dbs    [keyspace.NumDBs]keyspace.DBInfo // INFO keyspace, all from one moment
+	commit *committer                       // nil unless msync on the loop
+
+	connsReceived, connsRejected, commands, errorReplies int64
+	netIn, netOut, reads, writes                         int64
+	opsPerSec                                            int64
+	inKbps, outKbps                                      float64
+
+	cpuSys, cpuUser float64
+
+	cmds []cmdStatLine
+}
+
+type cmdStatLine struct {
+	name                           string
+	calls, nanos, failed, rejected int64
+}
+
+func infoCommand(c *Client, args [][]byte) {
+	sel := parseInfoSections(args[1:])
+	d := c.Srv.gatherInfo(sel, c.conn.inExec)
+	c.WriteVerbatim("txt", appendInfo(nil, sel, &d))
+}
+
+// gatherInfo collects what the selected sections print. locked says the
+// caller (EXEC) already holds the keyspace lock.
+func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
+	d := infoData{
+		now:        time.Now(),
+		started:    s.started,
+		lastSave:   s.lastSave.Load(),
+		runID:      s.runID,
+		pid:        os.Getpid(),
+		port:       int(s.live.port.Load()),
+		configFile: s.cfg.ConfigFile,
+		commit:     s.commit,
+		maxClients: s.live.maxClients.Load(),
+	}
+	if sel&secServer != 0 {
+		d.executable, _ = os.Executable()
+		d.osName = osName()
+	}
+	if sel&secClients != 0 {
+		d.connectedClients = s.numClients()
+		if s.ks != nil {
+			d.blockedClients = blockedClients(s.ks)
+		}
+	}
+	if sel&secMemory != 0 {
+		d.cachedScripts = s.cachedScripts.Load()
+		d.heapObjects, d.heapInuse = goHeap()
+		d.rss = residentBytes()
+	}
+	if sel&(secMemory|secPersistence|secStats|secKeyspace) != 0 && s.env.stats != nil {
+		d.ks = s.env.stats()
+	}
+	if sel&secKeyspace != 0 && s.env.dbInfo != nil {
+		// Stats' key counts are refreshed in the background; INFO keyspace
+		// must count a key written just before it, as Redis does, and
+		// take keys, expires and avg_ttl from the same moment.
+		if !locked {
+			s.env.lock()
+		}
+		for db := range d.dbs {
+			d.dbs[db] = s.env.dbInfo(db)
+		}
+		if !locked {
+			s.env.unlock()
+		}
+	} else if sel&secKeyspace != 0 {
+		for db := range d.dbs { // protocol tests' fake keyspace
+			d.dbs[db] = keyspace.DBInfo{Keys: d.ks.Keys[db], Expires: d.ks.Expires[db]}
+		}
+	}
+	if sel&secStats != 0 {
+		st := &s.stats
+		d.connsReceived = st.connsReceived.Load()
+		d.connsRejected = st.connsRejected.Load()
+		d.pubsubChannels, d.pubsubPatterns = s.pubsubCounts()
+		d.commands = st.commands.Load()
+		d.errorReplies = st.errorReplies.Load()
+		d.netIn, d.netOut = st.netIn.Load(), st.netOut.Load()
+		d.reads, d.writes = st.reads.Load(), st.writes.Load()
+		d.opsPerSec, d.inKbps, d.outKbps = s.ops.rates()
+	}
+	if sel&secCPU != 0 {
+		var ru syscall.Rusage
+		if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+			d.cpuSys = float64(ru.Stime.Sec) + float64(ru.Stime.Usec)/1e6
+			d.cpuUser = float64(ru.Utime.Sec) + float64(ru.Utime.Usec)/1e6
+		}
+	}
+	if sel&secCommandstats != 0 {
+		d.cmds = s.commandStats()
+	}
+	return d
+}
+
+// commandStats lists every command (and subcommand) that was called or
+// rejected, sorted by name.
+func (s *Server) commandStats() []cmdStatLine {
+	var out []cmdStatLine
+	add := func(cmd *Command) {
+		st := cmd.stats
+		if st == nil {
+			return
+		}
+		l := cmdStatLine{name: cmd.Name, calls: st.calls.Load(), nanos: st.nanos.Load(),
+			failed: st.failed.Load(), rejected: st.rejected.Load()}
+		if l.calls > 0 || l.rejected > 0 {
+			out = append(out, l)
+		}
+	}
+	for _, cmd := range s.cmdList {
+		add(cmd)
+		for i := range cmd.Subcommands {
+			add(&cmd.Subcommands[i])
+		}
+	}
+	slices.SortFunc(out, func(a, b cmdStatLine) int { return strings.Compare(a.name, b.name) })
+	return out
+}
+
+// resetStats is CONFIG RESETSTAT.
+func (s *Server) resetStats() {
+	s.stats.reset()
+	if s.ks != nil { // nil: a test's fake environment
+		s.ks.ResetStats()
+	}
+	for _, cmd := range s.cmdList {
+		cmd.stats.reset()
+		for i := range cmd.Subcommands {
+			cmd.Subcommands[i].stats.reset()
+		}
+	}
+}
+
+func (st *cmdStats) reset() {
+	if st == nil {
+		return
+	}
+	st.calls.Store(0)
+	st.failed.Store(0)
+	st.rejected.Store(0)
+	st.nanos.Store(0)
+}
+
+// appendInfo formats the selected sections as Redis does: "# Name" then
+// "field:value" lines, CRLF-terminated, sections separated by a blank line.
+func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
+	first := true
+	section := func(name string) {
+		if !first {
+			b = append(b, "\r\n"...)
+		}
+		first = false
+		b = append(b, "# "...)
+		b = append(b, name...)
+		b = append(b, "\r\n"...)
+	}
+	line := func(field string, value any) {
+		b = append(b, field...)
+		b = append(b, ':')
+		b = fmt.Appendf(b, "%v", value)
+		b = append(b, "\r\n"...)
+	}
+	uptime := int64(d.now.Sub(d.started) / time.Second)
+
+	if sel&secServer != 0 {
+		section("Server")
+		line("redis_version", Version)
+		line("redis_git_sha1", "00000000")
+		line("redis_git_dirty", 0)
+		line("redis_build_id", "0")
+		line("redis_mode", "standalone")
+		line("os", d.osName)
+		line("arch_bits", strconv.Itoa(strconv.IntSize))
+		line("monotonic_clock", "POSIX clock_gettime")
+		line("multiplexing_api", "epoll")
+		line("atomicvar_api", "c11-builtin")
+		line("gcc_version", "0.0.0")
+		line("go_version", runtime.Version())
+		line("process_id", d.pid)
+		line("process_supervised", "no")
+		line("run_id", d.runID)
+		line("tcp_port", d.port)
+		line("server_time_usec", d.now.UnixMicro())
+		line("uptime_in_seconds", uptime)
+		line("uptime_in_days", uptime/86400)
+		line("hz", 10)
+		line("configured_hz", 10)
+		line("lru_clock", (d.now.UnixMilli()/1000)&(1<<24-1))
+		line("executable", d.executable)
+		line("config_file", d.configFile)
+		line("io_threads_active", 0)
+	}
+	if sel&secClients != 0 {
+		section("Clients")
+		line("connected_clients", d.connectedClients)
+		line("cluster_connections", 0)
+		line("maxclients", d.maxClients)
+		line("client_recent_max_input_buffer", 0)
+		line("client_recent_max_output_buffer", 0)
+		line("blocked_clients", d.blockedClients)
+		line("tracking_clients", 0)
+		line("clients_in_timeout_table", 0)
+	}
+	if sel&secMemory != 0 {
+		section("Memory")
+		line("used_memory", d.heapObjects)
+		line("used_memory_human", bytesToHuman(d.heapObjects))
+		line("used_memory_rss", d.rss)
+		line("used_memory_rss_human", bytesToHuman(d.rss))
+		line("go_heap_bytes", d.heapInuse)
+		line("arena_bytes", d.ks.ArenaBytes)
+		line("live_bytes", d.ks.LiveBytes)
+		line("maxmemory", 0)
+		line("maxmemory_human", "0B")
+		line("maxmemory_policy", "noeviction")
+		line("mem_allocator", "go")
+		line("number_of_cached_scripts", d.cachedScripts)
+	}
+	if sel&secPersistence != 0 {
+		section("Persistence")
+		line("loading", 0)
+		line("async_loading", 0)
+		line("rdb_changes_since_last_save", 0)
+		line("rdb_bgsave_in_progress", 0)
+		line("rdb_last_save_time", d.lastSave)
+		line("rdb_last_bgsave_status", "ok")
+		line("rdb_last_bgsave_time_sec", -1)
+		line("rdb_current_bgsave_time_sec", -1)
+		line("aof_enabled", 0)
+		line("aof_rewrite_in_progress", 0)
+		line("aof_rewrite_scheduled", 0)
+		line("aof_last_write_status", okOrErr(d.ks.WriteFailing))
+		line("durability_mode", d.ks.Mode)
+		line("wal_last_lsn", d.ks.LastLSN)
+		line("wal_durable_lsn", d.ks.DurableLSN)
+		line("wal_flushes", d.ks.Flushes)
+		line("wal_synced_records", d.ks.SyncedRecords)
+		avg := 0.0
+		if d.ks.Flushes > 0 {
+			avg = float64(d.ks.SyncedRecords) / float64(d.ks.Flushes)
+		}
+		line("wal_group_commit_avg_records", strconv.FormatFloat(avg, 'f', 2, 64))
+		// What one sync (msync, or flush+fence) costs and covers.
+		sy := d.ks.Sync
+		line("wal_syncs", sy.Syncs)
+		line("wal_sync_mean_us", strconv.FormatFloat(float64(sy.Mean)/1e3, 'f', 1, 64))
+		line("wal_sync_p99_us", strconv.FormatFloat(float64(sy.P99)/1e3, 'f', 1, 64))
+		perSync := 0.0
+		if sy.Syncs > 0 {
+			perSync = float64(sy.Records) / float64(sy.Syncs)
+		}
+		line("wal_records_per_sync", strconv.FormatFloat(perSync, 'f', 2, 64))
+		if cm := d.commit; cm != nil {
+			// msync on the loop: the held batches (a connection's
+			// pipeline, one reply write) one committer sync released.
+			commits, released := cm.commits.Load(), cm.released.Load()
+			perCommit := 0.0
+			if commits > 0 {
+				perCommit = float64(released) / float64(commits)
+			}
+			line("committer_syncs", commits)
+			line("committer_held_batches", released)
+			line("committer_batches_per_sync", strconv.FormatFloat(perCommit, 'f', 2, 64))
+		}
+		line("arena_segments", d.ks.Segments)
+		line("arena_bytes", d.ks.ArenaBytes)
+		line("live_bytes", d.ks.LiveBytes)
+		line("cleaned_bytes", d.ks.CleanedBytes)
+	}
+	if sel&secStats != 0 {
+		section("Stats")
+		line("total_connections_received", d.connsReceived)
+		line("total_commands_processed", d.commands)
+		line("instantaneous_ops_per_sec", d.opsPerSec)
+		line("total_net_input_bytes", d.netIn)
+		line("total_net_output_bytes", d.netOut)
+		line("instantaneous_input_kbps", strconv.FormatFloat(d.inKbps, 'f', 2, 64))
+		line("instantaneous_output_kbps", strconv.FormatFloat(d.outKbps, 'f', 2, 64))
+		line("rejected_connections", d.connsRejected)
+		line("expired_keys", d.ks.ExpiredKeys)
+		line("evicted_keys", 0)
+		line("keyspace_hits", d.ks.KeyspaceHits)
+		line("keyspace_misses", d.ks.KeyspaceMiss)
+		line("pubsub_channels", d.pubsubChannels)
+		line("pubsub_patterns", d.pubsubPatterns)
+		line("total_error_replies", d.errorReplies)
+		line("total_reads_processed", d.reads)
+		line("total_writes_processed", d.writes)
+	}
+	if sel&secReplication != 0 {
+		section("Replication")
+		line("role", "master")
+		line("connected_slaves", 0)
+		line("master_failover_state", "no-failover")
+		line("master_replid", d.runID)
+		line("master_replid2", strings.Repeat("0", 40))
+		line("master_repl_offset", 0)
+		line("second_repl_offset", -1)
+		line("repl_backlog_active", 0)
+		line("repl_backlog_size", 1048576)
+		line("repl_backlog_first_byte_offset", 0)
+		line("repl_backlog_histlen", 0)
+	}
+	if sel&secCPU != 0 {
+		section("CPU")
+		line("used_cpu_sys", strconv.FormatFloat(d.cpuSys, 'f', 6, 64))
+		line("used_cpu_user", strconv.FormatFloat(d.cpuUser, 'f', 6, 64))
+		line("used_cpu_sys_children", "0.000000")
+		line("used_cpu_user_children", "0.000000")
+	}
+	if sel&secCommandstats != 0 {
+		section("Commandstats")
+		for _, l := range d.cmds {
+			usec := l.nanos / 1000
+			perCall := 0.0
+			if l.calls > 0 {
+				perCall = float64(l.nanos) / 1000 / float64(l.calls)
+			}
+			b = append(b, "cmdstat_"...)
+			b = append(b, l.name...)
+			b = fmt.Appendf(b, ":calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d\r\n",
+				l.calls, usec, perCall, l.rejected, l.failed)
+		}
+	}
+	if sel&secCluster != 0 {
+		section("Cluster")
+		line("cluster_enabled", 0)
+	}
+	if sel&secKeyspace != 0 {
+		section("Keyspace")
+		for db, in := range d.dbs {
+			if in.Keys > 0 {
+				b = fmt.Appendf(b, "db%d:keys=%d,expires=%d,avg_ttl=%d\r\n", db, in.Keys, in.Expires, in.AvgTTL)
+			}
+		}
+	}
+	return b
+}
+
+// bytesToHuman formats n as Redis's bytesToHuman does (1.16M, 512B).
+func bytesToHuman(n uint64) string {
+	f := float64(n)
+	switch {
+	case n < 1024:
+		return strconv.FormatUint(n, 10) + "B"
+	case n < 1<<20:
+		return fmt.Sprintf("%.2fK", f/(1<<10))
+	case n < 1<<30:
+		return fmt.Sprintf("%.2fM", f/(1<<20))
+	case n < 1<<40:
+		return fmt.Sprintf("%.2fG", f/(1<<30))
+	case n < 1<<50:
+		return fmt.Sprintf("%.2fT", f/(1<<40))
+	default:
+		return fmt.Sprintf("%.2fP", f/(1<<50))
+	}
+}
+
+// goHeap returns the bytes of live-or-unswept heap objects (used_memory)
+// and of heap spans in use (go_heap_bytes), without stopping the world.
+func goHeap() (objects, inuse uint64) {
+	samples := []metrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"},
+	}
+	metrics.Read(samples)
+	if samples[0].Value.Kind() == metrics.KindUint64 {
+		objects = samples[0].Value.Uint64()
+	}
+	inuse = objects
+	if samples[1].Value.Kind() == metrics.KindUint64 {
+		inuse += samples[1].Value.Uint64()
+	}
+	return objects, inuse
+}
+
+// residentBytes reads the resident set size from /proc (0 elsewhere).
+func residentBytes() uint64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return pages * uint64(os.Getpagesize())
+}
+
+// osName is INFO's os field: "Linux 6.1.0 x86_64".
+func osName() string {
+	name := strings.ToUpper(runtime.GOOS[:1]) + runtime.GOOS[1:]
+	if rel, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		name += " " + strings.TrimSpace(string(rel))
+	}
+	arch := runtime.GOARCH
+	switch arch {
+	case "amd64":
+		arch = "x86_64"
+	case "arm64":
+		arch = "aarch64"
+	}
+	return name + " " + arch
+}
+
+// opsSampler keeps the instantaneous_* rates: like Redis, it samples the
+// counters every 100 ms and averages the last 16 samples.
+type opsSampler struct {
+	mu                     sync.Mutex
+	ops, in, out           [16]float64
+	idx                    int
+	last                   time.Time
+	lastOps, lastIn, lastO int64
+}
+
+func (o *opsSampler) run(s *Server) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.closing:
+			return
+		case now := <-t.C:
+			o.sample(now, s.stats.commands.Load(), s.stats.netIn.Load(), s.stats.netOut.Load())
+		}
+	}
+}
+
+func (o *opsSampler) sample(now time.Time, ops, in, out int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.last.IsZero() {
+		dt := now.Sub(o.last).Seconds()
+		if dt > 0 {
+			o.ops[o.idx] = max(0, float64(ops-o.lastOps)/dt)
+			o.in[o.idx] = max(0, float64(in-o.lastIn)/dt)
+			o.out[o.idx] = max(0, float64(out-o.lastO)/dt)
+			o.idx = (o.idx + 1) % len(o.ops)
+		}
+	}
+	o.last, o.lastOps, o.lastIn, o.lastO = now, ops, in, out
+}
+
+// rates returns ops/s and input/output KiB/s averaged over the samples.
+func (o *opsSampler) rates() (ops int64, inKbps, outKbps float64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var so, si, sout float64
+	for i := range o.ops {
+		so += o.ops[i]
+		si += o.in[i]
+		sout += o.out[i]
+	}
+	n := float64(len(o.ops))
+	return int64(so / n), si / n / 1024, sout / n / 1024
+}
+
+// okOrErr is a Redis status field: "err" when failing, else "ok".
+func okOrErr(failing bool) string {
+	if failing {
+		return "err"
+	}
+	return "ok"
+}

@@ -1,0 +1,327 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/panjf2000/gnet/v2/pkg/logging"
+
+	"github.com/persimmon-db/persimmon/keyspace"
+)
+
+// The event loop (Config.IO == IOLoop).
+//
+// Connections are still accepted by the server's own listeners (bind list,
+// protected mode, maxclients, CONFIG SET port all stay in server.go), then
+// handed to one gnet event loop with Client.EnrollContext. From then on
+// every read, every command and every reply write of every connection runs
+// on that loop's goroutine: gnet reads a ready socket once (level
+// triggered, no EAGAIN read as Go's netpoller needs before parking a
+// goroutine) and calls OnTraffic, which appends the bytes to the
+// connection's read buffer and runs processInput exactly as the
+// goroutine-per-connection mode does; flush writes the replies with
+// gnet's Write (straight to the socket, the rest buffered by gnet).
+// Measured on 2 cores shared with the client, this costs about 10-20%
+// less server CPU per request than a goroutine per connection
+// (scripts/bench-io.sh; DESIGN.md, "Measured ceilings").
+//
+// The loop must never wait for another goroutine. In pmem mode (the flush
+// and fence run inline) and none a batch's durability wait returns at
+// once; in msync mode a batch that is not durable yet holds its replies
+// and a committer goroutine runs the group commit, one msync for every
+// connection's records so far, then releases them on the loop (commit.go).
+//
+// Blocking commands on the loop (blocking.go has the rules): a command that
+// blocks parks its connection: the handler registered it, its arguments
+// are copied, the replies before it are written, and the rest of the input
+// waits in the read buffer. A push wakes the first waiter of its key by
+// queueing it on the registry's ready list, and the loop serves that list
+// right after the command that pushed, before it releases the keyspace
+// lock (serveReady), as Redis does after each command: no other client's
+// command can take the elements in between. A served connection writes its
+// reply and goes on with its pipelined input through gnet's Wake. Timeouts
+// are time.AfterFunc timers that run their expiry on the loop.
+
+// I/O models for Config.IO.
+const (
+	IOGoroutine = "goroutine" // a goroutine per connection (default)
+	IOLoop      = "loop"      // one gnet event loop for every connection
+)
+
+// loopHandler is the gnet event handler of a server in loop mode.
+type loopHandler struct {
+	gnet.BuiltinEventEngine
+	s *Server
+}
+
+// startLoop starts the event loop of a server in loop mode.
+func (s *Server) startLoop() error {
+	cli, err := gnet.NewClient(&loopHandler{s: s},
+		gnet.WithLogger(loopLogger{s.logf}),
+		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+		gnet.WithReadBufferCap(readBufSize*4))
+	if err != nil {
+		return err
+	}
+	if err := cli.Start(); err != nil {
+		return err
+	}
+	s.loop = cli
+	go s.idleCloser()
+	return nil
+}
+
+// enroll hands an accepted connection to the event loop. It reports false
+// if the loop did not take it (the server is closing).
+func (s *Server) enroll(c *conn) bool {
+	if _, err := s.loop.EnrollContext(c.nc, c); err != nil {
+		return false
+	}
+	return true
+}
+
+// loopConn is the gnet connection of a conn, for goroutines other than the
+// loop (Close is safe anywhere).
+type loopConn struct{ gnet.Conn }
+
+// closeOnLoop queues the close of a loop connection (safe from any
+// goroutine) and reports whether the connection is served by the loop. One
+// still being enrolled closes in OnOpen, which sees killed.
+func (c *conn) closeOnLoop() bool {
+	if c.srv.loop == nil {
+		return false
+	}
+	if lc := c.lc.Load(); lc != nil {
+		lc.Close()
+	}
+	return true
+}
+
+// readyWaiters reports whether woken waiters wait on the registry's ready
+// list (loop mode, on the loop: the list is only touched there). The
+// registry is looked up once, then kept on the server.
+func (c *conn) readyWaiters() bool {
+	r := c.srv.blockReg
+	if r == nil {
+		if r = LoadRegistry(c.KS); r == nil {
+			return false
+		}
+		c.srv.blockReg = r
+	}
+	return len(r.ready) > 0
+}
+
+func (h *loopHandler) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
+	c := gc.Context().(*conn)
+	c.gc = gc
+	c.fd = gc.Fd()
+	c.lc.Store(&loopConn{gc})
+	if c.killed.Load() { // the server closed while the connection was enrolled
+		return nil, gnet.Close
+	}
+	return nil, gnet.None
+}
+
+func (h *loopHandler) OnTraffic(gc gnet.Conn) gnet.Action {
+	c := gc.Context().(*conn)
+	if c.killed.Load() { // CLIENT KILL: its close is queued behind this event
+		return gnet.Close
+	}
+	buf, _ := gc.Next(-1)
+	if len(buf) > 0 {
+		if len(c.rbuf)+len(buf) > maxQueryBuf {
+			c.srv.logf("closing client id=%d addr=%s that reached the max query buffer length", c.ID, c.addr)
+			return gnet.Close
+		}
+		c.rbuf = append(c.rbuf, buf...)
+		c.srv.stats.netIn.Add(int64(len(buf)))
+		c.srv.stats.reads.Add(1)
+	}
+	if c.blk.b != nil {
+		return gnet.None // parked: the input waits for the blocked command
+	}
+	if !c.processInput() {
+		return gnet.Close
+	}
+	return gnet.None
+}
+
+func (h *loopHandler) OnClose(gc gnet.Conn, _ error) gnet.Action {
+	c := gc.Context().(*conn)
+	c.killed.Store(true)
+	c.finish()
+	if n := gc.OutboundBuffered(); n >= releaseAbove {
+		// Replies a client never read: gnet pools the buffers once the
+		// close is done; hand the memory back after that, not minutes
+		// later.
+		gc.EventLoop().Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+			releasedLarge(n)
+			return nil
+		}))
+	}
+	return gnet.None
+}
+
+// idleCloser closes connections idle for longer than the timeout setting
+// (Redis's clientsCronHandleTimeout: blocked clients are exempt; their own
+// timeout applies). It runs until the server closes.
+func (s *Server) idleCloser() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.closing:
+			return
+		case <-t.C:
+		}
+		secs := s.live.timeout.Load()
+		if secs <= 0 {
+			continue
+		}
+		limit := time.Now().Add(-time.Duration(secs) * time.Second)
+		for _, c := range s.clientsSnapshot() {
+			if c.parked.Load() || c.subscriptions() > 0 { // blocked and pub/sub clients are exempt
+				continue
+			}
+			c.infoMu.Lock()
+			idle := c.info.lastActive.Before(limit)
+			c.infoMu.Unlock()
+			if lc := c.lc.Load(); idle && lc != nil {
+				lc.EventLoop().Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+					c.closeIfIdle(limit)
+					return nil
+				}))
+			}
+		}
+	}
+}
+
+// closeIfIdle closes the connection (on the loop) if it did nothing since
+// limit. Replies still leaving count as activity, as in Redis, for as long
+// as the client takes them: a slow download of a large value is not idle,
+// a client that stopped reading is.
+func (c *conn) closeIfIdle(limit time.Time) {
+	if c.parked.Load() || c.killed.Load() {
+		return
+	}
+	if n := c.gc.OutboundBuffered(); n > 0 && n != c.idleOut {
+		c.idleOut = n
+		c.infoMu.Lock()
+		c.info.lastActive = time.Now()
+		c.infoMu.Unlock()
+		return
+	}
+	c.infoMu.Lock()
+	idle := c.info.lastActive.Before(limit)
+	c.infoMu.Unlock()
+	if idle {
+		c.kill()
+	}
+}
+
+// park is called on the loop when the command just run (cmd with args)
+// blocked: the registration keeps the command and a copy of its arguments
+// (which alias the read buffer), and a timer for its deadline.
+func (c *conn) park(cmd *Command, args [][]byte) {
+	b := c.blk.b
+	c.blk.pending = false
+	b.conn = c
+	b.cmd = cmd
+	b.args = copyArgs(args)
+	c.parked.Store(true)
+	if !b.deadline.IsZero() {
+		b.timer = time.AfterFunc(time.Until(b.deadline), func() {
+			c.gc.EventLoop().Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+				c.blockTimedOut(b)
+				return nil
+			}))
+		})
+	}
+}
+
+// blockTimedOut runs on the loop when b's deadline passes: if b is still
+// the connection's blocked command, it is unregistered and answered with
+// the null array, and the connection resumes.
+func (c *conn) blockTimedOut(b *blocker) {
+	env := &c.srv.env
+	env.lock()
+	if c.blk.b != b {
+		env.unlock()
+		return
+	}
+	c.endParked(false)
+	env.unlock()
+}
+
+// endParked ends a parked connection's blocked command without serving it
+// (timeout, CLIENT UNBLOCK): it is unregistered, answered with the
+// timeout reply (or the UNBLOCKED error if asError), the waiters it leaves
+// first in line are served, and the connection resumes. On the loop, with
+// the keyspace lock held.
+func (c *conn) endParked(asError bool) {
+	c.unblock()
+	c.writeUnblocked(asError)
+	serveReady(c.KS)
+	c.resume()
+}
+
+// resume makes a parked connection that was just served write its reply
+// and go on with its input, on the loop, through OnTraffic.
+func (c *conn) resume() {
+	c.parked.Store(false)
+	c.gc.Wake(nil)
+}
+
+// serveReady serves the woken waiters queued on the registry of ks, in
+// wake-up order, by running each one's command again on its connection
+// (loop mode; call on the loop with the keyspace lock held). A waiter
+// whose command blocks again keeps its place in the queues; a served one
+// is unregistered (which may wake the next waiter of its keys: it is
+// queued and served in this same call) and resumed.
+func serveReady(ks *keyspace.Keyspace) {
+	r := LoadRegistry(ks)
+	if r == nil {
+		return
+	}
+	for len(r.ready) > 0 {
+		b := r.ready[0]
+		r.ready = r.ready[1:]
+		b.queued = false
+		cn := b.conn
+		if cn == nil || cn.blk.b != b {
+			continue // served, timed out or gone meanwhile
+		}
+		b.woken = false
+		b.cmd.Run(&cn.Client, b.args)
+		b.readyKeys = b.readyKeys[:0]
+		if cn.blk.pending {
+			cn.blk.pending = false
+			continue
+		}
+		cn.unblock()
+		if lsn := cn.srv.env.lastLSN(); lsn > cn.batchLSN {
+			cn.batchLSN = lsn
+		}
+		cn.resume()
+	}
+	r.ready = nil // drop the drained backing array
+}
+
+// loopLogger routes gnet's warnings and errors to the server log; its
+// debug and info lines are dropped.
+type loopLogger struct{ logf func(string, ...any) }
+
+func (l loopLogger) Debugf(string, ...any) {}
+func (l loopLogger) Infof(string, ...any)  {}
+func (l loopLogger) Warnf(f string, a ...any) {
+	l.logf("event loop: "+f, a...)
+}
+func (l loopLogger) Errorf(f string, a ...any) {
+	l.logf("event loop: "+f, a...)
+}
+func (l loopLogger) Fatalf(f string, a ...any) {
+	l.logf("event loop: fatal: "+f, a...)
+}
+
+var _ logging.Logger = loopLogger{}

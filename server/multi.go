@@ -1,0 +1,126 @@
+package server
+
+// MULTI/EXEC (semantics: redis.io/commands/multi, exec, discard, watch).
+//
+// EXEC holds the keyspace lock for the whole block, so no other client's
+// command interleaves with it, and wraps the block in BeginTxn/EndTxn, so
+// recovery applies it whole or not at all (DESIGN.md invariant 2). Like
+// Redis, a command that fails at run time inside the block (WRONGTYPE, ...)
+// becomes an error element of EXEC's reply; the others still run.
+
+// multiCommand: MULTI.
+func multiCommand(c *Client, _ [][]byte) {
+	if c.InMulti {
+		c.WriteError("ERR MULTI calls can not be nested")
+		return
+	}
+	c.InMulti = true
+	c.MultiErr = false
+	c.MultiCmds = c.MultiCmds[:0]
+	c.WriteOK()
+}
+
+// discardCommand: DISCARD (runs with the keyspace lock held, for Unwatch).
+func discardCommand(c *Client, _ [][]byte) {
+	if !c.InMulti {
+		c.WriteError("ERR DISCARD without MULTI")
+		return
+	}
+	c.endMulti()
+	c.Srv.env.unwatch(&c.Watch)
+	c.WriteOK()
+}
+
+// execCommand: EXEC. It is NoLock: it takes the keyspace lock itself, once
+// for the whole block.
+func execCommand(c *Client, _ [][]byte) {
+	if !c.InMulti {
+		c.WriteError("ERR EXEC without MULTI")
+		return
+	}
+	env := &c.Srv.env
+	if c.MultiErr {
+		c.endMulti()
+		env.lock()
+		env.unwatch(&c.Watch)
+		env.unlock()
+		c.WriteError("EXECABORT Transaction discarded because of previous errors.")
+		return
+	}
+	cmds := c.MultiCmds
+	c.InMulti = false // the queued commands run as they would outside MULTI
+	defer c.endMulti()
+
+	env.lock()
+	if c.Watch.Dirty() {
+		// The abort reveals another client's write to a watched key:
+		// like a read, it waits until that write is durable.
+		lsn := env.lastLSN()
+		env.unwatch(&c.Watch)
+		env.unlock()
+		if cn := c.conn; cn != nil && lsn > cn.batchLSN {
+			cn.batchLSN = lsn
+		}
+		c.WriteNullArray()
+		return
+	}
+	env.beginTxn()
+	mark := len(c.Out)
+	c.WriteArray(len(cmds))
+	cn := c.conn
+	execCmd := cn.lastCmd
+	cn.inExec = true
+	for _, args := range cmds {
+		cmd, msg := c.Srv.resolve(args)
+		if msg != "" { // checked when queued; cannot happen
+			c.WriteError(msg)
+			continue
+		}
+		cn.call(cmd, args, true)
+	}
+	cn.inExec = false
+	err := env.endTxn()
+	lsn := env.lastLSN()
+	env.unwatch(&c.Watch)
+	env.unlock()
+	cn.lastCmd = execCmd
+	if lsn > cn.batchLSN {
+		cn.batchLSN = lsn
+	}
+	if err != nil {
+		// The commit marker was not written: recovery will drop the block,
+		// so the client must not see it acknowledged.
+		c.Out = c.Out[:mark]
+		c.WriteErr(err)
+	}
+}
+
+// endMulti leaves the MULTI state and drops the queue.
+func (c *Client) endMulti() {
+	c.InMulti = false
+	c.MultiErr = false
+	clear(c.MultiCmds)
+	if cap(c.MultiCmds) > 1024 {
+		c.MultiCmds = nil
+	} else {
+		c.MultiCmds = c.MultiCmds[:0]
+	}
+}
+
+// watchCommand: WATCH key [key ...] (runs with the keyspace lock held).
+func watchCommand(c *Client, args [][]byte) {
+	if c.InMulti {
+		c.WriteError("ERR WATCH inside MULTI is not allowed")
+		return
+	}
+	for _, key := range args[1:] {
+		c.Srv.env.watch(&c.Watch, c.DB, key)
+	}
+	c.WriteOK()
+}
+
+// unwatchCommand: UNWATCH (runs with the keyspace lock held).
+func unwatchCommand(c *Client, _ [][]byte) {
+	c.Srv.env.unwatch(&c.Watch)
+	c.WriteOK()
+}

@@ -1,0 +1,1386 @@
+package server
+
+// Lua scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT (semantics:
+// redis.io/commands/eval, "Scripting with Lua" and "Redis Lua API
+// reference", Redis 7.0), on gopher-lua (Lua 5.1).
+//
+// Atomicity and durability: EVAL is an ordinary locked command, so the
+// keyspace lock is held for the whole script and no other client's command
+// interleaves with it. Outside EXEC the script's commands form one
+// transaction group (BeginTxn/EndTxn, as EXEC does), so recovery applies
+// them whole or not at all (DESIGN.md invariant 2); inside EXEC they belong
+// to EXEC's group. As in Redis a script error does not roll back the writes
+// made before it: they are committed with the group. The reply leaves after
+// the group is durable, through the batch LSN like every command's.
+//
+// redis.call runs a command through the server's own command table on the
+// calling client (its database, its connection's commandstats), with the
+// connection marked inExec so blocking commands that are allowed in scripts
+// (BLMPOP, BZMPOP) answer at once as they do inside MULTI. The command's
+// reply is captured from the client's output buffer and parsed back into
+// Lua values. A SELECT inside a script changes the database for the rest of
+// the script only.
+//
+// One Lua state per server serves every script: scripts run under the
+// keyspace lock, which also guards the script cache. Scripts see a
+// read-only global environment (Redis 7): reading an undefined global or
+// assigning any global is an error, and the library tables (string,
+// cjson, redis, ...) and _G are read-only proxies of the real tables
+// (next, pairs and rawget see through them; rawset refuses them). The
+// globals are Redis 7.0's: the base library without print, dofile,
+// loadfile, getfenv, setfenv, newproxy, require and module; table,
+// string, math and coroutine; cjson, cmsgpack, bit and struct (package
+// lualib); redis.*. redis.setresp(3) is refused: the server speaks RESP2
+// only, so no command reply has a RESP3 shape to convert. SCRIPT DEBUG is
+// not served; redis.breakpoint and redis.debug answer as outside a debug
+// session (false, nothing). A script is first checked against Lua 5.1's
+// grammar (lualib.CheckSyntax) so compile errors read as Redis's do;
+// run-time errors raised by gopher-lua's VM keep its wording ("cannot
+// perform add operation between nil and number" where Lua 5.1 says
+// "attempt to perform arithmetic on a nil value"), as do numbers
+// concatenated with .. (gopher-lua's shortest form, not "%.14g";
+// tostring is Lua 5.1's). A script that runs past
+// busy-reply-threshold makes the server busy: scriptbusy.go has the rules
+// (BUSY replies, SCRIPT KILL, SHUTDOWN NOSAVE).
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"math"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/persimmon-db/persimmon/lualib"
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+)
+
+// Redis's script error texts.
+const (
+	errNoScript          = "NOSCRIPT No matching script. Please use EVAL."
+	errScriptNotAllowed  = "ERR This Redis command is not allowed from script"
+	errScriptUnknownCmd  = "ERR Unknown Redis command called from script"
+	errScriptWrongArgs   = "ERR Wrong number of args calling Redis command from script"
+	errScriptNoArgs      = "ERR Please specify at least one argument for this redis lib call"
+	errScriptArgType     = "ERR Lua redis lib command arguments must be strings or integers"
+	errScriptWriteInRO   = "ERR Write commands are not allowed from read-only scripts."
+	errScriptWriteFlagRO = "ERR Can not execute a script with write flag using *_ro command."
+	errReadonlyTable     = "Attempt to modify a readonly table"
+	errScriptStackLimit  = "ERR reached lua stack limit"
+	scriptChunkName      = "user_script"
+	maxScriptReplyDepth  = 1000 // nesting of a script's reply before "reached lua stack limit"
+	luaCallStackSize     = 1024
+	luaRegistrySize      = 1024 * 20
+	luaRegistryMaxSize   = 1024 * 1024 * 16
+	scriptErrSourceLabel = "@" + scriptChunkName
+)
+
+// cachedScript is one compiled script body.
+type cachedScript struct {
+	proto    *lua.FunctionProto
+	noWrites bool           // shebang flags=no-writes: runs as EVAL_RO
+	shebang  bool           // has a #!lua line (Redis 7's non-compatible mode)
+	fn       *lua.LFunction // the function made from proto for Lua state gen
+	gen      int
+}
+
+// scriptRun is the script running now.
+type scriptRun struct {
+	c        *Client
+	readOnly bool
+	state    *runningScript // for SCRIPT KILL: whether it wrote
+	errLine  int            // line of the last error() call, for errors without a position
+}
+
+// scriptEngine is a server's Lua state and script cache. Every field is
+// guarded by the keyspace lock.
+type scriptEngine struct {
+	L       *lua.LState
+	globals *lua.LTable // the real globals (library tables, KEYS, ARGV)
+	env     *lua.LTable // what scripts see: a read-only view of globals
+	scripts map[string]*cachedScript
+	run     *scriptRun
+	logf    func(string, ...any)
+
+	gen        int            // counts Lua states (reset), for cachedScript.fn
+	keys, argv *lua.LTable    // KEYS and ARGV, refilled for each run
+	ctx        *killContext   // what the Lua VM checks before each instruction
+	errFunc    *lua.LFunction // runs where an error is raised: notes its line
+	rand       *lualib.Rand48 // math.random's generator
+	count      *atomic.Int64  // the server's cachedScripts
+}
+
+// scriptEngine returns the server's script engine, made on first use.
+// Call it with the keyspace lock held (it guards Server.scripting too).
+func (s *Server) scriptEngine() *scriptEngine {
+	if s.scripting == nil {
+		s.scripting = newScriptEngine(s.logf)
+		s.scripting.count = &s.cachedScripts
+	}
+	return s.scripting
+}
+
+func newScriptEngine(logf func(string, ...any)) *scriptEngine {
+	e := &scriptEngine{scripts: make(map[string]*cachedScript), logf: logf}
+	e.reset()
+	return e
+}
+
+// reset makes a fresh Lua state (SCRIPT FLUSH does this too, as Redis does).
+func (e *scriptEngine) reset() {
+	if e.L != nil {
+		e.L.Close()
+	}
+	L := lua.NewState(lua.Options{
+		SkipOpenLibs:     true,
+		CallStackSize:    luaCallStackSize,
+		RegistrySize:     luaRegistrySize,
+		RegistryMaxSize:  luaRegistryMaxSize,
+		RegistryGrowStep: luaRegistrySize,
+	})
+	for _, lib := range []struct {
+		name string
+		open lua.LGFunction
+	}{
+		{lua.BaseLibName, lua.OpenBase},
+		{lua.TabLibName, lua.OpenTable},
+		{lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath},
+		{lua.CoroutineLibName, lua.OpenCoroutine},
+	} {
+		L.Push(L.NewFunction(lib.open))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	lualib.Open(L)
+	g := L.G.Global
+	for _, name := range []string{"print", "dofile", "loadfile", "require", "module", "_printregs",
+		"getfenv", "setfenv", "newproxy"} {
+		g.RawSetString(name, lua.LNil)
+	}
+	g.RawSetString("error", L.NewFunction(e.luaError))
+	g.RawSetString("pcall", L.NewFunction(luaPCall))
+	g.RawSetString("gcinfo", L.NewFunction(luaGCInfo))
+	g.RawSetString("__redis__err__handler", L.NewFunction(luaErrHandler))
+	g.RawSetString("_GOPHER_LUA_VERSION", lua.LNil)
+	tostring := g.RawGetString("tostring").(*lua.LFunction)
+	g.RawSetString("tostring", L.NewFunction(func(L *lua.LState) int {
+		switch v := L.Get(1); {
+		case v.Type() == lua.LTNumber:
+			L.Push(lua.LString(lualib.NumberString(float64(v.(lua.LNumber))))) // Lua 5.1's "%.14g"
+			return 1
+		case lualib.IsNull(v):
+			L.Push(lua.LString("userdata: (nil)")) // cjson.null, a light userdata NULL
+			return 1
+		}
+		return tostring.GFunction(L)
+	}))
+	addLua51Compat(L, g)
+	if m, ok := g.RawGetString("math").(*lua.LTable); ok {
+		if e.rand == nil {
+			e.rand = lualib.NewRand48() // a C global in Redis: SCRIPT FLUSH keeps its state
+		}
+		lualib.OpenRandom(L, m, e.rand)
+	}
+	g.RawSetString("unpack", L.NewFunction(luaUnpack))
+	// loadstring checks Lua 5.1's grammar first, naming the chunk as Lua
+	// 5.1 does ([string "..."]); a binary chunk is text to it, as in Redis.
+	if loadstring, ok := g.RawGetString("loadstring").(*lua.LFunction); ok {
+		g.RawSetString("loadstring", L.NewFunction(func(L *lua.LState) int {
+			src := L.CheckString(1)
+			name := L.OptString(2, src)
+			if err := lualib.CheckSyntax([]byte(src), lualib.ChunkID(name)); err != nil {
+				L.Push(lua.LNil)
+				L.Push(lua.LString(err.Error()))
+				return 2
+			}
+			return loadstring.GFunction(L)
+		}))
+	}
+	if str, ok := g.RawGetString("string").(*lua.LTable); ok {
+		str.RawSetString("rep", L.NewFunction(luaStringRep))
+		// gopher-lua has no bytecode to dump: a Lua 5.1 x86-64 header
+		// stands for it, which loadstring refuses as Redis's does.
+		str.RawSetString("dump", L.NewFunction(func(L *lua.LState) int {
+			L.CheckFunction(1)
+			L.Push(lua.LString("\x1bLuaQ\x00\x01\x04\x08\x04\x08\x00"))
+			return 1
+		}))
+	}
+	g.RawSetString("tonumber", L.NewFunction(luaToNumber))
+	if m, ok := g.RawGetString("math").(*lua.LTable); ok {
+		m.RawSetString("huge", lua.LNumber(math.Inf(1))) // HUGE_VAL; gopher-lua has MaxFloat64
+	}
+
+	redis := L.NewTable()
+	redis.RawSetString("call", L.NewFunction(func(L *lua.LState) int { return e.luaCall(L, true) }))
+	redis.RawSetString("pcall", L.NewFunction(func(L *lua.LState) int { return e.luaCall(L, false) }))
+	redis.RawSetString("error_reply", L.NewFunction(luaErrorReply))
+	redis.RawSetString("status_reply", L.NewFunction(luaStatusReply))
+	redis.RawSetString("sha1hex", L.NewFunction(luaSHA1Hex))
+	redis.RawSetString("log", L.NewFunction(e.luaLog))
+	redis.RawSetString("setresp", L.NewFunction(e.luaSetResp))
+	redis.RawSetString("set_repl", L.NewFunction(e.luaSetRepl))
+	redis.RawSetString("replicate_commands", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LTrue); return 1 }))
+	redis.RawSetString("breakpoint", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LFalse); return 1 }))
+	redis.RawSetString("debug", L.NewFunction(func(L *lua.LState) int { return 0 }))
+	redis.RawSetString("acl_check_cmd", L.NewFunction(e.luaACLCheckCmd))
+	for name, v := range map[string]int{"LOG_DEBUG": 0, "LOG_VERBOSE": 1, "LOG_NOTICE": 2, "LOG_WARNING": 3,
+		"REPL_NONE": replNone, "REPL_AOF": replAOF, "REPL_SLAVE": replReplica, "REPL_REPLICA": replReplica, "REPL_ALL": replAOF | replReplica} {
+		redis.RawSetString(name, lua.LNumber(v))
+	}
+	redis.RawSetString("REDIS_VERSION", lua.LString(Version))
+	redis.RawSetString("REDIS_VERSION_NUM", lua.LNumber(versionNum(Version)))
+	g.RawSetString("redis", redis)
+
+	// Globals are read-only (Redis 7): the scripts' environment is an empty
+	// table whose reads fall through to the globals and whose writes fail;
+	// the globals table itself refuses new names, and _G and the library
+	// tables are read-only proxies.
+	readonly := L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError(errReadonlyTable)
+		return 0
+	})
+	proxies := make(map[*lua.LTable]*lua.LTable)
+	var proxy func(real *lua.LTable, depth int) *lua.LTable
+	proxy = func(real *lua.LTable, depth int) *lua.LTable {
+		p := L.NewTable()
+		m := L.NewTable()
+		m.RawSetString("__index", real)
+		m.RawSetString("__newindex", readonly)
+		// getmetatable answers a read-only view of the metatable too.
+		if depth == 0 {
+			m.RawSetString("__metatable", proxy(m, 1))
+		} else {
+			m.RawSetString("__metatable", lua.LFalse)
+		}
+		L.SetMetatable(p, m)
+		proxies[p] = real
+		return p
+	}
+	for _, name := range []string{"string", "table", "math", "coroutine", "cjson", "cmsgpack", "bit", "struct", "redis"} {
+		if t, ok := g.RawGetString(name).(*lua.LTable); ok {
+			g.RawSetString(name, proxy(t, 0))
+		}
+	}
+	// The string metatable's __index is the string library: the proxy;
+	// getmetatable("") answers a proxy of the metatable.
+	if p, ok := g.RawGetString("string").(*lua.LTable); ok && proxies[p] != nil {
+		proxies[p].RawSetString("__index", lua.LNil) // gopher-lua's string table is its own metatable
+	}
+	sm := L.NewTable()
+	sm.RawSetString("__index", g.RawGetString("string"))
+	sm.RawSetString("__metatable", proxy(sm, 1))
+	L.SetMetatable(lua.LString(""), sm)
+	setmetatable := g.RawGetString("setmetatable").(*lua.LFunction)
+	g.RawSetString("setmetatable", L.NewFunction(func(L *lua.LState) int {
+		if t, ok := L.Get(1).(*lua.LTable); ok && (proxies[t] != nil || t == g) {
+			luaFail(L, true, errReadonlyTable)
+		}
+		return setmetatable.GFunction(L)
+	}))
+	g.RawSetString("_G", proxy(g, 0))
+	unwrap := func(L *lua.LState, n int) *lua.LTable {
+		t := L.CheckTable(n)
+		if real := proxies[t]; real != nil {
+			return real
+		}
+		return t
+	}
+	next := L.NewFunction(func(L *lua.LState) int {
+		t := unwrap(L, 1)
+		k, v := t.Next(L.Get(2))
+		if k == lua.LNil {
+			L.Push(lua.LNil)
+			return 1
+		}
+		L.Push(k)
+		L.Push(v)
+		return 2
+	})
+	g.RawSetString("next", next)
+	g.RawSetString("pairs", L.NewFunction(func(L *lua.LState) int {
+		L.CheckTable(1)
+		L.Push(next)
+		L.Push(L.Get(1))
+		L.Push(lua.LNil)
+		return 3
+	}))
+	g.RawSetString("rawget", L.NewFunction(func(L *lua.LState) int {
+		t := unwrap(L, 1)
+		L.Push(t.RawGet(L.CheckAny(2)))
+		return 1
+	}))
+	g.RawSetString("rawset", L.NewFunction(func(L *lua.LState) int {
+		t := L.CheckTable(1)
+		if proxies[t] != nil || t == g {
+			luaFail(L, true, errReadonlyTable)
+		}
+		k, v := L.CheckAny(2), L.CheckAny(3)
+		if k == lua.LNil {
+			L.RaiseError("table index is nil")
+		}
+		t.RawSet(k, v)
+		L.Push(t)
+		return 1
+	}))
+	gmeta := L.NewTable()
+	gmeta.RawSetString("__newindex", readonly)
+	L.SetMetatable(g, gmeta)
+	env := L.NewTable()
+	meta := L.NewTable()
+	meta.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		k := L.Get(2)
+		v := g.RawGet(k)
+		if v == lua.LNil {
+			L.RaiseError("Script attempted to access nonexistent global variable '%s'", k.String())
+		}
+		L.Push(v)
+		return 1
+	}))
+	meta.RawSetString("__newindex", readonly)
+	meta.RawSetString("__metatable", lua.LFalse)
+	L.SetMetatable(env, meta)
+	e.L, e.globals, e.env = L, g, env
+	e.gen++
+	e.keys, e.argv = L.NewTable(), L.NewTable()
+	g.RawSetString("KEYS", e.keys)
+	g.RawSetString("ARGV", e.argv)
+	e.ctx = newKillContext()
+	L.SetContext(e.ctx)
+	e.errFunc = L.NewFunction(e.noteErrorLine)
+}
+
+// noteErrorLine is the script's error handler, run where an error is
+// raised (before the stack unwinds): it notes the line of the innermost
+// Lua function there, which Redis's __redis__err__handler adds to an
+// error without a position ("script: <sha>, on @user_script:<line>.").
+// It returns the error unchanged.
+func (e *scriptEngine) noteErrorLine(L *lua.LState) int {
+	if e.run != nil {
+		for level := 1; ; level++ {
+			dbg, ok := L.GetStack(level)
+			if !ok {
+				break
+			}
+			if _, err := L.GetInfo("Sl", dbg, nil); err == nil && dbg.What != "G" && dbg.CurrentLine > 0 {
+				e.run.errLine = dbg.CurrentLine
+				break
+			}
+		}
+	}
+	L.Push(L.Get(1))
+	return 1
+}
+
+// ---- commands ----
+
+func scriptingCommands() []Command {
+	const evalFlags = FlagNoScript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys | FlagMovableKeys
+	evalKeys := func(flags int, notes string) []KeySpec {
+		return []KeySpec{{Notes: notes, Flags: flags, Index: 2, KeyNum: true, FirstKey: 1, KeyStep: 1}}
+	}
+	const rwNotes = "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"
+	const roNotes = "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"
+	getKeys := NumkeysGetKeys(0, 2, 3)
+	return []Command{
+		{Name: "eval", Arity: -3, Flags: evalFlags, Group: "scripting", Since: "2.6.0",
+			Summary: "Execute a Lua script server side", Run: evalCommand,
+			KeySpecs: evalKeys(KeyRW|KeyAccess|KeyUpdate, rwNotes), GetKeys: getKeys},
+		{Name: "evalsha", Arity: -3, Flags: evalFlags, Group: "scripting", Since: "2.6.0",
+			Summary: "Execute a Lua script server side", Run: evalshaCommand,
+			KeySpecs: evalKeys(KeyRW|KeyAccess|KeyUpdate, ""), GetKeys: getKeys},
+		{Name: "eval_ro", Arity: -3, Flags: evalFlags | FlagReadonly, Group: "scripting", Since: "7.0.0",
+			Summary: "Execute a read-only Lua script server side", Run: evalROCommand,
+			KeySpecs: evalKeys(KeyRO|KeyAccess, roNotes), GetKeys: getKeys},
+		{Name: "evalsha_ro", Arity: -3, Flags: evalFlags | FlagReadonly, Group: "scripting", Since: "7.0.0",
+			Summary: "Execute a read-only Lua script server side", Run: evalshaROCommand,
+			KeySpecs: evalKeys(KeyRO|KeyAccess, ""), GetKeys: getKeys},
+		{Name: "script", Arity: -2, Group: "scripting", Since: "2.6.0",
+			Summary: "A container for Lua scripts management commands", Subcommands: []Command{
+				{Name: "script|load", Arity: 3, Flags: FlagNoScript | FlagStale, Group: "scripting", Since: "2.6.0",
+					Summary: "Load the specified Lua script into the script cache.", Run: scriptLoadCommand,
+					Tips: []string{"request_policy:all_nodes", "response_policy:all_succeeded"}},
+				{Name: "script|exists", Arity: -3, Flags: FlagNoScript, Group: "scripting", Since: "2.6.0",
+					Summary: "Check existence of scripts in the script cache.", Run: scriptExistsCommand,
+					Tips: []string{"request_policy:all_shards", "response_policy:agg_logical_and"}},
+				{Name: "script|flush", Arity: -2, Flags: FlagNoScript, Group: "scripting", Since: "2.6.0",
+					Summary: "Remove all the scripts from the script cache.", Run: scriptFlushCommand,
+					Tips: []string{"request_policy:all_nodes", "response_policy:all_succeeded"}},
+				{Name: "script|kill", Arity: 2, Flags: FlagNoScript | FlagAllowBusy, Group: "scripting", Since: "2.6.0",
+					Summary: "Kill the script currently in execution.", Run: scriptKillCommand, NoLock: true,
+					Tips: []string{"request_policy:all_shards", "response_policy:one_succeeded"}},
+				{Name: "script|help", Arity: 2, Flags: FlagLoading | FlagStale, Group: "scripting", Since: "5.0.0",
+					Summary: "Show helpful text about the different subcommands", Run: scriptHelpCommand, NoLock: true},
+			}},
+	}
+}
+
+func evalCommand(c *Client, args [][]byte)      { evalGeneric(c, args, false, false) }
+func evalshaCommand(c *Client, args [][]byte)   { evalGeneric(c, args, true, false) }
+func evalROCommand(c *Client, args [][]byte)    { evalGeneric(c, args, false, true) }
+func evalshaROCommand(c *Client, args [][]byte) { evalGeneric(c, args, true, true) }
+func scriptKillCommand(c *Client, _ [][]byte) {
+	if msg := c.Srv.scriptKill(false); msg != "" {
+		c.WriteError(msg)
+		return
+	}
+	c.WriteOK()
+}
+func scriptLoadCommand(c *Client, args [][]byte) { scriptLoad(c, args[2]) }
+
+// evalGeneric runs EVAL/EVALSHA[_RO] with the keyspace lock held. Redis
+// 7.0's order of checks: an EVALSHA sha that is not 40 bytes, then numkeys,
+// then the script lookup or compilation.
+func evalGeneric(c *Client, args [][]byte, bySHA, readOnly bool) {
+	if bySHA && len(args[1]) != 40 {
+		c.WriteError(errNoScript)
+		return
+	}
+	numkeys, ok := ParseInt64(args[2])
+	switch {
+	case !ok:
+		c.WriteError(ErrNotInteger)
+		return
+	case numkeys > int64(len(args)-3):
+		c.WriteError("ERR Number of keys can't be greater than number of args")
+		return
+	case numkeys < 0:
+		c.WriteError("ERR Number of keys can't be negative")
+		return
+	}
+	e := c.Srv.scriptEngine()
+	var sha string
+	var sc *cachedScript
+	if bySHA {
+		sha = strings.ToLower(string(args[1]))
+		if sc = e.scripts[sha]; sc == nil {
+			c.WriteError(errNoScript)
+			return
+		}
+	} else {
+		var msg string
+		if sha, sc, msg = e.load(args[1]); msg != "" {
+			c.WriteError(msg)
+			return
+		}
+	}
+	if readOnly && sc.shebang && !sc.noWrites {
+		c.WriteError(errScriptWriteFlagRO)
+		return
+	}
+	keys, argv := args[3:3+numkeys], args[3+numkeys:]
+
+	cn := c.conn
+	inTxn := cn != nil && cn.inExec // EXEC's group covers the script
+	env := &c.Srv.env
+	if !inTxn {
+		env.beginTxn()
+	}
+	mark := len(c.Out)
+	e.runScript(c, sha, sc, keys, argv, readOnly || sc.noWrites)
+	if !inTxn {
+		if err := env.endTxn(); err != nil {
+			// The commit marker was not written: recovery drops the
+			// script's writes, so the client must not see them acknowledged.
+			c.Out = c.Out[:mark]
+			c.WriteErr(err)
+		}
+	}
+}
+
+// runScript calls the compiled script and appends its reply.
+func (e *scriptEngine) runScript(c *Client, sha string, sc *cachedScript, keys, argv [][]byte, readOnly bool) {
+	L := e.L
+	if t := e.argTable(e.keys, keys); t != e.keys {
+		e.keys = t
+		e.globals.RawSetString("KEYS", t)
+	}
+	if t := e.argTable(e.argv, argv); t != e.argv {
+		e.argv = t
+		e.globals.RawSetString("ARGV", t)
+	}
+	if sc.fn == nil || sc.gen != e.gen {
+		sc.fn, sc.gen = L.NewFunctionFromProto(sc.proto), e.gen
+		sc.fn.Env = e.env
+	}
+	fn := sc.fn
+
+	db := c.DB
+	cn := c.conn
+	var inExec bool
+	var lastCmd *Command
+	if cn != nil {
+		inExec, lastCmd = cn.inExec, cn.lastCmd
+		cn.inExec = true
+	}
+	kc := e.ctx
+	st, ended := c.Srv.scriptStarted(cn, kc.kill)
+	run := &scriptRun{c: c, readOnly: readOnly, state: st}
+	e.run = run
+	L.Push(fn)
+	err := L.PCall(0, 1, e.errFunc)
+	ended()
+	if st.killed.Load() {
+		e.ctx = newKillContext() // the old one stays done
+		L.SetContext(e.ctx)
+	}
+	e.run = nil
+	c.DB = db
+	if cn != nil {
+		cn.inExec, cn.lastCmd = inExec, lastCmd
+	}
+	if err != nil {
+		var obj lua.LValue = lua.LString(err.Error())
+		var apiErr *lua.ApiError
+		if errors.As(err, &apiErr) && apiErr.Object != nil {
+			obj = apiErr.Object
+		}
+		if st.killed.Load() {
+			t := errorTable(L, "-ERR Script killed by user with SCRIPT KILL...")
+			if line, ok := chunkLine(obj.String()); ok {
+				t.RawSetString("source", lua.LString(scriptErrSourceLabel))
+				t.RawSetString("line", lua.LNumber(line))
+			}
+			obj = t
+		}
+		c.WriteError(scriptErrorReply(sha, obj, run.errLine))
+		return
+	}
+	ret := L.Get(-1)
+	L.Pop(1)
+	c.Out = appendLuaReply(c.Out, ret, 0)
+}
+
+// argTable returns t refilled as the array of args (KEYS or ARGV), or a
+// new table when a run before gave t anything but array elements (Redis
+// makes fresh tables for each run; reusing them saves two allocations).
+func (e *scriptEngine) argTable(t *lua.LTable, args [][]byte) *lua.LTable {
+	entries := 0
+	t.ForEach(func(lua.LValue, lua.LValue) { entries++ })
+	if entries != t.Len() {
+		t = e.L.CreateTable(len(args), 0)
+	}
+	for n := t.Len(); n > len(args); n-- {
+		t.RawSetInt(n, lua.LNil)
+	}
+	for i, a := range args {
+		t.RawSetInt(i+1, lua.LString(a))
+	}
+	return t
+}
+
+// scriptErrorReply is Redis 7.0's reply to a script that raised obj: the
+// error's message, then where it was raised ("script: <sha>, on
+// @user_script:<line>.") when that is known: from an error table, from
+// the position in an error message, else errLine (where error() was last
+// called).
+func scriptErrorReply(sha string, obj lua.LValue, errLine int) string {
+	var msg, source string
+	line := 0
+	if t, ok := obj.(*lua.LTable); ok {
+		msg = "ERR unknown error"
+		if s, ok := t.RawGetString("err").(lua.LString); ok {
+			msg = string(s)
+		}
+		if s, ok := t.RawGetString("source").(lua.LString); ok {
+			source = string(s)
+		}
+		if n, ok := t.RawGetString("line").(lua.LNumber); ok {
+			line = int(n)
+		}
+	} else {
+		text := luaRuntimeText(obj.String())
+		msg = "ERR " + text
+		if n, ok := chunkLine(text); ok {
+			source, line = scriptErrSourceLabel, n
+		} else if errLine > 0 {
+			source, line = scriptErrSourceLabel, errLine
+		}
+	}
+	if source != "" && line > 0 {
+		msg += " script: " + sha + ", on " + source + ":" + strconv.Itoa(line) + "."
+	}
+	return oneLine(msg)
+}
+
+// gopherArgError matches gopher-lua's "bad argument #1 to rep (" (Lua
+// 5.1 quotes the function: "to 'rep' (").
+var gopherArgError = regexp.MustCompile(`bad argument #(-?\d+) to ([A-Za-z_][A-Za-z0-9_.:]*) \(`)
+
+func quoteArgFunc(text string) string {
+	if !strings.Contains(text, "bad argument #") {
+		return text
+	}
+	return gopherArgError.ReplaceAllString(text, "bad argument #$1 to '$2' (")
+}
+
+// gopher-lua's VM errors with their Lua 5.1 counterparts.
+var (
+	gopherArith  = regexp.MustCompile(`cannot perform (?:add|sub|mul|div|mod|pow) operation between (\w+) and (\w+)`)
+	gopherConcat = regexp.MustCompile(`cannot perform concat operation between (\w+) and (\w+)`)
+	gopherIndex  = regexp.MustCompile(`(?s)attempt to index a non-table object\((\w+)\) with key '.*'$`)
+)
+
+// luaRuntimeText rewords gopher-lua's run-time messages as Lua 5.1's,
+// without the variable names Lua 5.1 adds when the operand is one
+// ("attempt to index local 't' (a nil value)"): the operand Lua 5.1
+// names is the first that is not a number (arithmetic) or not a string
+// or number (concatenation); a call of a value that is not a function is
+// assumed to be of nil, the common case, as gopher-lua does not say.
+func luaRuntimeText(text string) string {
+	text = quoteArgFunc(text)
+	if m := gopherArith.FindStringSubmatch(text); m != nil {
+		bad := m[1]
+		if bad == "number" {
+			bad = m[2]
+		}
+		text = strings.Replace(text, m[0], "attempt to perform arithmetic on a "+bad+" value", 1)
+	} else if m := gopherConcat.FindStringSubmatch(text); m != nil {
+		bad := m[1]
+		if bad == "string" || bad == "number" {
+			bad = m[2]
+		}
+		text = strings.Replace(text, m[0], "attempt to concatenate a "+bad+" value", 1)
+	} else if m := gopherIndex.FindStringSubmatch(text); m != nil {
+		text = strings.Replace(text, m[0], "attempt to index a "+m[1]+" value", 1)
+	} else {
+		text = strings.Replace(text, "attempt to call a non-function object", "attempt to call a nil value", 1)
+	}
+	for _, fn := range []string{"concat", "insert", "sort"} {
+		text = strings.Replace(text, " in table for "+fn, " in table for '"+fn+"'", 1)
+	}
+	return text
+}
+
+// chunkLine reads the line number of a Lua error position "user_script:N: ...".
+func chunkLine(text string) (int, bool) {
+	rest, ok := strings.CutPrefix(text, scriptChunkName+":")
+	if !ok {
+		return 0, false
+	}
+	num, _, ok := strings.Cut(rest, ":")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(num)
+	return n, err == nil
+}
+
+// load compiles body (or finds it in the cache) and caches it. msg is the
+// error reply when it does not compile.
+func (e *scriptEngine) load(body []byte) (sha string, sc *cachedScript, msg string) {
+	sum := sha1.Sum(body)
+	sha = hex.EncodeToString(sum[:])
+	if sc = e.scripts[sha]; sc != nil {
+		return sha, sc, ""
+	}
+	src := string(body)
+	noWrites, shebang := false, false
+	if strings.HasPrefix(src, "#!") {
+		first, rest, ok := strings.Cut(src, "\n")
+		if !ok {
+			return "", nil, "ERR Invalid script shebang"
+		}
+		if noWrites, msg = parseShebang(first); msg != "" {
+			return "", nil, msg
+		}
+		shebang = true
+		src = "\n" + rest // keep the line numbers
+	}
+	// Lua 5.1's own grammar and wording first: gopher-lua's parser words
+	// errors differently and accepts Lua 5.2's goto.
+	if err := lualib.CheckSyntax([]byte(src), scriptChunkName); err != nil {
+		return "", nil, oneLine("ERR Error compiling script (new function): " + err.Error())
+	}
+	chunk, err := parse.Parse(strings.NewReader(src), scriptChunkName)
+	if err != nil {
+		return "", nil, compileError(err)
+	}
+	proto, err := lua.Compile(chunk, scriptChunkName)
+	if err != nil {
+		return "", nil, compileError(err)
+	}
+	sc = &cachedScript{proto: proto, noWrites: noWrites, shebang: shebang}
+	e.scripts[sha] = sc
+	if e.count != nil {
+		e.count.Store(int64(len(e.scripts)))
+	}
+	return sha, sc, ""
+}
+
+func compileError(err error) string {
+	text := strings.TrimSpace(err.Error())
+	var pe *parse.Error
+	if errors.As(err, &pe) {
+		if pe.Pos.Line == parse.EOF {
+			text = scriptChunkName + ": " + pe.Message + " near <eof>"
+		} else {
+			text = scriptChunkName + ":" + strconv.Itoa(pe.Pos.Line) + ": " + pe.Message + " near '" + pe.Token + "'"
+		}
+	}
+	return oneLine("ERR Error compiling script (new function): " + text)
+}
+
+// parseShebang reads a Redis 7 script's first line, "#!lua [flags=f1,f2]".
+func parseShebang(line string) (noWrites bool, msg string) {
+	parts := strings.Fields(strings.TrimRight(line, "\r"))
+	if len(parts) == 0 || parts[0] != "#!lua" {
+		engine := line
+		if len(parts) > 0 {
+			engine = parts[0]
+		}
+		return false, "ERR Unexpected engine in script shebang: " + engine
+	}
+	for _, p := range parts[1:] {
+		flags, ok := strings.CutPrefix(p, "flags=")
+		if !ok {
+			return false, "ERR Unknown lua shebang option: " + p
+		}
+		if flags == "" {
+			continue
+		}
+		for f := range strings.SplitSeq(flags, ",") {
+			switch f {
+			case "no-writes":
+				noWrites = true
+			case "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys":
+			default:
+				return false, "ERR Unexpected flag in script shebang: " + f
+			}
+		}
+	}
+	return noWrites, ""
+}
+
+// ---- redis.* ----
+
+// luaCall is redis.call (raise) and redis.pcall: run a command as the
+// script's client and return its reply as Lua values. An error reply is
+// raised by redis.call and returned as {err=...} by redis.pcall.
+func (e *scriptEngine) luaCall(L *lua.LState, raise bool) int {
+	r := e.run
+	if r == nil {
+		return luaFail(L, raise, "ERR redis.call called outside a script")
+	}
+	n := L.GetTop()
+	if n == 0 {
+		return luaFail(L, raise, errScriptNoArgs)
+	}
+	args := make([][]byte, n)
+	for i := 1; i <= n; i++ {
+		switch v := L.Get(i).(type) {
+		case lua.LString:
+			args[i-1] = []byte(v)
+		case lua.LNumber:
+			// Redis formats numbers with %.17g, not Lua's lossy %.14g.
+			args[i-1] = strconv.AppendFloat(nil, float64(v), 'g', 17, 64)
+		default:
+			return luaFail(L, raise, errScriptArgType)
+		}
+	}
+	c := r.c
+	cmd, msg := c.Srv.resolve(args)
+	switch {
+	case cmd == nil && strings.HasPrefix(msg, "ERR wrong number of arguments"):
+		return luaFail(L, raise, errScriptWrongArgs) // a container without its subcommand
+	case cmd == nil:
+		return luaFail(L, raise, errScriptUnknownCmd)
+	case msg != "":
+		return luaFail(L, raise, errScriptWrongArgs)
+	case cmd.Flags&FlagNoScript != 0:
+		return luaFail(L, raise, errScriptNotAllowed)
+	case r.readOnly && (cmd.Flags&FlagWrite != 0 || mayReplicate(cmd)):
+		return luaFail(L, raise, errScriptWriteInRO)
+	}
+	if msg := c.scriptDiskError(cmd); msg != "" {
+		return luaFail(L, raise, "-"+msg) // a full disk (diskerror.go): MISCONF is the error code
+	}
+	if cmd.Flags&FlagWrite != 0 && r.state != nil {
+		r.state.wrote.Store(true) // SCRIPT KILL now answers UNKILLABLE
+	}
+	mark := len(c.Out)
+	if cn := c.conn; cn != nil {
+		cn.call(cmd, args, true)
+	} else {
+		cmd.Run(c, args)
+	}
+	v, _ := respToLua(L, c.Out[mark:])
+	c.Out = c.Out[:mark]
+	if t, ok := v.(*lua.LTable); ok && raise {
+		if errMsg, ok := t.RawGetString("err").(lua.LString); ok {
+			return luaFail(L, true, "-"+string(errMsg))
+		}
+	}
+	L.Push(v)
+	return 1
+}
+
+// mayReplicate reports the commands Redis flags may-replicate that a
+// script may call: a read-only script refuses them like writes.
+func mayReplicate(cmd *Command) bool {
+	switch cmd.Name {
+	case "publish", "spublish", "pfcount":
+		return true
+	}
+	return false
+}
+
+// luaFail returns (or, raise, raises) the error table {err=msg}; msg is
+// normalised as errorTable says.
+func luaFail(L *lua.LState, raise bool, msg string) int {
+	t := errorTable(L, msg)
+	if raise {
+		setErrorPosition(L, t)
+		L.Error(t, 0)
+		return 0
+	}
+	L.Push(t)
+	return 1
+}
+
+// errorTable is Redis's luaPushError: "-CODE msg" keeps its code (a
+// "-msg" without a space gets ERR), any other message gets "ERR " unless
+// it already starts with it; trailing CR/LF go.
+func errorTable(L *lua.LState, msg string) *lua.LTable {
+	switch {
+	case strings.HasPrefix(msg, "-"):
+		if !strings.Contains(msg, " ") {
+			msg = "ERR " + msg[1:]
+		} else {
+			msg = msg[1:]
+		}
+	case !strings.HasPrefix(msg, "ERR "):
+		msg = "ERR " + msg
+	}
+	msg = strings.TrimRight(msg, "\r\n")
+	t := L.NewTable()
+	t.RawSetString("err", lua.LString(msg))
+	return t
+}
+
+// setErrorPosition records in an error table where the Lua code that
+// raised it is (the caller of the Go function running now), as Redis's
+// error handler adds source and line.
+func setErrorPosition(L *lua.LState, t *lua.LTable) {
+	dbg, ok := L.GetStack(1)
+	if !ok {
+		return
+	}
+	if _, err := L.GetInfo("Sl", dbg, nil); err != nil || dbg.CurrentLine <= 0 {
+		return
+	}
+	t.RawSetString("source", lua.LString("@"+dbg.Source))
+	t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
+}
+
+// luaError replaces Lua's error(): a table gets the position it was
+// raised at, and a number is positioned like a string (Lua 5.1 does that;
+// gopher-lua does not).
+func (e *scriptEngine) luaError(L *lua.LState) int {
+	v := L.Get(1)
+	level := L.OptInt(2, 1)
+	switch v := v.(type) {
+	case *lua.LTable:
+		setErrorPosition(L, v)
+		L.Error(v, 0)
+	case lua.LNumber:
+		L.Error(lua.LString(v.String()), level)
+	default:
+		if dbg, ok := L.GetStack(1); ok && e.run != nil {
+			if _, err := L.GetInfo("l", dbg, nil); err == nil {
+				e.run.errLine = dbg.CurrentLine
+			}
+		}
+		L.Error(v, level)
+	}
+	return 0
+}
+
+// luaPCall replaces Lua's pcall as Redis 7 does: an error table's err
+// string is what the caller gets (pcall(redis.call, ...) returns false and
+// the error message, not a table).
+func luaPCall(L *lua.LState) int {
+	v := L.CheckAny(1)
+	if v.Type() != lua.LTFunction && L.GetMetaField(v, "__call").Type() != lua.LTFunction {
+		L.Push(lua.LFalse)
+		L.Push(lua.LString("attempt to call a " + v.Type().String() + " value"))
+		return 2
+	}
+	if err := L.PCall(L.GetTop()-1, lua.MultRet, nil); err != nil {
+		var obj lua.LValue = lua.LString(err.Error())
+		var apiErr *lua.ApiError
+		if errors.As(err, &apiErr) && apiErr.Object != nil {
+			obj = apiErr.Object
+		}
+		if t, ok := obj.(*lua.LTable); ok {
+			if s, ok := t.RawGetString("err").(lua.LString); ok {
+				obj = s
+			}
+		}
+		L.Push(lua.LFalse)
+		L.Push(obj)
+		return 2
+	}
+	L.Insert(lua.LTrue, 1)
+	return L.GetTop()
+}
+
+// luaErrorReply is redis.error_reply(msg).
+func luaErrorReply(L *lua.LState) int {
+	s, ok := L.Get(1).(lua.LString)
+	if L.GetTop() != 1 || !ok {
+		L.Push(errorTable(L, "wrong number or type of arguments"))
+		return 1
+	}
+	L.Push(errorTable(L, "-"+strings.TrimPrefix(string(s), "-")))
+	return 1
+}
+
+// luaStatusReply is redis.status_reply(msg).
+func luaStatusReply(L *lua.LState) int {
+	s, ok := L.Get(1).(lua.LString)
+	if L.GetTop() != 1 || !ok {
+		L.Push(errorTable(L, "wrong number or type of arguments"))
+		return 1
+	}
+	t := L.NewTable()
+	t.RawSetString("ok", s)
+	L.Push(t)
+	return 1
+}
+
+// luaSHA1Hex is redis.sha1hex(s).
+func luaSHA1Hex(L *lua.LState) int {
+	if L.GetTop() != 1 {
+		return luaFail(L, true, "wrong number of arguments")
+	}
+	sum := sha1.Sum([]byte(L.ToString(1)))
+	L.Push(lua.LString(hex.EncodeToString(sum[:])))
+	return 1
+}
+
+// luaLog is redis.log(level, message...): warnings and notices go to the
+// server log (Redis's default verbosity is notice).
+func (e *scriptEngine) luaLog(L *lua.LState) int {
+	n := L.GetTop()
+	if n < 2 {
+		return luaFail(L, true, "redis.log() requires two arguments or more.")
+	}
+	lv, ok := L.Get(1).(lua.LNumber)
+	if !ok {
+		return luaFail(L, true, "First argument must be a number (log level).")
+	}
+	if lv < 0 || lv > 3 {
+		return luaFail(L, true, "Invalid debug level.")
+	}
+	if lv < 2 || e.logf == nil {
+		return 0
+	}
+	parts := make([]string, 0, n-1)
+	for i := 2; i <= n; i++ {
+		parts = append(parts, lualib.ToString(L.Get(i)))
+	}
+	e.logf("%s", strings.Join(parts, " "))
+	return 0
+}
+
+// Replication flags of redis.set_repl (Redis's PROPAGATE_AOF and
+// PROPAGATE_REPL).
+const (
+	replNone    = 0
+	replAOF     = 1
+	replReplica = 2
+)
+
+// versionNum is REDIS_VERSION_NUM: 0x00MMmmpp.
+func versionNum(v string) int {
+	n := 0
+	for part := range strings.SplitSeq(v, ".") {
+		x, _ := strconv.Atoi(part)
+		n = n<<8 | x
+	}
+	return n
+}
+
+// luaSetResp is redis.setresp(2|3). Only RESP2 is spoken, so 3 is
+// refused rather than accepted with RESP2 shapes a script would misread.
+func (e *scriptEngine) luaSetResp(L *lua.LState) int {
+	if L.GetTop() != 1 {
+		return luaFail(L, true, "redis.setresp() requires one argument.")
+	}
+	switch lua.LVAsNumber(L.Get(1)) {
+	case 2:
+		return 0
+	case 3:
+		return luaFail(L, true, "ERR redis.setresp(3): this server speaks RESP2 only")
+	}
+	return luaFail(L, true, "RESP version must be 2 or 3.")
+}
+
+// luaSetRepl is redis.set_repl(flags): accepted (there are no replicas
+// and no AOF; the script's writes are durable as one group either way).
+func (e *scriptEngine) luaSetRepl(L *lua.LState) int {
+	if e.run == nil {
+		return luaFail(L, true, "redis.set_repl can only be called inside a script invocation")
+	}
+	if L.GetTop() != 1 {
+		return luaFail(L, true, "redis.set_repl() requires two arguments.") // sic, Redis 7.0's text
+	}
+	flags := int64(lua.LVAsNumber(L.Get(1)))
+	if flags&^(replAOF|replReplica) != 0 {
+		return luaFail(L, true, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
+	}
+	return 0
+}
+
+// luaACLCheckCmd is redis.acl_check_cmd(cmd, ...): every user may run
+// every command (there is no ACL yet), so it is true for any command
+// the table knows.
+func (e *scriptEngine) luaACLCheckCmd(L *lua.LState) int {
+	n := L.GetTop()
+	if n == 0 {
+		return luaFail(L, true, errScriptNoArgs)
+	}
+	args := make([][]byte, n)
+	for i := 1; i <= n; i++ {
+		switch v := L.Get(i).(type) {
+		case lua.LString:
+			args[i-1] = []byte(v)
+		case lua.LNumber:
+			args[i-1] = strconv.AppendFloat(nil, float64(v), 'g', 17, 64)
+		default:
+			return luaFail(L, true, errScriptArgType)
+		}
+	}
+	if e.run == nil {
+		return luaFail(L, true, "ERR redis.acl_check_cmd called outside a script")
+	}
+	if cmd, _ := e.run.c.Srv.resolve(args); cmd == nil {
+		return luaFail(L, true, "Invalid command passed to redis.acl_check_cmd()")
+	}
+	L.Push(lua.LTrue)
+	return 1
+}
+
+// luaGCInfo is Lua 5.1's gcinfo(): the heap in use, in KiB.
+func luaGCInfo(L *lua.LState) int {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	L.Push(lua.LNumber(ms.HeapAlloc / 1024))
+	return 1
+}
+
+// luaErrHandler is the global __redis__err__handler Redis 7 defines: it
+// turns an error into {err=...} with where it was raised.
+func luaErrHandler(L *lua.LState) int {
+	v := L.Get(1)
+	t, ok := v.(*lua.LTable)
+	if !ok {
+		t = L.NewTable()
+		t.RawSetString("err", lua.LString("ERR "+lualib.ToString(v)))
+	}
+	setErrorPosition(L, t)
+	L.Push(t)
+	return 1
+}
+
+// luaUnpack is Lua 5.1's unpack(t [, i [, j]]), with its limit: more
+// results than the Lua stack holds (8000) is "too many results to
+// unpack", not an allocation of the whole range.
+func luaUnpack(L *lua.LState) int {
+	t := L.CheckTable(1)
+	i := int64(int32(L.OptInt64(2, 1)))
+	e := int64(t.Len())
+	if L.GetTop() >= 3 && L.Get(3) != lua.LNil {
+		e = int64(int32(L.CheckInt64(3)))
+	}
+	if i > e {
+		return 0
+	}
+	n := e - i + 1
+	if n <= 0 || n+int64(L.GetTop()) > 8000 {
+		L.RaiseError("too many results to unpack")
+	}
+	for k := i; k <= e; k++ {
+		L.Push(t.RawGetInt(int(k)))
+	}
+	return int(n)
+}
+
+// maxScriptString caps string.rep's result (the default
+// proto-max-bulk-len): past it the script gets Lua's "not enough memory"
+// instead of the server allocating without bound.
+const maxScriptString = 512 << 20
+
+// luaStringRep is Lua 5.1's string.rep(s, n): n is a C int (2^31 wraps
+// negative and gives "").
+func luaStringRep(L *lua.LState) int {
+	s := L.CheckString(1)
+	n := int64(int32(L.CheckInt64(2)))
+	if n <= 0 || s == "" {
+		L.Push(lua.LString(""))
+		return 1
+	}
+	if int64(len(s))*n > maxScriptString {
+		L.RaiseError("not enough memory")
+	}
+	L.Push(lua.LString(strings.Repeat(s, int(n))))
+	return 1
+}
+
+// addLua51Compat adds what Lua 5.1 (as Redis builds it) has and
+// gopher-lua lacks: string.gfind, table.foreach, table.foreachi and
+// table.setn.
+func addLua51Compat(L *lua.LState, g *lua.LTable) {
+	if str, ok := g.RawGetString("string").(*lua.LTable); ok {
+		str.RawSetString("gfind", str.RawGetString("gmatch"))
+	}
+	tab, ok := g.RawGetString("table").(*lua.LTable)
+	if !ok {
+		return
+	}
+	foreach := func(array bool) lua.LGFunction {
+		return func(L *lua.LState) int {
+			t := L.CheckTable(1)
+			f := L.CheckFunction(2)
+			each := func(k, v lua.LValue) bool {
+				L.Push(f)
+				L.Push(k)
+				L.Push(v)
+				L.Call(2, 1)
+				r := L.Get(-1)
+				L.Pop(1)
+				if r != lua.LNil {
+					L.Push(r)
+					return true
+				}
+				return false
+			}
+			if array {
+				for i := 1; i <= t.Len(); i++ {
+					if each(lua.LNumber(i), t.RawGetInt(i)) {
+						return 1
+					}
+				}
+				return 0
+			}
+			for k, v := t.Next(lua.LNil); k != lua.LNil; k, v = t.Next(k) {
+				if each(k, v) {
+					return 1
+				}
+			}
+			return 0
+		}
+	}
+	tab.RawSetString("foreach", L.NewFunction(foreach(false)))
+	tab.RawSetString("foreachi", L.NewFunction(foreach(true)))
+	tab.RawSetString("setn", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("'setn' is obsolete")
+		return 0
+	}))
+}
+
+// ---- conversions ----
+
+// respToLua parses one RESP2 reply from b into Lua values, the Redis Lua
+// API way: integer → number, bulk → string, null → false, array → table,
+// status → {ok=...}, error → {err=...}. It returns the rest of b.
+func respToLua(L *lua.LState, b []byte) (lua.LValue, []byte) {
+	i := bytes.Index(b, []byte("\r\n"))
+	if len(b) == 0 || i < 0 {
+		return lua.LFalse, nil
+	}
+	line, rest := b[1:i], b[i+2:]
+	switch b[0] {
+	case '+':
+		t := L.NewTable()
+		t.RawSetString("ok", lua.LString(line))
+		return t, rest
+	case '-':
+		return errorTable(L, "-"+string(line)), rest
+	case ':':
+		n, _ := strconv.ParseInt(string(line), 10, 64)
+		return lua.LNumber(n), rest
+	case '$':
+		n, _ := strconv.Atoi(string(line))
+		if n < 0 || n+2 > len(rest) {
+			return lua.LFalse, rest
+		}
+		return lua.LString(rest[:n]), rest[n+2:]
+	case '*':
+		n, _ := strconv.Atoi(string(line))
+		if n < 0 {
+			return lua.LFalse, rest
+		}
+		t := L.CreateTable(n, 0)
+		for j := 1; j <= n; j++ {
+			var v lua.LValue
+			v, rest = respToLua(L, rest)
+			t.RawSetInt(j, v)
+		}
+		return t, rest
+	}
+	return lua.LFalse, nil
+}
+
+// appendLuaReply appends a script's return value as RESP2, the Redis Lua
+// API way: number → integer (truncated), string → bulk, true → 1,
+// false/nil → null, {err=s} → error, {ok=s} → status, any other table →
+// array of its elements 1..n up to the first nil.
+func appendLuaReply(b []byte, v lua.LValue, depth int) []byte {
+	switch v := v.(type) {
+	case lua.LString:
+		return appendBulkString(b, string(v))
+	case lua.LNumber:
+		return append(strconv.AppendInt(append(b, ':'), luaNumberToInt(float64(v)), 10), "\r\n"...)
+	case lua.LBool:
+		if v {
+			return append(b, ":1\r\n"...)
+		}
+		return append(b, "$-1\r\n"...)
+	case *lua.LTable:
+		if depth >= maxScriptReplyDepth {
+			return appendError(b, errScriptStackLimit)
+		}
+		if s, ok := v.RawGetString("err").(lua.LString); ok {
+			return appendError(b, oneLine(string(s)))
+		}
+		if s, ok := v.RawGetString("ok").(lua.LString); ok {
+			return append(append(append(b, '+'), oneLine(string(s))...), "\r\n"...)
+		}
+		n := 0
+		for v.RawGetInt(n+1) != lua.LNil {
+			n++
+		}
+		b = strconv.AppendInt(append(b, '*'), int64(n), 10)
+		b = append(b, "\r\n"...)
+		for i := 1; i <= n; i++ {
+			b = appendLuaReply(b, v.RawGetInt(i), depth+1)
+		}
+		return b
+	}
+	return append(b, "$-1\r\n"...)
+}
+
+func appendBulkString(b []byte, s string) []byte {
+	b = strconv.AppendInt(append(b, '$'), int64(len(s)), 10)
+	b = append(b, "\r\n"...)
+	b = append(b, s...)
+	return append(b, "\r\n"...)
+}
+
+func appendError(b []byte, msg string) []byte {
+	return append(append(append(b, '-'), msg...), "\r\n"...)
+}
+
+// luaNumberToInt converts as Redis's (long long) cast does on x86-64:
+// toward zero, and NaN or out of range gives the minimum.
+func luaNumberToInt(f float64) int64 {
+	if math.IsNaN(f) || f >= math.MaxInt64 || f < math.MinInt64 {
+		return math.MinInt64
+	}
+	return int64(f)
+}
+
+// oneLine replaces CR and LF, which cannot appear in an error or status
+// reply, with spaces (as Redis does).
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\r' || r == '\n' {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// ---- SCRIPT ----
+
+func scriptLoad(c *Client, body []byte) {
+	sha, _, msg := c.Srv.scriptEngine().load(body)
+	if msg != "" {
+		c.WriteError(msg)
+		return
+	}
+	c.WriteBulkString(sha)
+}
+
+func scriptExistsCommand(c *Client, args [][]byte) {
+	e := c.Srv.scriptEngine()
+	c.WriteArray(len(args) - 2)
+	for _, sha := range args[2:] {
+		if e.scripts[strings.ToLower(string(sha))] != nil {
+			c.WriteInt(1)
+		} else {
+			c.WriteInt(0)
+		}
+	}
+}
+
+// scriptFlushCommand: SCRIPT FLUSH [ASYNC|SYNC]; both flush at once.
+func scriptFlushCommand(c *Client, args [][]byte) {
+	if len(args) > 3 || (len(args) == 3 && !ArgIs(args[2], "async") && !ArgIs(args[2], "sync")) {
+		c.WriteError("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+		return
+	}
+	e := c.Srv.scriptEngine()
+	clear(e.scripts)
+	c.Srv.cachedScripts.Store(0)
+	e.reset()
+	c.WriteOK()
+}
+
+func scriptHelpCommand(c *Client, _ [][]byte) {
+	writeHelp(c, "SCRIPT", []string{
+		"DEBUG (YES|SYNC|NO)",
+		"    Set the debug mode for subsequent scripts executed.",
+		"EXISTS <sha1> [<sha1> ...]",
+		"    Return information about the existence of the scripts in the script cache.",
+		"FLUSH [ASYNC|SYNC]",
+		"    Flush the Lua scripts cache. Very dangerous on replicas.",
+		"    When called without the optional mode argument, the behavior is determined by the",
+		"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+		"    * ASYNC: Asynchronously flush the scripts cache.",
+		"    * SYNC: Synchronously flush the scripts cache.",
+		"KILL",
+		"    Kill the currently executing Lua script.",
+		"LOAD <script>",
+		"    Load a script into the scripts cache without executing it.",
+	})
+}
+
+// killContext is the context the Lua VM checks before each instruction:
+// done only once SCRIPT KILL (or SHUTDOWN NOSAVE) stops the script. One
+// serves every run until a kill uses it up (cheaper than a
+// context.WithCancel per run).
+type killContext struct {
+	done chan struct{}
+	once sync.Once
+}
+
+func newKillContext() *killContext { return &killContext{done: make(chan struct{})} }
+
+func (k *killContext) kill() { k.once.Do(func() { close(k.done) }) }
+
+func (k *killContext) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (k *killContext) Done() <-chan struct{}       { return k.done }
+func (k *killContext) Value(any) any               { return nil }
+func (k *killContext) Err() error {
+	select {
+	case <-k.done:
+		return context.Canceled
+	default:
+		return nil
+	}
+}
