@@ -91,6 +91,10 @@ type Master struct {
 	lastPing time.Time
 	scratch  []byte // Propagate's encoding buffer
 	seq      uint64
+	// active: a replica has attached (or the stream is relayed), so the
+	// stream is recorded. Before, as in Redis (no backlog until the first
+	// replica), writes leave the offset at its start.
+	active bool
 }
 
 // MasterStats counts resyncs (INFO stats sync_full, sync_partial_ok,
@@ -141,10 +145,16 @@ func NewMaster(cfg MasterConfig, ids ReplIDs, offset int64, data Snapshotter) *M
 }
 
 // Propagate appends a write run in database db to the stream. Call it in
-// the order writes apply (under the same lock), after the write is
-// durable, for the writes of a MULTI/EXEC block between MULTI and EXEC.
+// the order writes apply (under the same lock), for the writes of a
+// MULTI/EXEC block between MULTI and EXEC. Until a replica first attaches
+// it records nothing (the offset stays where it started), as Redis does
+// before it has a backlog.
 func (m *Master) Propagate(db int, argv ...[]byte) {
 	m.mu.Lock()
+	if !m.active {
+		m.mu.Unlock()
+		return
+	}
 	m.scratch = m.feed.Append(m.scratch[:0], db, argv...)
 	m.appendLocked(m.scratch)
 	m.mu.Unlock()
@@ -291,6 +301,7 @@ func (m *Master) DropReplicas() {
 // a promotion. Call it in the order units apply, under the same lock.
 func (m *Master) FeedRaw(p []byte) {
 	m.mu.Lock()
+	m.active = true
 	m.appendLocked(p)
 	m.feed.Reset() // the relayed stream changed the database
 	m.mu.Unlock()
@@ -304,6 +315,7 @@ func (m *Master) ResetHistory(replid string, offset int64) {
 	defer m.mu.Unlock()
 	m.ids = ReplIDs{ID: replid, ID2: NoReplID, Offset2: -1}
 	m.backlog = NewBacklog(m.cfg.BacklogSize, offset)
+	m.active = true
 	m.feed.Reset()
 	m.dropLocked()
 }
@@ -349,6 +361,7 @@ func (m *Master) Serve(conn net.Conn, br *bufio.Reader, req SyncRequest) error {
 	name := fmt.Sprintf("%s:%d", l.ip, l.port)
 
 	m.mu.Lock()
+	m.active = true
 	m.seq++
 	l.seq = m.seq
 	partial, why := false, "SYNC"

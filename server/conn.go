@@ -13,6 +13,7 @@ import (
 	"github.com/panjf2000/gnet/v2"
 
 	"github.com/persimmon-db/persimmon/proto"
+	"github.com/persimmon-db/persimmon/repl"
 )
 
 // Buffer sizes.
@@ -71,6 +72,15 @@ type conn struct {
 	listed bool // on the committer's held list (loop only)
 	// idleOut is the output gnet still held at the last idle check.
 	idleOut int
+
+	// Replication (replication.go): what REPLCONF told, a PSYNC/SYNC that
+	// takes the connection over once its batch's replies are out, the
+	// stream offset after this client's last write (WAIT), and a MULTI
+	// opened in the stream for EXEC's or a script's writes.
+	syncReq  repl.SyncRequest
+	takeover bool
+	replOff  int64
+	feedTx   bool
 }
 
 // clientInfo is a connection's state as published for other connections,
@@ -255,6 +265,13 @@ func (c *conn) processInput() bool {
 			continue
 		}
 		c.execute(args)
+		if c.takeover {
+			if !c.flush() {
+				return false
+			}
+			c.serveReplica(data)
+			return false
+		}
 		if len(c.Out) >= outFlushAt && !c.flush() {
 			return false
 		}

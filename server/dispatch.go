@@ -84,6 +84,7 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 	if cmd.NoLock || locked {
 		if locked {
 			c.runCounted(cmd, args)
+			c.feed(cmd, args, start, true)
 		} else {
 			cmd.Run(&c.Client, args)
 		}
@@ -98,6 +99,7 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 		env.lock()
 		c.tick = time.Now() // time spent waiting for the lock is not the command's
 		c.runCounted(cmd, args)
+		c.feed(cmd, args, start, false)
 		if c.gc != nil && c.readyWaiters() {
 			serveReady(c.KS) // before anyone else runs, as Redis does
 		}

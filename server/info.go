@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/persimmon-db/persimmon/keyspace"
+	"github.com/persimmon-db/persimmon/repl"
 )
 
 // INFO (semantics: redis.io/commands/info). Sections come out in Redis's
@@ -74,6 +75,8 @@ type infoData struct {
 	now      time.Time
 	started  time.Time
 	lastSave int64 // Unix seconds
+	// replication is the replication section's lines (repl.InfoReplication).
+	replication string
 
 	pubsubChannels, pubsubPatterns int
 	cachedScripts                  int64
@@ -185,6 +188,9 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 	}
 	if sel&secCommandstats != 0 {
 		d.cmds = s.commandStats()
+	}
+	if sel&secReplication != 0 && s.master != nil {
+		d.replication = repl.InfoReplication(s.master, nil, repl.InfoConfig{}, d.now)
 	}
 	return d
 }
@@ -386,6 +392,10 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 	}
 	if sel&secReplication != 0 {
 		section("Replication")
+	}
+	if sel&secReplication != 0 && d.replication != "" {
+		b = append(b, d.replication...) // repl.InfoReplication (replication.go)
+	} else if sel&secReplication != 0 {
 		line("role", "master")
 		line("connected_slaves", 0)
 		line("master_failover_state", "no-failover")

@@ -54,6 +54,7 @@ import (
 
 	"github.com/persimmon-db/persimmon/hll"
 	"github.com/persimmon-db/persimmon/keyspace"
+	"github.com/persimmon-db/persimmon/repl"
 )
 
 // Version is the Redis version Persimmon answers as (INFO, HELLO).
@@ -89,6 +90,9 @@ type Config struct {
 	// (one event loop, loop.go; with Durability "msync" a committer runs
 	// the group commits, commit.go).
 	IO string
+	// DumpValue reads a key for a replica's snapshot (replication.go);
+	// nil: snapshots are empty.
+	DumpValue DumpValueFunc
 }
 
 // commitEnv is what the connection loop needs from the keyspace to run a
@@ -169,7 +173,8 @@ func (st *serverStats) reset() {
 // Server serves RESP2 over TCP on top of a keyspace: one goroutine per
 // connection, replies held until the batch that produced them is durable.
 type Server struct {
-	cfg     Config // start-up values; live ones are in live
+	master  *repl.Master // the replication stream and replica links (replication.go)
+	cfg     Config       // start-up values; live ones are in live
 	live    liveConfig
 	ks      *keyspace.Keyspace
 	env     commitEnv
@@ -266,6 +271,7 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 		}
 	}
 	go s.ops.run(s)
+	s.initReplication()
 	return s
 }
 

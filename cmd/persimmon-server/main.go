@@ -197,6 +197,7 @@ func run(args []string, stderr io.Writer) int {
 		defer os.Remove(pidfile)
 	}
 
+	cfg.DumpValue = commands.DumpValue // replicas' snapshots
 	srv := server.NewServer(cfg, ks, logf, commands.Table())
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)

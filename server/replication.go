@@ -1,0 +1,296 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/persimmon-db/persimmon/keyspace"
+	"github.com/persimmon-db/persimmon/rdb"
+	"github.com/persimmon-db/persimmon/repl"
+)
+
+// Persimmon as a replication master (package repl does the protocol):
+// REPLCONF and PSYNC/SYNC hand a connection to repl.Master.Serve, every
+// write that succeeds is propagated into the command stream under the
+// keyspace lock it applied under (MULTI/EXEC and a script's writes wrapped
+// in MULTI/EXEC), and a full resync's snapshot is read under that lock,
+// at one instant with the stream's offset.
+//
+// Limits of this first wiring, each a known gap:
+//   - writes are propagated as the client sent them, not rewritten into
+//     their effects as Redis does (SPOP, relative EXPIRE/SET EX,
+//     INCRBYFLOAT run on the replica as sent); a blocked command served
+//     later by another client's write (BLPOP...) is not propagated; keys
+//     the master expires are not propagated as DEL;
+//   - a write reaches the stream when it applies, before it is durable;
+//   - the snapshot is copied under the keyspace lock, which stops writes
+//     for its duration; streams and roaring bitmaps are left out of it
+//     (rdb has no stream encoding; Redis refuses type 80);
+//   - PSYNC/SYNC are served in goroutine I/O mode only; with --io loop they
+//     get an error, and WAIT answers at once;
+//   - the replication ID and offset are not stored: a restart starts a new
+//     history (replicas resync fully);
+//   - REPLICAOF, the replica side, is not wired yet (repl.Replica is).
+
+// DumpValueFunc reads one key as an rdb.Value (ok false when missing);
+// package commands provides it (commands.DumpValue).
+type DumpValueFunc func(ks *keyspace.Keyspace, db int, key []byte) (rdb.Value, bool, error)
+
+func (s *Server) initReplication() {
+	s.master = repl.NewMaster(repl.MasterConfig{Diskless: true, TempDir: s.cfg.Dir, Logf: s.logf},
+		repl.NewReplIDs(), 0, serverSnapshotter{s})
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.closing:
+				s.master.DropReplicas()
+				return
+			case now := <-t.C:
+				s.master.Cron(now)
+			}
+		}
+	}()
+}
+
+type serverSnapshotter struct{ s *Server }
+
+type entriesSnapshot struct{ entries []rdb.Entry }
+
+func (e *entriesSnapshot) Functions() [][]byte { return nil }
+func (e *entriesSnapshot) Close() error        { return nil }
+func (e *entriesSnapshot) Next() (*rdb.Entry, error) {
+	if len(e.entries) == 0 {
+		return nil, io.EOF
+	}
+	x := &e.entries[0]
+	e.entries = e.entries[1:]
+	return x, nil
+}
+
+// Snapshot copies every key under the keyspace lock (values alias the
+// arena, which may be cleaned once the lock is released).
+func (ss serverSnapshotter) Snapshot(at func()) (repl.Snapshot, error) {
+	s := ss.s
+	s.env.lock()
+	defer s.env.unlock()
+	at()
+	snap := &entriesSnapshot{}
+	ks, dump := s.ks, s.cfg.DumpValue
+	if ks == nil || dump == nil {
+		return snap, nil
+	}
+	skipped := 0
+	for db := range keyspace.NumDBs {
+		var keys []string
+		ks.Keys(db, func(k string) { keys = append(keys, k) })
+		for _, k := range keys {
+			typ := ks.Type(db, []byte(k))
+			if typ == keyspace.TypeStream || typ == keyspace.TypeRoaring {
+				skipped++
+				continue
+			}
+			v, ok, err := dump(ks, db, []byte(k))
+			if err != nil || !ok {
+				skipped++
+				continue
+			}
+			e := rdb.Entry{DB: db, Key: []byte(k), Value: cloneValue(v), Idle: -1, Freq: -1}
+			if ms, ok := ks.ExpireAt(db, []byte(k)); ok {
+				e.ExpireAtMs = ms
+			}
+			snap.entries = append(snap.entries, e)
+		}
+	}
+	if skipped > 0 {
+		s.logf("replication: %d keys (streams, roaring bitmaps) left out of the snapshot", skipped)
+	}
+	return snap, nil
+}
+
+func cloneValue(v rdb.Value) rdb.Value {
+	v.Str = bytes.Clone(v.Str)
+	items := make([][]byte, len(v.Items))
+	for i, x := range v.Items {
+		items[i] = bytes.Clone(x)
+	}
+	v.Items = items
+	return v
+}
+
+// feed propagates a write that ran on c (under the keyspace lock) if it
+// succeeded; inside EXEC or a script (nested) the first write opens a
+// MULTI that feedEnd closes.
+func (c *conn) feed(cmd *Command, args [][]byte, start int, nested bool) {
+	m := c.srv.master
+	if m == nil || cmd.Flags&FlagWrite == 0 || len(c.Out) > start && c.Out[start] == '-' {
+		return
+	}
+	if nested && !c.feedTx {
+		m.Propagate(c.DB, []byte("MULTI"))
+		c.feedTx = true
+	}
+	m.Propagate(c.DB, args...)
+	c.replOff = m.Offset()
+}
+
+// feedEnd closes the MULTI a block's writes opened (still under the lock).
+func (c *conn) feedEnd() {
+	if c.feedTx {
+		c.srv.master.Propagate(c.DB, []byte("EXEC"))
+		c.replOff = c.srv.master.Offset()
+		c.feedTx = false
+	}
+}
+
+// replconfCommand: semantics: redis.io REPLCONF (internal): options a
+// replica sends before PSYNC. Reply: +OK; an even number of arguments is
+// a syntax error; ACK and GETACK reply nothing.
+func replconfCommand(c *Client, args [][]byte) {
+	if len(args)%2 == 0 {
+		c.WriteErr(ErrSyntaxReply)
+		return
+	}
+	cn := c.conn
+	if cn == nil {
+		c.WriteOK()
+		return
+	}
+	for i := 1; i < len(args); i += 2 {
+		v := string(args[i+1])
+		switch strings.ToLower(string(args[i])) {
+		case "listening-port":
+			n, ok := ParseInt64(args[i+1])
+			if !ok {
+				c.WriteErr(ErrNotIntegerReply)
+				return
+			}
+			cn.syncReq.ListeningPort = int(n)
+		case "ip-address":
+			cn.syncReq.IP = v
+		case "capa":
+			cn.syncReq.CapaEOF = cn.syncReq.CapaEOF || strings.EqualFold(v, "eof")
+			cn.syncReq.CapaPSYNC2 = cn.syncReq.CapaPSYNC2 || strings.EqualFold(v, "psync2")
+		case "ack", "getack":
+			return // only meaningful on a replica link
+		case "rdb-only":
+			if v != "0" && v != "1" {
+				c.WriteErr(ErrNotIntegerReply)
+				return
+			}
+			cn.syncReq.RDBOnly = v == "1"
+		case "rdb-filter-only":
+		default:
+			c.WriteError("ERR Unrecognized REPLCONF option: " + string(args[i]))
+			return
+		}
+	}
+	c.WriteOK()
+}
+
+// psyncCommand: semantics: redis.io PSYNC replid offset. Reply: the
+// connection becomes a replica link (+FULLRESYNC or +CONTINUE, then the
+// stream); in loop I/O mode an error.
+func psyncCommand(c *Client, args [][]byte) {
+	off, ok := ParseInt64(args[2])
+	if !ok {
+		c.WriteErr(ErrNotIntegerReply)
+		return
+	}
+	c.startSync(repl.SyncRequest{PSYNC: true, ReplID: string(args[1]), Offset: off})
+}
+
+// syncCommand: semantics: redis.io SYNC. Reply: a snapshot, then the
+// stream (no +FULLRESYNC line).
+func syncCommand(c *Client, _ [][]byte) { c.startSync(repl.SyncRequest{}) }
+
+func (c *Client) startSync(req repl.SyncRequest) {
+	cn := c.conn
+	switch {
+	case cn == nil || c.Srv.master == nil:
+		c.WriteError("ERR replication is not available here")
+	case cn.gc != nil:
+		c.WriteError("ERR PSYNC and SYNC are not supported with the event-loop I/O mode yet")
+	default:
+		prev := cn.syncReq
+		prev.PSYNC, prev.ReplID, prev.Offset = req.PSYNC, req.ReplID, req.Offset
+		cn.syncReq = prev
+		cn.takeover = true
+	}
+}
+
+// serveReplica hands the connection to the replication master; rest is
+// what the replica sent after PSYNC. It returns when the link ends.
+func (c *conn) serveReplica(rest []byte) {
+	c.nc.SetReadDeadline(time.Time{})
+	br := bufio.NewReader(io.MultiReader(bytes.NewReader(bytes.Clone(rest)), c.nc))
+	if err := c.srv.master.Serve(c.nc, br, c.syncReq); err != nil {
+		c.srv.logf("replication: link to replica %s ended: %v", c.addr, err)
+	}
+}
+
+// roleCommand: semantics: redis.io ROLE. Reply: ["master", offset,
+// [[ip, port, acknowledged offset], ...]].
+func roleCommand(c *Client, _ [][]byte) {
+	m := c.Srv.master
+	c.WriteArray(3)
+	c.WriteBulkString("master")
+	if m == nil {
+		c.WriteInt(0)
+		c.WriteArray(0)
+		return
+	}
+	c.WriteInt(m.Offset())
+	reps := m.Replicas()
+	c.WriteArray(len(reps))
+	for _, r := range reps {
+		c.WriteArray(3)
+		c.WriteBulkString(r.IP)
+		c.WriteBulkString(strconv.Itoa(r.Port))
+		c.WriteBulkString(strconv.FormatInt(r.Offset, 10))
+	}
+}
+
+// waitCommand: semantics: redis.io WAIT numreplicas timeout. Reply: the
+// number of replicas that acknowledged the client's last write (every
+// replica when it wrote nothing yet), waiting up to timeout ms (0:
+// forever) for numreplicas of them. Errors as Redis: a numreplicas or
+// timeout that is not an integer, a negative timeout.
+func waitCommand(c *Client, args [][]byte) {
+	n, ok := ParseInt64(args[1])
+	if !ok {
+		c.WriteErr(ErrNotIntegerReply)
+		return
+	}
+	ms, ok := ParseInt64(args[2])
+	switch {
+	case !ok:
+		c.WriteError("ERR timeout is not an integer or out of range")
+		return
+	case ms < 0:
+		c.WriteError("ERR timeout is negative")
+		return
+	}
+	m, cn := c.Srv.master, c.conn
+	if m == nil || cn == nil {
+		c.WriteInt(0)
+		return
+	}
+	if cn.gc != nil || cn.inExec { // the event loop, or EXEC holding the keyspace lock, must not block
+		c.WriteInt(int64(m.Acked(cn.replOff)))
+		return
+	}
+	ctx := context.Background()
+	if ms > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
+		defer cancel()
+	}
+	c.WriteInt(int64(m.WaitAcked(ctx, int(n), cn.replOff)))
+}

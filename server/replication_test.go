@@ -1,0 +1,211 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/persimmon-db/persimmon/pmem"
+	"github.com/persimmon-db/persimmon/recovery"
+	"github.com/redis/go-redis/v9"
+)
+
+var testDumpValue DumpValueFunc
+
+// SetTestDumpValue gives this package's tests package commands' DumpValue
+// (set from an external test file, as SetTestFamilies).
+func SetTestDumpValue(f DumpValueFunc) { testDumpValue = f }
+
+// startReplServer is a goroutine-I/O server over a real keyspace with the
+// snapshot reader wired.
+func startReplServer(t *testing.T) (*Server, string) {
+	t.Helper()
+	dir := t.TempDir()
+	ks, _, err := recovery.Open(recovery.Options{Dir: dir, Mode: pmem.ModeNone, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(Config{Dir: dir, Durability: pmem.ModeNone.String(), DumpValue: testDumpValue}, ks, t.Logf, testFamilies)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ln) }()
+	t.Cleanup(func() {
+		s.Close()
+		<-served
+	})
+	return s, ln.Addr().String()
+}
+
+// startRedisReplica starts Debian's redis-server as a replica of addr.
+func startRedisReplica(t *testing.T, addr string) *redis.Client {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(addr)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	myPort := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	dir := t.TempDir()
+	cmd := exec.Command("redis-server", "--port", strconv.Itoa(myPort), "--bind", "127.0.0.1", "--save", "",
+		"--appendonly", "no", "--dir", dir, "--logfile", filepath.Join(dir, "redis.log"), "--replicaof", host, port)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("redis-server: %v", err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
+			t.Logf("replica log:\n%s", log)
+		}
+	})
+	c := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", myPort), MaxRetries: -1})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func replInfo(c *redis.Client, field string) string {
+	s, _ := c.Info(context.Background(), "replication").Result()
+	for _, line := range strings.Split(s, "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// TestRedisReplicaOfPersimmon: an unmodified redis-server 7.0 replica of a
+// Persimmon master holds its keys after the full resync (strings, lists,
+// hashes, sets, sorted sets, expiries, several databases), after writes
+// streamed (MULTI/EXEC, a script's writes), and after the link is cut
+// (+CONTINUE); WAIT counts it, ROLE and INFO replication list it.
+func TestRedisReplicaOfPersimmon(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not installed")
+	}
+	s, addr := startReplServer(t)
+	ctx := context.Background()
+	p := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer p.Close()
+	write := func(tag string) {
+		for i := range 20 {
+			k := fmt.Sprintf("%s:%d", tag, i)
+			p.Set(ctx, "s:"+k, "v"+k, 0)
+			p.RPush(ctx, "l:"+tag, k)
+			p.HSet(ctx, "h:"+tag, "f"+strconv.Itoa(i), k)
+			p.SAdd(ctx, "set:"+tag, k)
+			p.ZAdd(ctx, "z:"+tag, redis.Z{Score: float64(i), Member: k})
+		}
+		p.Incr(ctx, "n:"+tag)
+		p.Del(ctx, "s:"+tag+":3")
+		p.PExpireAt(ctx, "s:"+tag+":4", time.Now().Add(time.Hour))
+		c := p.Conn()
+		c.Select(ctx, 2)
+		c.Set(ctx, "db2:"+tag, "x", 0)
+		c.TxPipelined(ctx, func(pp redis.Pipeliner) error {
+			pp.Set(ctx, "tx:"+tag, "1", 0)
+			pp.Incr(ctx, "tx:"+tag)
+			return nil
+		})
+		c.Close()
+		p.Eval(ctx, "redis.call('SET', KEYS[1], 'a'); redis.call('APPEND', KEYS[1], 'b')", []string{"lua:" + tag})
+	}
+	write("before")
+	r := startRedisReplica(t, addr)
+	caughtUp := func() bool {
+		return replInfo(r, "master_link_status") == "up" && replInfo(r, "master_repl_offset") == strconv.FormatInt(s.master.Offset(), 10)
+	}
+	wait := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !caughtUp() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s: replica at %s, master at %d", what, replInfo(r, "master_repl_offset"), s.master.Offset())
+			}
+			time.Sleep(10 * time.Millisecond) // polling the replica's INFO
+		}
+	}
+	compare := func() {
+		t.Helper()
+		for _, db := range []int{0, 2} {
+			pc, rc := p.Conn(), r.Conn()
+			pc.Select(ctx, db)
+			rc.Select(ctx, db)
+			pk, _ := pc.Keys(ctx, "*").Result()
+			rk, _ := rc.Keys(ctx, "*").Result()
+			if len(pk) == 0 || len(pk) != len(rk) {
+				t.Fatalf("db %d: master %d keys, replica %d", db, len(pk), len(rk))
+			}
+			for _, k := range pk {
+				pd, rd := valueOf(ctx, pc, k), valueOf(ctx, rc, k)
+				pt, _ := pc.PTTL(ctx, k).Result()
+				rt, _ := rc.PTTL(ctx, k).Result()
+				if pd != rd || (pt > 0) != (rt > 0) {
+					t.Fatalf("db %d key %q: master %s ttl %v, replica %s ttl %v", db, k, pd, pt, rd, rt)
+				}
+			}
+			pc.Close()
+			rc.Close()
+		}
+	}
+	wait("the full resync")
+	compare()
+
+	write("after")
+	wait("the stream")
+	compare()
+	if n, err := p.Wait(ctx, 1, 5000).Result(); err != nil || n != 1 {
+		t.Fatalf("WAIT 1: %d, %v", n, err)
+	}
+	role, err := p.Do(ctx, "ROLE").Slice()
+	if err != nil || len(role) != 3 || role[0] != "master" || len(role[2].([]any)) != 1 {
+		t.Fatalf("ROLE: %v %v", role, err)
+	}
+	info, _ := p.Info(ctx, "replication").Result()
+	if !strings.Contains(info, "connected_slaves:1") || !strings.Contains(info, "state=online") {
+		t.Fatalf("INFO replication:\n%s", info)
+	}
+
+	s.master.DropReplicas()
+	write("cut")
+	wait("the partial resync")
+	compare()
+	if st := s.master.Stats(); st.FullSyncs != 1 || st.PartialOK != 1 {
+		t.Fatalf("resyncs: %+v", st)
+	}
+}
+
+// valueOf renders a key's type and value, members of sets and hashes
+// sorted.
+func valueOf(ctx context.Context, c *redis.Conn, k string) string {
+	typ, _ := c.Type(ctx, k).Result()
+	var v any
+	switch typ {
+	case "string":
+		v, _ = c.Get(ctx, k).Result()
+	case "list":
+		v, _ = c.LRange(ctx, k, 0, -1).Result()
+	case "set":
+		m, _ := c.SMembers(ctx, k).Result()
+		slices.Sort(m)
+		v = m
+	case "hash":
+		h, _ := c.HGetAll(ctx, k).Result()
+		v = h // fmt prints maps sorted
+	case "zset":
+		v, _ = c.ZRangeWithScores(ctx, k, 0, -1).Result()
+	}
+	return fmt.Sprintf("%s %v", typ, v)
+}
