@@ -81,6 +81,7 @@ type conn struct {
 	takeover bool
 	replOff  int64
 	feedTx   bool
+	link     *loopLink // loop mode: the replica link this connection became
 }
 
 // clientInfo is a connection's state as published for other connections,
@@ -270,7 +271,8 @@ func (c *conn) processInput() bool {
 				return false
 			}
 			c.serveReplica(data)
-			return false
+			c.rbuf = c.rbuf[:0]
+			return c.link != nil // on the loop the connection stays, as the link's
 		}
 		if len(c.Out) >= outFlushAt && !c.flush() {
 			return false

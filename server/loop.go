@@ -129,6 +129,10 @@ func (h *loopHandler) OnTraffic(gc gnet.Conn) gnet.Action {
 		return gnet.Close
 	}
 	buf, _ := gc.Next(-1)
+	if c.link != nil { // a replica link (replication.go): its ACKs
+		c.link.push(buf)
+		return gnet.None
+	}
 	if len(buf) > 0 {
 		if len(c.rbuf)+len(buf) > maxQueryBuf {
 			c.srv.logf("closing client id=%d addr=%s that reached the max query buffer length", c.ID, c.addr)
@@ -150,6 +154,9 @@ func (h *loopHandler) OnTraffic(gc gnet.Conn) gnet.Action {
 func (h *loopHandler) OnClose(gc gnet.Conn, _ error) gnet.Action {
 	c := gc.Context().(*conn)
 	c.killed.Store(true)
+	if c.link != nil {
+		c.link.shutdown()
+	}
 	c.finish()
 	if n := gc.OutboundBuffered(); n >= releaseAbove {
 		// Replies a client never read: gnet pools the buffers once the

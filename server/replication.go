@@ -5,10 +5,13 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/panjf2000/gnet/v2"
 	"github.com/persimmon-db/persimmon/keyspace"
 	"github.com/persimmon-db/persimmon/rdb"
 	"github.com/persimmon-db/persimmon/repl"
@@ -31,8 +34,7 @@ import (
 //   - the snapshot is copied under the keyspace lock, which stops writes
 //     for its duration; streams and roaring bitmaps are left out of it
 //     (rdb has no stream encoding; Redis refuses type 80);
-//   - PSYNC/SYNC are served in goroutine I/O mode only; with --io loop they
-//     get an error, and WAIT answers at once;
+//   - on the event loop WAIT answers at once (the loop must not block);
 //   - the replication ID and offset are not stored: a restart starts a new
 //     history (replicas resync fully);
 //   - REPLICAOF, the replica side, is not wired yet (repl.Replica is).
@@ -215,8 +217,6 @@ func (c *Client) startSync(req repl.SyncRequest) {
 	switch {
 	case cn == nil || c.Srv.master == nil:
 		c.WriteError("ERR replication is not available here")
-	case cn.gc != nil:
-		c.WriteError("ERR PSYNC and SYNC are not supported with the event-loop I/O mode yet")
 	default:
 		prev := cn.syncReq
 		prev.PSYNC, prev.ReplID, prev.Offset = req.PSYNC, req.ReplID, req.Offset
@@ -226,8 +226,21 @@ func (c *Client) startSync(req repl.SyncRequest) {
 }
 
 // serveReplica hands the connection to the replication master; rest is
-// what the replica sent after PSYNC. It returns when the link ends.
+// what the replica sent after PSYNC. In goroutine mode it returns when the
+// link ends; on the loop the link runs on a goroutine of its own and the
+// connection's input goes to it (OnTraffic) from now on.
 func (c *conn) serveReplica(rest []byte) {
+	if c.gc != nil {
+		l := newLoopLink(c.gc, rest)
+		c.link = l
+		req := c.syncReq
+		go func() {
+			if err := c.srv.master.Serve(l, bufio.NewReader(l), req); err != nil {
+				c.srv.logf("replication: link to replica %s ended: %v", c.addr, err)
+			}
+		}()
+		return
+	}
 	c.nc.SetReadDeadline(time.Time{})
 	br := bufio.NewReader(io.MultiReader(bytes.NewReader(bytes.Clone(rest)), c.nc))
 	if err := c.srv.master.Serve(c.nc, br, c.syncReq); err != nil {
@@ -294,3 +307,81 @@ func waitCommand(c *Client, args [][]byte) {
 	}
 	c.WriteInt(int64(m.WaitAcked(ctx, int(n), cn.replOff)))
 }
+
+// loopLink is a net.Conn over an event-loop connection, for a replica
+// link served by repl.Master on its own goroutine: writes go out through
+// AsyncWrite, each waited for (so a slow replica slows its sender, not
+// the loop), and reads take what OnTraffic hands over.
+type loopLink struct {
+	gc     gnet.Conn
+	mu     sync.Mutex
+	cond   *sync.Cond
+	in     []byte
+	closed bool
+	done   chan struct{}
+}
+
+func newLoopLink(gc gnet.Conn, in []byte) *loopLink {
+	l := &loopLink{gc: gc, in: bytes.Clone(in), done: make(chan struct{})}
+	l.cond = sync.NewCond(&l.mu)
+	return l
+}
+
+// push is called on the loop with the connection's new input.
+func (l *loopLink) push(p []byte) {
+	l.mu.Lock()
+	l.in = append(l.in, p...)
+	l.mu.Unlock()
+	l.cond.Broadcast()
+}
+
+// shutdown is called on the loop when the connection closed.
+func (l *loopLink) shutdown() {
+	l.mu.Lock()
+	if !l.closed {
+		l.closed = true
+		close(l.done)
+	}
+	l.mu.Unlock()
+	l.cond.Broadcast()
+}
+
+func (l *loopLink) Read(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for len(l.in) == 0 && !l.closed {
+		l.cond.Wait()
+	}
+	if len(l.in) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, l.in)
+	l.in = l.in[n:]
+	return n, nil
+}
+
+func (l *loopLink) Write(p []byte) (int, error) {
+	written := make(chan error, 1)
+	err := l.gc.AsyncWrite(bytes.Clone(p), func(_ gnet.Conn, err error) error {
+		written <- err
+		return nil
+	})
+	if err == nil {
+		select {
+		case err = <-written:
+		case <-l.done:
+			err = net.ErrClosed
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (l *loopLink) Close() error                     { return l.gc.Close() }
+func (l *loopLink) LocalAddr() net.Addr              { return l.gc.LocalAddr() }
+func (l *loopLink) RemoteAddr() net.Addr             { return l.gc.RemoteAddr() }
+func (l *loopLink) SetDeadline(time.Time) error      { return nil }
+func (l *loopLink) SetReadDeadline(time.Time) error  { return nil }
+func (l *loopLink) SetWriteDeadline(time.Time) error { return nil }
