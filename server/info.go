@@ -190,7 +190,12 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 		d.cmds = s.commandStats()
 	}
 	if sel&secReplication != 0 && s.master != nil {
-		d.replication = repl.InfoReplication(s.master, nil, repl.InfoConfig{}, d.now)
+		var r *repl.Replica
+		ic := repl.InfoConfig{ReplicaPriority: 100, ReadOnly: true, Announced: true}
+		if l := s.replicaStatus(); l != nil {
+			r, ic.MasterHost, ic.MasterPort = l.r, l.host, l.port
+		}
+		d.replication = repl.InfoReplication(s.master, r, ic, d.now)
 	}
 	return d
 }

@@ -251,6 +251,20 @@ func (c *conn) serveReplica(rest []byte) {
 // roleCommand: semantics: redis.io ROLE. Reply: ["master", offset,
 // [[ip, port, acknowledged offset], ...]].
 func roleCommand(c *Client, _ [][]byte) {
+	if l := c.Srv.replicaStatus(); l != nil {
+		st := l.r.Status()
+		c.WriteArray(5)
+		c.WriteBulkString("slave")
+		c.WriteBulkString(l.host)
+		c.WriteInt(int64(l.port))
+		c.WriteBulkString(st.State)
+		if st.State == repl.StateConnected {
+			c.WriteInt(st.Offset)
+		} else {
+			c.WriteInt(-1)
+		}
+		return
+	}
 	m := c.Srv.master
 	c.WriteArray(3)
 	c.WriteBulkString("master")

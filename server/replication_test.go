@@ -217,3 +217,129 @@ func valueOf(ctx context.Context, c *redis.Conn, k string) string {
 	}
 	return fmt.Sprintf("%s %v", typ, v)
 }
+
+// startRedisMaster starts Debian's redis-server as a master.
+func startRedisMaster(t *testing.T) (*redis.Client, int) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	dir := t.TempDir()
+	cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
+		"--appendonly", "no", "--dir", dir, "--logfile", filepath.Join(dir, "redis.log"), "--repl-diskless-sync-delay", "0")
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("redis-server: %v", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	c := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port), MaxRetries: -1})
+	t.Cleanup(func() { c.Close() })
+	for i := 0; c.Ping(context.Background()).Err() != nil; i++ {
+		if i > 500 {
+			t.Fatal("redis-server does not answer")
+		}
+		time.Sleep(10 * time.Millisecond) // between connection attempts
+	}
+	return c, port
+}
+
+// TestPersimmonReplicaOfRedis: REPLICAOF a real redis-server 7.0 master:
+// the keys written before (full resync) and after (the stream, MULTI and
+// a script) are Persimmon's; client writes get READONLY; ROLE and INFO
+// say slave; REPLICAOF NO ONE makes it a writable master whose replid2 is
+// the old master's.
+func TestPersimmonReplicaOfRedis(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not installed")
+	}
+	for _, io := range []string{IOGoroutine, IOLoop} {
+		t.Run(io, func(t *testing.T) {
+			ctx := context.Background()
+			m, mport := startRedisMaster(t)
+			s, addr := startReplServer(t, io)
+			p := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+			defer p.Close()
+			write := func(tag string) {
+				for i := range 20 {
+					k := fmt.Sprintf("%s:%d", tag, i)
+					m.Set(ctx, "s:"+k, "v"+k, 0)
+					m.RPush(ctx, "l:"+tag, k)
+					m.HSet(ctx, "h:"+tag, "f"+strconv.Itoa(i), k)
+					m.SAdd(ctx, "set:"+tag, k)
+					m.ZAdd(ctx, "z:"+tag, redis.Z{Score: float64(i), Member: k})
+				}
+				m.PExpireAt(ctx, "s:"+tag+":4", time.Now().Add(time.Hour))
+				m.Del(ctx, "s:"+tag+":3")
+				m.TxPipelined(ctx, func(pp redis.Pipeliner) error {
+					pp.Set(ctx, "tx:"+tag, "1", 0)
+					pp.Incr(ctx, "tx:"+tag)
+					return nil
+				})
+				m.Eval(ctx, "redis.call('SET', KEYS[1], 'a'); redis.call('APPEND', KEYS[1], 'b')", []string{"lua:" + tag})
+			}
+			write("before")
+			must := func(err error) {
+				t.Helper()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			must(p.Do(ctx, "REPLICAOF", "127.0.0.1", mport).Err())
+			caughtUp := func() bool {
+				return replInfo(p, "master_link_status") == "up" && replInfo(p, "slave_repl_offset") == replInfo(m, "master_repl_offset")
+			}
+			wait := func(what string) {
+				t.Helper()
+				deadline := time.Now().Add(20 * time.Second)
+				for !caughtUp() {
+					if time.Now().After(deadline) {
+						t.Fatalf("timed out waiting for %s: at %s, master at %s", what, replInfo(p, "slave_repl_offset"), replInfo(m, "master_repl_offset"))
+					}
+					time.Sleep(10 * time.Millisecond) // polling INFO
+				}
+			}
+			compare := func() {
+				t.Helper()
+				mk, _ := m.Keys(ctx, "*").Result()
+				pk, _ := p.Keys(ctx, "*").Result()
+				if len(mk) == 0 || len(mk) != len(pk) {
+					t.Fatalf("master %d keys, replica %d", len(mk), len(pk))
+				}
+				mc, pc := m.Conn(), p.Conn()
+				defer mc.Close()
+				defer pc.Close()
+				for _, k := range mk {
+					mv, pv := valueOf(ctx, mc, k), valueOf(ctx, pc, k)
+					mt, _ := mc.PTTL(ctx, k).Result()
+					pt, _ := pc.PTTL(ctx, k).Result()
+					if mv != pv || (mt > 0) != (pt > 0) {
+						t.Fatalf("key %q: master %s ttl %v, replica %s ttl %v", k, mv, mt, pv, pt)
+					}
+				}
+			}
+			wait("the full resync")
+			compare()
+			write("after")
+			wait("the stream")
+			compare()
+			if err := p.Set(ctx, "x", "y", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "READONLY") {
+				t.Fatalf("a client write on the replica: %v", err)
+			}
+			role, _ := p.Do(ctx, "ROLE").Slice()
+			if len(role) != 5 || role[0] != "slave" || role[3] != "connected" {
+				t.Fatalf("ROLE: %v", role)
+			}
+			old := replInfo(m, "master_replid")
+			if got := replInfo(p, "master_replid"); got != old {
+				t.Fatalf("replica's replid %s, master's %s", got, old)
+			}
+			must(p.Do(ctx, "REPLICAOF", "NO", "ONE").Err())
+			must(p.Set(ctx, "x", "y", 0).Err())
+			if replInfo(p, "role") != "master" || replInfo(p, "master_replid2") != old || s.replicaStatus() != nil {
+				t.Fatalf("after REPLICAOF NO ONE: role %s replid2 %s", replInfo(p, "role"), replInfo(p, "master_replid2"))
+			}
+		})
+	}
+}
