@@ -95,6 +95,10 @@ type Master struct {
 	// stream is recorded. Before, as in Redis (no backlog until the first
 	// replica), writes leave the offset at its start.
 	active bool
+	// relay: the stream is another master's (FeedRaw), so this one adds
+	// nothing of its own to it (no PING, no GETACK), as a Redis replica
+	// only proxies its master's stream; Promote ends it.
+	relay bool
 }
 
 // MasterStats counts resyncs (INFO stats sync_full, sync_partial_ok,
@@ -263,19 +267,20 @@ func (m *Master) WaitAcked(ctx context.Context, n int, offset int64) int {
 // GetAck puts REPLCONF GETACK * into the stream when replicas are attached.
 func (m *Master) GetAck() {
 	m.mu.Lock()
-	if len(m.links) > 0 {
+	if len(m.links) > 0 && !m.relay {
 		m.appendLocked(command("REPLCONF", "GETACK", "*"))
 	}
 	m.mu.Unlock()
 }
 
 // Cron does the periodic work; call it about once a second: a PING into
-// the stream every PingPeriod while replicas are attached (it moves the
-// offset, as Redis's does), and the drop of replicas silent for Timeout.
+// the stream every PingPeriod while replicas are attached and the stream
+// is this master's own (it moves the offset, as Redis's does), and the
+// drop of replicas silent for Timeout.
 func (m *Master) Cron(now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.links) > 0 && now.Sub(m.lastPing) >= m.cfg.PingPeriod {
+	if len(m.links) > 0 && !m.relay && now.Sub(m.lastPing) >= m.cfg.PingPeriod {
 		m.appendLocked(command("PING"))
 		m.lastPing = now
 	}
@@ -301,7 +306,7 @@ func (m *Master) DropReplicas() {
 // a promotion. Call it in the order units apply, under the same lock.
 func (m *Master) FeedRaw(p []byte) {
 	m.mu.Lock()
-	m.active = true
+	m.active, m.relay = true, true
 	m.appendLocked(p)
 	m.feed.Reset() // the relayed stream changed the database
 	m.mu.Unlock()
@@ -315,7 +320,7 @@ func (m *Master) ResetHistory(replid string, offset int64) {
 	defer m.mu.Unlock()
 	m.ids = ReplIDs{ID: replid, ID2: NoReplID, Offset2: -1}
 	m.backlog = NewBacklog(m.cfg.BacklogSize, offset)
-	m.active = true
+	m.active, m.relay = true, true
 	m.feed.Reset()
 	m.dropLocked()
 }
@@ -342,6 +347,7 @@ func (m *Master) Promote() {
 	m.mu.Lock()
 	m.ids.Shift(m.backlog.Offset())
 	m.feed.Reset()
+	m.relay = false
 	m.mu.Unlock()
 }
 

@@ -343,3 +343,92 @@ func TestPersimmonReplicaOfRedis(t *testing.T) {
 		})
 	}
 }
+
+// TestPersimmonFailover: Persimmon master A, replica B of A, replica C of
+// B (chained: B relays A's stream). A's writes reach C with A's offsets;
+// after a cut link B continues partially; then B is promoted (REPLICAOF
+// NO ONE) and C, reconnecting with A's replid, continues partially under
+// B's new ID and gets B's own writes.
+func TestPersimmonFailover(t *testing.T) {
+	ctx := context.Background()
+	a, aAddr := startReplServer(t, IOLoop)
+	b, bAddr := startReplServer(t, IOLoop)
+	_, cAddr := startReplServer(t, IOGoroutine)
+	ca := redis.NewClient(&redis.Options{Addr: aAddr, MaxRetries: -1})
+	cb := redis.NewClient(&redis.Options{Addr: bAddr, MaxRetries: -1})
+	cc := redis.NewClient(&redis.Options{Addr: cAddr, MaxRetries: -1})
+	defer ca.Close()
+	defer cb.Close()
+	defer cc.Close()
+	write := func(c *redis.Client, tag string) {
+		for i := range 30 {
+			k := fmt.Sprintf("%s:%d", tag, i)
+			c.Set(ctx, "s:"+k, k, 0)
+			c.RPush(ctx, "l:"+tag, k)
+			c.HSet(ctx, "h:"+tag, k, i)
+		}
+	}
+	write(ca, "before")
+	_, aPort, _ := net.SplitHostPort(aAddr)
+	_, bPort, _ := net.SplitHostPort(bAddr)
+	if err := cb.Do(ctx, "REPLICAOF", "127.0.0.1", aPort).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cc.Do(ctx, "REPLICAOF", "127.0.0.1", bPort).Err(); err != nil {
+		t.Fatal(err)
+	}
+	at := func(c *redis.Client, off int64) func() bool {
+		return func() bool {
+			return replInfo(c, "master_link_status") == "up" && replInfo(c, "slave_repl_offset") == strconv.FormatInt(off, 10)
+		}
+	}
+	wait := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(10 * time.Millisecond) // polling INFO
+		}
+	}
+	same := func(x, y *redis.Client) {
+		t.Helper()
+		xk, _ := x.Keys(ctx, "*").Result()
+		yk, _ := y.Keys(ctx, "*").Result()
+		if len(xk) == 0 || len(xk) != len(yk) {
+			t.Fatalf("%d keys and %d keys", len(xk), len(yk))
+		}
+		xc, yc := x.Conn(), y.Conn()
+		defer xc.Close()
+		defer yc.Close()
+		for _, k := range xk {
+			if xv, yv := valueOf(ctx, xc, k), valueOf(ctx, yc, k); xv != yv {
+				t.Fatalf("key %q: %s and %s", k, xv, yv)
+			}
+		}
+	}
+	write(ca, "after")
+	wait("C at A's offset", func() bool { return at(cb, a.master.Offset())() && at(cc, a.master.Offset())() })
+	same(ca, cc)
+
+	a.master.DropReplicas()
+	write(ca, "cut")
+	wait("B's partial resync", func() bool { return a.master.Stats().PartialOK == 1 && at(cb, a.master.Offset())() })
+	wait("C after it", at(cc, a.master.Offset()))
+	same(ca, cc)
+
+	// A is gone; B is promoted; C continues from B.
+	aID, bFull := a.master.IDs().ID, b.master.Stats().FullSyncs
+	if err := cb.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	write(cb, "promoted")
+	wait("C under B's new ID", func() bool {
+		return at(cc, b.master.Offset())() && replInfo(cc, "master_replid") == b.master.IDs().ID
+	})
+	same(cb, cc)
+	if ids := b.master.IDs(); ids.ID2 != aID || b.master.Stats().FullSyncs != bFull || b.master.Stats().PartialOK < 1 {
+		t.Fatalf("B after promotion: %+v (A's ID %s), stats %+v", ids, aID, b.master.Stats())
+	}
+}
