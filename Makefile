@@ -49,6 +49,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRecord -fuzztime 30s ./wal/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeOp -fuzztime 30s ./keyspace/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeObject -fuzztime 30s ./rdb/
+	$(GO) test -run '^$$' -fuzz FuzzCommandReader -fuzztime 30s ./repl/
 
 # The command fuzzer against redis-server for FUZZ_SECONDS (default 600)
 # from a random, logged seed (`make test` runs a fixed seed budget).
