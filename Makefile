@@ -5,7 +5,7 @@ PKGS     := ./...
 RACEPKGS := ./wal/... ./keyspace/... ./recovery/... ./proto/... ./server/... ./repl/...
 GOVERSION := $(shell sed -n 's/^go //p' go.mod)
 
-.PHONY: all build run test test-long testrace fuzz fuzz-commands bench bench-seeds fmt vet clean readme-check
+.PHONY: all build run test test-long testrace fuzz fuzz-commands bench bench-seeds bench-roaring fmt vet clean readme-check
 
 all: build
 
@@ -69,6 +69,12 @@ bench: build
 # with redis-server, scaled down for a 2-core machine; writes BENCHMARKS.md.
 bench-seeds: build
 	./scripts/bench-seeds.sh
+
+# The TairRoaring whitepaper's tables with a comparator in every row (Redis's
+# native bitmap commands on the same offsets) and its memory tables; writes
+# section 5 of BENCHMARKS.md (about 10 minutes).
+bench-roaring: build
+	GO=$(GO) ./scripts/bench-roaring.sh
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -222,21 +222,27 @@ func trBitArray(s []byte, base uint64) (*roaring.Bitmap, error) {
 	if len(s) == 0 || base+uint64(len(s)) > 1<<32 {
 		return nil, errTRInvalid
 	}
-	bm := roaring.New()
-	for i := 0; i < len(s); {
-		switch s[i] {
+	// One pass collects the set offsets (ascending) and one AddMany builds
+	// the containers: an AddRange per run of ones reallocated an array
+	// container each time, quadratic for "0101…".
+	var ones []uint32
+	runs := 0
+	for i, ch := range s {
+		switch ch {
 		case '0':
-			i++
 		case '1':
-			j := i + 1
-			for j < len(s) && s[j] == '1' {
-				j++
+			if i == 0 || s[i-1] != '1' {
+				runs++
 			}
-			bm.AddRange(base+uint64(i), base+uint64(j))
-			i = j
+			ones = append(ones, uint32(base)+uint32(i))
 		default:
 			return nil, errTRInvalid
 		}
+	}
+	bm := roaring.New()
+	bm.AddMany(ones)
+	if runs*8 < len(ones) { // long runs: run containers, as AddRange made them
+		bm.RunOptimize()
 	}
 	return bm, nil
 }
@@ -579,12 +585,69 @@ func cmdTRDiff(c *Client, args [][]byte) {
 // TR.BITOPCARD operation key [key ...]: the cardinality TR.BITOP would
 // store (spec §4.11).
 func cmdTRBitOpCard(c *Client, args [][]byte) {
+	if n, ok, err := trBitOpCount(c, args[1], args[2:]); ok || err != nil {
+		if err != nil {
+			c.WriteErr(err)
+		} else {
+			c.WriteInt(int64(n))
+		}
+		return
+	}
 	res, err := trBitOp(c, args[1], args[2:])
 	if err != nil {
 		c.WriteErr(err)
 		return
 	}
 	c.WriteInt(int64(res.GetCardinality()))
+}
+
+// trBitOpCount counts the result of a one- or two-operand TR.BITOPCARD
+// without building it (ok false: more operands, or a bad operation or
+// arity, which trBitOp then reports with its errors, the syntax error
+// before any key's WRONGTYPE).
+func trBitOpCount(c *Client, opName []byte, keys [][]byte) (n uint64, ok bool, err error) {
+	var op string
+	for _, name := range []string{"and", "or", "xor", "not", "diff"} {
+		if argIs(opName, name) {
+			op = name
+		}
+	}
+	switch {
+	case op == "" || len(keys) > 2:
+		return 0, false, nil
+	case op == "not" && len(keys) != 1, op == "diff" && len(keys) != 2:
+		return 0, false, nil
+	}
+	bms, err := c.KS.Roarings(c.DB, keys)
+	if err != nil {
+		return 0, false, err
+	}
+	for i, bm := range bms {
+		if bm == nil {
+			bms[i] = roaring.New()
+		}
+	}
+	a := bms[0]
+	if op == "not" {
+		if a.IsEmpty() {
+			return 0, true, nil
+		}
+		return uint64(a.Maximum()) + 1 - a.GetCardinality(), true, nil
+	}
+	if len(bms) == 1 { // AND, OR, XOR of one key: the key itself
+		return a.GetCardinality(), true, nil
+	}
+	b := bms[1]
+	switch op {
+	case "and":
+		return a.AndCardinality(b), true, nil
+	case "or":
+		return a.OrCardinality(b), true, nil
+	case "xor":
+		return a.GetCardinality() + b.GetCardinality() - 2*a.AndCardinality(b), true, nil
+	default: // diff
+		return a.GetCardinality() - a.AndCardinality(b), true, nil
+	}
 }
 
 // TR.OPTIMIZE key: OK, nil for a missing key (spec §4.12). Logged, so that

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -323,4 +324,34 @@ func TestRoaringCommands(t *testing.T) {
 			{s("TR.BITPOS", "full", "0", "3"), rInt(-1)},
 		}},
 	})
+}
+
+// TestTRBitOpCardCounts: TR.BITOPCARD's counted shortcut for one and two
+// operands answers what TR.BITOP's built result holds, for random sparse
+// and dense bitmaps, missing keys and each operation.
+func TestTRBitOpCardCounts(t *testing.T) {
+	c := newKeyspaceClient(t)
+	r := rand.New(rand.NewPCG(3, 4))
+	for k, key := range []string{"a", "b", "c"} {
+		bits := make([]byte, 70000)
+		for i := range bits {
+			bits[i] = '0'
+			if r.IntN(100) < 3+k*40 { // a sparse one, two denser ones
+				bits[i] = '1'
+			}
+		}
+		cmdReply(t, c, "TR.APPENDBITARRAY", key, fmt.Sprint(r.IntN(1<<20)), string(bits))
+	}
+	for _, op := range []string{"AND", "OR", "XOR", "DIFF", "NOT"} {
+		for _, keys := range [][]string{{"a"}, {"a", "b"}, {"b", "c"}, {"c", "a"}, {"a", "missing"}, {"missing", "b"}} {
+			if op == "NOT" && len(keys) != 1 || op == "DIFF" && len(keys) != 2 {
+				continue // arity errors: TestTR's tables
+			}
+			built := cmdReply(t, c, append([]string{"TR.BITOP", "dest", op}, keys...)...)
+			counted := cmdReply(t, c, append([]string{"TR.BITOPCARD", op}, keys...)...)
+			if built != counted {
+				t.Errorf("%s %v: TR.BITOPCARD %q, TR.BITOP %q", op, keys, counted, built)
+			}
+		}
+	}
 }

@@ -108,6 +108,17 @@ func TestDiffStreamBlocking(t *testing.T) {
 			do(3, "DEL", "s"),
 			recv(1),
 		}},
+		// Active expiry deletes the stream with no command after it: the
+		// wake-up comes from the keyspace's expiry goroutine, not from a
+		// command on the event loop (before: lost until the next command;
+		// here the reader would wait out its 3 s BLOCK and answer nil).
+		{"XREADGROUP: key expired by active expiry", []blockStep{
+			do(3, "XADD", "s", "666-0", "f", "v"),
+			do(3, "XGROUP", "CREATE", "s", "g", "$"),
+			send(1, "XREADGROUP", "GROUP", "g", "c1", "BLOCK", "3000", "STREAMS", "s", ">"), pause(),
+			do(3, "PEXPIRE", "s", "50"),
+			recv(1),
+		}},
 		{"XREADGROUP: key type changed in a transaction", []blockStep{
 			do(3, "XADD", "s", "666-0", "f", "v"),
 			do(3, "XGROUP", "CREATE", "s", "g", "$"),

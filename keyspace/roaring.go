@@ -63,9 +63,10 @@ const TypeRoaring = "tairroaring"
 // EncodingRoaring is OBJECT ENCODING's reply for a TairRoaring bitmap.
 const EncodingRoaring = "roaring"
 
-// trPieceContainers bounds a merge piece: at most this many 2^16-wide
-// containers, so at most 16 × 8 KiB of bitset plus headers (~128 KiB, half
-// of maxOpBody) whatever the containers hold.
+// trPieceContainers is the narrowest merge piece: at most this many
+// 2^16-wide containers, so at most 16 × 8 KiB of bitset plus headers
+// (~128 KiB, half of maxOpBody) whatever the containers hold. Pieces of
+// sparser containers (arrays, runs) span more of them (see TRMerge).
 const trPieceContainers = 16
 
 // trRecountEvery bounds how stale liveBytes may get: the serialized size
@@ -113,6 +114,20 @@ func (r *roaringObj) liveBytes() int64 {
 func (r *roaringObj) changed(big bool) {
 	r.pending++
 	r.big = r.big || big
+}
+
+// merged notes a merge of a piece of n serialized bytes. The pieces of one
+// rebuild are disjoint, so the count grows by the piece's size and its
+// headers instead of being recounted: recounting after every piece made a
+// rebuild (COPY, RENAME, recovery) quadratic in the bitmap's containers.
+// Overlapping merges overcount until the next periodic recount.
+func (r *roaringObj) merged(n int) {
+	if r.bytes == 0 || r.big {
+		r.changed(true)
+		return
+	}
+	r.bytes += int64(n) + 16
+	r.changed(false)
 }
 
 func (r *roaringObj) encoding() string { return EncodingRoaring }
@@ -238,7 +253,7 @@ func applyTRMerge(ks *Keyspace, o op, e *entry) error {
 		return err
 	}
 	r.bm.Or(piece)
-	r.changed(true)
+	r.merged(len(o.body))
 	ks.objectChanged(o.db, e)
 	return nil
 }
@@ -327,15 +342,33 @@ func (b *Batch) TRMerge(db int, key []byte, bm *roaring.Bitmap) {
 		b.ObjectOp(opTRMerge, db, key, trSerialize(bm))
 		return
 	}
+	// Pieces cover a window of containers that starts at trPieceContainers
+	// and doubles while the pieces stay small (sparse or run containers:
+	// a full 2^32 range is a few pieces, not 4,096), halving again when a
+	// wider window would pass half of maxOpBody.
 	window := roaring.New()
+	width := uint64(trPieceContainers)
 	for next := bm.NextValue(0); next >= 0; {
 		lo := uint64(next) &^ 0xFFFF
-		hi := min(lo+trPieceContainers<<16, 1<<32)
-		window.Clear()
-		window.AddRange(lo, hi)
-		b.ObjectOp(opTRMerge, db, key, trSerialize(roaring.And(bm, window)))
+		var hi uint64
+		var piece *roaring.Bitmap
+		for {
+			hi = min(lo+width<<16, 1<<32)
+			window.Clear()
+			window.AddRange(lo, hi)
+			piece = roaring.And(bm, window)
+			if width > trPieceContainers && piece.GetSerializedSizeInBytes() > maxOpBody/2 {
+				width /= 2
+				continue
+			}
+			break
+		}
+		b.ObjectOp(opTRMerge, db, key, trSerialize(piece))
 		if hi == 1<<32 {
 			break
+		}
+		if piece.GetSerializedSizeInBytes() < maxOpBody/8 && width < 1<<16 {
+			width *= 2
 		}
 		next = bm.NextValue(uint32(hi))
 	}

@@ -13,14 +13,13 @@
 # BENCHMARKS.md is written with the figures, the ratios to redis-server, the
 # machine and every exact command. A command a server does not know shows as
 # "not supported". Knobs (environment): SECS (resp runs, 3), YSECS (YCSB
-# transaction phases, 2), TRSECS (TR.* runs, 2), CONNS (50), THREADS (16),
+# transaction phases, 2), CONNS (50), THREADS (16),
 # BASEPORT (16500), BENCH_DIR (server data, default a temp dir), OUT (BENCHMARKS.md).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 SECS=${SECS:-3}
 YSECS=${YSECS:-2}
-TRSECS=${TRSECS:-2}
 CONNS=${CONNS:-50}
 THREADS=${THREADS:-16}
 BASEPORT=${BASEPORT:-16500}
@@ -239,38 +238,9 @@ for size in 64 128 256 1024; do
   done
 done
 
-# ---- 5. TairRoaring (Go-tool interface) --------------------------------------------------
-SECTION=5
-OFFS100=$(for _ in $(seq 100); do printf ' __RAND__'; done)
-BITS1000=$(head -c 1000 /dev/zero | tr '\0' '1')
-# name | -command | extra flags
-T5=(
-  "TR.SETBIT|TR.SETBIT foo __RAND__ 1|-r 10000000"
-  "TR.SETBITS (100)|TR.SETBITS foo$OFFS100|-r 10000000"
-  "TR.APPENDBITARRAY (1000 bits)|TR.APPENDBITARRAY foo __RAND__ $BITS1000|-r 10000000"
-  "TR.SETRANGE|TR.SETRANGE foo __RAND__ __RAND2__|-r 5000000 -r2 10000000"
-  "TR.FLIPRANGE|TR.FLIPRANGE foo __RAND__ __RAND2__|-r 5000000 -r2 10000000"
-  "TR.GETBIT|TR.GETBIT foo __RAND__|-r 10000000"
-  "TR.GETBITS (100)|TR.GETBITS foo$OFFS100|-r 10000000"
-  "TR.RANK|TR.RANK foo __RAND__|-r 10000000"
-  "TR.RANGE (100)|TR.RANGE foo 5000000 5000099|"
-  "TR.SCAN (100)|TR.SCAN foo __RAND__ COUNT 100|-r 10000000"
-  "TR.SETBIT pipelined (batching 100)|TR.SETBIT foo __RAND__ 1|-r 10000000 -batching 100"
-  "TR.GETBIT pipelined (batching 100)|TR.GETBIT foo __RAND__|-r 10000000 -batching 100"
-  "TR.BITOP AND|TR.BITOP dest AND foo foo2|"
-  "TR.BITOPCARD AND|TR.BITOPCARD AND foo foo2|"
-)
-log "table 5: TR.*"
-for s in "${SERVERS[@]}"; do flush "$s"; done
-k=0
-for row in "${T5[@]}"; do
-  IFS='|' read -r name cmd extra <<<"$row"
-  k=$((k + 1))
-  for s in "${SERVERS[@]}"; do
-    # shellcheck disable=SC2086
-    bench "t5-$k" "$s" -port "${PORT[$s]}" -c 1 -d "$TRSECS" -p 4 $extra -command "$cmd"
-  done
-done
+# ---- 5. TairRoaring: make bench-roaring (scripts/bench-roaring.sh) measures
+# and writes section 5; this script keeps the section it finds in $OUT.
+SEC5=$(awk '/^## 5\. /{ p = 1 } p' "$OUT" 2>/dev/null)
 ELAPSED=$(( $(date +%s) - T0 ))
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 log "all runs done in ${ELAPSED}s; writing $OUT"
@@ -416,20 +386,12 @@ durability_note() { # id: group-commit figures of the two Persimmon modes
   done
   commands_block 4
   echo
-  echo "## 5. TairRoaring bitmaps (the vendors' Go-tool interface)"
-  echo
-  echo "Scaled: ${TRSECS} s per command (\`-c 1 -d $TRSECS\`), 4 workers, one key \`foo\` with offsets below"
-  echo "10,000,000; TR.RANGE reads a fixed 100-offset window (the tool's placeholders cannot add). Neither"
-  echo "redis-server nor, until TairRoaring lands, Persimmon knows these commands. Latencies in ms."
-  echo
-  echo "| command | redis-nopersist | redis-aof-always | persimmon-pmem | persimmon-msync | pmem ÷ redis |"
-  echo "|---|---|---|---|---|---|"
-  k=0
-  for row in "${T5[@]}"; do
-    IFS='|' read -r name cmd extra <<<"$row"
-    k=$((k + 1)); f=$RES/t5-$k
-    echo "| $name | $(cell "$f.redis-nopersist.json") | $(cell "$f.redis-aof-always.json") | $(cell "$f.persimmon-pmem.json") | $(cell "$f.persimmon-msync.json") | $(ratio "$f.persimmon-pmem.json" "$f.redis-nopersist.json") |"
-  done
-  commands_block 5
+  if [ -n "$SEC5" ]; then
+    printf '%s\n' "$SEC5"
+  else
+    echo "## 5. TairRoaring bitmaps (the vendors' Go-tool interface)"
+    echo
+    echo "Run \`make bench-roaring\` (scripts/bench-roaring.sh) to measure and write this section."
+  fi
 } >"$OUT"
 log "wrote $OUT"

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/big"
@@ -12,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/panjf2000/gnet/v2"
 	"github.com/persimmon-db/persimmon/keyspace"
 )
 
@@ -203,6 +205,8 @@ func (b *blocker) wake(r *BlockRegistry, key BlockKey) {
 		if !b.queued {
 			b.queued = true
 			r.ready = append(r.ready, b)
+			r.readyN.Store(int32(len(r.ready)))
+			r.kickServe(b.conn)
 		}
 		return
 	}
@@ -218,6 +222,35 @@ type BlockRegistry struct {
 	waiters map[BlockKey][]*blocker // per key, in arrival order
 	blocked atomic.Int64            // clients blocked now (INFO blocked_clients)
 	ready   []*blocker              // loop mode: woken waiters to serve, in wake-up order
+	// readyN is len(ready), readable without the lock (readyWaiters);
+	// kicked is set while a serveReady task is queued on the loop.
+	readyN atomic.Int32
+	kicked atomic.Bool
+}
+
+// kickServe queues, unless one is queued already, a task on the event loop
+// that serves the ready list. A command on the loop serves it itself before
+// it lets the lock go (the task then finds it empty); the task is for
+// wake-ups from other goroutines, which would otherwise wait for the next
+// command on the loop: active expiry deleting a stream that XREADGROUP
+// clients wait on, a goroutine-mode connection. Call with the keyspace
+// lock held.
+func (r *BlockRegistry) kickServe(c *conn) {
+	lc := c.lc.Load()
+	if lc == nil || !r.kicked.CompareAndSwap(false, true) {
+		return
+	}
+	ks, env := c.KS, &c.srv.env
+	err := lc.EventLoop().Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+		r.kicked.Store(false)
+		env.lock()
+		serveReady(ks)
+		env.unlock()
+		return nil
+	}))
+	if err != nil { // the loop is shutting down: nobody is left to serve
+		r.kicked.Store(false)
+	}
 }
 
 // blockedClients is the number of clients blocked on keys of ks.

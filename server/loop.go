@@ -109,7 +109,7 @@ func (c *conn) readyWaiters() bool {
 		}
 		c.srv.blockReg = r
 	}
-	return len(r.ready) > 0
+	return r.readyN.Load() > 0
 }
 
 func (h *loopHandler) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
@@ -313,6 +313,7 @@ func serveReady(ks *keyspace.Keyspace) {
 		cn.resume()
 	}
 	r.ready = nil // drop the drained backing array
+	r.readyN.Store(0)
 }
 
 // loopLogger routes gnet's warnings and errors to the server log; its

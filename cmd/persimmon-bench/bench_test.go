@@ -400,3 +400,75 @@ func TestDurabilityReport(t *testing.T) {
 		t.Fatalf("no note for a server without WAL counters:\n%s", out.String())
 	}
 }
+
+// TestRangePlaceholders: a range drawn as start and width is never invalid.
+// The template the TR.SETRANGE / TR.FLIPRANGE rows used to run drew start
+// and end independently (a quarter of its ranges had start > end, which
+// the server rightly refuses); __PREV+N__ and __PREV+RAND2__ tie an
+// argument to the one before it.
+func TestRangePlaceholders(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	parse := func(s string, r1, r2 uint64) *randCommand {
+		t.Helper()
+		c, err := parseRandCommand(s, r1, r2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	num := func(b []byte) uint64 {
+		t.Helper()
+		n, err := strconv.ParseUint(string(b), 10, 64)
+		if err != nil {
+			t.Fatalf("not a number: %q", b)
+		}
+		return n
+	}
+	old := parse("TR.SETRANGE foo __RAND__ __RAND2__", 5_000_000, 10_000_000)
+	inverted := 0
+	for i := 0; i < 4000; i++ {
+		a := old.build(r)
+		if num(a[2]) > num(a[3]) {
+			inverted++
+		}
+	}
+	if inverted < 700 {
+		t.Fatalf("independent draws: %d of 4000 inverted ranges, want about 1000", inverted)
+	}
+
+	c := parse("TR.SETRANGE foo __RAND__ __PREV+999__", 10_000_000, 1)
+	starts := map[uint64]bool{}
+	for i := 0; i < 4000; i++ {
+		a := c.build(r)
+		s, e := num(a[2]), num(a[3])
+		if e-s != 999 || s >= 10_000_000 || string(a[1]) != "foo" {
+			t.Fatalf("range %q: want a start below 10,000,000 and width 1,000", a)
+		}
+		starts[s] = true
+	}
+	if len(starts) < 3900 {
+		t.Fatalf("only %d distinct starts in 4000", len(starts))
+	}
+
+	// Ascending offsets with random gaps in [1, r2]; the literal "1" of a
+	// BITFIELD SET does not reset the chain; a prefix is kept.
+	c = parse("BITFIELD k SET u1 __RAND__ 1 SET u1 o__PREV+RAND2__ 1 SET u1 __PREV+RAND2__ 1", 1000, 50)
+	for i := 0; i < 2000; i++ {
+		a := c.build(r)
+		x0, x2 := num(a[4]), num(a[12])
+		rest, ok := strings.CutPrefix(string(a[8]), "o")
+		if !ok {
+			t.Fatalf("prefix lost: %q", a[8])
+		}
+		x1 := num([]byte(rest))
+		if x1 <= x0 || x1-x0 > 50 || x2 <= x1 || x2-x1 > 50 || string(a[5]) != "1" {
+			t.Fatalf("not ascending with gaps in [1, 50]: %q", a)
+		}
+	}
+
+	for _, bad := range []string{"TR.RANGE k __PREV+5__ __RAND__", "TR.RANGE k __RAND__ __PREV+x__", "TR.RANGE k __RAND__ __PREV+-1__"} {
+		if _, err := parseRandCommand(bad, 10, 10); err == nil {
+			t.Errorf("%q: want an error", bad)
+		}
+	}
+}

@@ -27,7 +27,13 @@
 // and prints the mean of the runs. __RAND__ and __RAND2__ are replaced only at
 // the end of the command name or of an argument ("foo-__RAND__" becomes
 // "foo-4711"; "a__RAND__b" is left alone) by a uniform random number below -r
-// or -r2. -a user:password is sent as ONE AUTH argument, as the vendors' tool
+// or -r2. Two range placeholders are Persimmon's own: an argument ending in
+// __PREV+N__ is the number the previous placeholder of the command produced
+// plus N, and __PREV+RAND2__ is that number plus 1 plus a random number below
+// -r2; so "TR.SETRANGE k __RAND__ __PREV+999__" draws a start and a width of
+// 1,000 and no range is ever inverted (with __RAND__ __RAND2__, drawn
+// independently, a quarter or more are), and "__RAND__ __PREV+RAND2__ …"
+// draws ascending offsets. -a user:password is sent as ONE AUTH argument, as the vendors' tool
 // does. -batching N sends MULTI, N commands and EXEC per round trip; QPS
 // counts commands, not transactions.
 //
@@ -107,5 +113,7 @@
 // are slices of a shared 1 MiB pool of random printable bytes.
 //
 // scripts/bench-seeds.sh (make bench-seeds) drives this tool to reproduce the
-// published tables side by side with redis-server and writes BENCHMARKS.md.
+// published tables side by side with redis-server and writes BENCHMARKS.md;
+// scripts/bench-roaring.sh (make bench-roaring) writes its TairRoaring
+// section.
 package main

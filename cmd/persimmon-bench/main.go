@@ -23,7 +23,9 @@ tair flags (Go-tool interface, flag for flag):
   -h host (127.0.0.1)  -port port (6379)  -a password (user:password is sent as ONE
   AUTH argument)  -c runs (1)  -d seconds per run (30)  -p workers (4)  -r / -r2 random
   ranges (100000000)  -command (TR.GETBIT foo-__RAND__; __RAND__ / __RAND2__ at the end
-  of the command name or of any argument become a random number below -r / -r2)
+  of the command name or of any argument become a random number below -r / -r2;
+  __PREV+N__ is the previous placeholder's number plus N, __PREV+RAND2__ that number
+  plus 1 + a random number below -r2: ranges as start and width, ascending offsets)
   -batching N (N commands wrapped in MULTI … EXEC per round trip)
   e.g. persimmon-bench -d 10 -r 100000 -r2 10000000 -command "SETBIT foo-__RAND__ __RAND2__ 1" -p 20 -c 1
 

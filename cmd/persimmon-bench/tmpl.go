@@ -65,11 +65,29 @@ func splitCommand(s string) ([]string, error) {
 
 // ---- the Go tool's __RAND__ / __RAND2__ substitution -----------------------
 
+// Placeholder kinds of a randCommand argument.
+const (
+	randLiteral  = iota // the argument as written
+	randR1              // ends in __RAND__: a number below r1
+	randR2              // ends in __RAND2__: a number below r2
+	randPrevN           // ends in __PREV+N__: the previous number plus N
+	randPrevRand        // ends in __PREV+RAND2__: the previous number plus 1 + a number below r2
+)
+
 // randCommand is a command whose arguments may end in __RAND__ (a random
-// number below r1) or __RAND2__ (below r2).
+// number below r1) or __RAND2__ (below r2), the vendors' tool's two
+// placeholders, or in one of Persimmon's two range placeholders: __PREV+N__
+// (N decimal) is the number the previous placeholder of the same command
+// produced plus N, and __PREV+RAND2__ is that number plus 1 plus a random
+// number below r2. "TR.SETRANGE k __RAND__ __PREV+999__" so draws a start
+// and a fixed width of 1,000 bits, and never a start above its end (the
+// vendors' placeholders draw start and end independently, so a quarter to a
+// half of such requests are invalid); "__RAND__ __PREV+RAND2__ …" draws
+// ascending offsets.
 type randCommand struct {
 	prefix [][]byte // each argument without its placeholder
-	which  []int    // 0: literal, 1: __RAND__, 2: __RAND2__
+	which  []int    // randLiteral … randPrevRand
+	add    []uint64 // N of __PREV+N__
 	r1, r2 uint64
 	buf    []byte
 	args   [][]byte
@@ -84,15 +102,31 @@ func parseRandCommand(s string, r1, r2 uint64) (*randCommand, error) {
 		return nil, fmt.Errorf("-r and -r2 must be positive")
 	}
 	c := &randCommand{r1: r1, r2: r2}
+	seen := false // a placeholder before this argument
 	for _, t := range toks {
-		w := 0
-		if strings.HasSuffix(t, "__RAND2__") {
-			t, w = strings.TrimSuffix(t, "__RAND2__"), 2
-		} else if strings.HasSuffix(t, "__RAND__") {
-			t, w = strings.TrimSuffix(t, "__RAND__"), 1
+		w, n := randLiteral, uint64(0)
+		switch {
+		case strings.HasSuffix(t, "__RAND2__"):
+			t, w = strings.TrimSuffix(t, "__RAND2__"), randR2
+		case strings.HasSuffix(t, "__RAND__"):
+			t, w = strings.TrimSuffix(t, "__RAND__"), randR1
+		case strings.HasSuffix(t, "__PREV+RAND2__"):
+			t, w = strings.TrimSuffix(t, "__PREV+RAND2__"), randPrevRand
+		case strings.HasSuffix(t, "__") && strings.Contains(t, "__PREV+"):
+			i := strings.LastIndex(t, "__PREV+")
+			v, err := strconv.ParseUint(t[i+len("__PREV+"):len(t)-2], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("bad placeholder in %q: want __PREV+N__ (N a decimal number) or __PREV+RAND2__", t)
+			}
+			t, w, n = t[:i], randPrevN, v
 		}
+		if (w == randPrevN || w == randPrevRand) && !seen {
+			return nil, fmt.Errorf("%q: __PREV+…__ needs a placeholder before it in the command", t)
+		}
+		seen = seen || w != randLiteral
 		c.prefix = append(c.prefix, []byte(t))
 		c.which = append(c.which, w)
+		c.add = append(c.add, n)
 	}
 	return c, nil
 }
@@ -108,22 +142,25 @@ func (c *randCommand) clone() *randCommand {
 func (c *randCommand) build(r *rand.Rand) [][]byte {
 	c.buf = c.buf[:0]
 	c.args = c.args[:0]
+	var prev uint64
 	for i, p := range c.prefix {
 		switch c.which[i] {
-		case 0:
+		case randLiteral:
 			c.args = append(c.args, p)
 			continue
-		case 1:
-			start := len(c.buf)
-			c.buf = append(c.buf, p...)
-			c.buf = strconv.AppendUint(c.buf, r.Uint64N(c.r1), 10)
-			c.args = append(c.args, c.buf[start:len(c.buf):len(c.buf)])
-		case 2:
-			start := len(c.buf)
-			c.buf = append(c.buf, p...)
-			c.buf = strconv.AppendUint(c.buf, r.Uint64N(c.r2), 10)
-			c.args = append(c.args, c.buf[start:len(c.buf):len(c.buf)])
+		case randR1:
+			prev = r.Uint64N(c.r1)
+		case randR2:
+			prev = r.Uint64N(c.r2)
+		case randPrevN:
+			prev += c.add[i]
+		case randPrevRand:
+			prev += 1 + r.Uint64N(c.r2)
 		}
+		start := len(c.buf)
+		c.buf = append(c.buf, p...)
+		c.buf = strconv.AppendUint(c.buf, prev, 10)
+		c.args = append(c.args, c.buf[start:len(c.buf):len(c.buf)])
 	}
 	return c.args
 }
