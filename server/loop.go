@@ -300,12 +300,14 @@ func serveReady(ks *keyspace.Keyspace) {
 			continue // served, timed out or gone meanwhile
 		}
 		b.woken = false
+		mark := len(cn.Out)
 		b.cmd.Run(&cn.Client, b.args)
 		b.readyKeys = b.readyKeys[:0]
 		if cn.blk.pending {
 			cn.blk.pending = false
 			continue
 		}
+		cn.feed(b.cmd, b.args, mark, false) // replication.go: what the pop did
 		cn.unblock()
 		if lsn := cn.srv.env.lastLSN(); lsn > cn.batchLSN {
 			cn.batchLSN = lsn

@@ -27,9 +27,10 @@ import (
 // Limits of this first wiring, each a known gap:
 //   - writes are propagated as the client sent them, not rewritten into
 //     their effects as Redis does (SPOP, relative EXPIRE/SET EX,
-//     INCRBYFLOAT run on the replica as sent); a blocked command served
-//     later by another client's write (BLPOP...) is not propagated; keys
-//     the master expires are not propagated as DEL;
+//     INCRBYFLOAT run on the replica as sent; blocking pops are, as
+//     Redis does: BLPOP as LPOP of the key it popped, BLMOVE as LMOVE...,
+//     whether served at once or later; XREADGROUP's served later is not);
+//     keys the master expires are not propagated as DEL;
 //   - a write reaches the stream when it applies, before it is durable;
 //   - the snapshot is copied under the keyspace lock, which stops writes
 //     for its duration; streams and roaring bitmaps are left out of it
@@ -134,12 +135,95 @@ func (c *conn) feed(cmd *Command, args [][]byte, start int, nested bool) {
 	if m == nil || cmd.Flags&FlagWrite == 0 || len(c.Out) > start && c.Out[start] == '-' {
 		return
 	}
+	if eff, blocking := blockingEffect(cmd.Name, args, c.Out[min(start, len(c.Out)):]); blocking {
+		if eff == nil {
+			return // blocked, or timed out: nothing happened yet
+		}
+		args = eff
+	}
 	if nested && !c.feedTx {
 		m.Propagate(c.DB, []byte("MULTI"))
 		c.feedTx = true
 	}
 	m.Propagate(c.DB, args...)
 	c.replOff = m.Offset()
+}
+
+// blockingEffect is what a blocking pop did, as the non-blocking command
+// the replica runs (Redis propagates these rewritten too), read from its
+// reply: nil when it popped nothing. blocking is false for the other
+// commands.
+func blockingEffect(name string, args [][]byte, reply []byte) (eff [][]byte, blocking bool) {
+	b := func(s string) []byte { return []byte(s) }
+	key, rest, ok := firstBulk(reply)
+	switch name {
+	case "blpop", "brpop", "bzpopmin", "bzpopmax":
+		if !ok {
+			return nil, true
+		}
+		return [][]byte{b(strings.TrimPrefix(name, "b")), key}, true
+	case "brpoplpush":
+		if len(reply) == 0 || reply[0] == '*' || reply[0] == '_' || string(reply[:min(3, len(reply))]) == "$-1" {
+			return nil, true
+		}
+		return [][]byte{b("rpoplpush"), args[1], args[2]}, true
+	case "blmove":
+		if len(reply) == 0 || reply[0] == '*' || reply[0] == '_' || string(reply[:min(3, len(reply))]) == "$-1" {
+			return nil, true
+		}
+		return [][]byte{b("lmove"), args[1], args[2], args[3], args[4]}, true
+	case "blmpop", "bzmpop":
+		if !ok {
+			return nil, true
+		}
+		n, ok := arrayLen(rest)
+		if !ok || n <= 0 {
+			return nil, true
+		}
+		// BLMPOP timeout numkeys key... LEFT|RIGHT [COUNT n]: the
+		// direction follows the keys.
+		numkeys, _ := strconv.Atoi(string(args[2]))
+		if 3+numkeys >= len(args) {
+			return nil, true
+		}
+		return [][]byte{b(strings.TrimPrefix(name, "b")), b("1"), key, args[3+numkeys], b("COUNT"), strconv.AppendInt(nil, int64(n), 10)}, true
+	}
+	return nil, false
+}
+
+// firstBulk reads an array reply's first element, a bulk string, and
+// returns it with the bytes after it.
+func firstBulk(p []byte) (key, rest []byte, ok bool) {
+	if len(p) == 0 || (p[0] != '*' && p[0] != '>') {
+		return nil, nil, false
+	}
+	n, p, ok := lenLine(p[1:])
+	if !ok || n < 1 || len(p) == 0 || p[0] != '$' {
+		return nil, nil, false
+	}
+	l, p, ok := lenLine(p[1:])
+	if !ok || l < 0 || len(p) < l+2 {
+		return nil, nil, false
+	}
+	return p[:l], p[l+2:], true
+}
+
+// arrayLen reads an array header's count.
+func arrayLen(p []byte) (int, bool) {
+	if len(p) == 0 || p[0] != '*' {
+		return 0, false
+	}
+	n, _, ok := lenLine(p[1:])
+	return n, ok
+}
+
+func lenLine(p []byte) (int, []byte, bool) {
+	i := bytes.Index(p, []byte("\r\n"))
+	if i < 0 {
+		return 0, nil, false
+	}
+	n, err := strconv.Atoi(string(p[:i]))
+	return n, p[i+2:], err == nil
 }
 
 // feedEnd closes the MULTI a block's writes opened (still under the lock).

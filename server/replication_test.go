@@ -432,3 +432,79 @@ func TestPersimmonFailover(t *testing.T) {
 		t.Fatalf("B after promotion: %+v (A's ID %s), stats %+v", ids, aID, b.master.Stats())
 	}
 }
+
+// TestReplicatedBlockingPops: pops served at once and pops served later
+// (a client blocked in BLPOP/BLMOVE/BZPOPMIN/BLMPOP until another pushes)
+// reach a redis-server replica as what they did (LPOP, LMOVE, ZPOPMIN,
+// LMPOP), so the replica's lists and sorted sets match the master's.
+func TestReplicatedBlockingPops(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not installed")
+	}
+	for _, io := range []string{IOGoroutine, IOLoop} {
+		t.Run(io, func(t *testing.T) {
+			ctx := context.Background()
+			s, addr := startReplServer(t, io)
+			p := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ReadTimeout: -1})
+			defer p.Close()
+			p.RPush(ctx, "seed", "x")
+			r := startRedisReplica(t, addr)
+			wait := func() {
+				t.Helper()
+				deadline := time.Now().Add(20 * time.Second)
+				for replInfo(r, "master_link_status") != "up" || replInfo(r, "master_repl_offset") != strconv.FormatInt(s.master.Offset(), 10) {
+					if time.Now().After(deadline) {
+						t.Fatal("timed out waiting for the replica")
+					}
+					time.Sleep(10 * time.Millisecond) // polling INFO
+				}
+			}
+			wait()
+			p.RPush(ctx, "now", "1", "2", "3")
+			p.BLPop(ctx, time.Second, "none", "now")
+			p.ZAdd(ctx, "zs", redis.Z{Score: 1, Member: "a"}, redis.Z{Score: 2, Member: "b"})
+			p.BZPopMin(ctx, time.Second, "zs")
+			served := make(chan error, 4)
+			block := func(f func(c *redis.Client) error) {
+				c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ReadTimeout: -1})
+				go func() { defer c.Close(); served <- f(c) }()
+			}
+			block(func(c *redis.Client) error { return c.BLPop(ctx, 0, "q1", "q2").Err() })
+			block(func(c *redis.Client) error { return c.BLMove(ctx, "m1", "m2", "LEFT", "RIGHT", 0).Err() })
+			block(func(c *redis.Client) error { return c.BZPopMax(ctx, 0, "z2").Err() })
+			block(func(c *redis.Client) error { _, _, err := c.BLMPop(ctx, 0, "left", 2, "l1").Result(); return err })
+			waitBlocked := func(n int64) {
+				deadline := time.Now().Add(10 * time.Second)
+				for {
+					info, _ := p.Info(ctx, "clients").Result()
+					if strings.Contains(info, "blocked_clients:"+strconv.FormatInt(n, 10)) {
+						return
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("clients not blocked:\n%s", info)
+					}
+					time.Sleep(5 * time.Millisecond) // polling INFO
+				}
+			}
+			waitBlocked(4)
+			p.RPush(ctx, "q2", "a", "b")
+			p.RPush(ctx, "m1", "c", "d")
+			p.ZAdd(ctx, "z2", redis.Z{Score: 1, Member: "lo"}, redis.Z{Score: 9, Member: "hi"})
+			p.RPush(ctx, "l1", "e", "f", "g")
+			for range 4 {
+				if err := <-served; err != nil {
+					t.Fatal(err)
+				}
+			}
+			wait()
+			pc, rc := p.Conn(), r.Conn()
+			defer pc.Close()
+			defer rc.Close()
+			for _, k := range []string{"now", "zs", "q2", "m1", "m2", "z2", "l1", "seed"} {
+				if pv, rv := valueOf(ctx, pc, k), valueOf(ctx, rc, k); pv != rv {
+					t.Fatalf("key %q: master %s, replica %s", k, pv, rv)
+				}
+			}
+		})
+	}
+}
