@@ -26,8 +26,9 @@ import (
 //
 // Limits of this first wiring, each a known gap:
 //   - writes are propagated as the client sent them, not rewritten into
-//     their effects as Redis does (SPOP, relative EXPIRE/SET EX,
-//     INCRBYFLOAT run on the replica as sent; blocking pops are, as
+//     their effects as Redis does (SPOP, SRANDMEMBER-like picks and
+//     INCRBYFLOAT run on the replica as sent; relative expiries are
+//     rewritten to the absolute time, and blocking pops are, as
 //     Redis does: BLPOP as LPOP of the key it popped, BLMOVE as LMOVE...,
 //     whether served at once or later; XREADGROUP's served later is not);
 //     keys the master expires are not propagated as DEL;
@@ -135,9 +136,15 @@ func (c *conn) feed(cmd *Command, args [][]byte, start int, nested bool) {
 	if m == nil || cmd.Flags&FlagWrite == 0 || len(c.Out) > start && c.Out[start] == '-' {
 		return
 	}
-	if eff, blocking := blockingEffect(cmd.Name, args, c.Out[min(start, len(c.Out)):]); blocking {
+	reply := c.Out[min(start, len(c.Out)):]
+	if eff, blocking := blockingEffect(cmd.Name, args, reply); blocking {
 		if eff == nil {
 			return // blocked, or timed out: nothing happened yet
+		}
+		args = eff
+	} else if eff, relative := c.expireEffect(cmd.Name, args, reply); relative {
+		if eff == nil {
+			return // it changed nothing
 		}
 		args = eff
 	}
@@ -147,6 +154,79 @@ func (c *conn) feed(cmd *Command, args [][]byte, start int, nested bool) {
 	}
 	m.Propagate(c.DB, args...)
 	c.replOff = m.Offset()
+}
+
+// expireEffect rewrites a relative expiry into the absolute time it set,
+// read back from the keyspace, as Redis 7.0 propagates them: EXPIRE and
+// PEXPIRE as PEXPIREAT (or DEL when the key is gone), SETEX, PSETEX and
+// SET EX|PX as SET ... PXAT, GETEX EX|PX as PEXPIREAT. relative is false
+// for the other commands; eff nil when nothing changed.
+func (c *conn) expireEffect(name string, args [][]byte, reply []byte) (eff [][]byte, relative bool) {
+	ks := c.KS
+	if ks == nil || len(args) < 2 {
+		return nil, false
+	}
+	key := args[1]
+	at := func() ([]byte, bool) {
+		ms, ok := ks.ExpireAt(c.DB, key)
+		return strconv.AppendInt(nil, ms, 10), ok
+	}
+	null := len(reply) == 0 || reply[0] == '_' || bytes.HasPrefix(reply, []byte("$-1")) || bytes.HasPrefix(reply, []byte("*-1"))
+	switch name {
+	case "expire", "pexpire":
+		if !bytes.HasPrefix(reply, []byte(":1")) {
+			return nil, true
+		}
+		if ms, ok := at(); ok {
+			return [][]byte{[]byte("PEXPIREAT"), key, ms}, true
+		}
+		return [][]byte{[]byte("DEL"), key}, true
+	case "setex", "psetex":
+		if ms, ok := at(); ok && len(args) == 4 {
+			return [][]byte{[]byte("SET"), key, args[3], []byte("PXAT"), ms}, true
+		}
+		return nil, false
+	case "set":
+		out := [][]byte{args[0], key, args[2]}
+		rel, get := false, false
+		for i := 3; i < len(args); i++ {
+			switch {
+			case (ArgIs(args[i], "ex") || ArgIs(args[i], "px")) && i+1 < len(args):
+				rel = true
+				i++
+			case ArgIs(args[i], "get"):
+				get = true
+				out = append(out, args[i])
+			default:
+				out = append(out, args[i])
+			}
+		}
+		if !rel {
+			return nil, false
+		}
+		if null && !get {
+			return nil, true // NX/XX refused it
+		}
+		ms, ok := at()
+		if !ok {
+			return nil, false
+		}
+		return append(out, []byte("PXAT"), ms), true
+	case "getex":
+		for i := 2; i < len(args); i++ {
+			if ArgIs(args[i], "persist") {
+				return [][]byte{[]byte("PERSIST"), key}, true
+			}
+			if ArgIs(args[i], "ex") || ArgIs(args[i], "px") || ArgIs(args[i], "exat") || ArgIs(args[i], "pxat") {
+				if ms, ok := at(); ok {
+					return [][]byte{[]byte("PEXPIREAT"), key, ms}, true
+				}
+				return [][]byte{[]byte("DEL"), key}, true
+			}
+		}
+		return nil, true // a plain GETEX is a read
+	}
+	return nil, false
 }
 
 // blockingEffect is what a blocking pop did, as the non-blocking command

@@ -508,3 +508,51 @@ func TestReplicatedBlockingPops(t *testing.T) {
 		})
 	}
 }
+
+// TestReplicatedExpiry: relative expiries reach a redis-server replica as
+// the absolute time the master set (PEXPIRETIME equal to the
+// millisecond), and an EXPIRE in the past as the delete it was.
+func TestReplicatedExpiry(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not installed")
+	}
+	ctx := context.Background()
+	s, addr := startReplServer(t, IOLoop)
+	p := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer p.Close()
+	p.Set(ctx, "seed", "x", 0)
+	r := startRedisReplica(t, addr)
+	wait := func() {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for replInfo(r, "master_link_status") != "up" || replInfo(r, "master_repl_offset") != strconv.FormatInt(s.master.Offset(), 10) {
+			if time.Now().After(deadline) {
+				t.Fatal("timed out waiting for the replica")
+			}
+			time.Sleep(10 * time.Millisecond) // polling INFO
+		}
+	}
+	wait()
+	for _, k := range []string{"e1", "e2", "e6", "e7"} {
+		p.Set(ctx, k, "v", 0)
+	}
+	p.Expire(ctx, "e1", 100*time.Second)
+	p.PExpire(ctx, "e2", 50*time.Second)
+	p.SetEx(ctx, "e3", "v", 100*time.Second)
+	p.Set(ctx, "e4", "v", 100*time.Second)
+	p.SetNX(ctx, "e5", "v", 70*time.Second)
+	p.SetNX(ctx, "e5", "w", 10*time.Second) // refused: no change
+	p.GetEx(ctx, "e6", 90*time.Second)
+	p.Do(ctx, "EXPIRE", "e7", "-1")
+	p.Set(ctx, "last", "x", 0)
+	wait()
+	for _, k := range []string{"e1", "e2", "e3", "e4", "e5", "e6", "e7"} {
+		pm, _ := p.Do(ctx, "PEXPIRETIME", k).Int64()
+		rm, _ := r.Do(ctx, "PEXPIRETIME", k).Int64()
+		pv, _ := p.Get(ctx, k).Result()
+		rv, _ := r.Get(ctx, k).Result()
+		if pm != rm || pv != rv {
+			t.Fatalf("key %s: master %q expires at %d, replica %q at %d", k, pv, pm, rv, rm)
+		}
+	}
+}
