@@ -63,6 +63,8 @@ var fzSkip = map[string]string{
 	"psync":             "turns the connection into a replica link (server/replication_test.go)",
 	"sync":              "turns the connection into a replica link (server/replication_test.go)",
 	"replconf":          "a replica link's handshake (server/replication_test.go)",
+	"replicaof":         "makes the server a read-only replica for the rest of the run (server/replication_test.go)",
+	"slaveof":           "makes the server a read-only replica for the rest of the run (server/replication_test.go)",
 }
 
 // fzModes maps a command to how its reply is compared (see fzNormalize);
