@@ -25,7 +25,8 @@ import (
 // Gaps: the position (replid, offset) is not stored, so a restarted
 // replica resyncs fully; a full resync flushes the dataset before it
 // loads (a failed transfer leaves it partial until the next one);
-// masterauth/masteruser are not configurable yet.
+// masterauth and masteruser are read when REPLICAOF runs (a CONFIG SET
+// after it applies at the next REPLICAOF).
 
 type replicaLink struct {
 	host   string
@@ -217,8 +218,10 @@ func replicaofCommand(c *Client, args [][]byte) {
 		<-l.done
 	}
 	app := &replicaApplier{s: s, c: Client{ID: -1, KS: s.ks, Srv: s, Authed: true}}
+	user, _ := s.ConfigValue("masteruser")
+	pass, _ := s.ConfigValue("masterauth")
 	r := repl.NewReplica(repl.ReplicaConfig{Addr: net.JoinHostPort(host, strconv.Itoa(int(port))),
-		ListeningPort: int(s.live.port.Load()), Logf: s.logf}, app)
+		User: user, Password: pass, ListeningPort: int(s.live.port.Load()), Logf: s.logf}, app)
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &replicaLink{host: host, port: int(port), r: r, cancel: cancel, done: make(chan struct{})}
 	s.replica.link = l

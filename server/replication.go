@@ -46,7 +46,11 @@ import (
 type DumpValueFunc func(ks *keyspace.Keyspace, db int, key []byte) (rdb.Value, bool, error)
 
 func (s *Server) initReplication() {
-	s.master = repl.NewMaster(repl.MasterConfig{Diskless: true, TempDir: s.cfg.Dir, Logf: s.logf},
+	// repl-backlog-size and repl-diskless-sync as configured at start-up.
+	backlog, _ := s.ConfigValue("repl-backlog-size")
+	size, _ := strconv.Atoi(backlog)
+	diskless, _ := s.ConfigValue("repl-diskless-sync")
+	s.master = repl.NewMaster(repl.MasterConfig{BacklogSize: size, Diskless: diskless != "no", TempDir: s.cfg.Dir, Logf: s.logf},
 		repl.NewReplIDs(), 0, serverSnapshotter{s})
 	go func() {
 		t := time.NewTicker(time.Second)

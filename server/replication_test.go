@@ -219,7 +219,7 @@ func valueOf(ctx context.Context, c *redis.Conn, k string) string {
 }
 
 // startRedisMaster starts Debian's redis-server as a master.
-func startRedisMaster(t *testing.T) (*redis.Client, int) {
+func startRedisMaster(t *testing.T, extra ...string) (*redis.Client, int) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -228,13 +228,19 @@ func startRedisMaster(t *testing.T) (*redis.Client, int) {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	dir := t.TempDir()
-	cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--dir", dir, "--logfile", filepath.Join(dir, "redis.log"), "--repl-diskless-sync-delay", "0")
+	cmd := exec.Command("redis-server", append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
+		"--appendonly", "no", "--dir", dir, "--logfile", filepath.Join(dir, "redis.log"), "--repl-diskless-sync-delay", "0"}, extra...)...)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("redis-server: %v", err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	c := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port), MaxRetries: -1})
+	opts := &redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port), MaxRetries: -1}
+	for i := 0; i+1 < len(extra); i++ {
+		if extra[i] == "--requirepass" {
+			opts.Password = extra[i+1]
+		}
+	}
+	c := redis.NewClient(opts)
 	t.Cleanup(func() { c.Close() })
 	for i := 0; c.Ping(context.Background()).Err() != nil; i++ {
 		if i > 500 {
@@ -554,5 +560,50 @@ func TestReplicatedExpiry(t *testing.T) {
 		if pm != rm || pv != rv {
 			t.Fatalf("key %s: master %q expires at %d, replica %q at %d", k, pv, pm, rv, rm)
 		}
+	}
+}
+
+// TestReplicaMasterauth: REPLICAOF a password-protected redis-server
+// authenticates with CONFIG SET masterauth, and without it the link stays
+// down.
+func TestReplicaMasterauth(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not installed")
+	}
+	ctx := context.Background()
+	m, mport := startRedisMaster(t, "--requirepass", "sekret")
+	m.Set(ctx, "k", "v", 0)
+	s, addr := startReplServer(t, IOGoroutine)
+	p := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer p.Close()
+	if err := p.Do(ctx, "REPLICAOF", "127.0.0.1", mport).Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st := s.replicaStatus().r.Status()
+		if strings.Contains(st.LastError, "NOAUTH") || strings.Contains(st.LastError, "AUTH") {
+			break // refused for want of the password, as it should be
+		}
+		if time.Now().After(deadline) || st.State == "connected" {
+			t.Fatalf("no password: %+v", st)
+		}
+		time.Sleep(10 * time.Millisecond) // polling the link's status
+	}
+	if p.Get(ctx, "k").Err() != redis.Nil {
+		t.Fatal("data arrived without the password")
+	}
+	if err := p.ConfigSet(ctx, "masterauth", "sekret").Err(); err != nil {
+		t.Fatal(err)
+	}
+	p.Do(ctx, "REPLICAOF", "NO", "ONE")
+	if err := p.Do(ctx, "REPLICAOF", "127.0.0.1", mport).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for v, _ := p.Get(ctx, "k").Result(); v != "v"; v, _ = p.Get(ctx, "k").Result() {
+		if time.Now().After(deadline) {
+			t.Fatalf("with masterauth: link %s", replInfo(p, "master_link_status"))
+		}
+		time.Sleep(10 * time.Millisecond) // polling the replica
 	}
 }
