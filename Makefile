@@ -2,7 +2,7 @@
 GO       ?= go
 BIN      := bin
 PKGS     := ./...
-RACEPKGS := ./wal/... ./keyspace/... ./recovery/... ./proto/... ./server/...
+RACEPKGS := ./wal/... ./keyspace/... ./recovery/... ./proto/... ./server/... ./repl/...
 GOVERSION := $(shell sed -n 's/^go //p' go.mod)
 
 .PHONY: all build run test test-long testrace fuzz fuzz-commands bench bench-seeds bench-roaring fmt vet clean readme-check bench-restart
@@ -50,6 +50,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRecord -fuzztime 30s ./wal/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeOp -fuzztime 30s ./keyspace/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeObject -fuzztime 30s ./rdb/
+	$(GO) test -run '^$$' -fuzz FuzzCommandReader -fuzztime 30s ./repl/
 
 # The command fuzzer against redis-server for FUZZ_SECONDS (default 600)
 # from a random, logged seed (`make test` runs a fixed seed budget).

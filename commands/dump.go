@@ -61,6 +61,12 @@ func cmdDump(c *Client, args [][]byte) {
 	c.WriteBulk(p)
 }
 
+// DumpValue is dumpValue for the server's replication snapshots
+// (server.Config.DumpValue).
+func DumpValue(ks *keyspace.Keyspace, db int, key []byte) (rdb.Value, bool, error) {
+	return dumpValue(ks, db, key)
+}
+
 // dumpValue reads key into an rdb.Value (ok false when missing), marking
 // Big the collections the keyspace holds in their big encoding, so the
 // payload names the encoding Redis would.

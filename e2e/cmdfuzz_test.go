@@ -60,6 +60,11 @@ var fzSkip = map[string]string{
 	"latency|latest":    "timing samples",
 	"latency|histogram": "per-command latency histograms",
 	"script|kill":       "only meaningful with a busy script (scriptbusy_test.go)",
+	"psync":             "turns the connection into a replica link (server/replication_test.go)",
+	"sync":              "turns the connection into a replica link (server/replication_test.go)",
+	"replconf":          "a replica link's handshake (server/replication_test.go)",
+	"replicaof":         "makes the server a read-only replica for the rest of the run (server/replication_test.go)",
+	"slaveof":           "makes the server a read-only replica for the rest of the run (server/replication_test.go)",
 }
 
 // fzModes maps a command to how its reply is compared (see fzNormalize);

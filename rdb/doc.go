@@ -50,8 +50,9 @@
 // FUNCTION2 records (a function library's source) are read and written;
 // the pre-7.0 FUNCTION record and module aux data return ErrUnsupported.
 // The trailing checksum covers every byte before it, EOF included; a zero
-// checksum means "not computed" (rdbchecksum no) and is accepted. ReadFile
-// holds the whole file in memory while it decodes.
+// checksum means "not computed" (rdbchecksum no) and is accepted. Reader
+// and Writer stream a file record by record (a replication transfer holds
+// one key in memory at a time); ReadFile and WriteFile hold a whole File.
 //
 // Invariants: decoding never panics on malformed input (every length is
 // checked against the bytes left); an encoded Value decodes back to an

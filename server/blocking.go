@@ -523,6 +523,7 @@ func (c *conn) serveBlocked(cmd *Command, args [][]byte) {
 				return
 			}
 			b.woken = false
+			mark := len(c.Out)
 			cmd.Run(&c.Client, args)
 			b.readyKeys = b.readyKeys[:0]
 			if c.blk.pending {
@@ -530,6 +531,7 @@ func (c *conn) serveBlocked(cmd *Command, args [][]byte) {
 				env.unlock()
 				continue
 			}
+			c.feed(cmd, args, mark, false) // replication.go: what the pop did
 			c.unblock()
 			lsn := env.lastLSN()
 			env.unlock()

@@ -13,6 +13,7 @@ import (
 	"github.com/panjf2000/gnet/v2"
 
 	"github.com/persimmon-db/persimmon/proto"
+	"github.com/persimmon-db/persimmon/repl"
 )
 
 // Buffer sizes.
@@ -74,6 +75,16 @@ type conn struct {
 	listed bool // on the committer's held list (loop only)
 	// idleOut is the output gnet still held at the last idle check.
 	idleOut int
+
+	// Replication (replication.go): what REPLCONF told, a PSYNC/SYNC that
+	// takes the connection over once its batch's replies are out, the
+	// stream offset after this client's last write (WAIT), and a MULTI
+	// opened in the stream for EXEC's or a script's writes.
+	syncReq  repl.SyncRequest
+	takeover bool
+	replOff  int64
+	feedTx   bool
+	link     *loopLink // loop mode: the replica link this connection became
 }
 
 // clientInfo is a connection's state as published for other connections,
@@ -259,6 +270,14 @@ func (c *conn) processInput() bool {
 			continue
 		}
 		c.execute(args)
+		if c.takeover {
+			if !c.flush() {
+				return false
+			}
+			c.serveReplica(data)
+			c.rbuf = c.rbuf[:0]
+			return c.link != nil // on the loop the connection stays, as the link's
+		}
 		if len(c.Out) >= outFlushAt && !c.flush() {
 			return false
 		}

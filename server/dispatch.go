@@ -57,6 +57,10 @@ func (c *conn) execute(args [][]byte) {
 		c.reject(cmd, msg) // a full disk (diskerror.go)
 		return
 	}
+	if cmd.Flags&FlagWrite != 0 && c.srv.replicaStatus() != nil {
+		c.reject(cmd, "READONLY You can't write against a read only replica.") // replica.go
+		return
+	}
 	if c.InMulti && !cmd.Immediate {
 		if cmd.Flags&FlagNoMulti != 0 {
 			c.reject(cmd, errNotInMultiAllowed)
@@ -106,6 +110,7 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 	if cmd.NoLock || locked {
 		if locked {
 			c.runCounted(cmd, args)
+			c.feed(cmd, args, start, true)
 		} else {
 			cmd.Run(&c.Client, args)
 		}
@@ -120,6 +125,7 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 		env.lock()
 		c.tick = time.Now() // time spent waiting for the lock is not the command's
 		c.runCounted(cmd, args)
+		c.feed(cmd, args, start, false)
 		if c.gc != nil && c.readyWaiters() {
 			serveReady(c.KS) // before anyone else runs, as Redis does
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/persimmon-db/persimmon/keyspace"
+	"github.com/persimmon-db/persimmon/repl"
 	"github.com/persimmon-db/persimmon/wal"
 )
 
@@ -75,6 +76,8 @@ type infoData struct {
 	now      time.Time
 	started  time.Time
 	lastSave int64 // Unix seconds
+	// replication is the replication section's lines (repl.InfoReplication).
+	replication string
 
 	pubsubChannels, pubsubPatterns int
 	cachedScripts                  int64
@@ -189,6 +192,14 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 	}
 	if sel&secCommandstats != 0 {
 		d.cmds = s.commandStats()
+	}
+	if sel&secReplication != 0 && s.master != nil {
+		var r *repl.Replica
+		ic := repl.InfoConfig{ReplicaPriority: 100, ReadOnly: true, Announced: true}
+		if l := s.replicaStatus(); l != nil {
+			r, ic.MasterHost, ic.MasterPort = l.r, l.host, l.port
+		}
+		d.replication = repl.InfoReplication(s.master, r, ic, d.now)
 	}
 	return d
 }
@@ -405,6 +416,10 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 	}
 	if sel&secReplication != 0 {
 		section("Replication")
+	}
+	if sel&secReplication != 0 && d.replication != "" {
+		b = append(b, d.replication...) // repl.InfoReplication (replication.go)
+	} else if sel&secReplication != 0 {
 		line("role", "master")
 		line("connected_slaves", 0)
 		line("master_failover_state", "no-failover")

@@ -129,6 +129,10 @@ func (h *loopHandler) OnTraffic(gc gnet.Conn) gnet.Action {
 		return gnet.Close
 	}
 	buf, _ := gc.Next(-1)
+	if c.link != nil { // a replica link (replication.go): its ACKs
+		c.link.push(buf)
+		return gnet.None
+	}
 	if len(buf) > 0 {
 		if len(c.rbuf)+len(buf) > maxQueryBuf {
 			c.srv.logf("closing client id=%d addr=%s that reached the max query buffer length", c.ID, c.addr)
@@ -150,6 +154,9 @@ func (h *loopHandler) OnTraffic(gc gnet.Conn) gnet.Action {
 func (h *loopHandler) OnClose(gc gnet.Conn, _ error) gnet.Action {
 	c := gc.Context().(*conn)
 	c.killed.Store(true)
+	if c.link != nil {
+		c.link.shutdown()
+	}
 	c.finish()
 	if n := gc.OutboundBuffered(); n >= releaseAbove {
 		// Replies a client never read: gnet pools the buffers once the
@@ -293,12 +300,14 @@ func serveReady(ks *keyspace.Keyspace) {
 			continue // served, timed out or gone meanwhile
 		}
 		b.woken = false
+		mark := len(cn.Out)
 		b.cmd.Run(&cn.Client, b.args)
 		b.readyKeys = b.readyKeys[:0]
 		if cn.blk.pending {
 			cn.blk.pending = false
 			continue
 		}
+		cn.feed(b.cmd, b.args, mark, false) // replication.go: what the pop did
 		cn.unblock()
 		if lsn := cn.srv.env.lastLSN(); lsn > cn.batchLSN {
 			cn.batchLSN = lsn

@@ -86,6 +86,7 @@ func execCommand(c *Client, _ [][]byte) {
 		cn.call(cmd, args, true)
 	}
 	cn.inExec = false
+	cn.feedEnd()
 	err := env.endTxn()
 	lsn := env.lastLSN()
 	env.unwatch(&c.Watch)

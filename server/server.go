@@ -56,6 +56,7 @@ import (
 
 	"github.com/persimmon-db/persimmon/hll"
 	"github.com/persimmon-db/persimmon/keyspace"
+	"github.com/persimmon-db/persimmon/repl"
 )
 
 // Version is the Redis version Persimmon answers as (INFO, HELLO).
@@ -97,6 +98,9 @@ type Config struct {
 	// Params are a config file's settings of the other CONFIG parameters
 	// (CheckConfigLine), applied in order at start-up.
 	Params []ConfigLine
+	// DumpValue reads a key for a replica's snapshot (replication.go);
+	// nil: snapshots are empty.
+	DumpValue DumpValueFunc
 }
 
 // commitEnv is what the connection loop needs from the keyspace to run a
@@ -177,7 +181,9 @@ func (st *serverStats) reset() {
 // Server serves RESP2 over TCP on top of a keyspace: one goroutine per
 // connection, replies held until the batch that produced them is durable.
 type Server struct {
-	cfg     Config // start-up values; live ones are in live
+	master  *repl.Master // the replication stream and replica links (replication.go)
+	replica replicaState // REPLICAOF's link to a master (replica.go)
+	cfg     Config       // start-up values; live ones are in live
 	live    liveConfig
 	conf    *configStore // every CONFIG parameter's value (config.go)
 	ks      *keyspace.Keyspace
@@ -284,6 +290,7 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 		}
 	}
 	go s.ops.run(s)
+	s.initReplication()
 	return s
 }
 

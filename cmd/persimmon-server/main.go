@@ -220,6 +220,7 @@ func run(args []string, stderr io.Writer) int {
 		}
 	}
 
+	cfg.DumpValue = commands.DumpValue // replicas' snapshots
 	srv := server.NewServer(cfg, ks, logf, commands.Table())
 	if err := srv.LoadACL(); err != nil {
 		logf("fatal: %v", err)

@@ -1,0 +1,569 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/persimmon-db/persimmon/keyspace"
+	"github.com/persimmon-db/persimmon/rdb"
+	"github.com/persimmon-db/persimmon/repl"
+)
+
+// Persimmon as a replication master (package repl does the protocol):
+// REPLCONF and PSYNC/SYNC hand a connection to repl.Master.Serve, every
+// write that succeeds is propagated into the command stream under the
+// keyspace lock it applied under (MULTI/EXEC and a script's writes wrapped
+// in MULTI/EXEC), and a full resync's snapshot is read under that lock,
+// at one instant with the stream's offset.
+//
+// Limits of this first wiring, each a known gap:
+//   - writes are propagated as the client sent them, not rewritten into
+//     their effects as Redis does (SPOP, SRANDMEMBER-like picks and
+//     INCRBYFLOAT run on the replica as sent; relative expiries are
+//     rewritten to the absolute time, and blocking pops are, as
+//     Redis does: BLPOP as LPOP of the key it popped, BLMOVE as LMOVE...,
+//     whether served at once or later; XREADGROUP's served later is not);
+//     keys the master expires are not propagated as DEL;
+//   - a write reaches the stream when it applies, before it is durable;
+//   - the snapshot is copied under the keyspace lock, which stops writes
+//     for its duration; streams and roaring bitmaps are left out of it
+//     (rdb has no stream encoding; Redis refuses type 80);
+//   - on the event loop WAIT answers at once (the loop must not block);
+//   - the replication ID and offset are not stored: a restart starts a new
+//     history (replicas resync fully);
+//   - REPLICAOF, the replica side, is not wired yet (repl.Replica is).
+
+// DumpValueFunc reads one key as an rdb.Value (ok false when missing);
+// package commands provides it (commands.DumpValue).
+type DumpValueFunc func(ks *keyspace.Keyspace, db int, key []byte) (rdb.Value, bool, error)
+
+func (s *Server) initReplication() {
+	// repl-backlog-size and repl-diskless-sync as configured at start-up.
+	backlog, _ := s.ConfigValue("repl-backlog-size")
+	size, _ := strconv.Atoi(backlog)
+	diskless, _ := s.ConfigValue("repl-diskless-sync")
+	s.master = repl.NewMaster(repl.MasterConfig{BacklogSize: size, Diskless: diskless != "no", TempDir: s.cfg.Dir, Logf: s.logf},
+		repl.NewReplIDs(), 0, serverSnapshotter{s})
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.closing:
+				s.master.DropReplicas()
+				return
+			case now := <-t.C:
+				s.master.Cron(now)
+			}
+		}
+	}()
+}
+
+type serverSnapshotter struct{ s *Server }
+
+type entriesSnapshot struct{ entries []rdb.Entry }
+
+func (e *entriesSnapshot) Functions() [][]byte { return nil }
+func (e *entriesSnapshot) Close() error        { return nil }
+func (e *entriesSnapshot) Next() (*rdb.Entry, error) {
+	if len(e.entries) == 0 {
+		return nil, io.EOF
+	}
+	x := &e.entries[0]
+	e.entries = e.entries[1:]
+	return x, nil
+}
+
+// Snapshot copies every key under the keyspace lock (values alias the
+// arena, which may be cleaned once the lock is released).
+func (ss serverSnapshotter) Snapshot(at func()) (repl.Snapshot, error) {
+	s := ss.s
+	s.env.lock()
+	defer s.env.unlock()
+	at()
+	snap := &entriesSnapshot{}
+	ks, dump := s.ks, s.cfg.DumpValue
+	if ks == nil || dump == nil {
+		return snap, nil
+	}
+	skipped := 0
+	for db := range keyspace.NumDBs {
+		var keys []string
+		ks.Keys(db, func(k string) { keys = append(keys, k) })
+		for _, k := range keys {
+			typ := ks.Type(db, []byte(k))
+			if typ == keyspace.TypeStream || typ == keyspace.TypeRoaring {
+				skipped++
+				continue
+			}
+			v, ok, err := dump(ks, db, []byte(k))
+			if err != nil || !ok {
+				skipped++
+				continue
+			}
+			e := rdb.Entry{DB: db, Key: []byte(k), Value: cloneValue(v), Idle: -1, Freq: -1}
+			if ms, ok := ks.ExpireAt(db, []byte(k)); ok {
+				e.ExpireAtMs = ms
+			}
+			snap.entries = append(snap.entries, e)
+		}
+	}
+	if skipped > 0 {
+		s.logf("replication: %d keys (streams, roaring bitmaps) left out of the snapshot", skipped)
+	}
+	return snap, nil
+}
+
+func cloneValue(v rdb.Value) rdb.Value {
+	v.Str = bytes.Clone(v.Str)
+	items := make([][]byte, len(v.Items))
+	for i, x := range v.Items {
+		items[i] = bytes.Clone(x)
+	}
+	v.Items = items
+	return v
+}
+
+// feed propagates a write that ran on c (under the keyspace lock) if it
+// succeeded; inside EXEC or a script (nested) the first write opens a
+// MULTI that feedEnd closes.
+func (c *conn) feed(cmd *Command, args [][]byte, start int, nested bool) {
+	m := c.srv.master
+	if m == nil || cmd.Flags&FlagWrite == 0 || len(c.Out) > start && c.Out[start] == '-' {
+		return
+	}
+	reply := c.Out[min(start, len(c.Out)):]
+	if eff, blocking := blockingEffect(cmd.Name, args, reply); blocking {
+		if eff == nil {
+			return // blocked, or timed out: nothing happened yet
+		}
+		args = eff
+	} else if eff, relative := c.expireEffect(cmd.Name, args, reply); relative {
+		if eff == nil {
+			return // it changed nothing
+		}
+		args = eff
+	}
+	if nested && !c.feedTx {
+		m.Propagate(c.DB, []byte("MULTI"))
+		c.feedTx = true
+	}
+	m.Propagate(c.DB, args...)
+	c.replOff = m.Offset()
+}
+
+// expireEffect rewrites a relative expiry into the absolute time it set,
+// read back from the keyspace, as Redis 7.0 propagates them: EXPIRE and
+// PEXPIRE as PEXPIREAT (or DEL when the key is gone), SETEX, PSETEX and
+// SET EX|PX as SET ... PXAT, GETEX EX|PX as PEXPIREAT. relative is false
+// for the other commands; eff nil when nothing changed.
+func (c *conn) expireEffect(name string, args [][]byte, reply []byte) (eff [][]byte, relative bool) {
+	ks := c.KS
+	if ks == nil || len(args) < 2 {
+		return nil, false
+	}
+	key := args[1]
+	at := func() ([]byte, bool) {
+		ms, ok := ks.ExpireAt(c.DB, key)
+		return strconv.AppendInt(nil, ms, 10), ok
+	}
+	null := len(reply) == 0 || reply[0] == '_' || bytes.HasPrefix(reply, []byte("$-1")) || bytes.HasPrefix(reply, []byte("*-1"))
+	switch name {
+	case "expire", "pexpire":
+		if !bytes.HasPrefix(reply, []byte(":1")) {
+			return nil, true
+		}
+		if ms, ok := at(); ok {
+			return [][]byte{[]byte("PEXPIREAT"), key, ms}, true
+		}
+		return [][]byte{[]byte("DEL"), key}, true
+	case "setex", "psetex":
+		if ms, ok := at(); ok && len(args) == 4 {
+			return [][]byte{[]byte("SET"), key, args[3], []byte("PXAT"), ms}, true
+		}
+		return nil, false
+	case "set":
+		out := [][]byte{args[0], key, args[2]}
+		rel, get := false, false
+		for i := 3; i < len(args); i++ {
+			switch {
+			case (ArgIs(args[i], "ex") || ArgIs(args[i], "px")) && i+1 < len(args):
+				rel = true
+				i++
+			case ArgIs(args[i], "get"):
+				get = true
+				out = append(out, args[i])
+			default:
+				out = append(out, args[i])
+			}
+		}
+		if !rel {
+			return nil, false
+		}
+		if null && !get {
+			return nil, true // NX/XX refused it
+		}
+		ms, ok := at()
+		if !ok {
+			return nil, false
+		}
+		return append(out, []byte("PXAT"), ms), true
+	case "getex":
+		for i := 2; i < len(args); i++ {
+			if ArgIs(args[i], "persist") {
+				return [][]byte{[]byte("PERSIST"), key}, true
+			}
+			if ArgIs(args[i], "ex") || ArgIs(args[i], "px") || ArgIs(args[i], "exat") || ArgIs(args[i], "pxat") {
+				if ms, ok := at(); ok {
+					return [][]byte{[]byte("PEXPIREAT"), key, ms}, true
+				}
+				return [][]byte{[]byte("DEL"), key}, true
+			}
+		}
+		return nil, true // a plain GETEX is a read
+	}
+	return nil, false
+}
+
+// blockingEffect is what a blocking pop did, as the non-blocking command
+// the replica runs (Redis propagates these rewritten too), read from its
+// reply: nil when it popped nothing. blocking is false for the other
+// commands.
+func blockingEffect(name string, args [][]byte, reply []byte) (eff [][]byte, blocking bool) {
+	b := func(s string) []byte { return []byte(s) }
+	key, rest, ok := firstBulk(reply)
+	switch name {
+	case "blpop", "brpop", "bzpopmin", "bzpopmax":
+		if !ok {
+			return nil, true
+		}
+		return [][]byte{b(strings.TrimPrefix(name, "b")), key}, true
+	case "brpoplpush":
+		if len(reply) == 0 || reply[0] == '*' || reply[0] == '_' || string(reply[:min(3, len(reply))]) == "$-1" {
+			return nil, true
+		}
+		return [][]byte{b("rpoplpush"), args[1], args[2]}, true
+	case "blmove":
+		if len(reply) == 0 || reply[0] == '*' || reply[0] == '_' || string(reply[:min(3, len(reply))]) == "$-1" {
+			return nil, true
+		}
+		return [][]byte{b("lmove"), args[1], args[2], args[3], args[4]}, true
+	case "blmpop", "bzmpop":
+		if !ok {
+			return nil, true
+		}
+		n, ok := arrayLen(rest)
+		if !ok || n <= 0 {
+			return nil, true
+		}
+		// BLMPOP timeout numkeys key... LEFT|RIGHT [COUNT n]: the
+		// direction follows the keys.
+		numkeys, _ := strconv.Atoi(string(args[2]))
+		if 3+numkeys >= len(args) {
+			return nil, true
+		}
+		return [][]byte{b(strings.TrimPrefix(name, "b")), b("1"), key, args[3+numkeys], b("COUNT"), strconv.AppendInt(nil, int64(n), 10)}, true
+	}
+	return nil, false
+}
+
+// firstBulk reads an array reply's first element, a bulk string, and
+// returns it with the bytes after it.
+func firstBulk(p []byte) (key, rest []byte, ok bool) {
+	if len(p) == 0 || (p[0] != '*' && p[0] != '>') {
+		return nil, nil, false
+	}
+	n, p, ok := lenLine(p[1:])
+	if !ok || n < 1 || len(p) == 0 || p[0] != '$' {
+		return nil, nil, false
+	}
+	l, p, ok := lenLine(p[1:])
+	if !ok || l < 0 || len(p) < l+2 {
+		return nil, nil, false
+	}
+	return p[:l], p[l+2:], true
+}
+
+// arrayLen reads an array header's count.
+func arrayLen(p []byte) (int, bool) {
+	if len(p) == 0 || p[0] != '*' {
+		return 0, false
+	}
+	n, _, ok := lenLine(p[1:])
+	return n, ok
+}
+
+func lenLine(p []byte) (int, []byte, bool) {
+	i := bytes.Index(p, []byte("\r\n"))
+	if i < 0 {
+		return 0, nil, false
+	}
+	n, err := strconv.Atoi(string(p[:i]))
+	return n, p[i+2:], err == nil
+}
+
+// feedEnd closes the MULTI a block's writes opened (still under the lock).
+func (c *conn) feedEnd() {
+	if c.feedTx {
+		c.srv.master.Propagate(c.DB, []byte("EXEC"))
+		c.replOff = c.srv.master.Offset()
+		c.feedTx = false
+	}
+}
+
+// replconfCommand: semantics: redis.io REPLCONF (internal): options a
+// replica sends before PSYNC. Reply: +OK; an even number of arguments is
+// a syntax error; ACK and GETACK reply nothing.
+func replconfCommand(c *Client, args [][]byte) {
+	if len(args)%2 == 0 {
+		c.WriteErr(ErrSyntaxReply)
+		return
+	}
+	cn := c.conn
+	if cn == nil {
+		c.WriteOK()
+		return
+	}
+	for i := 1; i < len(args); i += 2 {
+		v := string(args[i+1])
+		switch strings.ToLower(string(args[i])) {
+		case "listening-port":
+			n, ok := ParseInt64(args[i+1])
+			if !ok {
+				c.WriteErr(ErrNotIntegerReply)
+				return
+			}
+			cn.syncReq.ListeningPort = int(n)
+		case "ip-address":
+			cn.syncReq.IP = v
+		case "capa":
+			cn.syncReq.CapaEOF = cn.syncReq.CapaEOF || strings.EqualFold(v, "eof")
+			cn.syncReq.CapaPSYNC2 = cn.syncReq.CapaPSYNC2 || strings.EqualFold(v, "psync2")
+		case "ack", "getack":
+			return // only meaningful on a replica link
+		case "rdb-only":
+			if v != "0" && v != "1" {
+				c.WriteErr(ErrNotIntegerReply)
+				return
+			}
+			cn.syncReq.RDBOnly = v == "1"
+		case "rdb-filter-only":
+		default:
+			c.WriteError("ERR Unrecognized REPLCONF option: " + string(args[i]))
+			return
+		}
+	}
+	c.WriteOK()
+}
+
+// psyncCommand: semantics: redis.io PSYNC replid offset. Reply: the
+// connection becomes a replica link (+FULLRESYNC or +CONTINUE, then the
+// stream); in loop I/O mode an error.
+func psyncCommand(c *Client, args [][]byte) {
+	off, ok := ParseInt64(args[2])
+	if !ok {
+		c.WriteErr(ErrNotIntegerReply)
+		return
+	}
+	c.startSync(repl.SyncRequest{PSYNC: true, ReplID: string(args[1]), Offset: off})
+}
+
+// syncCommand: semantics: redis.io SYNC. Reply: a snapshot, then the
+// stream (no +FULLRESYNC line).
+func syncCommand(c *Client, _ [][]byte) { c.startSync(repl.SyncRequest{}) }
+
+func (c *Client) startSync(req repl.SyncRequest) {
+	cn := c.conn
+	switch {
+	case cn == nil || c.Srv.master == nil:
+		c.WriteError("ERR replication is not available here")
+	default:
+		prev := cn.syncReq
+		prev.PSYNC, prev.ReplID, prev.Offset = req.PSYNC, req.ReplID, req.Offset
+		cn.syncReq = prev
+		cn.takeover = true
+	}
+}
+
+// serveReplica hands the connection to the replication master; rest is
+// what the replica sent after PSYNC. In goroutine mode it returns when the
+// link ends; on the loop the link runs on a goroutine of its own and the
+// connection's input goes to it (OnTraffic) from now on.
+func (c *conn) serveReplica(rest []byte) {
+	if c.gc != nil {
+		l := newLoopLink(c.gc, rest)
+		c.link = l
+		req := c.syncReq
+		go func() {
+			if err := c.srv.master.Serve(l, bufio.NewReader(l), req); err != nil {
+				c.srv.logf("replication: link to replica %s ended: %v", c.addr, err)
+			}
+		}()
+		return
+	}
+	c.nc.SetReadDeadline(time.Time{})
+	br := bufio.NewReader(io.MultiReader(bytes.NewReader(bytes.Clone(rest)), c.nc))
+	if err := c.srv.master.Serve(c.nc, br, c.syncReq); err != nil {
+		c.srv.logf("replication: link to replica %s ended: %v", c.addr, err)
+	}
+}
+
+// roleCommand: semantics: redis.io ROLE. Reply: ["master", offset,
+// [[ip, port, acknowledged offset], ...]].
+func roleCommand(c *Client, _ [][]byte) {
+	if l := c.Srv.replicaStatus(); l != nil {
+		st := l.r.Status()
+		c.WriteArray(5)
+		c.WriteBulkString("slave")
+		c.WriteBulkString(l.host)
+		c.WriteInt(int64(l.port))
+		c.WriteBulkString(st.State)
+		if st.State == repl.StateConnected {
+			c.WriteInt(st.Offset)
+		} else {
+			c.WriteInt(-1)
+		}
+		return
+	}
+	m := c.Srv.master
+	c.WriteArray(3)
+	c.WriteBulkString("master")
+	if m == nil {
+		c.WriteInt(0)
+		c.WriteArray(0)
+		return
+	}
+	c.WriteInt(m.Offset())
+	reps := m.Replicas()
+	c.WriteArray(len(reps))
+	for _, r := range reps {
+		c.WriteArray(3)
+		c.WriteBulkString(r.IP)
+		c.WriteBulkString(strconv.Itoa(r.Port))
+		c.WriteBulkString(strconv.FormatInt(r.Offset, 10))
+	}
+}
+
+// waitCommand: semantics: redis.io WAIT numreplicas timeout. Reply: the
+// number of replicas that acknowledged the client's last write (every
+// replica when it wrote nothing yet), waiting up to timeout ms (0:
+// forever) for numreplicas of them. Errors as Redis: a numreplicas or
+// timeout that is not an integer, a negative timeout.
+func waitCommand(c *Client, args [][]byte) {
+	n, ok := ParseInt64(args[1])
+	if !ok {
+		c.WriteErr(ErrNotIntegerReply)
+		return
+	}
+	ms, ok := ParseInt64(args[2])
+	switch {
+	case !ok:
+		c.WriteError("ERR timeout is not an integer or out of range")
+		return
+	case ms < 0:
+		c.WriteError("ERR timeout is negative")
+		return
+	}
+	m, cn := c.Srv.master, c.conn
+	if m == nil || cn == nil {
+		c.WriteInt(0)
+		return
+	}
+	if cn.gc != nil || cn.inExec { // the event loop, or EXEC holding the keyspace lock, must not block
+		c.WriteInt(int64(m.Acked(cn.replOff)))
+		return
+	}
+	ctx := context.Background()
+	if ms > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
+		defer cancel()
+	}
+	c.WriteInt(int64(m.WaitAcked(ctx, int(n), cn.replOff)))
+}
+
+// loopLink is a net.Conn over an event-loop connection, for a replica
+// link served by repl.Master on its own goroutine: writes go out through
+// AsyncWrite, each waited for (so a slow replica slows its sender, not
+// the loop), and reads take what OnTraffic hands over.
+type loopLink struct {
+	gc     gnet.Conn
+	mu     sync.Mutex
+	cond   *sync.Cond
+	in     []byte
+	closed bool
+	done   chan struct{}
+}
+
+func newLoopLink(gc gnet.Conn, in []byte) *loopLink {
+	l := &loopLink{gc: gc, in: bytes.Clone(in), done: make(chan struct{})}
+	l.cond = sync.NewCond(&l.mu)
+	return l
+}
+
+// push is called on the loop with the connection's new input.
+func (l *loopLink) push(p []byte) {
+	l.mu.Lock()
+	l.in = append(l.in, p...)
+	l.mu.Unlock()
+	l.cond.Broadcast()
+}
+
+// shutdown is called on the loop when the connection closed.
+func (l *loopLink) shutdown() {
+	l.mu.Lock()
+	if !l.closed {
+		l.closed = true
+		close(l.done)
+	}
+	l.mu.Unlock()
+	l.cond.Broadcast()
+}
+
+func (l *loopLink) Read(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for len(l.in) == 0 && !l.closed {
+		l.cond.Wait()
+	}
+	if len(l.in) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, l.in)
+	l.in = l.in[n:]
+	return n, nil
+}
+
+func (l *loopLink) Write(p []byte) (int, error) {
+	written := make(chan error, 1)
+	err := l.gc.AsyncWrite(bytes.Clone(p), func(_ gnet.Conn, err error) error {
+		written <- err
+		return nil
+	})
+	if err == nil {
+		select {
+		case err = <-written:
+		case <-l.done:
+			err = net.ErrClosed
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (l *loopLink) Close() error                     { return l.gc.Close() }
+func (l *loopLink) LocalAddr() net.Addr              { return l.gc.LocalAddr() }
+func (l *loopLink) RemoteAddr() net.Addr             { return l.gc.RemoteAddr() }
+func (l *loopLink) SetDeadline(time.Time) error      { return nil }
+func (l *loopLink) SetReadDeadline(time.Time) error  { return nil }
+func (l *loopLink) SetWriteDeadline(time.Time) error { return nil }
