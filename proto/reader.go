@@ -139,7 +139,7 @@ func ScanMultibulk(b []byte, lim Limits) (v Verdict) {
 	if cr+1 >= len(b) {
 		return v
 	}
-	count, ok := parseInt64(b[1:cr])
+	count, ok := ParseInt64(b[1:cr])
 	if !ok || count > MaxMultibulkLen {
 		v.Err = "invalid multibulk length"
 		return v
@@ -172,7 +172,7 @@ func ScanMultibulk(b []byte, lim Limits) (v Verdict) {
 		if end+1 >= int64(len(b)) {
 			return v
 		}
-		n, ok := parseInt64(b[pos+1 : end])
+		n, ok := ParseInt64(b[pos+1 : end])
 		if !ok || n < 0 || n > lim.MaxBulk {
 			v.Err = "invalid bulk length"
 			return v
@@ -199,11 +199,11 @@ func ScanMultibulk(b []byte, lim Limits) (v Verdict) {
 // after each bulk are skipped unchecked, as Redis does.
 func SplitMultibulk(b []byte, args [][]byte) (_ [][]byte, rest []byte) {
 	cr := bytes.IndexByte(b, '\r')
-	count, _ := parseInt64(b[1:cr])
+	count, _ := ParseInt64(b[1:cr])
 	pos := cr + 2
 	for j := int64(0); j < count; j++ {
 		cr := pos + bytes.IndexByte(b[pos:], '\r')
-		n, _ := parseInt64(b[pos+1 : cr])
+		n, _ := ParseInt64(b[pos+1 : cr])
 		start := cr + 2
 		args = append(args, b[start:start+int(n):start+int(n)])
 		pos = start + int(n) + 2
@@ -224,7 +224,7 @@ func SplitInline(line, storage []byte, args [][]byte) (_ [][]byte, _ []byte, ok 
 	buf := storage[:0]
 	p := 0
 	for {
-		for p < len(line) && isSpace(line[p]) {
+		for p < len(line) && IsSpace(line[p]) {
 			p++
 		}
 		if p >= len(line) {
@@ -260,7 +260,7 @@ func SplitInline(line, storage []byte, args [][]byte) (_ [][]byte, _ []byte, ok 
 					}
 					buf = append(buf, ch)
 				} else if ch == '"' {
-					if p+1 < len(line) && !isSpace(line[p+1]) {
+					if p+1 < len(line) && !IsSpace(line[p+1]) {
 						return args[:0], storage, false
 					}
 					done = true
@@ -276,7 +276,7 @@ func SplitInline(line, storage []byte, args [][]byte) (_ [][]byte, _ []byte, ok 
 					p++
 					buf = append(buf, '\'')
 				} else if ch == '\'' {
-					if p+1 < len(line) && !isSpace(line[p+1]) {
+					if p+1 < len(line) && !IsSpace(line[p+1]) {
 						return args[:0], storage, false
 					}
 					done = true
@@ -336,15 +336,16 @@ func unhex(ch byte) byte {
 	}
 }
 
-// isSpace is C's isspace in the "C" locale.
-func isSpace(c byte) bool {
+// IsSpace is C's isspace in the "C" locale.
+func IsSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
 
-// parseInt64 parses a header count the way Redis's string2ll does: an
-// optional '-', then digits with no leading zero ("0" alone excepted),
-// nothing else, within int64.
-func parseInt64(b []byte) (int64, bool) {
+// ParseInt64 parses b the way Redis's string2ll does (header counts and
+// every integer argument): an optional '-', then digits with no leading
+// zero (the string "0" alone excepted), nothing else: no '+', no spaces,
+// no "-0", at most 20 bytes, within int64.
+func ParseInt64(b []byte) (int64, bool) {
 	n := len(b)
 	if n == 0 || n >= 21 {
 		return 0, false

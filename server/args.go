@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/persimmon-db/persimmon/keyspace"
+	"github.com/persimmon-db/persimmon/proto"
 )
 
 // Argument parsing shared by the command handlers. Every parser here accepts
@@ -78,61 +79,12 @@ func LowerASCII(c byte) byte {
 	return c
 }
 
-// IsSpace is C's isspace in the "C" locale.
-func IsSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
-}
+// IsSpace is C's isspace in the "C" locale (proto.IsSpace).
+func IsSpace(c byte) bool { return proto.IsSpace(c) }
 
-// ParseInt64 parses b the way Redis's string2ll does: an optional '-', then
-// digits with no leading zero (the string "0" alone excepted), nothing else:
-// no '+', no spaces, no "-0", at most 20 bytes, within int64.
-func ParseInt64(b []byte) (int64, bool) {
-	n := len(b)
-	if n == 0 || n >= 21 {
-		return 0, false
-	}
-	if n == 1 && b[0] == '0' {
-		return 0, true
-	}
-	i := 0
-	neg := false
-	if b[0] == '-' {
-		neg = true
-		i = 1
-		if n == 1 {
-			return 0, false
-		}
-	}
-	if b[i] < '1' || b[i] > '9' {
-		return 0, false
-	}
-	v := uint64(b[i] - '0')
-	for i++; i < n; i++ {
-		c := b[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		if v > math.MaxUint64/10 {
-			return 0, false
-		}
-		v *= 10
-		d := uint64(c - '0')
-		if v > math.MaxUint64-d {
-			return 0, false
-		}
-		v += d
-	}
-	if neg {
-		if v > 1<<63 {
-			return 0, false
-		}
-		return int64(-v), true // two's complement: -(1<<63) is MinInt64
-	}
-	if v > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(v), true
-}
+// ParseInt64 parses b the way Redis's string2ll does (proto.ParseInt64):
+// an optional '-', then digits with no leading zero, within int64.
+func ParseInt64(b []byte) (int64, bool) { return proto.ParseInt64(b) }
 
 // ArgInt64 parses an integer argument (getLongLongFromObjectOrReply).
 func ArgInt64(b []byte) (int64, error) {
