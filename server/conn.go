@@ -254,6 +254,11 @@ func (c *conn) processInput() bool {
 		if len(args) == 0 { // "*0\r\n", an empty line
 			continue
 		}
+		if isCrossProtocol(args[0]) {
+			c.srv.crossProtocolAttack()
+			c.Out = c.Out[:0] // as Redis: nothing more is written to it
+			return false
+		}
 		c.execute(args)
 		if len(c.Out) >= outFlushAt && !c.flush() {
 			return false

@@ -1,0 +1,201 @@
+package e2e
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Safety at the edge (issue 12 §5), each case run against the real binary
+// in both I/O modes and against Debian's redis-server 7.0.
+
+// startRedisLogged starts redis-server on a free loopback port with extra
+// arguments, logging to a file; it returns the address and a function that
+// reads the log so far.
+func startRedisLogged(t *testing.T, args ...string) (string, func() string) {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatalf("redis-server is not on PATH: %v", err)
+	}
+	port := freePort(t)
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "redis.log")
+	all := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no",
+		"--logfile", logPath}, args...)
+	cmd := exec.Command(bin, all...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-done })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	readLog := func() string { b, _ := os.ReadFile(logPath); return string(b) }
+	for i := 0; i < 500; i++ { // bounded polling for readiness
+		select {
+		case err := <-done:
+			t.Fatalf("redis-server exited: %v\n%s", err, readLog())
+		default:
+		}
+		if c, err := dialRESP(addr); err == nil {
+			r, err := c.do("PING")
+			c.close()
+			if err == nil && r.String() == "+PONG" {
+				return addr, readLog
+			}
+		}
+		time.Sleep(20 * time.Millisecond) // between connection attempts
+	}
+	t.Fatalf("redis-server on %s never answered PING\n%s", addr, readLog())
+	return "", nil
+}
+
+// edgeTarget is one server under test: its address and its log so far.
+type edgeTarget struct {
+	name string
+	addr string
+	log  func() string
+}
+
+// edgeTargets starts redis-server and persimmon-server in both I/O modes
+// with the same extra arguments.
+func edgeTargets(t *testing.T, args ...string) []edgeTarget {
+	t.Helper()
+	raddr, rlog := startRedisLogged(t, args...)
+	out := []edgeTarget{{"redis", raddr, rlog}}
+	for _, io := range []string{"goroutine", "loop"} {
+		s := startServer(t, t.TempDir(), append([]string{"--io", io}, args...)...)
+		out = append(out, edgeTarget{"persimmon-" + io, s.Addr, s.log.String})
+	}
+	return out
+}
+
+// rawExchange dials addr (from local address src if not ""), writes data in
+// one write and returns everything the server sends until it closes (or
+// "<open>" appended if it keeps the connection open for 3 s).
+func rawExchange(t *testing.T, addr, src, data string) string {
+	t.Helper()
+	d := net.Dialer{Timeout: 2 * time.Second}
+	if src != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(src)}
+	}
+	nc, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if data != "" {
+		if _, err := nc.Write([]byte(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nc.SetReadDeadline(time.Now().Add(3 * time.Second))
+	b, err := io.ReadAll(nc)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return string(b) + "<open>"
+	}
+	return string(b)
+}
+
+// waitLog polls a server's log (bounded) until it contains want.
+func waitLog(t *testing.T, tg edgeTarget, want string) {
+	t.Helper()
+	for i := 0; i < 300; i++ {
+		if strings.Contains(tg.log(), want) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond) // the log is written by another process
+	}
+	t.Errorf("%s: log never showed %q:\n%s", tg.name, want, tail(tg.log(), 2000))
+}
+
+func getString(t *testing.T, addr, key string) string {
+	t.Helper()
+	c, err := dialRESP(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	r, err := c.do("GET", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.String()
+}
+
+// TestCrossProtocolGuard: an HTTP request (a browser page posting to the
+// server) closes the connection at its "POST" or "Host:" line, with
+// Redis's warning in the log; nothing after it runs, and the replies of
+// the commands before it in the same read are not written.
+func TestCrossProtocolGuard(t *testing.T) {
+	for _, tg := range edgeTargets(t) {
+		cases := []struct{ name, data, ranKey, notKey string }{
+			{"post", "SET before 1\r\nPOST / HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\nSET after1 1\r\n", "before", "after1"},
+			{"host", "Host: example.com\r\nSET after2 1\r\n", "", "after2"},
+			{"multibulk", "*1\r\n$4\r\npOsT\r\n*3\r\n$3\r\nSET\r\n$6\r\nafter3\r\n$1\r\n1\r\n", "", "after3"},
+			{"in multi", "MULTI\r\nHOST:\r\nSET after4 1\r\nEXEC\r\n", "", "after4"},
+		}
+		for _, tc := range cases {
+			got := rawExchange(t, tg.addr, "", tc.data)
+			if got != "" {
+				t.Errorf("%s %s: server wrote %q, want a close without replies", tg.name, tc.name, got)
+			}
+			if tc.ranKey != "" {
+				if g := getString(t, tg.addr, tc.ranKey); g != `"1"` {
+					t.Errorf("%s %s: GET %s = %s: the command before the attack should have run", tg.name, tc.name, tc.ranKey, g)
+				}
+			}
+			if g := getString(t, tg.addr, tc.notKey); g != "$-1" {
+				t.Errorf("%s %s: GET %s = %s: the HTTP body ran as commands", tg.name, tc.name, tc.notKey, g)
+			}
+		}
+		waitLog(t, tg, "Possible SECURITY ATTACK detected. It looks like somebody is sending POST or Host: commands to Redis.")
+		if n := strings.Count(tg.log(), "SECURITY ATTACK"); n != 1 {
+			t.Errorf("%s: warning logged %d times for 4 attacks within a minute, want 1", tg.name, n)
+		}
+	}
+}
+
+// TestProtectedModeLoopback: with protected mode on and no password, a
+// peer at 127.0.0.2 is refused with Redis's DENIED text (Redis counts only
+// 127.0.0.1 and ::1 as loopback); 127.0.0.1 is served.
+func TestProtectedModeLoopback(t *testing.T) {
+	var want string
+	for _, tg := range edgeTargets(t, "--protected-mode", "yes") {
+		got := rawExchange(t, tg.addr, "127.0.0.2", "PING\r\n")
+		if !strings.HasPrefix(got, "-DENIED Redis is running in protected mode") {
+			t.Errorf("%s: from 127.0.0.2 got %q, want DENIED", tg.name, got)
+		}
+		if want == "" {
+			want = got
+		} else if got != want {
+			t.Errorf("%s: DENIED text differs from redis-server's:\n got %q\nwant %q", tg.name, got, want)
+		}
+		if got := rawExchange(t, tg.addr, "127.0.0.1", "PING\r\nQUIT\r\n"); got != "+PONG\r\n+OK\r\n" {
+			t.Errorf("%s: from 127.0.0.1 got %q", tg.name, got)
+		}
+		c, err := dialRESP(tg.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := c.do("CONFIG", "SET", "protected-mode", "no")
+		c.close()
+		if err != nil || r.String() != "+OK" {
+			t.Fatalf("%s: CONFIG SET protected-mode no: %v %v", tg.name, r, err)
+		}
+		if got := rawExchange(t, tg.addr, "127.0.0.2", "PING\r\nQUIT\r\n"); got != "+PONG\r\n+OK\r\n" {
+			t.Errorf("%s: protected mode off, from 127.0.0.2 got %q", tg.name, got)
+		}
+	}
+}
