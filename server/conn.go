@@ -38,6 +38,11 @@ type conn struct {
 
 	rbuf   []byte       // unprocessed input; always starts at index 0
 	reader proto.Reader // splits rbuf into requests
+	// need is the length the request at the front of rbuf was found to
+	// need (0: unknown); rbuf is not parsed again before it holds that
+	// much. scans counts the Reader calls (tests check it stays linear).
+	need  int
+	scans int64
 
 	batchLSN   uint64      // highest LastLSN seen after a command of this batch
 	tick       time.Time   // end of the previous command (commandstats timing)
@@ -239,8 +244,16 @@ func (c *conn) processInput() bool {
 	}
 	data := c.rbuf
 	need := 0
+	if c.need > len(data) {
+		// The request at the front is a partial bulk whose length is
+		// known: not a byte of it is parsed again until it is all here
+		// (re-scanning it on every read made a large value quadratic).
+		need = c.need
+		data = data[len(data):]
+	}
 	c.tick = time.Now()
 	for len(data) > 0 && !c.closeAfterReply && c.blk.b == nil && !c.held {
+		c.scans++
 		args, rest, n, perr := c.reader.Next(data, c.limits())
 		if perr != "" {
 			c.protocolError(perr)
@@ -265,14 +278,25 @@ func (c *conn) processInput() bool {
 		}
 	}
 
-	// Keep the unprocessed tail at the front of the buffer.
-	n := copy(c.rbuf, data)
-	c.rbuf = c.rbuf[:n]
-	if need > cap(c.rbuf) {
-		// Room for what the request declares, but at most twice what has
-		// arrived: a client that announces a 512 MB bulk and sends three
-		// bytes must not cost 512 MB (doubling keeps big values linear).
-		c.rbuf = growBuf(c.rbuf, min(need, 2*max(len(c.rbuf), readBufSize)))
+	// Keep the unprocessed tail at the front of the buffer (where it is
+	// already if nothing was taken: no copy of a large partial bulk per
+	// read).
+	if c.need > len(c.rbuf) {
+		data = c.rbuf // skipped above: all of it is still pending
+	}
+	c.need = need
+	n := len(data)
+	if n != len(c.rbuf) {
+		n = copy(c.rbuf, data)
+		c.rbuf = c.rbuf[:n]
+	}
+	if need > cap(c.rbuf) && cap(c.rbuf)-len(c.rbuf) < readBufSize {
+		// Room for what the request declares, but only once the buffer is
+		// (nearly) full and then twice its size: a client that announces a
+		// 512 MB bulk and sends three bytes must not cost 512 MB, and
+		// doubling keeps big values linear (growing to twice the arrived
+		// bytes on every read grew by one read at a time: quadratic).
+		c.rbuf = growBuf(c.rbuf, min(need, 2*cap(c.rbuf)))
 	} else if n == 0 && cap(c.rbuf) > shrinkAbove {
 		releasedLarge(cap(c.rbuf))
 		c.rbuf = make([]byte, 0, readBufSize)
