@@ -199,3 +199,96 @@ func TestProtectedModeLoopback(t *testing.T) {
 		}
 	}
 }
+
+// withNofile makes the servers started in f run under `ulimit -n n` (soft
+// and hard), through a shell wrapper around the binary.
+func withNofile(t *testing.T, n int, f func()) {
+	t.Helper()
+	wrapper := filepath.Join(t.TempDir(), "nofile.sh")
+	script := fmt.Sprintf("#!/bin/sh\nulimit -n %d || exit 1\nexec %q \"$@\"\n", n, serverBin)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	saved := serverBin
+	serverBin = wrapper
+	defer func() { serverBin = saved }()
+	f()
+}
+
+func configGet(t *testing.T, addr, name string) string {
+	t.Helper()
+	c, err := dialRESP(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	r, err := c.do("CONFIG", "GET", name)
+	if err != nil || len(r.elems) != 2 {
+		t.Fatalf("CONFIG GET %s: %v %v", name, r, err)
+	}
+	return r.elems[1].str
+}
+
+// TestMaxClientsFitsNofile: under `ulimit -n 200` (which an unprivileged
+// process cannot raise), maxclients 10000 is reduced to 200-32 = 168 with
+// Redis's warnings, as redis-server does (were root able to raise the
+// hard limit, both would keep 10000: the comparison still holds).
+func TestMaxClientsFitsNofile(t *testing.T) {
+	var tgs []edgeTarget
+	withNofile(t, 200, func() {
+		s := startServer(t, t.TempDir(), "--maxclients", "10000")
+		tgs = append(tgs, edgeTarget{"persimmon", s.Addr, s.log.String})
+	})
+	bin, _ := exec.LookPath("redis-server")
+	wdir := t.TempDir() // a redis-server on PATH that is the wrapper
+	script := fmt.Sprintf("#!/bin/sh\nulimit -n 200 || exit 1\nexec %q \"$@\"\n", bin)
+	if err := os.WriteFile(filepath.Join(wdir, "redis-server"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", wdir+":"+os.Getenv("PATH"))
+	raddr, rlog := startRedisLogged(t, "--maxclients", "10000")
+	tgs = append(tgs, edgeTarget{"redis", raddr, rlog})
+	want := configGet(t, raddr, "maxclients")
+	for _, tg := range tgs {
+		if got := configGet(t, tg.addr, "maxclients"); got != want {
+			t.Errorf("%s: maxclients %s under ulimit -n 200, redis-server has %s", tg.name, got, want)
+		}
+		if want != "10000" {
+			waitLog(t, tg, "Current maximum open files is 200. maxclients has been reduced to "+want+" to compensate for low ulimit.")
+			waitLog(t, tg, "You requested maxclients of 10000 requiring at least 10032 max file descriptors.")
+		}
+	}
+}
+
+// TestMaxClientsRefusal: the client beyond maxclients is told so, not
+// silently closed; one slot freed is usable again.
+func TestMaxClientsRefusal(t *testing.T) {
+	for _, tg := range edgeTargets(t, "--maxclients", "2") {
+		var held []*respConn
+		for i := 0; i < 2; i++ {
+			c, err := dialRESP(tg.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r, err := c.do("PING"); err != nil || r.String() != "+PONG" {
+				t.Fatalf("%s: client %d: %v %v", tg.name, i, r, err)
+			}
+			held = append(held, c)
+		}
+		if got := rawExchange(t, tg.addr, "", ""); got != "-ERR max number of clients reached\r\n" {
+			t.Errorf("%s: third client got %q", tg.name, got)
+		}
+		held[0].close()
+		ok := false
+		for i := 0; i < 300 && !ok; i++ { // the server notices the close asynchronously
+			ok = rawExchange(t, tg.addr, "", "PING\r\nQUIT\r\n") == "+PONG\r\n+OK\r\n"
+			if !ok {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		if !ok {
+			t.Errorf("%s: a freed slot was not usable", tg.name)
+		}
+		held[1].close()
+	}
+}

@@ -2,8 +2,11 @@ package server
 
 import (
 	"bytes"
+	"fmt"
 	"net"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -52,3 +55,61 @@ var (
 	loopback4 = net.IPv4(127, 0, 0, 1)
 	loopback6 = net.IPv6loopback
 )
+
+// reservedFDs are the file descriptors kept for everything but clients
+// (Redis's CONFIG_MIN_RESERVED_FDS: listeners, log, the data files).
+const reservedFDs = 32
+
+// fitMaxClients returns the maxclients the process's open-file limit
+// allows, raising RLIMIT_NOFILE first if it is below maxclients+32 (as
+// Redis's adjustOpenFilesLimit: it tries the needed limit, then 16 fewer
+// at a time, down to the current one). A reduced value is logged with
+// Redis's three warnings; err is set when not even one client fits.
+func fitMaxClients(maxclients int, logf func(string, ...any)) (int, error) {
+	want := uint64(maxclients) + reservedFDs
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		logf("Unable to obtain the current NOFILE limit (%v), assuming 1024 and setting the max clients configuration accordingly.", err)
+		return 1024 - reservedFDs, nil
+	}
+	old := lim.Cur
+	if old >= want {
+		return maxclients, nil
+	}
+	best := want
+	var setErr error
+	for best > old {
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: best, Max: max(best, lim.Max)}); err == nil {
+			break
+		} else {
+			setErr = err
+		}
+		if best < 16 {
+			best = old
+			break
+		}
+		best -= 16
+	}
+	best = max(best, old)
+	if best >= want {
+		logf("Increased maximum number of open files to %d (it was originally set to %d).", want, old)
+		return maxclients, nil
+	}
+	if best <= reservedFDs {
+		return 0, fmt.Errorf("Your current 'ulimit -n' of %d is not enough for the server to start. Please increase your open file limit to at least %d. Exiting.", old, want)
+	}
+	reduced := int(best - reservedFDs)
+	logf("You requested maxclients of %d requiring at least %d max file descriptors.", maxclients, want)
+	logf("Server can't set maximum open files to %d because of OS error: %s.", want, strerror(setErr))
+	logf("Current maximum open files is %d. maxclients has been reduced to %d to compensate for low ulimit. If you need higher maxclients increase 'ulimit -n'.", best, reduced)
+	return reduced, nil
+}
+
+// strerror is err's text as C's strerror spells it (capitalised).
+func strerror(err error) string {
+	if err == nil {
+		return "Success"
+	}
+	m := err.Error()
+	return strings.ToUpper(m[:1]) + m[1:]
+}

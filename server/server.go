@@ -229,6 +229,12 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 	if cfg.MaxClients <= 0 {
 		cfg.MaxClients = DefaultMaxClients
 	}
+	if n, err := fitMaxClients(cfg.MaxClients, logf); err != nil { // edge.go: RLIMIT_NOFILE
+		logf("%v", err)
+		cfg.MaxClients = 1
+	} else {
+		cfg.MaxClients = n
+	}
 	s := &Server{
 		cfg:     cfg,
 		env:     env,
