@@ -44,9 +44,18 @@ type sortOptions struct {
 func sortCommand(c *Client, args [][]byte)   { sortGeneric(c, args, false) }
 func sortROCommand(c *Client, args [][]byte) { sortGeneric(c, args, true) }
 
+// SORT's refusals of BY and GET patterns to a user who may not read every
+// key (the keys they name are not in the arguments, so the ACL check
+// cannot see them).
+var (
+	errSortByACL  = replyError("ERR BY option of SORT denied due to insufficient ACL permissions.")
+	errSortGetACL = replyError("ERR GET option of SORT denied due to insufficient ACL permissions.")
+)
+
 // parseSort reads SORT's options left to right, failing at the first bad
-// one with Redis's reply.
-func parseSort(args [][]byte, readonly bool) (o sortOptions, err error) {
+// one with Redis's reply. allKeys says whether the user may read every
+// key, which BY with a pattern and GET need.
+func parseSort(args [][]byte, readonly, allKeys bool) (o sortOptions, err error) {
 	o.limCount = -1
 	for j := 2; j < len(args); j++ {
 		left := len(args) - 1 - j
@@ -72,9 +81,14 @@ func parseSort(args [][]byte, readonly bool) (o sortOptions, err error) {
 			o.by = args[j+1]
 			if bytes.IndexByte(o.by, '*') < 0 {
 				o.dontsort = true
+			} else if !allKeys {
+				return o, errSortByACL
 			}
 			j++
 		case argIs(args[j], "get") && left >= 1:
+			if !allKeys {
+				return o, errSortGetACL
+			}
 			o.gets = append(o.gets, args[j+1])
 			j++
 		default:
@@ -92,7 +106,7 @@ type sortItem struct {
 }
 
 func sortGeneric(c *Client, args [][]byte, readonly bool) {
-	o, err := parseSort(args, readonly)
+	o, err := parseSort(args, readonly, c.ReadsAllKeys(args))
 	if err != nil {
 		c.WriteErr(err)
 		return

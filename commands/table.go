@@ -21,6 +21,7 @@ func Table() []Command {
 		geoCommands(),     // geo.go
 		roaringCommands(), // roaring.go: TairRoaring TR.*
 		streamCommands(),  // streams.go
+		debugCommands(),   // debug.go: DEBUG
 	} {
 		cmds = append(cmds, family...)
 	}

@@ -33,7 +33,11 @@ import (
 //	                                 on first use and reopened after the server closes one
 //
 // Prefixes combine (`@2 sort: KEYS *`). Each script starts with FLUSHALL on
-// fresh connections.
+// fresh connections. Every script runs twice: in RESP2, then (subtests
+// resp3/NAME) on connections that start with HELLO 3, so that each reply
+// is compared in Redis 7.0's RESP3 shapes too (maps, sets, doubles, null,
+// verbatim strings, push messages). A script line that itself sends HELLO
+// switches its connection on both servers alike.
 
 type scriptLine struct {
 	file string
@@ -189,6 +193,7 @@ type diffTarget struct {
 	name  string
 	addr  string
 	conns map[int]*respConn
+	resp3 bool // new connections send HELLO 3 first
 }
 
 func (d *diffTarget) closeAll() {
@@ -221,6 +226,12 @@ func (d *diffTarget) exchange(conn int, args [][]byte) (reply, error) {
 		var err error
 		if c, err = dialRESP(d.addr); err != nil {
 			return reply{}, err
+		}
+		if d.resp3 {
+			if r, err := c.doBytes(bytesArgs("HELLO", "3")); err != nil || r.kind != '%' {
+				c.close()
+				return reply{}, fmt.Errorf("HELLO 3: %v %v", r, err)
+			}
 		}
 		d.conns[conn] = c
 	}
@@ -397,18 +408,25 @@ func TestDiff(t *testing.T) {
 	})
 
 	total := 0
-	for _, path := range files {
-		lines, err := parseScript(path)
-		if err != nil {
-			t.Fatal(err)
+	for _, resp3 := range []bool{false, true} {
+		redisSide.resp3, persimmonSide.resp3 = resp3, resp3
+		prefix := ""
+		if resp3 {
+			prefix = "resp3/"
 		}
-		total += len(lines)
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) {
-			resetTargets(t, redisSide, persimmonSide)
-			for _, m := range runDiffScript(redisSide, persimmonSide, lines) {
-				t.Error(m)
+		for _, path := range files {
+			lines, err := parseScript(path)
+			if err != nil {
+				t.Fatal(err)
 			}
-		})
+			total += len(lines)
+			t.Run(prefix+strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) {
+				resetTargets(t, redisSide, persimmonSide)
+				for _, m := range runDiffScript(redisSide, persimmonSide, lines) {
+					t.Error(m)
+				}
+			})
+		}
 	}
-	t.Logf("%d scripted commands in %d files", total, len(files))
+	t.Logf("%d scripted commands in %d files, RESP2 and RESP3", total, len(files))
 }

@@ -183,6 +183,18 @@ func (r reply) sorted() reply {
 		return r
 	}
 	out := r
+	if r.kind == '%' { // a map: sort its key-value pairs
+		pairs := make([][2]reply, len(r.elems)/2)
+		for i := range pairs {
+			pairs[i] = [2]reply{r.elems[2*i], r.elems[2*i+1]}
+		}
+		slices.SortFunc(pairs, func(a, b [2]reply) int { return strings.Compare(a[0].String(), b[0].String()) })
+		out.elems = make([]reply, 0, len(r.elems))
+		for _, p := range pairs {
+			out.elems = append(out.elems, p[0], p[1])
+		}
+		return out
+	}
 	out.elems = slices.Clone(r.elems)
 	slices.SortFunc(out.elems, func(a, b reply) int { return strings.Compare(a.String(), b.String()) })
 	return out

@@ -185,6 +185,10 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 		// transaction whose commit record was never written.
 		off = end
 	}
+	if !ks.cleanFunctions(seg.ID()) { // functions.go
+		ks.Unlock()
+		return false
+	}
 	ks.Unlock()
 	for off < end {
 		ks.mu.Lock()

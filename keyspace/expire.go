@@ -50,6 +50,9 @@ const activeExpireLimit = 2000
 // activeExpire removes keys whose expiry has passed (Redis's active expiry,
 // exact rather than sampled). Called with the lock held.
 func (ks *Keyspace) activeExpire(now int64) {
+	if ks.noActiveExp {
+		return
+	}
 	for n := 0; n < activeExpireLimit && len(ks.expires) > 0 && ks.expires[0].at <= now; n++ {
 		it := heap.Pop(&ks.expires).(expiryItem)
 		d := ks.dbs[it.db]
@@ -88,3 +91,9 @@ func (ks *Keyspace) background() {
 		ks.Clean()
 	}
 }
+
+// SetActiveExpire turns the background expiry cycle on or off (DEBUG
+// SET-ACTIVE-EXPIRE, for tests that need an expired key to stay until it
+// is read). Expired keys are still removed when accessed. The caller
+// holds the keyspace lock, as for every command.
+func (ks *Keyspace) SetActiveExpire(on bool) { ks.noActiveExp = !on }

@@ -27,6 +27,7 @@ type Keyspace struct {
 	txnOpen     bool
 	txnWrote    bool
 	cleaning    bool // applying the cleaner's copies: not a change WATCH sees
+	noActiveExp bool // DEBUG SET-ACTIVE-EXPIRE 0: the background cycle expires nothing (expire.go); mu
 	// swappedSeg is 1 + the segment of the last SWAPDB applied (0: none).
 	// Operations in segments up to it may name the database their key was
 	// in before the swap; the cleaner then looks for it in every database.
@@ -37,6 +38,7 @@ type Keyspace struct {
 	deadSets  map[uint64][]uint32
 	failed    error // set when the in-memory state may be ahead of the log
 	liveBytes int64
+	fn        functionsState // the function libraries (functions.go)
 
 	expires expiryHeap
 	watched map[watchKey][]*Watcher
@@ -580,6 +582,8 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 			ks.flushDB(i)
 		}
 		ks.flushAllSeg = loc >> 40
+	case opFunctions:
+		return ks.applyFunctions(o, loc)
 	case opSwapDB:
 		ks.touchDB(o.db, ks.dbs[o.db2])
 		ks.touchDB(o.db2, ks.dbs[o.db])

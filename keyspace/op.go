@@ -18,6 +18,7 @@ import (
 //	opFlushDB  (empty)
 //	opFlushAll (empty; db is 0)
 //	opSwapDB   other db u8
+//	opFunctions (6) the function libraries: see functions.go
 //
 // where key and value are a uvarint length followed by the bytes. Kinds 16
 // and up are object operations (collections, patched strings, the
@@ -89,6 +90,10 @@ func decodeOp(p []byte) (op, error) {
 			return op{}, fmt.Errorf("%w: truncated del", errBadOp)
 		}
 	case opFlushDB, opFlushAll:
+	case opFunctions: // functions.go
+		if o.body, i, ok = readBytes(p, i); !ok {
+			return op{}, fmt.Errorf("%w: truncated functions", errBadOp)
+		}
 	case opSwapDB:
 		if len(p) < 3 || int(p[2]) >= NumDBs {
 			return op{}, fmt.Errorf("%w: swapdb", errBadOp)

@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
 # make bench-seeds: the workloads of every table in ../shared/spec/benchmarks.md,
 # scaled down for a 2-core machine, run with bin/persimmon-bench (and
-# redis-benchmark for table 4) against four servers started side by side on
+# redis-benchmark for table 4) against five servers started side by side on
 # spare ports, all on one filesystem:
 #
-#   redis-nopersist    redis-server --save '' --appendonly no
-#   redis-aof-always   redis-server --save '' --appendonly yes --appendfsync always
-#   persimmon-pmem     bin/persimmon-server --durability pmem
-#   persimmon-msync    bin/persimmon-server --durability msync
+#   redis-nopersist     redis-server --save '' --appendonly no
+#   redis-aof-everysec  redis-server --save '' --appendonly yes --appendfsync everysec
+#                       (the same guarantee as persimmon-pmem off DAX: the write is in
+#                       the page cache before the reply; survives kill -9, not power loss)
+#   redis-aof-always    redis-server --save '' --appendonly yes --appendfsync always
+#                       (the same guarantee as persimmon-msync: on disk before the reply)
+#   persimmon-pmem      bin/persimmon-server --durability pmem
+#   persimmon-msync     bin/persimmon-server --durability msync
 #
-# Workloads run one at a time, the four servers in turn for each workload, and
+# Workloads run one at a time, the servers in turn for each workload, and
 # BENCHMARKS.md is written with the figures, the ratios to redis-server, the
 # machine and every exact command. A command a server does not know shows as
 # "not supported". Knobs (environment): SECS (resp runs, 3), YSECS (YCSB
 # transaction phases, 2), CONNS (50), THREADS (16),
-# BASEPORT (16500), BENCH_DIR (server data, default a temp dir), OUT (BENCHMARKS.md).
+# BASEPORT (16500), BENCH_DIR (server data, default a temp dir), OUT (BENCHMARKS.md),
+# RB_N (redis-benchmark requests per test in table 4, 100000).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +29,7 @@ CONNS=${CONNS:-50}
 THREADS=${THREADS:-16}
 BASEPORT=${BASEPORT:-16500}
 OUT=${OUT:-BENCHMARKS.md}
+RB_N=${RB_N:-100000}
 STR_SIZES=${STR_SIZES:-128 256 1024 2048 4096}
 COLL_SIZES=${COLL_SIZES:-128 4096}
 STR_RECORDS=${STR_RECORDS:-5000}
@@ -39,7 +45,7 @@ go build -o bin/persimmon-server ./cmd/persimmon-server || exit 1
 go build -o bin/persimmon-bench ./cmd/persimmon-bench || exit 1
 BENCH=bin/persimmon-bench
 
-SERVERS=(redis-nopersist redis-aof-always persimmon-pmem persimmon-msync)
+SERVERS=(redis-nopersist redis-aof-everysec redis-aof-always persimmon-pmem persimmon-msync)
 declare -A PORT PID
 i=0
 for s in "${SERVERS[@]}"; do PORT[$s]=$((BASEPORT + i)); i=$((i + 1)); done
@@ -63,6 +69,7 @@ start_server() {
   mkdir -p "$dir"
   case $s in
     redis-nopersist)  redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --save '' --appendonly no >"$BASE/$s.log" 2>&1 & ;;
+    redis-aof-everysec) redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --save '' --appendonly yes --appendfsync everysec >"$BASE/$s.log" 2>&1 & ;;
     redis-aof-always) redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --save '' --appendonly yes --appendfsync always >"$BASE/$s.log" 2>&1 & ;;
     persimmon-pmem)   ./bin/persimmon-server --port "$port" --dir "$dir" --durability pmem >"$BASE/$s.log" 2>&1 & ;;
     persimmon-msync)  ./bin/persimmon-server --port "$port" --dir "$dir" --durability msync >"$BASE/$s.log" 2>&1 & ;;
@@ -230,7 +237,7 @@ log "table 4: redis-benchmark"
 for size in 64 128 256 1024; do
   for s in "${SERVERS[@]}"; do
     flush "$s"
-    cmd=(redis-benchmark -p "${PORT[$s]}" -n 100000 -r 100000 -c 50 -t set,get -d "$size" -q --csv)
+    cmd=(redis-benchmark -p "${PORT[$s]}" -n "$RB_N" -r 100000 -c 50 -t set,get -d "$size" -q --csv)
     quote "${cmd[@]}" >>"$RES/commands.4"; echo >>"$RES/commands.4"
     if alive "$s"; then
       timeout 120 "${cmd[@]}" >"$RES/t4-$size.$s.csv" 2>/dev/null
@@ -279,8 +286,8 @@ durability_note() { # id: group-commit figures of the two Persimmon modes
   echo "# Benchmarks"
   echo
   echo "Produced by \`make bench-seeds\` (scripts/bench-seeds.sh) on $(date -u '+%Y-%m-%d %H:%M UTC'), Persimmon $rev,"
-  echo "in one run of ${ELAPSED} s. Every figure below was measured on this machine in this run; the four"
-  echo "servers ran side by side on spare ports and the workloads ran one at a time, each against the four"
+  echo "in one run of ${ELAPSED} s. Every figure below was measured on this machine in this run; the five"
+  echo "servers ran side by side on spare ports and the workloads ran one at a time, each against the five"
   echo "servers in turn (client and server share the two cores). Compare ratios, never the vendors' absolute"
   echo "numbers: the workloads are scaled down (fewer keys and members, seconds instead of minutes, tens of"
   echo "connections instead of hundreds) and say so in each table."
@@ -293,7 +300,7 @@ durability_note() { # id: group-commit figures of the two Persimmon modes
   echo "| memory | $mem |"
   echo "| kernel | $(uname -sr) |"
   echo "| filesystem (all data directories) | $fs_type |"
-  echo "| redis-server | $(redis-server --version | awk '{print $3}' | sed 's/v=//') (Debian); \`redis-nopersist\`: \`--save '' --appendonly no\`; \`redis-aof-always\`: \`--save '' --appendonly yes --appendfsync always\` |"
+  echo "| redis-server | $(redis-server --version | awk '{print $3}' | sed 's/v=//') (Debian); \`redis-nopersist\`: \`--save '' --appendonly no\`; \`redis-aof-everysec\`: \`--save '' --appendonly yes --appendfsync everysec\`; \`redis-aof-always\`: \`--save '' --appendonly yes --appendfsync always\` |"
   echo "| persimmon-pmem | \`bin/persimmon-server --durability pmem\`: $pmode |"
   echo "| persimmon-msync | \`bin/persimmon-server --durability msync\`: $mmode |"
   echo "| load average (1/5/15 min) | before the run: $LOAD_BEFORE; after: $LOAD_AFTER (other work on the machine shares the cores) |"
@@ -301,8 +308,11 @@ durability_note() { # id: group-commit figures of the two Persimmon modes
   echo
   echo "Cells read \`QPS (average / p99 latency)\`; \"not supported\" means the server answered"
   echo "\`ERR unknown command\` (the run stops at the first such reply); error replies are counted and shown."
-  echo "Ratios: pmem ÷ redis = persimmon-pmem over redis-nopersist; msync ÷ AOF = persimmon-msync over"
-  echo "redis-aof-always (both fsync-class durable); msync ÷ redis = persimmon-msync over redis-nopersist."
+  echo "Ratios: pmem ÷ redis = persimmon-pmem over redis-nopersist; pmem ÷ everysec = persimmon-pmem over"
+  echo "redis-aof-everysec (the same guarantee off DAX: the write reaches the page cache before the reply,"
+  echo "so both survive kill -9 and neither survives power loss); msync ÷ AOF = persimmon-msync over"
+  echo "redis-aof-always (both durable on disk before the reply); msync ÷ redis = persimmon-msync over"
+  echo "redis-nopersist."
   echo
   echo "Each cell is a single short run. On a shared 2-core machine the run-to-run spread is large: the"
   echo "read-only rows, where redis-nopersist and redis-aof-always do identical work, show it (often ±20%)."
@@ -315,13 +325,13 @@ durability_note() { # id: group-commit figures of the two Persimmon modes
   echo "1,000 × 10,007; GET reads 100,000 loaded keys instead of 10 M; LINDEX reads 100 lists × 1,000"
   echo "elements. The server is flushed (FLUSHALL) before every command. Latencies in ms."
   echo
-  echo "| command | workload | redis-nopersist | redis-aof-always | persimmon-pmem | persimmon-msync | pmem ÷ redis | msync ÷ AOF | msync ÷ redis | group commit (pmem; msync) |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  echo "| command | workload | redis-nopersist | redis-aof-everysec | redis-aof-always | persimmon-pmem | persimmon-msync | pmem ÷ redis | pmem ÷ everysec | msync ÷ AOF | msync ÷ redis | group commit (pmem; msync) |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
   for row in "${T1[@]}"; do
     IFS='|' read -r name load cmd <<<"$row"
     wl="\`$cmd\`"; [ -n "$load" ] && wl="load ${load%%:*} × \`${load#*:}\`; then \`$cmd\`"
     wl=${wl//|/\\|}
-    echo "| $name | $wl | $(cell "$RES/t1-$name.redis-nopersist.json") | $(cell "$RES/t1-$name.redis-aof-always.json") | $(cell "$RES/t1-$name.persimmon-pmem.json") | $(cell "$RES/t1-$name.persimmon-msync.json") | $(ratio "$RES/t1-$name.persimmon-pmem.json" "$RES/t1-$name.redis-nopersist.json") | $(ratio "$RES/t1-$name.persimmon-msync.json" "$RES/t1-$name.redis-aof-always.json") | $(ratio "$RES/t1-$name.persimmon-msync.json" "$RES/t1-$name.redis-nopersist.json") | $(durability_note "t1-$name") |"
+    echo "| $name | $wl | $(cell "$RES/t1-$name.redis-nopersist.json") | $(cell "$RES/t1-$name.redis-aof-everysec.json") | $(cell "$RES/t1-$name.redis-aof-always.json") | $(cell "$RES/t1-$name.persimmon-pmem.json") | $(cell "$RES/t1-$name.persimmon-msync.json") | $(ratio "$RES/t1-$name.persimmon-pmem.json" "$RES/t1-$name.redis-nopersist.json") | $(ratio "$RES/t1-$name.persimmon-pmem.json" "$RES/t1-$name.redis-aof-everysec.json") | $(ratio "$RES/t1-$name.persimmon-msync.json" "$RES/t1-$name.redis-aof-always.json") | $(ratio "$RES/t1-$name.persimmon-msync.json" "$RES/t1-$name.redis-nopersist.json") | $(durability_note "t1-$name") |"
   done
   commands_block 1
   echo
@@ -337,12 +347,12 @@ durability_note() { # id: group-commit figures of the two Persimmon modes
     echo
     echo "### $g"
     echo
-    echo "| phase | value | redis-nopersist | redis-aof-always | persimmon-pmem | persimmon-msync | pmem ÷ redis | msync ÷ AOF | msync ÷ redis |"
-    echo "|---|---|---|---|---|---|---|---|---|"
+    echo "| phase | value | redis-nopersist | redis-aof-everysec | redis-aof-always | persimmon-pmem | persimmon-msync | pmem ÷ redis | pmem ÷ everysec | msync ÷ AOF | msync ÷ redis |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|"
     for wl in load c a; do
       for size in $sizes; do
         id=t2-$g-$size-$wl
-        echo "| $(tr a-z A-Z <<<"${wl:0:1}")${wl:1} | $size B | $(ycell "$RES/$id.redis-nopersist.json") | $(ycell "$RES/$id.redis-aof-always.json") | $(ycell "$RES/$id.persimmon-pmem.json") | $(ycell "$RES/$id.persimmon-msync.json") | $(ratio "$RES/$id.persimmon-pmem.json" "$RES/$id.redis-nopersist.json") | $(ratio "$RES/$id.persimmon-msync.json" "$RES/$id.redis-aof-always.json") | $(ratio "$RES/$id.persimmon-msync.json" "$RES/$id.redis-nopersist.json") |"
+        echo "| $(tr a-z A-Z <<<"${wl:0:1}")${wl:1} | $size B | $(ycell "$RES/$id.redis-nopersist.json") | $(ycell "$RES/$id.redis-aof-everysec.json") | $(ycell "$RES/$id.redis-aof-always.json") | $(ycell "$RES/$id.persimmon-pmem.json") | $(ycell "$RES/$id.persimmon-msync.json") | $(ratio "$RES/$id.persimmon-pmem.json" "$RES/$id.redis-nopersist.json") | $(ratio "$RES/$id.persimmon-pmem.json" "$RES/$id.redis-aof-everysec.json") | $(ratio "$RES/$id.persimmon-msync.json" "$RES/$id.redis-aof-always.json") | $(ratio "$RES/$id.persimmon-msync.json" "$RES/$id.redis-nopersist.json") |"
       done
     done
   done
@@ -354,23 +364,23 @@ durability_note() { # id: group-commit figures of the two Persimmon modes
   echo "server here keeps the whole data set in memory, so the data-larger-than-memory half of the table has"
   echo "no counterpart on this machine. Latencies in µs."
   echo
-  echo "| workload | redis-nopersist | redis-aof-always | persimmon-pmem | persimmon-msync | pmem ÷ redis | msync ÷ AOF | msync ÷ redis |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| workload | redis-nopersist | redis-aof-everysec | redis-aof-always | persimmon-pmem | persimmon-msync | pmem ÷ redis | pmem ÷ everysec | msync ÷ AOF | msync ÷ redis |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
   for id in load read-uniform read-zipfian update-uniform; do
     f=$RES/t3-$id
-    echo "| $id | $(ycell "$f.redis-nopersist.json") | $(ycell "$f.redis-aof-always.json") | $(ycell "$f.persimmon-pmem.json") | $(ycell "$f.persimmon-msync.json") | $(ratio "$f.persimmon-pmem.json" "$f.redis-nopersist.json") | $(ratio "$f.persimmon-msync.json" "$f.redis-aof-always.json") | $(ratio "$f.persimmon-msync.json" "$f.redis-nopersist.json") |"
+    echo "| $id | $(ycell "$f.redis-nopersist.json") | $(ycell "$f.redis-aof-everysec.json") | $(ycell "$f.redis-aof-always.json") | $(ycell "$f.persimmon-pmem.json") | $(ycell "$f.persimmon-msync.json") | $(ratio "$f.persimmon-pmem.json" "$f.redis-nopersist.json") | $(ratio "$f.persimmon-pmem.json" "$f.redis-aof-everysec.json") | $(ratio "$f.persimmon-msync.json" "$f.redis-aof-always.json") | $(ratio "$f.persimmon-msync.json" "$f.redis-nopersist.json") |"
   done
   commands_block 3
   echo
   echo "## 4. redis-benchmark (DRAM edition table)"
   echo
-  echo "Scaled: \`-n 100000 -c 50\` instead of \`-n 3000000 -c 256 --threads 16\`; \`--threads\` is left out"
+  echo "Scaled: \`-n $RB_N -c 50\` instead of \`-n 3000000 -c 256 --threads 16\`; \`--threads\` is left out"
   echo "because on two cores its client threads compete with the server and its rps figures come out"
   echo "quantised (a 2-thread run reported 66,622 rps for both SET and GET). Requests/s (p50 / p99 ms) as"
   echo "redis-benchmark reports them."
   echo
-  echo "| test | value | redis-nopersist | redis-aof-always | persimmon-pmem | persimmon-msync | pmem ÷ redis | msync ÷ AOF |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| test | value | redis-nopersist | redis-aof-everysec | redis-aof-always | persimmon-pmem | persimmon-msync | pmem ÷ redis | pmem ÷ everysec | msync ÷ AOF |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
   rb() { # file test → "rps (p50 / p99)" or ""
     [ -f "$1" ] && awk -F, -v t="\"$2\"" '$1 == t { gsub(/"/, ""); printf "%d (%s / %s)", $2, $5, $7 }' "$1"
   }
@@ -381,7 +391,8 @@ durability_note() { # id: group-commit figures of the two Persimmon modes
       f=$RES/t4-$size
       c1=$(rb "$f.redis-nopersist.csv" $t); c2=$(rb "$f.redis-aof-always.csv" $t)
       c3=$(rb "$f.persimmon-pmem.csv" $t); c4=$(rb "$f.persimmon-msync.csv" $t)
-      echo "| $t | $size B | ${c1:-error} | ${c2:-error} | ${c3:-error} | ${c4:-error} | $(rbr "$f.persimmon-pmem.csv" "$f.redis-nopersist.csv" $t) | $(rbr "$f.persimmon-msync.csv" "$f.redis-aof-always.csv" $t) |"
+      c5=$(rb "$f.redis-aof-everysec.csv" $t)
+      echo "| $t | $size B | ${c1:-error} | ${c5:-error} | ${c2:-error} | ${c3:-error} | ${c4:-error} | $(rbr "$f.persimmon-pmem.csv" "$f.redis-nopersist.csv" $t) | $(rbr "$f.persimmon-pmem.csv" "$f.redis-aof-everysec.csv" $t) | $(rbr "$f.persimmon-msync.csv" "$f.redis-aof-always.csv" $t) |"
     done
   done
   commands_block 4

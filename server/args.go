@@ -16,7 +16,7 @@ import (
 // Redis must get the same answer here, error text included.
 //
 // Parsers return an error whose text is the complete Redis error reply
-// (see replyError), so a handler that fails to parse replies with
+// (see ReplyError), so a handler that fails to parse replies with
 // c.WriteErr(err) and stops before it has read or changed anything.
 
 // ReplyError is an error whose text is a complete Redis error reply.
@@ -24,6 +24,7 @@ type ReplyError string
 
 func (e ReplyError) Error() string { return string(e) }
 
+// The common argument errors, as the replies they are.
 var (
 	ErrSyntaxReply     = ReplyError(ErrSyntax)
 	ErrNotIntegerReply = ReplyError(ErrNotInteger)
@@ -47,7 +48,7 @@ func ErrInvalidExpireReply(cmd string) error {
 const MaxStringSize = 512 << 20
 
 // CheckStringLength reports errStringTooLong when a string of size bytes
-// grown by grow bytes would exceed protoMaxBulkLen (Redis checkStringLength).
+// grown by grow bytes would exceed MaxStringSize (Redis checkStringLength).
 func CheckStringLength(size, grow int64) error {
 	total := uint64(size) + uint64(grow)
 	if total > MaxStringSize || total < uint64(size) || total < uint64(grow) {

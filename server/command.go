@@ -1,6 +1,9 @@
 package server
 
 import (
+	"sync/atomic"
+
+	"github.com/persimmon-db/persimmon/acl"
 	"github.com/persimmon-db/persimmon/keyspace"
 	"github.com/persimmon-db/persimmon/proto"
 )
@@ -141,6 +144,8 @@ type Command struct {
 	// Filled in by newCommandTable.
 	subs  map[string]*Command // lower-case subcommand name → entry
 	stats *cmdStats           // INFO commandstats counters
+	// aclCmd is the entry in the ACL rules' table (newACL).
+	aclCmd *acl.Command
 }
 
 // Client is the state of one connection, as handlers see it.
@@ -155,7 +160,11 @@ type Client struct {
 	proto.Writer
 
 	Authed bool
-	Watch  keyspace.Watcher
+	// user is the ACL user the connection runs as: the default user until
+	// AUTH or HELLO AUTH names another (Authed says whether it proved it).
+	// Atomic: CLIENT LIST and ACL DELUSER read it from other connections.
+	user  atomic.Pointer[acl.User]
+	Watch keyspace.Watcher
 	// MULTI state
 	InMulti   bool
 	MultiErr  bool       // a queuing error occurred: EXEC aborts
@@ -187,3 +196,9 @@ const (
 func WrongArgs(name string) string {
 	return "ERR wrong number of arguments for '" + name + "' command"
 }
+
+// User is the ACL user the client runs as.
+func (c *Client) User() *acl.User { return c.user.Load() }
+
+// setUser makes the client run as u from its next command.
+func (c *Client) setUser(u *acl.User) { c.user.Store(u) }

@@ -2,6 +2,8 @@ package server
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -23,29 +25,28 @@ func TestParseMemory(t *testing.T) {
 }
 
 func TestConfigMatches(t *testing.T) {
-	names := func(ps []*configParam) string {
-		var out []string
-		for _, p := range ps {
-			out = append(out, p.name)
-		}
-		return strings.Join(out, " ")
-	}
+	cs := newConfigStore()
 	for _, tt := range []struct {
 		patterns []string
 		want     string
 	}{
 		{[]string{"port"}, "port"},
-		{[]string{"PORT"}, "port"},
-		{[]string{"*max*"}, "proto-max-bulk-len maxclients slowlog-max-len maxmemory maxmemory-policy hash-max-listpack-entries hash-max-listpack-value set-max-intset-entries zset-max-listpack-entries zset-max-listpack-value list-max-listpack-size hll-sparse-max-bytes"},
-		{[]string{"port", "p*", "save"}, "port protected-mode proto-max-bulk-len save"},
+		{[]string{"PORT"}, "PORT"}, // answered under the name asked
+		{[]string{"hash-max-ziplist-entries"}, "hash-max-ziplist-entries"},
+		{[]string{"*max-*-entries"}, "hash-max-listpack-entries hash-max-ziplist-entries set-max-intset-entries zset-max-listpack-entries zset-max-ziplist-entries"},
+		{[]string{"port", "p*", "save"}, "port protected-mode pidfile proc-title-template propagation-error-behavior proto-max-bulk-len save"},
 		{[]string{"nosuch"}, ""},
-		{[]string{"d[iu]*"}, "dir durability"},
+		{[]string{"d[iu]*"}, "disable-thp dir"},
+		{[]string{"durability", "segment-size"}, "durability segment-size"}, // hidden: exact names only,
+		{[]string{"rdb-key-save-delay"}, "rdb-key-save-delay"}, // hidden: exact name only
+		{[]string{"rdb-key-*"}, ""},
 	} {
 		pats := make([][]byte, len(tt.patterns))
 		for i, p := range tt.patterns {
 			pats[i] = []byte(p)
 		}
-		if got := names(configMatches(pats)); got != tt.want {
+		names, _ := cs.configMatches(pats)
+		if got := strings.Join(names, " "); got != tt.want {
 			t.Errorf("configMatches(%q) = %q, want %q", tt.patterns, got, tt.want)
 		}
 	}
@@ -60,26 +61,40 @@ func TestConfigGetSet(t *testing.T) {
 		{"config get nosuch", "*0\r\n"},
 		{"config set nosuch 1", "-ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'\r\n"},
 		{"config set port", "-ERR wrong number of arguments for 'config|set' command\r\n"},
-		{"config set timeout 1 maxclients", "-ERR wrong number of arguments for 'config|set' command\r\n"},
+		{"config set timeout 1 maxclients", "-ERR syntax error\r\n"},
 		{"config set maxclients abc", "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument couldn't be parsed into an integer\r\n"},
 		{"config set timeout -1", "-ERR CONFIG SET failed (possibly related to argument 'timeout') - argument must be between 0 and 2147483647 inclusive\r\n"},
-		{"config set dir /x", "-ERR CONFIG SET failed (possibly related to argument 'dir') - can't set immutable config\r\n"},
+		{"config set dir /x", "-ERR CONFIG SET failed (possibly related to argument 'dir') - can't set protected config\r\n"},
 		{"config set durability none", "-ERR CONFIG SET failed (possibly related to argument 'durability') - can't set immutable config\r\n"},
 		{"config set timeout 1 timeout 2", "-ERR CONFIG SET failed (possibly related to argument 'timeout') - duplicate parameter\r\n"},
-		{"config set appendonly yes", "-ERR CONFIG SET failed (possibly related to argument 'appendonly') - every write is durable before its reply; there is no AOF\r\n"},
+		{"config set appendonly yes", "+OK\r\n"}, // stored, with a log line
+		{"config get appendonly", "*2\r\n" + bulk("appendonly") + bulk("yes")},
+		{"config set appendonly maybe", "-ERR CONFIG SET failed (possibly related to argument 'appendonly') - argument must be 'yes' or 'no'\r\n"},
 		{`config set save ""`, "+OK\r\n"},
 		{"config get maxmemory maxmemory-policy", "*4\r\n" + bulk("maxmemory") + bulk("0") + bulk("maxmemory-policy") + bulk("noeviction")},
 		{"config set maxmemory 0", "+OK\r\n"},
-		{"config set maxmemory 1gb", "-ERR CONFIG SET failed (possibly related to argument 'maxmemory') - there is no eviction: the keyspace is limited by its disk, not by maxmemory\r\n"},
-		{"config set maxmemory-policy allkeys-lru", "-ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - there is no eviction\r\n"},
-		{"config get appendfsync", "*2\r\n" + bulk("appendfsync") + bulk("always")},
+		{"config set maxmemory 1gb", "+OK\r\n"}, // stored, with a log line: not enforced
+		{"config get maxmemory", "*2\r\n" + bulk("maxmemory") + bulk("1073741824")},
+		{"config set maxmemory 0", "+OK\r\n"},
+		{"config set maxmemory-policy allkeys-lru", "+OK\r\n"},
+		{"config set maxmemory-policy lru", "-ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction\r\n"},
+		{"config get appendfsync", "*2\r\n" + bulk("appendfsync") + bulk("everysec")},
 		{"config get hash-max-listpack-entries", "*2\r\n" + bulk("hash-max-listpack-entries") + bulk("512")},
-		{"config set hash-max-listpack-entries 10", "-ERR CONFIG SET failed (possibly related to argument 'hash-max-listpack-entries') - can't set immutable config\r\n"},
+		{"config set hash-max-ziplist-entries 10", "+OK\r\n"},
+		{"config get hash-max-listpack-entries", "*2\r\n" + bulk("hash-max-listpack-entries") + bulk("10")},
+		{"config set daemonize yes", "-ERR CONFIG SET failed (possibly related to argument 'daemonize') - can't set immutable config\r\n"},
+		{"config set dbfilename x.rdb", "-ERR CONFIG SET failed (possibly related to argument 'dbfilename') - can't set protected config\r\n"},
+		{"config set notify-keyspace-events KEA", "+OK\r\n"},
+		{"config get notify-keyspace-events", "*2\r\n" + bulk("notify-keyspace-events") + bulk("AKE")},
+		{"config set notify-keyspace-events Q", "-ERR CONFIG SET failed (possibly related to argument 'notify-keyspace-events') - Invalid event class character. Use 'Ag$lshzxeKEtmdn'.\r\n"},
 		// Nothing is set when one value is bad.
 		{"config set timeout 5 maxclients abc", "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument couldn't be parsed into an integer\r\n"},
 		{"config get timeout", "*2\r\n" + bulk("timeout") + bulk("0")},
 		{"config set maxclients 50 protected-mode no", "+OK\r\n"},
-		{"config get maxclients protected-mode", "*4\r\n" + bulk("protected-mode") + bulk("no") + bulk("maxclients") + bulk("50")},
+		{"config get maxclients protected-mode", "*4\r\n" + bulk("maxclients") + bulk("50") + bulk("protected-mode") + bulk("no")},
+		// Atomic: the second value is bad, the first is not set either.
+		{"config set list-compress-depth 3 hz -1", "-ERR CONFIG SET failed (possibly related to argument 'hz') - argument must be between 0 and 2147483647 inclusive\r\n"},
+		{"config get list-compress-depth", "*2\r\n" + bulk("list-compress-depth") + bulk("0")},
 		{"config set proto-max-bulk-len 1000", "-ERR CONFIG SET failed (possibly related to argument 'proto-max-bulk-len') - argument must be between 1048576 and 9223372036854775807 inclusive\r\n"},
 		{"config set proto-max-bulk-len 1mb", "+OK\r\n"},
 		{"config set requirepass pw", "+OK\r\n"},
@@ -117,5 +132,41 @@ func TestConfigSetPortRebinds(t *testing.T) {
 	if nc, err := net.Dial("tcp", s.addr); err == nil {
 		nc.Close()
 		t.Fatalf("the old port still accepts")
+	}
+}
+
+func TestConfigRewrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.conf")
+	orig := "# a comment\nio loop\nhash-max-ziplist-entries 100\n\nsave 900 1\nsave 300 10\nrequirepass \"a b\"\n"
+	if err := os.WriteFile(path, []byte(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startWire(t, Config{Bind: "127.0.0.1", ConfigFile: path, Requirepass: "a b"}, &fakeKS{})
+	w := dialWire(t, s)
+	script(t, w, [][2]string{
+		{`auth "a b"`, "+OK\r\n"},
+		{"config set hash-max-listpack-entries 7 hz 20 client-output-buffer-limit \"pubsub 64mb 16mb 90\"", "+OK\r\n"},
+		{`config set save ""`, "+OK\r\n"},
+		{"config rewrite", "+OK\r\n"},
+	})
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := s.addr[strings.LastIndex(s.addr, ":")+1:]
+	want := "# a comment\nio loop\nhash-max-listpack-entries 7\n\nsave \"\"\nrequirepass \"a b\"\n" +
+		"# Generated by CONFIG REWRITE\nprotected-mode no\nport " + port + "\nhz 20\n" +
+		"client-output-buffer-limit normal 0 0 0\nclient-output-buffer-limit slave 256mb 64mb 60\nclient-output-buffer-limit pubsub 64mb 16mb 90\n" +
+		"bind 127.0.0.1\n"
+	if string(got) != want {
+		t.Errorf("rewritten:\n%s\nwant:\n%s", got, want)
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("mode after rewrite: %v, %v", st.Mode(), err)
+	}
+	// Without a config file, Redis's error.
+	w2 := dialWire(t, startWire(t, Config{}, &fakeKS{}))
+	if got := w2.do("CONFIG", "REWRITE"); got != "-ERR The server is running without a config file\r\n" {
+		t.Errorf("CONFIG REWRITE without a file: %q", got)
 	}
 }

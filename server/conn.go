@@ -62,7 +62,10 @@ type conn struct {
 	// lock a publisher and flush share in goroutine mode.
 	ps          pubsubState
 	subN, psubN atomic.Int32
-	wmu         sync.Mutex
+	// resp3 mirrors Client.Proto == 3 for publishers, which encode a
+	// message for this connection from their own goroutine.
+	resp3 atomic.Bool
+	wmu   sync.Mutex
 
 	// Loop mode (loop.go): gc is the connection's gnet conn, used on the
 	// loop only; lc is the same for other goroutines (Close); parked is
@@ -121,7 +124,8 @@ func newConn(s *Server, nc net.Conn, id int64) *conn {
 	c.KS = s.ks
 	c.Srv = s
 	c.conn = c
-	c.Authed = s.requirepass() == ""
+	c.setUser(s.acl.store.Default())
+	c.Authed = !s.acl.store.AuthRequired()
 	c.info = clientInfo{multi: -1, cmd: "NULL", lastActive: now}
 	return c
 }
@@ -393,7 +397,7 @@ func (c *conn) protocolError(msg string) {
 func (c *conn) limits() proto.Limits {
 	return proto.Limits{
 		MaxBulk: c.srv.live.protoMaxBulkLen.Load(),
-		Unauth:  !c.Authed && c.srv.requirepass() != "",
+		Unauth:  !c.Authed && c.srv.acl.store.AuthRequired(),
 	}
 }
 

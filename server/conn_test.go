@@ -251,18 +251,18 @@ func TestProtectedModeRefuses(t *testing.T) {
 	remote := &net.TCPAddr{IP: net.ParseIP("10.1.2.3"), Port: 5000}
 	for _, tt := range []struct {
 		protected bool
-		pass      string
+		pass      bool
 		peer      net.Addr
 		want      bool
 	}{
-		{true, "", remote, true},
-		{true, "", &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 1}, false},
-		{true, "", &net.TCPAddr{IP: net.ParseIP("::1"), Port: 1}, false},
-		{true, "pw", remote, false},
-		{false, "", remote, false},
+		{true, false, remote, true},
+		{true, false, &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 1}, false},
+		{true, false, &net.TCPAddr{IP: net.ParseIP("::1"), Port: 1}, false},
+		{true, true, remote, false},
+		{false, false, remote, false},
 	} {
 		if got := protectedModeRefuses(tt.protected, tt.pass, tt.peer); got != tt.want {
-			t.Errorf("protectedModeRefuses(%v, %q, %v) = %v", tt.protected, tt.pass, tt.peer, got)
+			t.Errorf("protectedModeRefuses(%v, %v, %v) = %v", tt.protected, tt.pass, tt.peer, got)
 		}
 	}
 	if !strings.HasPrefix(deniedReply, "-DENIED Redis is running in protected mode") || !strings.HasSuffix(deniedReply, "\r\n") {

@@ -1,10 +1,12 @@
 package server
 
 import (
-	"crypto/subtle"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/persimmon-db/persimmon/acl"
+	"github.com/persimmon-db/persimmon/proto"
 )
 
 // Connection and server commands (redis.io groups "connection" and
@@ -23,12 +25,9 @@ const (
 	errClientIDRange = "ERR client-id should be greater than 0"
 )
 
-// defaultUser is the only ACL user.
-const defaultUser = "default"
-
 func pingCommand(c *Client, args [][]byte) {
-	if c.conn != nil && c.conn.subscriptions() > 0 && len(args) <= 2 {
-		// The subscribed state answers a message-shaped reply.
+	if c.conn != nil && c.conn.subscriptions() > 0 && c.Proto != proto.RESP3 && len(args) <= 2 {
+		// RESP2's subscribed state answers a message-shaped reply.
 		c.WriteArray(2)
 		c.WriteBulkString("pong")
 		if len(args) == 2 {
@@ -72,32 +71,21 @@ func quitCommand(c *Client, _ [][]byte) {
 	c.closeAfterReply = true
 }
 
-// checkPassword reports whether user/pass authenticate as the default user
-// when the server's password is requirepass. user is "" for the one-argument
-// AUTH form, which also accepts "default:<password>" (the password is what
-// follows the first colon) unless the whole string is itself the password.
-// Without a password, the default user takes any password (Redis's
-// "nopass"); a missing user is refused by the caller before this.
-func checkPassword(requirepass, user, pass string) bool {
-	if user == "" {
-		if requirepass != "" && equalSecret(pass, requirepass) {
-			return true
-		}
-		u, p, found := strings.Cut(pass, ":")
-		if !found {
-			return false
-		}
-		user, pass = u, p
+// authUser returns the user that user/pass authenticate as, or nil. user
+// is "" for the one-argument AUTH form: the password of the default user,
+// or "user:password" (a Persimmon extension) when the whole string is not
+// the default user's password.
+func authUser(st *acl.Store, user, pass string) *acl.User {
+	if user != "" {
+		return st.Authenticate(user, pass)
 	}
-	if user != defaultUser {
-		return false
+	if u := st.Authenticate(acl.DefaultUser, pass); u != nil {
+		return u
 	}
-	return requirepass == "" || equalSecret(pass, requirepass)
-}
-
-// equalSecret compares without leaking the password's content by timing.
-func equalSecret(a, b string) bool {
-	return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
+	if name, p, found := strings.Cut(pass, ":"); found {
+		return st.Authenticate(name, p)
+	}
+	return nil
 }
 
 // authCommand: AUTH [username] password.
@@ -106,35 +94,52 @@ func authCommand(c *Client, args [][]byte) {
 		c.WriteError(ErrSyntax)
 		return
 	}
-	requirepass := c.Srv.requirepass()
-	if len(args) == 2 && requirepass == "" {
+	st := c.Srv.acl.store
+	if len(args) == 2 && st.Default().NoPass() {
 		c.WriteError(errNoPassword)
 		return
 	}
-	var user, pass string
+	user, pass := "", string(args[1])
 	if len(args) == 3 {
 		user, pass = string(args[1]), string(args[2])
-	} else {
-		pass = string(args[1])
 	}
-	if !checkPassword(requirepass, user, pass) {
+	if !c.login(args[0], user, pass) {
 		c.WriteError(errWrongPass)
 		return
 	}
-	c.Authed = true
 	c.WriteOK()
 }
 
+// login authenticates the connection as user/pass (authUser); a failure
+// goes to the ACL LOG under the user tried.
+func (c *Client) login(argv0 []byte, user, pass string) bool {
+	if u := authUser(c.Srv.acl.store, user, pass); u != nil {
+		c.setUser(u)
+		c.Authed = true
+		return true
+	}
+	if user == "" {
+		user = acl.DefaultUser
+	}
+	c.logAuthFailure(argv0, user)
+	return false
+}
+
 // helloCommand: HELLO [protover [AUTH username password] [SETNAME name]].
-// Only RESP2 is spoken: HELLO 3 is refused, so clients fall back to RESP2.
+// protover 2 or 3 switches the connection to RESP2 or RESP3 (once the
+// options are through and the client is authenticated, as in Redis 7.0);
+// without it the protocol stays. The reply is the server map, in the new
+// protocol.
 func helloCommand(c *Client, args [][]byte) {
+	var ver int64
 	if len(args) >= 2 {
-		ver, ok := ParseInt64(args[1])
+		var ok bool
+		ver, ok = ParseInt64(args[1])
 		if !ok {
 			c.WriteError(errProtoVersion)
 			return
 		}
-		if ver != 2 {
+		if ver < 2 || ver > 3 {
 			c.WriteError(errNoProto)
 			return
 		}
@@ -146,11 +151,10 @@ func helloCommand(c *Client, args [][]byte) {
 		more := len(args) - 1 - j
 		switch {
 		case ArgIs(args[j], "auth") && more >= 2:
-			if !checkPassword(c.Srv.requirepass(), string(args[j+1]), string(args[j+2])) {
+			if !c.login(args[0], string(args[j+1]), string(args[j+2])) {
 				c.WriteError(errWrongPass)
 				return
 			}
-			c.Authed = true
 			j += 2
 		case ArgIs(args[j], "setname") && more >= 1:
 			if !validClientName(args[j+1]) {
@@ -164,9 +168,12 @@ func helloCommand(c *Client, args [][]byte) {
 			return
 		}
 	}
-	if !c.Authed && c.Srv.requirepass() != "" {
+	if !c.Authed {
 		c.WriteError(errHelloNoAuth)
 		return
+	}
+	if ver != 0 {
+		c.setProto(int(ver))
 	}
 	c.WriteMap(7)
 	c.WriteBulkString("server")
@@ -174,7 +181,7 @@ func helloCommand(c *Client, args [][]byte) {
 	c.WriteBulkString("version")
 	c.WriteBulkString(Version)
 	c.WriteBulkString("proto")
-	c.WriteInt(2)
+	c.WriteInt(int64(max(c.Proto, proto.RESP2)))
 	c.WriteBulkString("id")
 	c.WriteInt(c.ID)
 	c.WriteBulkString("mode")
@@ -195,8 +202,19 @@ func resetCommand(c *Client, _ [][]byte) {
 	c.Srv.env.unwatch(&c.Watch)
 	c.DB = 0
 	c.Name = ""
-	c.Authed = c.Srv.requirepass() == ""
+	c.setUser(c.Srv.acl.store.Default())
+	c.Authed = !c.Srv.acl.store.AuthRequired()
+	c.setProto(proto.RESP2)
 	c.WriteString("RESET")
+}
+
+// setProto switches the protocol the client's replies (and, for its
+// connection, the pub/sub messages it receives) are encoded in.
+func (c *Client) setProto(v int) {
+	c.Proto = v
+	if c.conn != nil {
+		c.conn.resp3.Store(v == proto.RESP3)
+	}
 }
 
 // shutdownCommand: SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]. Every
@@ -235,10 +253,10 @@ func shutdownCommand(c *Client, args [][]byte) {
 	if c.Srv.busy.Load() != nil {
 		// A script ran past the threshold: only NOSAVE may stop it.
 		if !nosave {
-			c.WriteError(errBusyScript)
+			c.WriteError(c.Srv.busyReply())
 			return
 		}
-		c.Srv.scriptKill(true)
+		c.Srv.scriptKill(true, false)
 	}
 	c.Srv.logf("User requested shutdown...")
 	c.closeAfterReply = true
@@ -391,7 +409,14 @@ func appendClientLine(b []byte, cn *conn, info clientInfo, now time.Time) []byte
 	b = strconv.AppendInt(b, int64(info.qbuf+info.qbufFree+info.omem), 10)
 	b = append(b, " events=r cmd="...)
 	b = append(b, info.cmd...)
-	b = append(b, " user=default redir=-1 resp=2\n"...)
+	b = append(b, " user="...)
+	b = append(b, cn.User().Name()...)
+	b = append(b, " redir=-1 resp="...)
+	if cn.resp3.Load() {
+		b = append(b, "3\n"...)
+	} else {
+		b = append(b, "2\n"...)
+	}
 	return b
 }
 
@@ -460,7 +485,7 @@ func clientKillCommand(c *Client, args [][]byte) {
 			return
 		}
 	}
-	if haveUser && user != defaultUser {
+	if haveUser && c.Srv.acl.store.User(user) == nil {
 		c.WriteError("ERR No such user '" + user + "'")
 		return
 	}
@@ -471,7 +496,8 @@ func clientKillCommand(c *Client, args [][]byte) {
 			haveAddr && other.addr != addr,
 			haveLaddr && other.laddr != laddr,
 			ctype != "" && ctype != "normal",
-			skipMe && other == self:
+			skipMe && other == self,
+			haveUser && other.User().Name() != user:
 			continue
 		}
 		killClient(self, other)

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"strings"
 	"time"
+
+	"github.com/persimmon-db/persimmon/acl"
+	"github.com/persimmon-db/persimmon/proto"
 )
 
 // errNotInMultiAllowed answers a FlagNoMulti command inside MULTI.
@@ -13,22 +16,41 @@ const errNotInMultiAllowed = "ERR Command not allowed inside a transaction"
 // command up and check its arity, then authentication, then MULTI
 // queueing, then run it.
 func (c *conn) execute(args [][]byte) {
+	if c.User().Deleted() {
+		// ACL DELUSER or ACL LOAD removed the user between this
+		// connection's commands (or while it authenticated): it is being
+		// closed, and runs nothing more.
+		c.closeAfterReply = true
+		return
+	}
 	cmd, msg := c.srv.resolve(args)
 	c.lastCmd = cmd // what CLIENT LIST shows, queued or rejected too (nil: NULL), as in Redis
 	if msg != "" {
 		c.reject(cmd, msg)
 		return
 	}
-	if !c.Authed && cmd.Flags&FlagNoAuth == 0 && c.srv.requirepass() != "" {
+	if !c.Authed && cmd.Flags&FlagNoAuth == 0 && c.srv.acl.store.AuthRequired() {
 		c.reject(cmd, ErrNoAuth)
 		return
 	}
-	if c.subscriptions() > 0 && !allowedSubscribed(cmd.Name) {
-		c.reject(cmd, subscribedContextError(cmd.Name)) // RESP2's subscribed state (pubsub.go)
+	if c.InMulti && !cmd.Immediate && cmd.Flags&FlagNoMulti != 0 {
+		c.reject(cmd, errNotInMultiAllowed) // before the ACL check, as in Redis
+		return
+	}
+	ctx := acl.ContextToplevel
+	if c.InMulti {
+		ctx = acl.ContextMulti
+	}
+	if d, q := c.checkACL(cmd, args, ctx); !d.OK() {
+		c.reject(cmd, d.Error(q))
+		return
+	}
+	if c.subscriptions() > 0 && c.Proto != proto.RESP3 && !allowedSubscribed(cmd.Name) {
+		c.reject(cmd, subscribedContextError(cmd.Name)) // RESP2's subscribed state (pubsub.go); RESP3 has none
 		return
 	}
 	if c.srv.busy.Load() != nil && !(cmd.NoLock && cmd.Flags&FlagAllowBusy != 0) {
-		c.reject(cmd, errBusyScript) // a script ran past busy-reply-threshold (scriptbusy.go)
+		c.reject(cmd, c.srv.busyReply()) // a script ran past busy-reply-threshold (scriptbusy.go)
 		return
 	}
 	if msg := c.diskError(cmd); msg != "" {

@@ -139,7 +139,8 @@ func TestAuthWithoutPassword(t *testing.T) {
 		{"auth x", "-ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?\r\n"},
 		{"auth default anything", "+OK\r\n"},
 		{"auth someone x", "-WRONGPASS invalid username-password pair or user is disabled.\r\n"},
-		{"hello 3", "-NOPROTO unsupported protocol version\r\n"},
+		{"hello 4", "-NOPROTO unsupported protocol version\r\n"},
+		{"hello 0", "-NOPROTO unsupported protocol version\r\n"},
 		{"hello 1", "-NOPROTO unsupported protocol version\r\n"},
 		{"hello x", "-ERR Protocol version is not an integer or out of range\r\n"},
 		{"hello 2 foo", "-ERR Syntax error in HELLO option 'foo'\r\n"},
@@ -152,10 +153,21 @@ func TestAuthWithoutPassword(t *testing.T) {
 		{`hello 2 setname "a b" auth a b`, "-ERR Client names cannot contain spaces, newlines or special characters.\r\n"},
 		{"hello 2 setname abc foo", "-ERR Syntax error in HELLO option 'foo'\r\n"},
 		{"client getname", bulk("abc")},
+		// a refused HELLO 3 leaves the protocol alone; a HELLO without a
+		// version keeps the one in use
+		{"hello 3 auth someone x", "-WRONGPASS invalid username-password pair or user is disabled.\r\n"},
+		{"hello 3 foo", "-ERR Syntax error in HELLO option 'foo'\r\n"},
+		{"client getname", bulk("abc")},
+		{"echo x", bulk("x")},
+		{"hello 3 setname n3", "%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n$5\r\nproto\r\n:3\r\n$2\r\nid\r\n:1\r\n$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n"},
+		{"client getname", bulk("n3")},
+		{"hello", "%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n$5\r\nproto\r\n:3\r\n$2\r\nid\r\n:1\r\n$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n"},
+		{"client getname", bulk("n3")},
+		{"hello 2", "*14\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n$5\r\nproto\r\n:2\r\n$2\r\nid\r\n:1\r\n$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n"},
 	})
 }
 
-func TestCheckPassword(t *testing.T) {
+func TestAuthUser(t *testing.T) {
 	for _, tt := range []struct {
 		requirepass, user, pass string
 		want                    bool
@@ -173,8 +185,9 @@ func TestCheckPassword(t *testing.T) {
 		{"", "default", "anything", true},
 		{"", "other", "anything", false},
 	} {
-		if got := checkPassword(tt.requirepass, tt.user, tt.pass); got != tt.want {
-			t.Errorf("checkPassword(%q, %q, %q) = %v", tt.requirepass, tt.user, tt.pass, got)
+		a := newACL(Config{Requirepass: tt.requirepass}, newCommandTable(testFamilies))
+		if got := authUser(a.store, tt.user, tt.pass) != nil; got != tt.want {
+			t.Errorf("authUser(%q, %q, %q) = %v", tt.requirepass, tt.user, tt.pass, got)
 		}
 	}
 }

@@ -77,6 +77,7 @@ type infoData struct {
 
 	pubsubChannels, pubsubPatterns int
 	cachedScripts                  int64
+	functions                      int64
 	runID                          string
 	pid                            int
 	port                           int
@@ -141,6 +142,7 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 	}
 	if sel&secMemory != 0 {
 		d.cachedScripts = s.cachedScripts.Load()
+		d.functions = int64(s.functionSet().FunctionCount())
 		d.heapObjects, d.heapInuse = goHeap()
 		d.rss = residentBytes()
 	}
@@ -312,6 +314,7 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("maxmemory_policy", "noeviction")
 		line("mem_allocator", "go")
 		line("number_of_cached_scripts", d.cachedScripts)
+		line("number_of_functions", d.functions)
 	}
 	if sel&secPersistence != 0 {
 		section("Persistence")

@@ -8,6 +8,8 @@ package server
 // Redis, a command that fails at run time inside the block (WRONGTYPE, ...)
 // becomes an error element of EXEC's reply; the others still run.
 
+import "github.com/persimmon-db/persimmon/acl"
+
 // multiCommand: MULTI.
 func multiCommand(c *Client, _ [][]byte) {
 	if c.InMulti {
@@ -74,6 +76,11 @@ func execCommand(c *Client, _ [][]byte) {
 		cmd, msg := c.Srv.resolve(args)
 		if msg != "" { // checked when queued; cannot happen
 			c.WriteError(msg)
+			continue
+		}
+		// Checked when queued too; the rules may have changed since.
+		if d, _ := c.checkACL(cmd, args, acl.ContextMulti); !d.OK() {
+			c.WriteError(d.ExecError())
 			continue
 		}
 		cn.call(cmd, args, true)

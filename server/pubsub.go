@@ -245,13 +245,13 @@ func (s *Server) publish(channel, msg []byte) int {
 	var w [2]proto.Writer // RESP2, RESP3
 	var wpat [2]string
 	for _, d := range out {
-		v := 0
-		if d.c.Proto == proto.RESP3 {
-			v = 1
+		v, p := 0, proto.RESP2
+		if d.c.resp3.Load() {
+			v, p = 1, proto.RESP3
 		}
 		m := &w[v]
 		if m.Out == nil || wpat[v] != d.pattern {
-			m.Proto, m.Out, wpat[v] = d.c.Proto, m.Out[:0], d.pattern
+			m.Proto, m.Out, wpat[v] = p, m.Out[:0], d.pattern
 			if d.pattern == "" {
 				m.WritePush(3)
 				m.WriteBulkString("message")

@@ -57,6 +57,12 @@ type runningScript struct {
 	cancel func()      // makes the Lua VM stop the script
 	wrote  atomic.Bool // it ran a write command: SCRIPT KILL refuses
 	killed atomic.Bool // SCRIPT KILL or SHUTDOWN NOSAVE stopped it
+	// function: an FCALL (functions.go) of the function called name, with
+	// args its command (copied: FUNCTION STATS reads them from another
+	// goroutine); else an EVAL.
+	function bool
+	name     string
+	args     [][]byte
 
 	mu       sync.Mutex
 	ended    bool
@@ -68,7 +74,17 @@ type runningScript struct {
 // and arms the threshold timer. The returned function must be called once
 // it returns. Call with the keyspace lock held (one script at a time).
 func (s *Server) scriptStarted(cn *conn, cancel func()) (*runningScript, func()) {
-	st := &runningScript{conn: cn, cancel: cancel, start: time.Now()}
+	return s.startScript(&runningScript{conn: cn, cancel: cancel, start: time.Now()})
+}
+
+// functionStarted is scriptStarted for an FCALL of the function called
+// name; args is its command (copied, for FUNCTION STATS).
+func (s *Server) functionStarted(cn *conn, cancel func(), name string, args [][]byte) (*runningScript, func()) {
+	return s.startScript(&runningScript{conn: cn, cancel: cancel, start: time.Now(),
+		function: true, name: name, args: copyArgs(args)})
+}
+
+func (s *Server) startScript(st *runningScript) (*runningScript, func()) {
 	s.running.Store(st)
 	threshold := time.Duration(s.live.busyThreshold.Load()) * time.Millisecond
 	if s.busyTimer == nil {
@@ -168,16 +184,31 @@ func (s *Server) watchdog(st *runningScript) {
 	}
 }
 
-// scriptKill stops the running script for SCRIPT KILL (force false) or
-// SHUTDOWN NOSAVE (force true), returning the error reply, or "" when it
-// was stopped.
-func (s *Server) scriptKill(force bool) string {
+// busyReply is the refusal while a script is busy: Redis names the kill
+// command that stops it (SCRIPT KILL for an EVAL, FUNCTION KILL for a
+// function).
+func (s *Server) busyReply() string {
+	if st := s.busy.Load(); st != nil && st.function {
+		return errBusyFunction
+	}
+	return errBusyScript
+}
+
+// scriptKill stops the running script for SCRIPT KILL (eval true),
+// FUNCTION KILL (eval false) or SHUTDOWN NOSAVE (force true), returning
+// the error reply, or "" when it was stopped. SCRIPT KILL does not stop a
+// function nor FUNCTION KILL an EVAL (the BUSY reply names the right one).
+func (s *Server) scriptKill(force, eval bool) string {
 	st := s.running.Load()
 	switch {
 	case st == nil:
 		return "NOTBUSY No scripts in execution right now."
 	case !force && st.wrote.Load():
 		return "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
+	case !force && eval && st.function:
+		return errBusyFunction
+	case !force && !eval && !st.function:
+		return errBusyScript
 	}
 	st.mu.Lock()
 	if !st.ended { // (a kill that comes too late must not stop the next script)

@@ -35,11 +35,12 @@ package server
 // not served; redis.breakpoint and redis.debug answer as outside a debug
 // session (false, nothing). A script is first checked against Lua 5.1's
 // grammar (lualib.CheckSyntax) so compile errors read as Redis's do;
-// run-time errors raised by gopher-lua's VM keep its wording ("cannot
-// perform add operation between nil and number" where Lua 5.1 says
-// "attempt to perform arithmetic on a nil value"), as do numbers
-// concatenated with .. (gopher-lua's shortest form, not "%.14g";
-// tostring is Lua 5.1's). A script that runs past
+// run-time errors raised by gopher-lua's VM are reworded as Lua 5.1's
+// (luaRuntimeText; "attempt to call field 'x' (a nil value)" and "attempt
+// to index local 't' (a nil value)" name the operand where
+// lualib.CallTarget and IndexTarget can tell it from the line's bytecode,
+// see nameOperand); numbers concatenated with .. keep gopher-lua's
+// shortest form (not "%.14g"; tostring is Lua 5.1's). A script that runs past
 // busy-reply-threshold makes the server busy: scriptbusy.go has the rules
 // (BUSY replies, SCRIPT KILL, SHUTDOWN NOSAVE).
 
@@ -58,7 +59,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/persimmon-db/persimmon/acl"
 	"github.com/persimmon-db/persimmon/lualib"
+	"github.com/persimmon-db/persimmon/proto"
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
 )
@@ -95,6 +98,7 @@ type cachedScript struct {
 // scriptRun is the script running now.
 type scriptRun struct {
 	c        *Client
+	resp     int // the protocol redis.call replies are parsed in (redis.setresp)
 	readOnly bool
 	state    *runningScript // for SCRIPT KILL: whether it wrote
 	errLine  int            // line of the last error() call, for errors without a position
@@ -364,21 +368,63 @@ func (e *scriptEngine) reset() {
 // Lua function there, which Redis's __redis__err__handler adds to an
 // error without a position ("script: <sha>, on @user_script:<line>.").
 // It returns the error unchanged.
+//
+// A call of a value that is not a function gets Lua 5.1's description of
+// what was called ("attempt to call field 'x' (a nil value)") where
+// lualib.CallTarget can tell; the value is assumed to be nil, the common
+// case (gopher-lua does not say).
 func (e *scriptEngine) noteErrorLine(L *lua.LState) int {
+	errv := L.Get(1)
 	if e.run != nil {
 		for level := 1; ; level++ {
 			dbg, ok := L.GetStack(level)
 			if !ok {
 				break
 			}
-			if _, err := L.GetInfo("Sl", dbg, nil); err == nil && dbg.What != "G" && dbg.CurrentLine > 0 {
+			fn, err := L.GetInfo("Slf", dbg, nil)
+			if err == nil && dbg.What != "G" && dbg.CurrentLine > 0 {
 				e.run.errLine = dbg.CurrentLine
+				// Only an error the VM raised in this function (level 1):
+				// one raised inside a Go function it called (table.sort
+				// calling its comparator) is not about this line's operand.
+				if s, ok := errv.(lua.LString); ok && level == 1 {
+					if f, ok := fn.(*lua.LFunction); ok && !f.IsG {
+						errv = lua.LString(nameOperand(string(s), f.Proto, dbg.CurrentLine))
+					}
+				}
 				break
 			}
 		}
 	}
-	L.Push(L.Get(1))
+	L.Push(errv)
 	return 1
+}
+
+// gopherCallError is gopher-lua's text for calling a value that is not a
+// function; gopherIndexKey matches its text for indexing one that is not
+// a table (with the type and the key).
+const gopherCallError = "attempt to call a non-function object"
+
+var gopherIndexKey = regexp.MustCompile(`(?s)attempt to index a non-table object\((\w+)\) with key '(.*)'$`)
+
+// nameOperand rewrites gopher-lua's call and index errors raised on line
+// of proto with Lua 5.1's description of the operand, where lualib can
+// tell it: "attempt to call field 'x' (a nil value)", "attempt to index
+// local 't' (a nil value)".
+func nameOperand(msg string, proto *lua.FunctionProto, line int) string {
+	if strings.Contains(msg, gopherCallError) {
+		if desc, ok := lualib.CallTarget(proto, line); ok {
+			return strings.Replace(msg, gopherCallError, "attempt to call "+desc+" (a nil value)", 1)
+		}
+		return msg
+	}
+	if m := gopherIndexKey.FindStringSubmatchIndex(msg); m != nil {
+		typ, key := msg[m[2]:m[3]], msg[m[4]:m[5]]
+		if desc, ok := lualib.IndexTarget(proto, line, key); ok {
+			return msg[:m[0]] + "attempt to index " + desc + " (a " + typ + " value)"
+		}
+	}
+	return msg
 }
 
 // ---- commands ----
@@ -429,7 +475,7 @@ func evalshaCommand(c *Client, args [][]byte)   { evalGeneric(c, args, true, fal
 func evalROCommand(c *Client, args [][]byte)    { evalGeneric(c, args, false, true) }
 func evalshaROCommand(c *Client, args [][]byte) { evalGeneric(c, args, true, true) }
 func scriptKillCommand(c *Client, _ [][]byte) {
-	if msg := c.Srv.scriptKill(false); msg != "" {
+	if msg := c.Srv.scriptKill(false, true); msg != "" {
 		c.WriteError(msg)
 		return
 	}
@@ -524,7 +570,7 @@ func (e *scriptEngine) runScript(c *Client, sha string, sc *cachedScript, keys, 
 	}
 	kc := e.ctx
 	st, ended := c.Srv.scriptStarted(cn, kc.kill)
-	run := &scriptRun{c: c, readOnly: readOnly, state: st}
+	run := &scriptRun{c: c, resp: proto.RESP2, readOnly: readOnly, state: st}
 	e.run = run
 	L.Push(fn)
 	err := L.PCall(0, 1, e.errFunc)
@@ -557,7 +603,7 @@ func (e *scriptEngine) runScript(c *Client, sha string, sc *cachedScript, keys, 
 	}
 	ret := L.Get(-1)
 	L.Pop(1)
-	c.Out = appendLuaReply(c.Out, ret, 0)
+	writeLuaReply(&c.Writer, ret, run.resp, 0)
 }
 
 // argTable returns t refilled as the array of args (KEYS or ARGV), or a
@@ -584,6 +630,13 @@ func (e *scriptEngine) argTable(t *lua.LTable, args [][]byte) *lua.LTable {
 // the position in an error message, else errLine (where error() was last
 // called).
 func scriptErrorReply(sha string, obj lua.LValue, errLine int) string {
+	return scriptErrorReplyIn(scriptChunkName, sha, obj, errLine)
+}
+
+// scriptErrorReplyIn is scriptErrorReply for code compiled as chunk
+// (user_script for EVAL, user_function for functions, whose errors name
+// the function where EVAL's name the sha).
+func scriptErrorReplyIn(chunk, name string, obj lua.LValue, errLine int) string {
 	var msg, source string
 	line := 0
 	if t, ok := obj.(*lua.LTable); ok {
@@ -600,14 +653,14 @@ func scriptErrorReply(sha string, obj lua.LValue, errLine int) string {
 	} else {
 		text := luaRuntimeText(obj.String())
 		msg = "ERR " + text
-		if n, ok := chunkLine(text); ok {
-			source, line = scriptErrSourceLabel, n
+		if n, ok := chunkLineOf(chunk, text); ok {
+			source, line = "@"+chunk, n
 		} else if errLine > 0 {
-			source, line = scriptErrSourceLabel, errLine
+			source, line = "@"+chunk, errLine
 		}
 	}
 	if source != "" && line > 0 {
-		msg += " script: " + sha + ", on " + source + ":" + strconv.Itoa(line) + "."
+		msg += " script: " + name + ", on " + source + ":" + strconv.Itoa(line) + "."
 	}
 	return oneLine(msg)
 }
@@ -662,8 +715,11 @@ func luaRuntimeText(text string) string {
 }
 
 // chunkLine reads the line number of a Lua error position "user_script:N: ...".
-func chunkLine(text string) (int, bool) {
-	rest, ok := strings.CutPrefix(text, scriptChunkName+":")
+func chunkLine(text string) (int, bool) { return chunkLineOf(scriptChunkName, text) }
+
+// chunkLineOf reads the line number of a Lua error position "<chunk>:N: ...".
+func chunkLineOf(chunk, text string) (int, bool) {
+	rest, ok := strings.CutPrefix(text, chunk+":")
 	if !ok {
 		return 0, false
 	}
@@ -798,6 +854,11 @@ func (e *scriptEngine) luaCall(L *lua.LState, raise bool) int {
 		return luaFail(L, raise, errScriptWrongArgs)
 	case cmd.Flags&FlagNoScript != 0:
 		return luaFail(L, raise, errScriptNotAllowed)
+	}
+	if d, _ := c.checkACL(cmd, args, acl.ContextLua); !d.OK() {
+		return luaFail(L, raise, d.ScriptError())
+	}
+	switch {
 	case r.readOnly && (cmd.Flags&FlagWrite != 0 || mayReplicate(cmd)):
 		return luaFail(L, raise, errScriptWriteInRO)
 	}
@@ -808,11 +869,14 @@ func (e *scriptEngine) luaCall(L *lua.LState, raise bool) int {
 		r.state.wrote.Store(true) // SCRIPT KILL now answers UNKILLABLE
 	}
 	mark := len(c.Out)
+	callerProto := c.Proto
+	c.Proto = r.resp // the command replies in the script's protocol
 	if cn := c.conn; cn != nil {
 		cn.call(cmd, args, true)
 	} else {
 		cmd.Run(c, args)
 	}
+	c.Proto = callerProto
 	v, _ := respToLua(L, c.Out[mark:])
 	c.Out = c.Out[:mark]
 	if t, ok := v.(*lua.LTable); ok && raise {
@@ -1011,17 +1075,23 @@ func versionNum(v string) int {
 	return n
 }
 
-// luaSetResp is redis.setresp(2|3). Only RESP2 is spoken, so 3 is
-// refused rather than accepted with RESP2 shapes a script would misread.
+// luaSetResp is redis.setresp(2|3): the protocol the script's
+// redis.call replies are parsed in from now on (respToLua), and how its
+// booleans are returned (writeLuaReply).
 func (e *scriptEngine) luaSetResp(L *lua.LState) int {
+	if e.run == nil {
+		return luaFail(L, true, "redis.setresp can only be called inside a script invocation")
+	}
 	if L.GetTop() != 1 {
 		return luaFail(L, true, "redis.setresp() requires one argument.")
 	}
 	switch lua.LVAsNumber(L.Get(1)) {
 	case 2:
+		e.run.resp = proto.RESP2
 		return 0
 	case 3:
-		return luaFail(L, true, "ERR redis.setresp(3): this server speaks RESP2 only")
+		e.run.resp = proto.RESP3
+		return 0
 	}
 	return luaFail(L, true, "RESP version must be 2 or 3.")
 }
@@ -1191,9 +1261,14 @@ func addLua51Compat(L *lua.LState, g *lua.LTable) {
 
 // ---- conversions ----
 
-// respToLua parses one RESP2 reply from b into Lua values, the Redis Lua
-// API way: integer → number, bulk → string, null → false, array → table,
-// status → {ok=...}, error → {err=...}. It returns the rest of b.
+// respToLua parses one RESP2 or RESP3 reply from b into Lua values, as
+// Redis 7.0's redisProtocolToLuaType does: integer → number, bulk →
+// string, null bulk and null array → false, array → table, status →
+// {ok=...}, error → {err=...}; RESP3 (after redis.setresp(3)) adds null →
+// nil, boolean → boolean, double → {double=n}, map → {map={k=v...}}, set
+// → {set={m=true...}}, big number → {big_number=s}, verbatim string →
+// {verbatim_string={format=, string=}}; an attribute is skipped. It
+// returns the rest of b.
 func respToLua(L *lua.LState, b []byte) (lua.LValue, []byte) {
 	i := bytes.Index(b, []byte("\r\n"))
 	if len(b) == 0 || i < 0 {
@@ -1210,12 +1285,21 @@ func respToLua(L *lua.LState, b []byte) (lua.LValue, []byte) {
 	case ':':
 		n, _ := strconv.ParseInt(string(line), 10, 64)
 		return lua.LNumber(n), rest
-	case '$':
+	case '$', '=':
 		n, _ := strconv.Atoi(string(line))
 		if n < 0 || n+2 > len(rest) {
 			return lua.LFalse, rest
 		}
-		return lua.LString(rest[:n]), rest[n+2:]
+		s, rest := rest[:n], rest[n+2:]
+		if b[0] == '=' && len(s) >= 4 {
+			vt := L.CreateTable(0, 2)
+			vt.RawSetString("string", lua.LString(s[4:]))
+			vt.RawSetString("format", lua.LString(s[:3]))
+			t := L.CreateTable(0, 1)
+			t.RawSetString("verbatim_string", vt)
+			return t, rest
+		}
+		return lua.LString(s), rest
 	case '*':
 		n, _ := strconv.Atoi(string(line))
 		if n < 0 {
@@ -1228,47 +1312,143 @@ func respToLua(L *lua.LState, b []byte) (lua.LValue, []byte) {
 			t.RawSetInt(j, v)
 		}
 		return t, rest
+	case '%', '~':
+		n, _ := strconv.Atoi(string(line))
+		inner := L.CreateTable(0, n)
+		for j := 0; j < n; j++ {
+			var k, v lua.LValue
+			k, rest = respToLua(L, rest)
+			if b[0] == '%' {
+				v, rest = respToLua(L, rest)
+			} else {
+				v = lua.LTrue
+			}
+			if k != lua.LNil {
+				inner.RawSet(k, v)
+			}
+		}
+		t := L.CreateTable(0, 1)
+		if b[0] == '%' {
+			t.RawSetString("map", inner)
+		} else {
+			t.RawSetString("set", inner)
+		}
+		return t, rest
+	case '_':
+		return lua.LNil, rest
+	case '#':
+		return lua.LBool(len(line) == 1 && line[0] == 't'), rest
+	case ',':
+		f, _ := strconv.ParseFloat(string(line), 64)
+		t := L.CreateTable(0, 1)
+		t.RawSetString("double", lua.LNumber(f))
+		return t, rest
+	case '(':
+		t := L.CreateTable(0, 1)
+		t.RawSetString("big_number", lua.LString(line))
+		return t, rest
+	case '|':
+		n, _ := strconv.Atoi(string(line))
+		for j := 0; j < 2*n; j++ {
+			_, rest = respToLua(L, rest)
+		}
+		return respToLua(L, rest)
 	}
 	return lua.LFalse, nil
 }
 
-// appendLuaReply appends a script's return value as RESP2, the Redis Lua
-// API way: number → integer (truncated), string → bulk, true → 1,
-// false/nil → null, {err=s} → error, {ok=s} → status, any other table →
-// array of its elements 1..n up to the first nil.
-func appendLuaReply(b []byte, v lua.LValue, depth int) []byte {
+// writeLuaReply writes a script's return value in the caller's protocol,
+// as Redis 7.0's luaReplyToRedisReply does: string → bulk, number →
+// integer (truncated), true → 1 and false → null when the script speaks
+// RESP2 (scriptResp, redis.setresp), a boolean when it speaks RESP3; a
+// table {err=s} → error, {ok=s} → status, {double=n} → double,
+// {big_number=s} → big number, {verbatim_string={format=, string=}} →
+// verbatim string, {map={...}} → map, {set={...}} → set (in the order the
+// Lua table yields them), any other table → array of its elements 1..n up
+// to the first nil; nil → null.
+func writeLuaReply(w *proto.Writer, v lua.LValue, scriptResp, depth int) {
 	switch v := v.(type) {
 	case lua.LString:
-		return appendBulkString(b, string(v))
+		w.WriteBulkString(string(v))
+		return
 	case lua.LNumber:
-		return append(strconv.AppendInt(append(b, ':'), luaNumberToInt(float64(v)), 10), "\r\n"...)
+		w.WriteInt(luaNumberToInt(float64(v)))
+		return
 	case lua.LBool:
-		if v {
-			return append(b, ":1\r\n"...)
+		switch {
+		case scriptResp == proto.RESP3:
+			w.WriteBool(bool(v))
+		case bool(v):
+			w.WriteInt(1)
+		default:
+			w.WriteNull()
 		}
-		return append(b, "$-1\r\n"...)
+		return
 	case *lua.LTable:
 		if depth >= maxScriptReplyDepth {
-			return appendError(b, errScriptStackLimit)
+			w.WriteError(errScriptStackLimit)
+			return
 		}
 		if s, ok := v.RawGetString("err").(lua.LString); ok {
-			return appendError(b, oneLine(string(s)))
+			w.WriteError(string(s))
+			return
 		}
 		if s, ok := v.RawGetString("ok").(lua.LString); ok {
-			return append(append(append(b, '+'), oneLine(string(s))...), "\r\n"...)
+			w.WriteString(string(s))
+			return
+		}
+		if f, ok := v.RawGetString("double").(lua.LNumber); ok {
+			w.WriteDouble(float64(f))
+			return
+		}
+		if s, ok := v.RawGetString("big_number").(lua.LString); ok {
+			w.WriteBigNumber(oneLine(string(s)))
+			return
+		}
+		if vt, ok := v.RawGetString("verbatim_string").(*lua.LTable); ok {
+			format, ok1 := vt.RawGetString("format").(lua.LString)
+			str, ok2 := vt.RawGetString("string").(lua.LString)
+			if ok1 && ok2 {
+				w.WriteVerbatimString(string(format), string(str))
+				return
+			}
+		}
+		if m, ok := v.RawGetString("map").(*lua.LTable); ok {
+			n := 0
+			m.ForEach(func(lua.LValue, lua.LValue) { n++ })
+			w.WriteMap(n)
+			m.ForEach(func(k, val lua.LValue) {
+				writeLuaReply(w, k, scriptResp, depth+1)
+				writeLuaReply(w, val, scriptResp, depth+1)
+			})
+			return
+		}
+		if set, ok := v.RawGetString("set").(*lua.LTable); ok {
+			n := 0
+			set.ForEach(func(lua.LValue, lua.LValue) { n++ })
+			w.WriteSet(n)
+			set.ForEach(func(k, _ lua.LValue) { writeLuaReply(w, k, scriptResp, depth+1) })
+			return
 		}
 		n := 0
 		for v.RawGetInt(n+1) != lua.LNil {
 			n++
 		}
-		b = strconv.AppendInt(append(b, '*'), int64(n), 10)
-		b = append(b, "\r\n"...)
+		w.WriteArray(n)
 		for i := 1; i <= n; i++ {
-			b = appendLuaReply(b, v.RawGetInt(i), depth+1)
+			writeLuaReply(w, v.RawGetInt(i), scriptResp, depth+1)
 		}
-		return b
+		return
 	}
-	return append(b, "$-1\r\n"...)
+	w.WriteNull()
+}
+
+// appendLuaReply appends v as writeLuaReply writes it for a RESP2 caller
+// and a RESP2 script.
+func appendLuaReply(b []byte, v lua.LValue, depth int) []byte {
+	w := proto.Writer{Out: b}
+	writeLuaReply(&w, v, proto.RESP2, depth)
+	return w.Out
 }
 
 func appendBulkString(b []byte, s string) []byte {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
+	"github.com/persimmon-db/persimmon/proto"
 	"math"
 	"slices"
 	"strings"
@@ -78,6 +79,64 @@ func TestRESPToLua(t *testing.T) {
 	}
 	if v, _ := respToLua(L, []byte("*-1\r\n")); v != lua.LFalse {
 		t.Errorf("null array: %v", v)
+	}
+}
+
+// RESP3 into Lua (after redis.setresp(3)) and back, both ways round.
+func TestRESP3ToLuaAndBack(t *testing.T) {
+	L := lua.NewState()
+	defer L.Close()
+	in := "*7\r\n%1\r\n$1\r\nf\r\n$1\r\nv\r\n~1\r\n$1\r\nm\r\n,1.5\r\n_\r\n#t\r\n(12345678901234567890\r\n=9\r\ntxt:hello\r\n"
+	v, rest := respToLua(L, []byte(in))
+	if len(rest) != 0 {
+		t.Fatalf("rest %q", rest)
+	}
+	tb := v.(*lua.LTable)
+	if m := tb.RawGetInt(1).(*lua.LTable).RawGetString("map").(*lua.LTable); m.RawGetString("f") != lua.LString("v") {
+		t.Errorf("map: %v", m)
+	}
+	if set := tb.RawGetInt(2).(*lua.LTable).RawGetString("set").(*lua.LTable); set.RawGetString("m") != lua.LTrue {
+		t.Errorf("set: %v", set)
+	}
+	if d := tb.RawGetInt(3).(*lua.LTable).RawGetString("double"); d != lua.LNumber(1.5) {
+		t.Errorf("double: %v", d)
+	}
+	if tb.RawGetInt(4) != lua.LNil || tb.RawGetInt(5) != lua.LTrue {
+		t.Errorf("null, true: %v %v", tb.RawGetInt(4), tb.RawGetInt(5))
+	}
+	if b := tb.RawGetInt(6).(*lua.LTable).RawGetString("big_number"); b != lua.LString("12345678901234567890") {
+		t.Errorf("big number: %v", b)
+	}
+	vt := tb.RawGetInt(7).(*lua.LTable).RawGetString("verbatim_string").(*lua.LTable)
+	if vt.RawGetString("format") != lua.LString("txt") || vt.RawGetString("string") != lua.LString("hello") {
+		t.Errorf("verbatim: %v", vt)
+	}
+	// Back, to a RESP3 caller: each element keeps its type (the nil
+	// ends the array, as in Redis).
+	w := proto.Writer{Proto: proto.RESP3}
+	writeLuaReply(&w, tb, proto.RESP3, 0)
+	if want := "*3\r\n%1\r\n$1\r\nf\r\n$1\r\nv\r\n~1\r\n$1\r\nm\r\n,1.5\r\n"; string(w.Out) != want {
+		t.Errorf("to RESP3: %q, want %q", w.Out, want)
+	}
+	for _, tt := range []struct {
+		v                  lua.LValue
+		scriptResp, caller int
+		want               string
+	}{
+		{lua.LTrue, proto.RESP3, proto.RESP3, "#t\r\n"},
+		{lua.LFalse, proto.RESP3, proto.RESP3, "#f\r\n"},
+		{lua.LFalse, proto.RESP3, proto.RESP2, ":0\r\n"},
+		{lua.LFalse, proto.RESP2, proto.RESP3, "_\r\n"},
+		{lua.LTrue, proto.RESP2, proto.RESP3, ":1\r\n"},
+		{lua.LNil, proto.RESP2, proto.RESP3, "_\r\n"},
+		{tb.RawGetInt(6), proto.RESP2, proto.RESP2, "$20\r\n12345678901234567890\r\n"},
+		{tb.RawGetInt(7), proto.RESP2, proto.RESP3, "=9\r\ntxt:hello\r\n"},
+	} {
+		w := proto.Writer{Proto: tt.caller}
+		writeLuaReply(&w, tt.v, tt.scriptResp, 0)
+		if string(w.Out) != tt.want {
+			t.Errorf("%v (script RESP%d, caller RESP%d) = %q, want %q", tt.v, tt.scriptResp, tt.caller, w.Out, tt.want)
+		}
 	}
 }
 
@@ -198,8 +257,9 @@ func TestScriptingOverKeyspace(t *testing.T) {
 	}
 }
 
-// What the differential file cannot show: Persimmon's own choices
-// (redis.setresp(3) refused on a RESP2-only server), that a refused
+// What the differential file cannot show: redis.setresp(3) through
+// go-redis (which speaks RESP3 by default: the script's true comes back
+// a RESP3 boolean), that a refused
 // change to a library leaves it working for the next script, and a
 // BullMQ-style round trip of client msgpack through cmsgpack and cjson
 // into a hash.
@@ -208,9 +268,10 @@ func TestScriptLibrariesAndSandbox(t *testing.T) {
 	ctx := context.Background()
 	rc := goRedis(t, s.addr)
 
-	err := rc.Eval(ctx, "redis.setresp(3)", nil).Err()
-	if err == nil || !strings.Contains(err.Error(), "RESP2 only") {
-		t.Fatalf("redis.setresp(3): %v", err)
+	rc.HSet(ctx, "h3", "f", "v")
+	got3, err := rc.Eval(ctx, "redis.setresp(3) local r = redis.call('hgetall', 'h3') return {r.map.f, redis.call('hget', 'h3', 'nope') == nil}", nil).Result()
+	if err != nil || !slices.Equal(got3.([]any), []any{"v", true}) {
+		t.Fatalf("redis.setresp(3): %v %v", got3, err)
 	}
 	if err := rc.Eval(ctx, "redis.setresp(2) return 1", nil).Err(); err != nil {
 		t.Fatalf("redis.setresp(2): %v", err)

@@ -23,14 +23,16 @@
 // answered with Redis's text and the connection closed.
 //
 // Dispatch follows Redis's processCommand: table lookup and arity, then
-// authentication, then MULTI queueing, then the call. The table (table.go)
+// authentication, then the ACL check of the connection's user (acl.go),
+// then MULTI queueing, then the call. The table (table.go)
 // is built once from the server's own commands and the command families
 // NewServer is given (package commands); COMMAND, locking and queueing all
 // read it.
 //
 // What the package owns: connections and their I/O, dispatch, the command
 // table, MULTI/EXEC and WATCH, blocking (the registry of blocked clients
-// and their wake-ups), pub/sub, the Lua script runtime, CONFIG, INFO,
+// and their wake-ups), pub/sub, the Lua script runtime (EVAL, and the
+// FUNCTION commands and FCALL over package functions), CONFIG, INFO,
 // SLOWLOG, CLIENT, and the argument parsers and the Client that command
 // handlers share. It may not import package commands (the families depend
 // on it, never the reverse), and it writes protocol bytes only through
@@ -85,10 +87,16 @@ type Config struct {
 	Durability      string
 	SegmentSize     int64
 	ConfigFile      string // reported by INFO server as config_file
+	// ACLFile is the aclfile ACL LOAD and ACL SAVE use ("" = none); the
+	// server reads it at start-up (LoadACL).
+	ACLFile string
 	// IO is how connections are served: IOGoroutine ("" too) or IOLoop
 	// (one event loop, loop.go; with Durability "msync" a committer runs
 	// the group commits, commit.go).
 	IO string
+	// Params are a config file's settings of the other CONFIG parameters
+	// (CheckConfigLine), applied in order at start-up.
+	Params []ConfigLine
 }
 
 // commitEnv is what the connection loop needs from the keyspace to run a
@@ -171,17 +179,19 @@ func (st *serverStats) reset() {
 type Server struct {
 	cfg     Config // start-up values; live ones are in live
 	live    liveConfig
+	conf    *configStore // every CONFIG parameter's value (config.go)
 	ks      *keyspace.Keyspace
 	env     commitEnv
 	logf    func(string, ...any)
 	table   map[string]*Command
 	cmdList []*Command // table entries sorted by name (COMMAND)
 
-	scripting *scriptEngine                 // Lua state and script cache; keyspace lock
-	pubsub    *pubsubHub                    // subscriptions (pubsub.go)
-	running   atomic.Pointer[runningScript] // the script in execution (scriptbusy.go)
-	busy      atomic.Pointer[runningScript] // set once it ran past busy-reply-threshold
-	busyTimer *time.Timer                   // re-armed for each script; keyspace lock
+	scripting *scriptEngine                   // Lua state and script cache; keyspace lock
+	fn        atomic.Pointer[functionRuntime] // function libraries (functions.go), made on first use
+	pubsub    *pubsubHub                      // subscriptions (pubsub.go)
+	running   atomic.Pointer[runningScript]   // the script in execution (scriptbusy.go)
+	busy      atomic.Pointer[runningScript]   // set once it ran past busy-reply-threshold
+	busyTimer *time.Timer                     // re-armed for each script; keyspace lock
 	slowlog   slowlog
 
 	cachedScripts atomic.Int64 // len(scripting.scripts), for INFO (which takes no lock)
@@ -193,6 +203,8 @@ type Server struct {
 	ops      opsSampler
 
 	nextID atomic.Int64
+
+	acl *aclServer // users, rules, ACL LOG (acl.go)
 
 	mu       sync.Mutex
 	lns      []net.Listener
@@ -216,6 +228,10 @@ type Server struct {
 func NewServer(cfg Config, ks *keyspace.Keyspace, logf func(string, ...any), families []Command) *Server {
 	s := newServer(cfg, keyspaceEnv(ks), logf, newCommandTable(families))
 	s.ks = ks
+	s.acl.dir = cfg.Dir // the ACL state lives beside the keyspace (protocol tests have none)
+	ks.Lock()
+	s.loadFunctions(ks.Functions())
+	ks.Unlock()
 	return s
 }
 
@@ -247,6 +263,7 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 		done:    make(chan struct{}),
 	}
 	s.cmdList = sortedCommands(table)
+	s.acl = newACL(cfg, table)
 	s.live.requirepass.Store(&cfg.Requirepass)
 	s.live.protectedMode.Store(cfg.ProtectedMode)
 	s.live.protoMaxBulkLen.Store(cfg.ProtoMaxBulkLen)
@@ -258,6 +275,7 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 	s.live.busyThreshold.Store(defaultBusyThreshold)
 	s.live.bind.Store(&cfg.Bind)
 	s.live.port.Store(int64(cfg.Port))
+	s.initConfig(cfg)
 	var id [20]byte
 	if _, err := rand.Read(id[:]); err == nil {
 		s.runID = hex.EncodeToString(id[:])
@@ -288,7 +306,7 @@ func (s *Server) Listen() error {
 	if s.closed {
 		s.mu.Unlock()
 		closeListeners(lns)
-		return errors.New("resp: server closed")
+		return errors.New("server: server closed")
 	}
 	s.lns = append(s.lns, lns...)
 	s.mu.Unlock()
@@ -321,7 +339,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	if s.closed {
 		s.mu.Unlock()
 		ln.Close()
-		return errors.New("resp: server closed")
+		return errors.New("server: server closed")
 	}
 	s.lns = append(s.lns, ln)
 	s.mu.Unlock()
@@ -361,7 +379,7 @@ func (s *Server) requestShutdown() {
 func (s *Server) close() {
 	// A script that never ends would hold the loop (or the lock) forever:
 	// stop it, as SHUTDOWN NOSAVE does (SIGTERM, SIGINT, SHUTDOWN).
-	s.scriptKill(true)
+	s.scriptKill(true, false)
 	s.mu.Lock()
 	s.closed = true
 	close(s.closing)
@@ -459,7 +477,7 @@ func listenAll(bind string, port int) ([]net.Listener, error) {
 				continue
 			}
 			closeListeners(lns)
-			return nil, fmt.Errorf("resp: listen on %s: %w", net.JoinHostPort(a, strconv.Itoa(port)), err)
+			return nil, fmt.Errorf("server: listen on %s: %w", net.JoinHostPort(a, strconv.Itoa(port)), err)
 		}
 		lns = append(lns, ln)
 		if port == 0 {
@@ -468,7 +486,7 @@ func listenAll(bind string, port int) ([]net.Listener, error) {
 		}
 	}
 	if len(lns) == 0 {
-		return nil, fmt.Errorf("resp: could not bind any of %q", bind)
+		return nil, fmt.Errorf("server: could not bind any of %q", bind)
 	}
 	return lns, nil
 }
@@ -530,8 +548,8 @@ const deniedReply = "-DENIED Redis is running in protected mode because protecte
 
 // protectedModeRefuses reports whether protected mode turns the peer away:
 // protected mode is on, no password is set, and the peer is not loopback.
-func protectedModeRefuses(protected bool, requirepass string, peer net.Addr) bool {
-	if !protected || requirepass != "" {
+func protectedModeRefuses(protected, hasPassword bool, peer net.Addr) bool {
+	if !protected || hasPassword {
 		return false
 	}
 	return !isLoopback(peer)
@@ -555,7 +573,8 @@ func refuse(nc net.Conn, msg string) {
 }
 
 func (s *Server) accept(nc net.Conn) {
-	if protectedModeRefuses(s.live.protectedMode.Load(), s.requirepass(), nc.RemoteAddr()) {
+	// As in Redis: protected mode applies while the default user is nopass.
+	if protectedModeRefuses(s.live.protectedMode.Load(), !s.acl.store.Default().NoPass(), nc.RemoteAddr()) {
 		s.stats.connsRejected.Add(1)
 		refuse(nc, deniedReply)
 		return

@@ -17,8 +17,8 @@ import (
 // An entry keeps at most 32 arguments (the last one then says how many
 // more there were) and at most 128 bytes of each (then "... (N more
 // bytes)"). Passwords never reach it: AUTH's arguments, HELLO's AUTH
-// username and password and CONFIG SET requirepass's value are logged as
-// "(redacted)".
+// username and password, CONFIG SET requirepass's value and ACL SETUSER's
+// name and rules are logged as "(redacted)".
 
 const (
 	slowlogDefaultSlowerThan = 10000 // µs
@@ -91,6 +91,8 @@ func redactedArgs(cmd *Command, args [][]byte) func(i int) bool {
 		}
 	case "config|set":
 		return func(i int) bool { return i >= 3 && i%2 == 1 && ArgIs(args[i-1], "requirepass") }
+	case "acl|setuser":
+		return func(i int) bool { return i >= 2 } // Redis redacts the name too
 	}
 	return func(int) bool { return false }
 }

@@ -96,6 +96,8 @@ func newCommandTable(families []Command) map[string]*Command {
 				{Name: "config|set", Arity: -4, Flags: adminFlags, Group: "server", Since: "2.0.0",
 					Summary: "Sets configuration parameters in-flight.", Run: configSetCommand, NoLock: true,
 					Tips: []string{"request_policy:all_nodes", "response_policy:all_succeeded"}},
+				{Name: "config|rewrite", Arity: 2, Flags: adminFlags, Group: "server", Since: "2.8.0",
+					Summary: "Persists the effective configuration to file.", Run: configRewriteCommand, NoLock: true},
 				{Name: "config|resetstat", Arity: 2, Flags: adminFlags, Group: "server", Since: "2.0.0",
 					Summary: "Resets the server's statistics.", Run: configResetstatCommand, NoLock: true},
 				{Name: "config|help", Arity: 2, Flags: FlagLoading | FlagStale, Group: "server", Since: "5.0.0",
@@ -143,6 +145,7 @@ func newCommandTable(families []Command) map[string]*Command {
 	cmds = append(cmds, scriptingCommands()...)
 	cmds = append(cmds, functionCommands()...)
 	cmds = append(cmds, families...)
+	cmds = append(cmds, aclCommands()...)
 	return buildTable(cmds)
 }
 
@@ -155,7 +158,7 @@ func buildTable(cmds []Command) map[string]*Command {
 		*cmd = cmds[i]
 		checkEntry(cmd, "")
 		if _, dup := table[cmd.Name]; dup {
-			panic(fmt.Errorf("resp: command %q is registered twice in the command table", cmd.Name))
+			panic(fmt.Errorf("server: command %q is registered twice in the command table", cmd.Name))
 		}
 		cmd.stats = new(cmdStats)
 		if len(cmd.Subcommands) > 0 {
@@ -165,7 +168,7 @@ func buildTable(cmds []Command) map[string]*Command {
 				checkEntry(sub, cmd.Name)
 				short := strings.TrimPrefix(sub.Name, cmd.Name+"|")
 				if _, dup := cmd.subs[short]; dup {
-					panic(fmt.Errorf("resp: command %q is registered twice in the command table", sub.Name))
+					panic(fmt.Errorf("server: command %q is registered twice in the command table", sub.Name))
 				}
 				sub.stats = new(cmdStats)
 				cmd.subs[short] = sub
@@ -179,32 +182,32 @@ func buildTable(cmds []Command) map[string]*Command {
 func checkEntry(cmd *Command, container string) {
 	switch {
 	case cmd.Name == "" || cmd.Name != strings.ToLower(cmd.Name):
-		panic(fmt.Errorf("resp: command table entry %q: the name must be lower case and not empty", cmd.Name))
+		panic(fmt.Errorf("server: command table entry %q: the name must be lower case and not empty", cmd.Name))
 	case container == "" && strings.Contains(cmd.Name, "|"):
-		panic(fmt.Errorf("resp: command table entry %q: only subcommands have a '|' in their name", cmd.Name))
+		panic(fmt.Errorf("server: command table entry %q: only subcommands have a '|' in their name", cmd.Name))
 	case container != "" && !strings.HasPrefix(cmd.Name, container+"|"):
-		panic(fmt.Errorf("resp: subcommand %q of %q must be named %q", cmd.Name, container, container+"|<sub>"))
+		panic(fmt.Errorf("server: subcommand %q of %q must be named %q", cmd.Name, container, container+"|<sub>"))
 	case container != "" && len(cmd.Subcommands) > 0:
-		panic(fmt.Errorf("resp: subcommand %q cannot have subcommands", cmd.Name))
+		panic(fmt.Errorf("server: subcommand %q cannot have subcommands", cmd.Name))
 	case cmd.Run == nil && len(cmd.Subcommands) == 0:
-		panic(fmt.Errorf("resp: command %q has no handler", cmd.Name))
+		panic(fmt.Errorf("server: command %q has no handler", cmd.Name))
 	case cmd.Arity == 0:
-		panic(fmt.Errorf("resp: command %q has arity 0", cmd.Name))
+		panic(fmt.Errorf("server: command %q has arity 0", cmd.Name))
 	}
 	for _, cat := range cmd.ACL {
 		if !slices.Contains(aclCategoryOrder, strings.TrimPrefix(cat, "-")) {
-			panic(fmt.Errorf("resp: command %q: unknown ACL category %q", cmd.Name, cat))
+			panic(fmt.Errorf("server: command %q: unknown ACL category %q", cmd.Name, cat))
 		}
 	}
 	for i, sp := range cmd.KeySpecs {
 		if sp.Unknown {
 			if sp.Index != 0 || sp.Keyword != "" {
-				panic(fmt.Errorf("resp: command %q: key spec %d is unknown but has an index or a keyword", cmd.Name, i))
+				panic(fmt.Errorf("server: command %q: key spec %d is unknown but has an index or a keyword", cmd.Name, i))
 			}
 			continue
 		}
 		if (sp.Index > 0) == (sp.Keyword != "") || sp.KeyStep < 1 || sp.Limit < 0 {
-			panic(fmt.Errorf("resp: command %q: key spec %d needs an index or a keyword (not both) and a key step", cmd.Name, i))
+			panic(fmt.Errorf("server: command %q: key spec %d needs an index or a keyword (not both) and a key step", cmd.Name, i))
 		}
 	}
 }

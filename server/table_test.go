@@ -32,7 +32,7 @@ func TestCommandInfoShape(t *testing.T) {
 	}
 	// A container lists its subcommands as full entries.
 	got := string(commandInfoRESP2(table["config"]))
-	if !strings.HasPrefix(got, "*10\r\n$6\r\nconfig\r\n:-2\r\n*0\r\n:0\r\n:0\r\n:0\r\n*1\r\n+@slow\r\n*0\r\n*0\r\n*4\r\n*10\r\n$10\r\nconfig|get\r\n:-3\r\n") {
+	if !strings.HasPrefix(got, "*10\r\n$6\r\nconfig\r\n:-2\r\n*0\r\n:0\r\n:0\r\n:0\r\n*1\r\n+@slow\r\n*0\r\n*0\r\n*5\r\n*10\r\n$10\r\nconfig|get\r\n:-3\r\n") {
 		t.Errorf("COMMAND INFO config = %q", got)
 	}
 }
@@ -164,6 +164,8 @@ exists 1 -1 1 RO@1:range(-1,1,0)
 expire 1 1 1 RW+update@1:range(0,1,0)
 expireat 1 1 1 RW+update@1:range(0,1,0)
 expiretime 1 1 1 RO+access@1:range(0,1,0)
+fcall 0 0 0 movable RW+access+update@2:keynum(0,1,1){We cannot tell how the keys will be used so we assume the worst, RW and UPDATE}
+fcall_ro 0 0 0 movable RO+access@2:keynum(0,1,1){We cannot tell how the keys will be used so we assume the worst, RO and ACCESS}
 flushall 0 0 0
 flushdb 0 0 0
 get 1 1 1 RO+access@1:range(0,1,0)

@@ -226,7 +226,7 @@ func multibulk(args ...string) string {
 	return b.String()
 }
 
-// readRaw reads one RESP2 reply and returns its exact bytes.
+// readRaw reads one RESP2 or RESP3 reply and returns its exact bytes.
 func readRaw(r *bufio.Reader) (string, error) {
 	line, err := r.ReadString('\n')
 	if err != nil {
@@ -236,9 +236,9 @@ func readRaw(r *bufio.Reader) (string, error) {
 		return line, fmt.Errorf("malformed line %q", line)
 	}
 	switch line[0] {
-	case '+', '-', ':':
+	case '+', '-', ':', '_', ',', '#', '(':
 		return line, nil
-	case '$':
+	case '$', '=', '!':
 		n, err := strconv.Atoi(line[1 : len(line)-2])
 		if err != nil {
 			return line, err
@@ -251,10 +251,16 @@ func readRaw(r *bufio.Reader) (string, error) {
 			return line, err
 		}
 		return line + string(buf), nil
-	case '*':
+	case '*', '~', '>', '%', '|':
 		n, err := strconv.Atoi(line[1 : len(line)-2])
 		if err != nil {
 			return line, err
+		}
+		if line[0] == '%' || line[0] == '|' {
+			n *= 2
+		}
+		if line[0] == '|' {
+			n++ // the reply the attribute describes
 		}
 		out := line
 		for i := 0; i < n; i++ {

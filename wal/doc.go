@@ -80,5 +80,16 @@
 // never calls WaitDurable in msync mode: a committer goroutine of its own
 // does (package resp, commit.go), so the loop keeps appending meanwhile.
 // SyncStats reports each persist's cost (mean, p99 of the last 1024) and
-// how many records one covers.
+// how many records one covers (the mean, and the distribution in Sizes).
+//
+// What a sync costs is mostly fixed: on the virtual disks measured here an
+// msync of a 1 KiB range, an msync of the whole segment, an fdatasync of
+// the segment file and a pwrite+fdatasync of an append-only file each
+// cost 55-80 µs of CPU and 150-240 µs of wall time
+// (pmem.BenchmarkSyncCost), so the CPU a durable write costs is that
+// divided by the records per sync: batch size, not the kind of sync, is
+// what to improve. One cost is particular to stores into a mapping: the
+// kernel write-protects the pages a sync cleans, so the first append
+// into each of them afterwards (the tail page at least) takes a page
+// fault, about 3% of the server's CPU at 50 clients.
 package wal

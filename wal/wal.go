@@ -203,8 +203,7 @@ func (w *WAL) append(typ, flags uint8, payload []byte, keep int64) (Location, er
 		// A newer segment exists and the old one's records may not be
 		// durable: appending to either would break the segment chain or
 		// the durability promise. Fail-stop, as after a failed flush.
-		err = fmt.Errorf("wal: %w", err)
-		w.failed.Store(&err)
+		err = w.failStop(fmt.Errorf("wal: %w", err))
 	}
 	if err != nil {
 		return Location{}, err
@@ -278,11 +277,9 @@ func (w *WAL) persistPending() error {
 		if tail > from {
 			start := time.Now()
 			err := seg.Persist(from, tail-from)
-			w.syncs.add(time.Since(start))
+			w.syncs.add(time.Since(start), last-w.durable.Load())
 			if err != nil {
-				err = fmt.Errorf("wal: persisting %s [%d, %d): %w", seg.Path(), from, tail, err)
-				w.failed.Store(&err)
-				return err
+				return w.failStop(fmt.Errorf("wal: persisting %s [%d, %d): %w", seg.Path(), from, tail, err))
 			}
 		}
 		w.flushed.Store(packFlushed(seg.ID(), tail))
@@ -303,9 +300,17 @@ func (w *WAL) Rotate() error {
 	}
 	err := w.arena.Rotate(w.flushedFrom(), w.lastLSN.Load())
 	if errors.Is(err, arena.ErrSeal) {
-		err = fmt.Errorf("wal: %w", err)
-		w.failed.Store(&err) // as in append
+		err = w.failStop(fmt.Errorf("wal: %w", err)) // as in append
 	}
+	return err
+}
+
+// failStop makes err the sticky persistence error and returns it. It
+// takes err as its own variable so that callers' error variables stay on
+// the stack: taking their address would move them to the heap on every
+// call, failing or not (an allocation per append).
+func (w *WAL) failStop(err error) error {
+	w.failed.Store(&err)
 	return err
 }
 

@@ -175,3 +175,40 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 	})
 }
+
+// TestSyncSizes checks the records-per-sync distribution: each group
+// commit lands in the bucket of the records it covered, and the append
+// path does not allocate (a regression once: the fail-stop error's address
+// moved every append's error variable to the heap).
+func TestSyncSizes(t *testing.T) {
+	for n, want := range map[uint64]int{0: 0, 1: 0, 2: 1, 3: 2, 4: 2, 5: 3, 8: 3, 9: 4, 256: 8, 257: 9, 1 << 20: 9} {
+		if got := sizeBucket(n); got != want {
+			t.Errorf("sizeBucket(%d) = %d, want %d", n, got, want)
+		}
+	}
+	_, w := openWAL(t, t.TempDir(), pmem.ModeNone)
+	var wantSizes [SyncSizeBuckets]int64
+	for _, batch := range []int{1, 3, 3, 20, 1} {
+		for range batch {
+			if _, err := w.Append(TypeBatch, 0, []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		wantSizes[sizeBucket(uint64(batch))]++
+	}
+	st := w.SyncStats()
+	if st.Sizes != wantSizes || st.Syncs != 5 || st.Records != 28 {
+		t.Fatalf("SyncStats: %d syncs, %d records, sizes %v; want 5, 28, %v", st.Syncs, st.Records, st.Sizes, wantSizes)
+	}
+	payload := []byte("payload")
+	if allocs := testing.AllocsPerRun(100, func() {
+		if _, err := w.Append(TypeBatch, 0, payload); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs != 0 {
+		t.Errorf("Append allocates %.1f times per call, want 0", allocs)
+	}
+}

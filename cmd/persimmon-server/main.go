@@ -8,8 +8,11 @@
 //	                 [--proto-max-bulk-len 512mb] [--pidfile DIR/persimmon.pid|none]
 //
 // The config file takes redis.conf-style lines ("port 6380", "dir /x",
-// "requirepass "a b"", "# comments"); flags given on the command line win
-// over the file. SIGTERM and SIGINT shut down cleanly: the server stops
+// "requirepass "a b"", "# comments") and any Redis 7.0 parameter, checked
+// as redis-server checks it (a redis.conf redis-server accepts starts
+// Persimmon); Redis parameters may also be given as flags the way
+// redis-server takes them ("--save ” --appendonly no"). Flags given on
+// the command line win over the file. SIGTERM and SIGINT shut down cleanly: the server stops
 // accepting, finishes the batches in flight, makes everything durable,
 // removes its pidfile and exits 0. --port 0 (no TCP listener, as in Redis)
 // leaves nothing to listen on: the server refuses to start.
@@ -55,6 +58,7 @@ var directives = []directive{
 	{"durability", "pmem", "what happens before a reply: pmem (cache-line flush + fence), msync, or none"},
 	{"segment-size", "64mb", "bytes per arena segment file (units: kb, mb, gb)"},
 	{"requirepass", "", "password clients must AUTH with (empty: none)"},
+	{"aclfile", "", "ACL users file (redis.conf's aclfile: read at start-up, ACL LOAD and ACL SAVE)"},
 	{"protected-mode", "yes", "refuse non-loopback clients while no password is set (yes|no)"},
 	{"maxclients", strconv.Itoa(server.DefaultMaxClients), "maximum number of connected clients"},
 	{"timeout", "0", "close a client idle for this many seconds (0: never)"},
@@ -143,7 +147,7 @@ func run(args []string, stderr io.Writer) int {
 	logger := log.New(stderr, "", log.LstdFlags|log.Lmicroseconds)
 	logf := logger.Printf
 
-	set, configFile, err := loadSettings(args, stderr)
+	set, configFile, fc, err := loadSettings(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -157,6 +161,24 @@ func run(args []string, stderr io.Writer) int {
 		return 2
 	}
 	cfg.ConfigFile = configFile
+	cfg.Params = withDirectives(fc.params, set)
+	if lf := paramValue(fc.params, "logfile"); lf != "" {
+		// As redis-server: the log goes to the file, and a file that
+		// cannot be opened stops the start.
+		f, err := os.OpenFile(lf, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			logf("fatal: can't open the log file %s: %v", lf, err)
+			return 1
+		}
+		defer f.Close()
+		logger.SetOutput(f)
+	}
+	for _, note := range fc.notes {
+		logf("config: %s", note)
+	}
+	if w := server.AppendfsyncWarning("appendfsync", paramValue(fc.params, "appendfsync"), cfg.Durability); w != "" {
+		logf("warning: %s", w)
+	}
 	opts.Logf = logf
 	threads, err := schedulerThreads(set["threads"], opts.Mode, cfg.IO)
 	if err != nil {
@@ -189,15 +211,20 @@ func run(args []string, stderr io.Writer) int {
 	pidfile := pidfilePath(set["pidfile"], opts.Dir)
 	if pidfile != "" {
 		if err := os.WriteFile(pidfile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
-			logf("fatal: writing the pidfile: %v", err)
-			ks.Close()
-			return 1
+			// As redis-server: a warning, and the server goes on.
+			logf("warning: failed to write the PID file: %v", err)
+		} else {
+			logf("pid %d written to %s", os.Getpid(), pidfile)
+			defer os.Remove(pidfile)
 		}
-		logf("pid %d written to %s", os.Getpid(), pidfile)
-		defer os.Remove(pidfile)
 	}
 
 	srv := server.NewServer(cfg, ks, logf, commands.Table())
+	if err := srv.LoadACL(); err != nil {
+		logf("fatal: %v", err)
+		srv.Close()
+		return 1
+	}
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
 	errc := make(chan error, 1)
@@ -228,6 +255,47 @@ func run(args []string, stderr io.Writer) int {
 	return code
 }
 
+// withDirectives returns params with the resolved value of every
+// directive that is also a CONFIG parameter (pidfile, maxclients...), so a
+// flag that won over the file is what CONFIG GET and CONFIG REWRITE see.
+func withDirectives(params []server.ConfigLine, set settings) []server.ConfigLine {
+	out := append([]server.ConfigLine(nil), params...)
+	for _, d := range directives {
+		v, ok := set[d.name]
+		if !ok {
+			continue
+		}
+		args := []string{v}
+		if d.name == "bind" {
+			args = strings.Fields(v)
+		}
+		l, _, known, err := server.CheckConfigLine(d.name, args)
+		if !known || err != nil {
+			continue
+		}
+		replaced := false
+		for i := range out {
+			if out[i].Name == l.Name {
+				out[i], replaced = l, true
+			}
+		}
+		if !replaced {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// paramValue is the value a config file gave the parameter name, or "".
+func paramValue(params []server.ConfigLine, name string) string {
+	for _, l := range params {
+		if l.Name == name {
+			return l.Value
+		}
+	}
+	return ""
+}
+
 // pidfilePath resolves the pidfile setting: "" is persimmon.pid in the
 // data directory, "none" is no pidfile.
 func pidfilePath(v, dir string) string {
@@ -243,7 +311,8 @@ func pidfilePath(v, dir string) string {
 // loadSettings reads the flags and the config file; a flag given on the
 // command line wins over the file. A single positional argument is taken
 // as the config file, as redis-server does.
-func loadSettings(args []string, stderr io.Writer) (settings, string, error) {
+func loadSettings(args []string, stderr io.Writer) (settings, string, fileConfig, error) {
+	var fc fileConfig
 	fs := flag.NewFlagSet("persimmon-server", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	vals := make(map[string]*string, len(directives))
@@ -251,14 +320,15 @@ func loadSettings(args []string, stderr io.Writer) (settings, string, error) {
 		vals[d.name] = fs.String(d.name, d.def, d.usage)
 	}
 	configFile := fs.String("config", "", "redis.conf-style file of the same settings")
+	args, extra := splitRedisArgs(args, vals)
 	if err := fs.Parse(args); err != nil {
-		return nil, "", err
+		return nil, "", fc, err
 	}
 	switch {
 	case fs.NArg() == 1 && *configFile == "":
 		*configFile = fs.Arg(0)
 	case fs.NArg() > 0:
-		return nil, "", fmt.Errorf("unexpected arguments %q", fs.Args())
+		return nil, "", fc, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	given := make(map[string]bool)
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -266,12 +336,13 @@ func loadSettings(args []string, stderr io.Writer) (settings, string, error) {
 	if *configFile != "" {
 		f, err := os.Open(*configFile)
 		if err != nil {
-			return nil, "", err
+			return nil, "", fc, err
 		}
-		fromFile, err := parseConfigFile(f, *configFile)
+		var fromFile settings
+		fromFile, fc, err = parseConfigFile(f, *configFile)
 		f.Close()
 		if err != nil {
-			return nil, "", err
+			return nil, "", fc, err
 		}
 		for name, v := range fromFile {
 			if !given[name] {
@@ -279,23 +350,101 @@ func loadSettings(args []string, stderr io.Writer) (settings, string, error) {
 			}
 		}
 	}
+	if extra != "" {
+		// Redis parameters given as flags win over the file's.
+		_, cmdline, err := parseConfigFile(strings.NewReader(extra), "command line")
+		if err != nil {
+			return nil, "", fc, err
+		}
+		for _, l := range cmdline.params {
+			replaced := false
+			for i := range fc.params {
+				if fc.params[i].Name == l.Name {
+					fc.params[i], replaced = l, true
+				}
+			}
+			if !replaced {
+				fc.params = append(fc.params, l)
+			}
+		}
+		fc.notes = append(fc.notes, cmdline.notes...)
+	}
 	out := make(settings, len(vals))
 	for name, v := range vals {
 		out[name] = *v
 	}
-	return out, *configFile, nil
+	return out, *configFile, fc, nil
 }
 
-// parseConfigFile reads redis.conf-style lines: "name value", '#' comments,
-// values quoted as in redis.conf. "save" and "appendonly" are accepted with
-// the values that match what the server does ("" and "no") and otherwise
-// refused, so a file never silently asks for something else.
-func parseConfigFile(r io.Reader, path string) (settings, error) {
+// splitRedisArgs takes out of args the Redis parameters given as flags the
+// way redis-server takes them ("--save ” --appendonly no", "--save 900 1":
+// a parameter's value is every argument up to the next "--"), and returns
+// the rest for the flag package and the taken ones as config file lines.
+// Persimmon's own flags (directives) stay flags.
+func splitRedisArgs(args []string, own map[string]*string) (rest []string, conf string) {
+	var b strings.Builder
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name := strings.TrimLeft(a, "-")
+		if !strings.HasPrefix(a, "--") || strings.Contains(name, "=") || own[name] != nil || name == "config" || name == "help" || name == "" {
+			rest = append(rest, a)
+			continue
+		}
+		if _, _, ok, _ := server.CheckConfigLine(name, []string{""}); !ok {
+			rest = append(rest, a) // not a Redis parameter either: the flag package says so
+			continue
+		}
+		b.WriteString(name)
+		for i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
+			i++
+			b.WriteString(" \"")
+			b.WriteString(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(args[i]))
+			b.WriteString("\"")
+		}
+		b.WriteByte('\n')
+	}
+	return rest, b.String()
+}
+
+// fileConfig is what a config file holds besides the directives: the
+// settings of the other CONFIG parameters, validated as redis-server's
+// loader does, and the notes to log on what Persimmon does instead of the
+// mechanisms some of them name.
+type fileConfig struct {
+	params []server.ConfigLine
+	notes  []string
+}
+
+// parseConfigFile reads redis.conf-style lines: "name value...", '#'
+// comments, values quoted as in redis.conf. The directives of the table
+// above set settings; every other line must set a Redis 7.0 CONFIG
+// parameter with a value redis-server would accept (so a redis.conf that
+// redis-server 7.0 starts with starts Persimmon); "save" and
+// "client-output-buffer-limit" may be given several times and add up, as
+// in Redis. Anything else is refused with the file and line, as
+// redis-server refuses it.
+func parseConfigFile(r io.Reader, path string) (settings, fileConfig, error) {
+	var fc fileConfig
 	known := make(map[string]bool, len(directives))
 	for _, d := range directives {
 		known[d.name] = true
 	}
 	out := make(settings)
+	// Multi-line parameters, gathered and checked once at the end.
+	var save, obuf []string
+	saveLine, obufLine := 0, 0
+	params := map[string]int{} // canonical name -> index in fc.params (a later line wins)
+	addParam := func(l server.ConfigLine, replaced string) {
+		if i, ok := params[l.Name]; ok {
+			fc.params[i] = l
+		} else {
+			params[l.Name] = len(fc.params)
+			fc.params = append(fc.params, l)
+		}
+		if replaced != "" {
+			fc.notes = append(fc.notes, fmt.Sprintf("%s: %s %q: %s", path, l.Name, l.Value, replaced))
+		}
+	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -305,30 +454,61 @@ func parseConfigFile(r io.Reader, path string) (settings, error) {
 		}
 		args, err := proto.SplitArgs(line)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", path, n, err)
+			return nil, fc, fmt.Errorf("%s:%d: %v", path, n, err)
 		}
 		if len(args) == 0 {
 			continue
 		}
 		name := strings.ToLower(args[0])
 		switch {
-		case name == "save" && len(args) == 2 && args[1] == "",
-			name == "appendonly" && len(args) == 2 && strings.EqualFold(args[1], "no"):
+		case name == "save":
+			if len(args) == 2 && args[1] == "" {
+				save = save[:0]
+			} else {
+				save = append(save, args[1:]...)
+			}
+			saveLine = n
+			continue
+		case name == "client-output-buffer-limit":
+			obuf = append(obuf, args[1:]...)
+			obufLine = n
 			continue
 		case name == "bind" && len(args) >= 2:
 			out[name] = strings.Join(args[1:], " ")
 		case known[name] && len(args) == 2:
 			out[name] = args[1]
 		case known[name]:
-			return nil, fmt.Errorf("%s:%d: %s takes one value", path, n, name)
-		default:
-			return nil, fmt.Errorf("%s:%d: unknown directive %q", path, n, args[0])
+			return nil, fc, fmt.Errorf("%s:%d: %s takes one value", path, n, name)
 		}
+		l, replaced, ok, err := server.CheckConfigLine(name, args[1:])
+		switch {
+		case !ok && known[name]:
+			continue // Persimmon's own directive (io, threads...)
+		case !ok:
+			return nil, fc, fmt.Errorf("%s:%d: Bad directive or wrong number of arguments: %q", path, n, args[0])
+		case err != nil:
+			return nil, fc, fmt.Errorf("%s:%d: %s: %v", path, n, args[0], err)
+		}
+		addParam(l, replaced)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, fc, fmt.Errorf("%s: %v", path, err)
 	}
-	return out, nil
+	for _, m := range []struct {
+		name string
+		args []string
+		line int
+	}{{"save", save, saveLine}, {"client-output-buffer-limit", obuf, obufLine}} {
+		if m.line == 0 {
+			continue
+		}
+		l, replaced, _, err := server.CheckConfigLine(m.name, []string{strings.Join(m.args, " ")})
+		if err != nil {
+			return nil, fc, fmt.Errorf("%s:%d: %s: %v", path, m.line, m.name, err)
+		}
+		addParam(l, replaced)
+	}
+	return out, fc, nil
 }
 
 // buildConfig validates the settings into the server's and recovery's
@@ -372,6 +552,7 @@ func buildConfig(s settings) (server.Config, recovery.Options, error) {
 		Bind:            s["bind"],
 		Port:            port,
 		Requirepass:     s["requirepass"],
+		ACLFile:         s["aclfile"],
 		ProtectedMode:   protected,
 		ProtoMaxBulkLen: maxBulk,
 		MaxClients:      maxClients,

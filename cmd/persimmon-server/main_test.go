@@ -23,7 +23,7 @@ save ""
 appendonly no
 SEGMENT-SIZE 1gb
 `
-	got, err := parseConfigFile(strings.NewReader(in), "test.conf")
+	got, _, err := parseConfigFile(strings.NewReader(in), "test.conf")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,14 +37,15 @@ SEGMENT-SIZE 1gb
 		}
 	}
 	for _, bad := range []string{
-		"daemonize yes\n",
-		"appendonly yes\n",
-		"save 900 1\n",
+		"daemonize maybe\n",
+		"nosuch-directive 1\n",
+		"save 900\n",
+		"hz abc\n",
 		"port\n",
 		"port 1 2\n",
 		`requirepass "open` + "\n",
 	} {
-		if _, err := parseConfigFile(strings.NewReader(bad), "bad.conf"); err == nil || !strings.Contains(err.Error(), "bad.conf:1") {
+		if _, _, err := parseConfigFile(strings.NewReader(bad), "bad.conf"); err == nil || !strings.Contains(err.Error(), "bad.conf:1") {
 			t.Errorf("%q: err = %v, want an error naming bad.conf:1", bad, err)
 		}
 	}
@@ -55,22 +56,46 @@ func TestFlagsOverrideConfigFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("port 7000\ndir /from/file\ndurability msync\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	set, file, err := loadSettings([]string{"--config", path, "--port", "7001"}, io.Discard)
+	set, file, _, err := loadSettings([]string{"--config", path, "--port", "7001"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if file != path || set["port"] != "7001" || set["dir"] != "/from/file" || set["durability"] != "msync" || set["bind"] != "127.0.0.1" {
 		t.Fatalf("settings %q from %q", set, file)
 	}
+	// Redis parameters as redis-server takes them on its command line: a
+	// value is every argument up to the next "--"; they win over the file.
+	if err := os.WriteFile(path, []byte("port 7000\nhz 15\nsave 900 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, _, fc, err := loadSettings([]string{"--save", "", "--config", path, "--appendonly", "no", "--hz", "20",
+		"--list-max-ziplist-size", "-1", "--port", "7001", "--client-output-buffer-limit", "pubsub", "1mb", "2mb", "3"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, l := range fc.params {
+		got[l.Name] = l.Value
+	}
+	if set["port"] != "7001" || got["save"] != "" || got["hz"] != "20" || got["appendonly"] != "no" || got["list-max-listpack-size"] != "-1" ||
+		got["client-output-buffer-limit"] != "normal 0 0 0 slave 268435456 67108864 60 pubsub 1048576 2097152 3" {
+		t.Fatalf("settings %q, parameters %q", set, got)
+	}
+	if _, _, _, err := loadSettings([]string{"--hz", "x"}, io.Discard); err == nil || !strings.Contains(err.Error(), "hz") {
+		t.Fatalf("--hz x: %v", err)
+	}
+	if _, _, _, err := loadSettings([]string{"--nosuch", "1"}, io.Discard); err == nil {
+		t.Fatal("--nosuch 1 accepted")
+	}
 	// A lone positional argument is the config file, as with redis-server.
-	set, _, err = loadSettings([]string{path}, io.Discard)
+	set, _, _, err = loadSettings([]string{path}, io.Discard)
 	if err != nil || set["port"] != "7000" {
 		t.Fatalf("positional config: %q, %v", set, err)
 	}
 }
 
 func TestBuildConfig(t *testing.T) {
-	set, _, err := loadSettings(nil, io.Discard)
+	set, _, _, err := loadSettings(nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,5 +168,21 @@ func TestSchedulerThreads(t *testing.T) {
 		if got != tt.want || (err != nil) != tt.wantErr {
 			t.Errorf("schedulerThreads(%q, %v, %q) = %d, %v; want %d, error %v", tt.v, tt.mode, tt.io, got, err, tt.want, tt.wantErr)
 		}
+	}
+}
+
+// TestWithDirectives: a directive's resolved value (a flag over the file)
+// is the value the server's CONFIG sees.
+func TestWithDirectives(t *testing.T) {
+	params := []server.ConfigLine{{Name: "maxclients", Value: "100"}, {Name: "hz", Value: "20"}}
+	got := map[string]string{}
+	for _, l := range withDirectives(params, settings{"maxclients": "50", "bind": "127.0.0.1 -::1", "io": "loop"}) {
+		got[l.Name] = l.Value
+	}
+	if got["maxclients"] != "50" || got["hz"] != "20" || got["bind"] != "127.0.0.1 -::1" || len(got) != 3 {
+		t.Fatalf("%q", got)
+	}
+	if params[0].Value != "100" {
+		t.Fatal("withDirectives changed its argument")
 	}
 }

@@ -1,0 +1,193 @@
+package commands
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/persimmon-db/persimmon/rdb"
+	"github.com/persimmon-db/persimmon/server"
+)
+
+// DEBUG, allowed as in Redis 7.0 only when enable-debug-command is yes (or
+// local, from a loopback client): the subcommands Redis's test suite uses,
+// where they are harmless here.
+//
+//   - SLEEP s: the connection (in loop mode the loop, as Redis's whole
+//     server) stops for s seconds, decimals allowed.
+//
+//   - SET-ACTIVE-EXPIRE 0|1: the background expiry cycle off or on.
+//
+//   - OBJECT key: Redis's one-line description; the address is the key's
+//     hash, refcount 1, encoding as OBJECT ENCODING, serializedlength the
+//     DUMP payload's object length, lru fields 0 (no access clock).
+//
+//   - LOG msg: a line in the server log.
+//
+//   - PROTOCOL type: Redis's test value of each reply type.
+//
+//   - QUICKLIST-PACKED-THRESHOLD size, CHANGE-REPL-ID: mechanisms
+//     Persimmon does not have; OK after checking the arguments, as Redis.
+//
+//   - RELOAD: a recovery of a copy of the arena, checked against the live
+//     keyspace (debugreload.go).
+//
+// Not here: DIGEST and
+// DIGEST-VALUE (the suite runs with --ignore-digest), LISTPACK/QUICKLIST
+// dumps; JMAP, which Debian's redis-server 7.0 does not have either.
+func debugCommands() []Command {
+	return []Command{{Name: "debug", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale,
+		Group: "server", Since: "1.0.0", Summary: "A container for debugging commands.", Run: cmdDebug,
+		ACL: []string{"@dangerous"}}}
+}
+
+const debugNotAllowed = `ERR DEBUG command not allowed. If the enable-debug-command option is set to "local", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.`
+
+func cmdDebug(c *Client, args [][]byte) {
+	if !c.Srv.DebugCommandAllowed(c) {
+		c.WriteError(debugNotAllowed)
+		return
+	}
+	sub := strings.ToLower(string(args[1]))
+	switch {
+	case sub == "help":
+		c.WriteArray(10)
+		for _, l := range []string{
+			"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"SLEEP <seconds>: stop the server for <seconds>; decimals allowed.",
+			"SET-ACTIVE-EXPIRE <0|1>: switch the background expiry of keys off or on.",
+			"OBJECT <key>: show low level info about the key and its value.",
+			"RELOAD: recover a copy of the arena and check it matches the live keyspace.",
+			"LOG <message>: write <message> to the server log.",
+			"PROTOCOL <type>: reply with a test value of <type>: string, integer, double, bignum, null, array, set, map, attrib, push, verbatim, true, false.",
+			"QUICKLIST-PACKED-THRESHOLD <size>: OK (lists have no quicklist here).",
+			"CHANGE-REPL-ID: OK.",
+			"HELP: print this help.",
+		} {
+			c.WriteString(l)
+		}
+	case sub == "sleep" && len(args) == 3:
+		// strtod, as Redis: what is not a number sleeps 0.
+		secs, _ := strconv.ParseFloat(string(args[2]), 64)
+		if secs > 0 {
+			time.Sleep(time.Duration(secs * float64(time.Second)))
+		}
+		c.WriteOK()
+	case sub == "set-active-expire" && len(args) == 3:
+		n, _ := strconv.Atoi(string(args[2])) // atoi, as Redis: not a number is 0
+		c.KS.SetActiveExpire(n != 0)
+		c.WriteOK()
+	case sub == "protocol" && len(args) == 3:
+		debugProtocol(c, strings.ToLower(string(args[2])))
+	case sub == "reload":
+		debugReload(c)
+	case sub == "object" && len(args) == 3:
+		debugObject(c, args[2])
+	case sub == "log" && len(args) == 3:
+		c.Srv.Logf("DEBUG LOG: %s", args[2])
+		c.WriteOK()
+	case sub == "change-repl-id" && len(args) == 2:
+		c.WriteOK()
+	case sub == "quicklist-packed-threshold" && len(args) == 3:
+		// Redis's bound: at most 4 GB less 1 MB; 0 restores the default.
+		if n, err := server.ParseMemory(string(args[2])); err != nil || n > 1<<32-1<<20 {
+			c.WriteError("ERR argument must be a memory value bigger than 1 and smaller than 4gb")
+			return
+		}
+		c.WriteOK()
+	default:
+		c.WriteError("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try DEBUG HELP.")
+	}
+}
+
+// debugObject: DEBUG OBJECT key.
+func debugObject(c *Client, key []byte) {
+	enc, isString, ok := c.KS.ObjectEncoding(c.DB, key)
+	if !ok {
+		c.WriteError("ERR no such key")
+		return
+	}
+	if isString {
+		val, _, _ := c.KS.Get(c.DB, key)
+		enc = stringEncoding(val)
+	}
+	v, _, err := dumpValue(c.KS, c.DB, key)
+	if err != nil {
+		c.WriteErr(err)
+		return
+	}
+	size := 0
+	if p, err := rdb.Dump(&v); err == nil && len(p) > 11 {
+		size = len(p) - 11 // without the type byte, the version and the CRC
+	}
+	refcount := 1
+	if isString {
+		val, _, _ := c.KS.Get(c.DB, key)
+		if n, ok := parseInt64(val); ok && n >= 0 && n < sharedIntegers && stringEncoding(val) == "int" {
+			refcount = sharedRefcount
+		}
+	}
+	var h uint64 = 14695981039346656037
+	for _, b := range key {
+		h = (h ^ uint64(b)) * 1099511628211
+	}
+	c.WriteString(fmt.Sprintf("Value at:0x%012x refcount:%d encoding:%s serializedlength:%d lru:0 lru_seconds_idle:0",
+		h&0xffffffffffff, refcount, enc, size))
+}
+
+// debugProtocol: DEBUG PROTOCOL type, the values Redis 7.0 sends.
+func debugProtocol(c *Client, name string) {
+	switch name {
+	case "string":
+		c.WriteBulkString("Hello World")
+	case "integer":
+		c.WriteInt(12345)
+	case "double":
+		c.WriteDouble(3.141)
+	case "bignum":
+		c.WriteBigNumber("1234567999999999999999999999999999999")
+	case "null":
+		c.WriteNull()
+	case "array", "set":
+		if name == "set" {
+			c.WriteSet(3)
+		} else {
+			c.WriteArray(3)
+		}
+		for j := int64(0); j < 3; j++ {
+			c.WriteInt(j)
+		}
+	case "map":
+		c.WriteMap(3)
+		for j := int64(0); j < 3; j++ {
+			c.WriteInt(j)
+			c.WriteBool(j == 1)
+		}
+	case "attrib":
+		if c.WriteAttribute(1) {
+			c.WriteBulkString("key-popularity")
+			c.WriteArray(2)
+			c.WriteBulkString("key:123")
+			c.WriteInt(90)
+		}
+		c.WriteBulkString("Some real reply following the attribute")
+	case "push":
+		if !c.RESP3() {
+			c.WriteError("ERR RESP2 is not supported by this command")
+			return
+		}
+		c.WritePush(2)
+		c.WriteBulkString("server-cpu-usage")
+		c.WriteInt(42)
+		c.WriteBulkString("Some real reply following the push reply")
+	case "true":
+		c.WriteBool(true)
+	case "false":
+		c.WriteBool(false)
+	case "verbatim":
+		c.WriteVerbatimString("txt", "This is a verbatim\nstring")
+	default:
+		c.WriteError("ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false")
+	}
+}
