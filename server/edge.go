@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -112,4 +113,19 @@ func strerror(err error) string {
 	}
 	m := err.Error()
 	return strings.ToUpper(m[:1]) + m[1:]
+}
+
+// fitMaxClientsAtStart caps the configured maxclients (flag or config
+// file, already applied) by the open-file limit; CONFIG GET reports the
+// capped value, as in Redis.
+func (s *Server) fitMaxClientsAtStart() {
+	n, err := fitMaxClients(int(s.live.maxClients.Load()), s.logf)
+	if err != nil {
+		s.logf("%v", err)
+		n = 1 // Redis exits here; NewServer cannot fail, so serve one client
+	}
+	s.live.maxClients.Store(int64(n))
+	s.conf.mu.Lock()
+	s.conf.vals["maxclients"] = strconv.Itoa(n)
+	s.conf.mu.Unlock()
 }

@@ -245,12 +245,6 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 	if cfg.MaxClients <= 0 {
 		cfg.MaxClients = DefaultMaxClients
 	}
-	if n, err := fitMaxClients(cfg.MaxClients, logf); err != nil { // edge.go: RLIMIT_NOFILE
-		logf("%v", err)
-		cfg.MaxClients = 1
-	} else {
-		cfg.MaxClients = n
-	}
 	s := &Server{
 		cfg:     cfg,
 		env:     env,
@@ -276,6 +270,7 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 	s.live.bind.Store(&cfg.Bind)
 	s.live.port.Store(int64(cfg.Port))
 	s.initConfig(cfg)
+	s.fitMaxClientsAtStart() // edge.go: RLIMIT_NOFILE
 	var id [20]byte
 	if _, err := rand.Read(id[:]); err == nil {
 		s.runID = hex.EncodeToString(id[:])
