@@ -292,3 +292,65 @@ func TestMaxClientsRefusal(t *testing.T) {
 		held[1].close()
 	}
 }
+
+// hasClientNamed reports whether CLIENT LIST shows a client named name.
+func hasClientNamed(t *testing.T, addr, name string) bool {
+	t.Helper()
+	c, err := dialRESP(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	r, err := c.do("CLIENT", "LIST")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Contains(r.str, " name="+name+" ")
+}
+
+// TestOutputBufferLimitClosesNonReader: a client that pipelines GETs of a
+// large value and never reads is closed once its unread replies pass the
+// hard limit of its class, with Redis's log line, instead of growing the
+// server's memory.
+func TestOutputBufferLimitClosesNonReader(t *testing.T) {
+	val := strings.Repeat("x", 256<<10)
+	for _, tg := range edgeTargets(t) {
+		c, err := dialRESP(tg.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range [][]any{{"CONFIG", "SET", "client-output-buffer-limit", "normal 256kb 0 0"}, {"SET", "big", val}} {
+			if r, err := c.do(cmd...); err != nil || r.String() != "+OK" {
+				t.Fatalf("%s: %v: %v %v", tg.name, cmd[0], r, err)
+			}
+		}
+		victim, err := dialRESP(tg.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, err := victim.do("CLIENT", "SETNAME", "nonreader"); err != nil || r.String() != "+OK" {
+			t.Fatalf("%s: CLIENT SETNAME: %v %v", tg.name, r, err)
+		}
+		nc := victim.nc
+		// 400 GETs: 100 MB of replies, never read. The writer stops when
+		// the server closes the connection.
+		go func() {
+			req := []byte(strings.Repeat("*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n", 400))
+			nc.Write(req)
+		}()
+		closed := false
+		for i := 0; i < 1000 && !closed; i++ { // bounded poll: the server closes it asynchronously
+			closed = !hasClientNamed(t, tg.addr, "nonreader")
+			if !closed {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		nc.Close()
+		if !closed {
+			t.Errorf("%s: a client with 100 MB of unread replies is still connected", tg.name)
+		}
+		waitLog(t, tg, "scheduled to be closed ASAP for overcoming of output buffer limits.")
+		c.do("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
+		c.close()
+	}
+}

@@ -79,6 +79,9 @@ type conn struct {
 	listed bool // on the committer's held list (loop only)
 	// idleOut is the output gnet still held at the last idle check.
 	idleOut int
+	// obufSoftSince is the Unix second unread replies first exceeded the
+	// soft client-output-buffer-limit (0: they do not; obuf.go).
+	obufSoftSince int64
 }
 
 // clientInfo is a connection's state as published for other connections,
@@ -376,9 +379,17 @@ func (c *conn) flush() bool {
 	var err error
 	if c.gc != nil {
 		n, err = c.gc.Write(c.Out)
+		if p := c.gc.OutboundBuffered(); p > 0 && c.overOutputLimit(p) { // obuf.go
+			c.kill()
+			err = net.ErrClosed
+		}
 	} else {
 		c.wmu.Lock()
-		n, err = c.nc.Write(c.Out)
+		if c.limitSet() { // obuf.go
+			n, err = c.writeLimited(c.Out)
+		} else {
+			n, err = c.nc.Write(c.Out)
+		}
 		c.wmu.Unlock()
 	}
 	c.srv.stats.netOut.Add(int64(n))

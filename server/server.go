@@ -216,9 +216,10 @@ type Server struct {
 	closeErr error
 	once     sync.Once
 
-	loop     *gnet.Client   // loop mode: the event loop serving every connection
-	blockReg *BlockRegistry // loop mode: the keyspace's blocking registry, once used (loop only)
-	commit   *committer     // loop mode with msync durability (commit.go)
+	obuf     atomic.Pointer[obufLimits] // client-output-buffer-limit, parsed (obuf.go)
+	loop     *gnet.Client               // loop mode: the event loop serving every connection
+	blockReg *BlockRegistry             // loop mode: the keyspace's blocking registry, once used (loop only)
+	commit   *committer                 // loop mode with msync durability (commit.go)
 }
 
 // NewServer returns a server over ks that serves the server's own commands
