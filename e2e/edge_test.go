@@ -50,7 +50,7 @@ func startRedisLogged(t *testing.T, args ...string) (string, func() string) {
 		if c, err := dialRESP(addr); err == nil {
 			r, err := c.do("PING")
 			c.close()
-			if err == nil && r.String() == "+PONG" {
+			if err == nil && (r.String() == "+PONG" || strings.HasPrefix(r.String(), "-NOAUTH")) {
 				return addr, readLog
 			}
 		}
@@ -353,4 +353,70 @@ func TestOutputBufferLimitClosesNonReader(t *testing.T) {
 		c.do("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
 		c.close()
 	}
+}
+
+// TestRequirepassHiddenFromPs: a password given on the command line is not
+// in /proc/<pid>/cmdline (what ps shows) of either server, and still works.
+func TestRequirepassHiddenFromPs(t *testing.T) {
+	const secret = "s3cret-edge-pw"
+	s := startServer(t, t.TempDir(), "--requirepass", secret)
+	raddr, _ := startRedisLogged(t, "--requirepass", secret)
+	rpid := redisPid(t, raddr, secret)
+	for _, tc := range []struct {
+		name, addr string
+		pid        int
+	}{{"persimmon", s.Addr, s.cmd.Process.Pid}, {"redis", raddr, rpid}} {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", tc.pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), secret) {
+			t.Errorf("%s: the password is in the command line ps shows: %q", tc.name, b)
+		}
+		if !strings.Contains(string(b), "-server") {
+			t.Errorf("%s: command line %q does not name the server", tc.name, b)
+		}
+		c, err := dialRESP(tc.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, err := c.do("AUTH", secret); err != nil || r.String() != "+OK" {
+			t.Errorf("%s: AUTH with the command-line password: %v %v", tc.name, r, err)
+		}
+		c.close()
+	}
+	if !strings.Contains(readCmdline(t, s.cmd.Process.Pid), "--requirepass\x00*\x00") {
+		t.Errorf("persimmon: command line %q: want the secrets replaced by *", readCmdline(t, s.cmd.Process.Pid))
+	}
+}
+
+func readCmdline(t *testing.T, pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// redisPid asks a redis-server for its process id (INFO server).
+func redisPid(t *testing.T, addr, pass string) int {
+	t.Helper()
+	c, err := dialRESP(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	c.do("AUTH", pass)
+	r, err := c.do("INFO", "server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(r.str, "\r\n") {
+		if v, ok := strings.CutPrefix(l, "process_id:"); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	t.Fatalf("no process_id in INFO server: %q", r.str)
+	return 0
 }
