@@ -420,3 +420,25 @@ func redisPid(t *testing.T, addr, pass string) int {
 	t.Fatalf("no process_id in INFO server: %q", r.str)
 	return 0
 }
+
+// TestClientReply: CLIENT REPLY OFF, ON and SKIP drop exactly the replies
+// redis-server drops (the writes still run), in both I/O modes.
+func TestClientReply(t *testing.T) {
+	script := "CLIENT REPLY OFF\r\nPING\r\nSET a 1\r\nNOSUCHCMD\r\nCLIENT REPLY SKIP\r\nCLIENT REPLY ON\r\n" +
+		"PING\r\nCLIENT REPLY SKIP\r\nECHO skipped\r\nECHO shown\r\nCLIENT REPLY SKIP\r\nCLIENT REPLY SKIP\r\nECHO twice\r\n" +
+		"CLIENT REPLY BAD\r\nCLIENT REPLY OFF\r\nRESET\r\nGET a\r\nQUIT\r\n"
+	var want string
+	for _, tg := range edgeTargets(t) {
+		got := rawExchange(t, tg.addr, "", script)
+		if want == "" {
+			want = got
+			if !strings.Contains(got, "$5\r\nshown") || strings.Contains(got, "skipped") {
+				t.Fatalf("redis-server's replies %q are not what the test expects", got)
+			}
+			continue
+		}
+		if got != want {
+			t.Errorf("%s: replies\n%q\nredis-server:\n%q", tg.name, got, want)
+		}
+	}
+}

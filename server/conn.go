@@ -79,6 +79,9 @@ type conn struct {
 	listed bool // on the committer's held list (loop only)
 	// idleOut is the output gnet still held at the last idle check.
 	idleOut int
+	// CLIENT REPLY: replyOff drops every reply; replySkip drops the
+	// reply of the command running, replySkipNext that of the next one.
+	replyOff, replySkip, replySkipNext bool
 	// obufSoftSince is the Unix second unread replies first exceeded the
 	// soft client-output-buffer-limit (0: they do not; obuf.go).
 	obufSoftSince int64
@@ -279,7 +282,12 @@ func (c *conn) processInput() bool {
 			c.Out = c.Out[:0] // as Redis: nothing more is written to it
 			return false
 		}
+		mark := len(c.Out)
 		c.execute(args)
+		if c.replyOff || c.replySkip { // CLIENT REPLY OFF|SKIP (edge.go)
+			c.Out = c.Out[:min(mark, len(c.Out))]
+		}
+		c.replySkip, c.replySkipNext = c.replySkipNext, false
 		if len(c.Out) >= outFlushAt && !c.flush() {
 			return false
 		}

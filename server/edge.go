@@ -129,3 +129,24 @@ func (s *Server) fitMaxClientsAtStart() {
 	s.conf.vals["maxclients"] = strconv.Itoa(n)
 	s.conf.mu.Unlock()
 }
+
+// clientReplyCommand: CLIENT REPLY ON|OFF|SKIP, as Redis 7.0: OFF drops
+// every reply from here on (its own too), SKIP the next command's (not
+// its own, and nothing while OFF), ON answers +OK and replies again.
+// processInput drops the bytes.
+func clientReplyCommand(c *Client, args [][]byte) {
+	cn := c.conn
+	switch {
+	case ArgIs(args[2], "on"):
+		cn.replyOff, cn.replySkip, cn.replySkipNext = false, false, false
+		c.WriteOK()
+	case ArgIs(args[2], "off"):
+		cn.replyOff = true
+	case ArgIs(args[2], "skip"):
+		if !cn.replyOff {
+			cn.replySkipNext = true
+		}
+	default:
+		c.WriteError(ErrSyntax)
+	}
+}
