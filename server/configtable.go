@@ -456,6 +456,7 @@ func wireConfigTable(t []configParam) {
 		s.acl.store.SetPubsubDefault(v == "allchannels")
 		return nil
 	}
+	by["client-output-buffer-limit"].apply = func(s *Server, _ string) error { s.obuf.Store(nil); return nil } // obuf.go: re-read at next use
 	by["protected-mode"].apply = func(s *Server, v string) error { s.live.protectedMode.Store(v == "yes"); return nil }
 	liveInt := func(name string, dst func(*Server) interface{ Store(int64) }) {
 		by[name].apply = func(s *Server, v string) error {

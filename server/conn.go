@@ -39,6 +39,11 @@ type conn struct {
 
 	rbuf   []byte       // unprocessed input; always starts at index 0
 	reader proto.Reader // splits rbuf into requests
+	// need is the length the request at the front of rbuf was found to
+	// need (0: unknown); rbuf is not parsed again before it holds that
+	// much. scans counts the Reader calls (tests check it stays linear).
+	need  int
+	scans int64
 
 	batchLSN   uint64      // highest LastLSN seen after a command of this batch
 	tick       time.Time   // end of the previous command (commandstats timing)
@@ -85,6 +90,12 @@ type conn struct {
 	replOff  int64
 	feedTx   bool
 	link     *loopLink // loop mode: the replica link this connection became
+	// CLIENT REPLY: replyOff drops every reply; replySkip drops the
+	// reply of the command running, replySkipNext that of the next one.
+	replyOff, replySkip, replySkipNext bool
+	// obufSoftSince is the Unix second unread replies first exceeded the
+	// soft client-output-buffer-limit (0: they do not; obuf.go).
+	obufSoftSince int64
 }
 
 // clientInfo is a connection's state as published for other connections,
@@ -254,8 +265,16 @@ func (c *conn) processInput() bool {
 	}
 	data := c.rbuf
 	need := 0
+	if c.need > len(data) {
+		// The request at the front is a partial bulk whose length is
+		// known: not a byte of it is parsed again until it is all here
+		// (re-scanning it on every read made a large value quadratic).
+		need = c.need
+		data = data[len(data):]
+	}
 	c.tick = time.Now()
 	for len(data) > 0 && !c.closeAfterReply && c.blk.b == nil && !c.held {
+		c.scans++
 		args, rest, n, perr := c.reader.Next(data, c.limits())
 		if perr != "" {
 			c.protocolError(perr)
@@ -269,7 +288,17 @@ func (c *conn) processInput() bool {
 		if len(args) == 0 { // "*0\r\n", an empty line
 			continue
 		}
+		if isCrossProtocol(args[0]) {
+			c.srv.crossProtocolAttack()
+			c.Out = c.Out[:0] // as Redis: nothing more is written to it
+			return false
+		}
+		mark := len(c.Out)
 		c.execute(args)
+		if c.replyOff || c.replySkip { // CLIENT REPLY OFF|SKIP (edge.go)
+			c.Out = c.Out[:min(mark, len(c.Out))]
+		}
+		c.replySkip, c.replySkipNext = c.replySkipNext, false
 		if c.takeover {
 			if !c.flush() {
 				return false
@@ -283,14 +312,25 @@ func (c *conn) processInput() bool {
 		}
 	}
 
-	// Keep the unprocessed tail at the front of the buffer.
-	n := copy(c.rbuf, data)
-	c.rbuf = c.rbuf[:n]
-	if need > cap(c.rbuf) {
-		// Room for what the request declares, but at most twice what has
-		// arrived: a client that announces a 512 MB bulk and sends three
-		// bytes must not cost 512 MB (doubling keeps big values linear).
-		c.rbuf = growBuf(c.rbuf, min(need, 2*max(len(c.rbuf), readBufSize)))
+	// Keep the unprocessed tail at the front of the buffer (where it is
+	// already if nothing was taken: no copy of a large partial bulk per
+	// read).
+	if c.need > len(c.rbuf) {
+		data = c.rbuf // skipped above: all of it is still pending
+	}
+	c.need = need
+	n := len(data)
+	if n != len(c.rbuf) {
+		n = copy(c.rbuf, data)
+		c.rbuf = c.rbuf[:n]
+	}
+	if need > cap(c.rbuf) && cap(c.rbuf)-len(c.rbuf) < readBufSize {
+		// Room for what the request declares, but only once the buffer is
+		// (nearly) full and then twice its size: a client that announces a
+		// 512 MB bulk and sends three bytes must not cost 512 MB, and
+		// doubling keeps big values linear (growing to twice the arrived
+		// bytes on every read grew by one read at a time: quadratic).
+		c.rbuf = growBuf(c.rbuf, min(need, 2*cap(c.rbuf)))
 	} else if n == 0 && cap(c.rbuf) > shrinkAbove {
 		releasedLarge(cap(c.rbuf))
 		c.rbuf = make([]byte, 0, readBufSize)
@@ -366,9 +406,17 @@ func (c *conn) flush() bool {
 	var err error
 	if c.gc != nil {
 		n, err = c.gc.Write(c.Out)
+		if p := c.gc.OutboundBuffered(); p > 0 && c.overOutputLimit(p) { // obuf.go
+			c.kill()
+			err = net.ErrClosed
+		}
 	} else {
 		c.wmu.Lock()
-		n, err = c.nc.Write(c.Out)
+		if c.limitSet() { // obuf.go
+			n, err = c.writeLimited(c.Out)
+		} else {
+			n, err = c.nc.Write(c.Out)
+		}
 		c.wmu.Unlock()
 	}
 	c.srv.stats.netOut.Add(int64(n))

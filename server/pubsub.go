@@ -24,9 +24,8 @@ import (
 //
 //   - on the event loop, PUBLISH runs on the loop's goroutine, which owns
 //     every connection, so it writes with gnet (what the socket does not
-//     take waits in gnet's buffer). A subscriber with more than
-//     pubsubMaxPending bytes waiting is closed, as Redis closes pub/sub
-//     clients past their output buffer limit;
+//     take waits in gnet's buffer). A subscriber past the pubsub class of
+//     client-output-buffer-limit is closed, as in Redis (obuf.go);
 //   - with a goroutine per connection, the publisher writes under the
 //     subscriber's write lock (flush takes it too, so replies and messages
 //     never interleave). A subscriber that takes no bytes for
@@ -37,7 +36,6 @@ import (
 // SHARDCHANNELS and SHARDNUMSUB report none.
 
 const (
-	pubsubMaxPending   = 32 << 20 // bytes: Redis's pubsub client-output-buffer-limit hard limit
 	pubsubWriteTimeout = 10 * time.Second
 )
 
@@ -279,13 +277,11 @@ func (c *conn) push(b []byte) {
 		return
 	}
 	if c.gc != nil {
-		if c.gc.OutboundBuffered() > pubsubMaxPending {
-			c.srv.logf("closing pub/sub client id=%d addr=%s: more than %d bytes of messages not read", c.ID, c.addr, pubsubMaxPending)
-			c.kill()
-			return
-		}
 		n, _ := c.gc.Write(b)
 		c.srv.stats.netOut.Add(int64(n))
+		if p := c.gc.OutboundBuffered(); p > 0 && c.overOutputLimit(p) { // obuf.go
+			c.kill()
+		}
 		return
 	}
 	c.wmu.Lock()

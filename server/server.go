@@ -222,9 +222,10 @@ type Server struct {
 	closeErr error
 	once     sync.Once
 
-	loop     *gnet.Client   // loop mode: the event loop serving every connection
-	blockReg *BlockRegistry // loop mode: the keyspace's blocking registry, once used (loop only)
-	commit   *committer     // loop mode with msync durability (commit.go)
+	obuf     atomic.Pointer[obufLimits] // client-output-buffer-limit, parsed (obuf.go)
+	loop     *gnet.Client               // loop mode: the event loop serving every connection
+	blockReg *BlockRegistry             // loop mode: the keyspace's blocking registry, once used (loop only)
+	commit   *committer                 // loop mode with msync durability (commit.go)
 }
 
 // NewServer returns a server over ks that serves the server's own commands
@@ -276,6 +277,7 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 	s.live.bind.Store(&cfg.Bind)
 	s.live.port.Store(int64(cfg.Port))
 	s.initConfig(cfg)
+	s.fitMaxClientsAtStart() // edge.go: RLIMIT_NOFILE
 	var id [20]byte
 	if _, err := rand.Read(id[:]); err == nil {
 		s.runID = hex.EncodeToString(id[:])
@@ -559,7 +561,7 @@ func protectedModeRefuses(protected, hasPassword bool, peer net.Addr) bool {
 func isLoopback(a net.Addr) bool {
 	switch a := a.(type) {
 	case *net.TCPAddr:
-		return a.IP.IsLoopback()
+		return a.IP.Equal(loopback4) || a.IP.Equal(loopback6) // edge.go: not all of 127/8
 	case *net.UnixAddr:
 		return true
 	}

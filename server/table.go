@@ -61,6 +61,8 @@ func newCommandTable(families []Command) map[string]*Command {
 					Summary: "Terminates open connections.", Run: clientKillCommand, NoLock: true},
 				{Name: "client|unblock", Arity: -3, Flags: adminFlags, Group: "connection", Since: "5.0.0",
 					Summary: "Unblock a client blocked in a blocking command from a different connection", Run: clientUnblockCommand, NoLock: true},
+				{Name: "client|reply", Arity: 3, Flags: clientSub, Group: "connection", Since: "3.2.0",
+					Summary: "Instructs the server whether to reply to commands.", Run: clientReplyCommand, NoLock: true},
 				{Name: "client|no-evict", Arity: 3, Flags: adminFlags, Group: "connection", Since: "7.0.0",
 					Summary: "Sets the client eviction mode of the connection.", Run: clientNoEvictCommand, NoLock: true},
 				{Name: "client|help", Arity: 2, Flags: FlagLoading | FlagStale, Group: "connection", Since: "5.0.0",

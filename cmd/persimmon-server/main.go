@@ -42,7 +42,9 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stderr))
+	args := ownArgs() // proctitle.go: before the argv area is rewritten
+	hideSecrets()
+	os.Exit(run(args[1:], os.Stderr))
 }
 
 // directive is one setting, spelled the same as a flag and as a config
