@@ -95,6 +95,8 @@ type Master struct {
 	// stream is recorded. Before, as in Redis (no backlog until the first
 	// replica), writes leave the offset at its start.
 	active bool
+	// streaming mirrors active for readers without mu (Streaming).
+	streaming atomic.Bool
 	// relay: the stream is another master's (FeedRaw), so this one adds
 	// nothing of its own to it (no PING, no GETACK), as a Redis replica
 	// only proxies its master's stream; Promote ends it.
@@ -147,6 +149,12 @@ func NewMaster(cfg MasterConfig, ids ReplIDs, offset int64, data Snapshotter) *M
 	return &Master{cfg: cfg, data: data, ids: ids, backlog: NewBacklog(cfg.BacklogSize, offset),
 		wake: make(chan struct{}), ackWake: make(chan struct{}), links: map[*replicaLink]struct{}{}}
 }
+
+// Streaming reports, without taking the master's lock, whether writes are
+// recorded (a replica attached or the stream is relayed). Before that,
+// Propagate drops them, so a caller may skip preparing what it would
+// propagate.
+func (m *Master) Streaming() bool { return m.streaming.Load() }
 
 // Propagate appends a write run in database db to the stream. Call it in
 // the order writes apply (under the same lock), for the writes of a
@@ -307,6 +315,7 @@ func (m *Master) DropReplicas() {
 func (m *Master) FeedRaw(p []byte) {
 	m.mu.Lock()
 	m.active, m.relay = true, true
+	m.streaming.Store(true)
 	m.appendLocked(p)
 	m.feed.Reset() // the relayed stream changed the database
 	m.mu.Unlock()
@@ -321,6 +330,7 @@ func (m *Master) ResetHistory(replid string, offset int64) {
 	m.ids = ReplIDs{ID: replid, ID2: NoReplID, Offset2: -1}
 	m.backlog = NewBacklog(m.cfg.BacklogSize, offset)
 	m.active, m.relay = true, true
+	m.streaming.Store(true)
 	m.feed.Reset()
 	m.dropLocked()
 }
@@ -368,6 +378,7 @@ func (m *Master) Serve(conn net.Conn, br *bufio.Reader, req SyncRequest) error {
 
 	m.mu.Lock()
 	m.active = true
+	m.streaming.Store(true)
 	m.seq++
 	l.seq = m.seq
 	partial, why := false, "SYNC"

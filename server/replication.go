@@ -137,7 +137,9 @@ func cloneValue(v rdb.Value) rdb.Value {
 // MULTI that feedEnd closes.
 func (c *conn) feed(cmd *Command, args [][]byte, start int, nested bool) {
 	m := c.srv.master
-	if m == nil || cmd.Flags&FlagWrite == 0 || len(c.Out) > start && c.Out[start] == '-' {
+	if m == nil || !m.Streaming() || cmd.Flags&FlagWrite == 0 || len(c.Out) > start && c.Out[start] == '-' {
+		// no replica yet: nothing to rewrite or record (EXPIRE's
+		// read-back and Propagate's lock stay off the write path)
 		return
 	}
 	reply := c.Out[min(start, len(c.Out)):]
