@@ -504,7 +504,9 @@ func cmdTRSetBitArray(c *Client, args [][]byte) {
 // trBitOp computes a TR.BITOP operation over the bitmaps at keys (spec
 // §4.10, Q5): an unknown operation is a syntax error, NOT takes one key and
 // DIFF two, a missing key is an empty bitmap. The result is a new bitmap.
-func trBitOp(c *Client, opName []byte, keys [][]byte) (*roaring.Bitmap, error) {
+// trOp reads a TR.BITOP operation name and checks its key count: the
+// syntax error comes before the arity error, both before any key is read.
+func trOp(opName []byte, nkeys int) (string, error) {
 	var op string
 	for _, name := range []string{"and", "or", "xor", "not", "diff"} {
 		if argIs(opName, name) {
@@ -513,9 +515,17 @@ func trBitOp(c *Client, opName []byte, keys [][]byte) (*roaring.Bitmap, error) {
 	}
 	switch {
 	case op == "":
-		return nil, errSyntax
-	case op == "not" && len(keys) != 1, op == "diff" && len(keys) != 2:
-		return nil, errTRInvalid
+		return "", errSyntax
+	case op == "not" && nkeys != 1, op == "diff" && nkeys != 2:
+		return "", errTRInvalid
+	}
+	return op, nil
+}
+
+func trBitOp(c *Client, opName []byte, keys [][]byte) (*roaring.Bitmap, error) {
+	op, err := trOp(opName, len(keys))
+	if err != nil {
+		return nil, err
 	}
 	bms, err := c.KS.Roarings(c.DB, keys)
 	if err != nil {
@@ -585,42 +595,33 @@ func cmdTRDiff(c *Client, args [][]byte) {
 // TR.BITOPCARD operation key [key ...]: the cardinality TR.BITOP would
 // store (spec §4.11).
 func cmdTRBitOpCard(c *Client, args [][]byte) {
-	if n, ok, err := trBitOpCount(c, args[1], args[2:]); ok || err != nil {
-		if err != nil {
-			c.WriteErr(err)
-		} else {
-			c.WriteInt(int64(n))
-		}
-		return
-	}
-	res, err := trBitOp(c, args[1], args[2:])
+	op, err := trOp(args[1], len(args)-2)
 	if err != nil {
 		c.WriteErr(err)
 		return
 	}
-	c.WriteInt(int64(res.GetCardinality()))
-}
-
-// trBitOpCount counts the result of a one- or two-operand TR.BITOPCARD
-// without building it (ok false: more operands, or a bad operation or
-// arity, which trBitOp then reports with its errors, the syntax error
-// before any key's WRONGTYPE).
-func trBitOpCount(c *Client, opName []byte, keys [][]byte) (n uint64, ok bool, err error) {
-	var op string
-	for _, name := range []string{"and", "or", "xor", "not", "diff"} {
-		if argIs(opName, name) {
-			op = name
+	var n uint64
+	if len(args)-2 <= 2 {
+		n, err = trBitOpCount(c, op, args[2:])
+	} else {
+		var res *roaring.Bitmap
+		if res, err = trBitOp(c, args[1], args[2:]); err == nil {
+			n = res.GetCardinality()
 		}
 	}
-	switch {
-	case op == "" || len(keys) > 2:
-		return 0, false, nil
-	case op == "not" && len(keys) != 1, op == "diff" && len(keys) != 2:
-		return 0, false, nil
+	if err != nil {
+		c.WriteErr(err)
+		return
 	}
+	c.WriteInt(int64(n))
+}
+
+// trBitOpCount counts the result of op (checked by trOp) over one or two
+// keys without building it.
+func trBitOpCount(c *Client, op string, keys [][]byte) (uint64, error) {
 	bms, err := c.KS.Roarings(c.DB, keys)
 	if err != nil {
-		return 0, false, err
+		return 0, err
 	}
 	for i, bm := range bms {
 		if bm == nil {
@@ -630,23 +631,23 @@ func trBitOpCount(c *Client, opName []byte, keys [][]byte) (n uint64, ok bool, e
 	a := bms[0]
 	if op == "not" {
 		if a.IsEmpty() {
-			return 0, true, nil
+			return 0, nil
 		}
-		return uint64(a.Maximum()) + 1 - a.GetCardinality(), true, nil
+		return uint64(a.Maximum()) + 1 - a.GetCardinality(), nil
 	}
 	if len(bms) == 1 { // AND, OR, XOR of one key: the key itself
-		return a.GetCardinality(), true, nil
+		return a.GetCardinality(), nil
 	}
 	b := bms[1]
 	switch op {
 	case "and":
-		return a.AndCardinality(b), true, nil
+		return a.AndCardinality(b), nil
 	case "or":
-		return a.OrCardinality(b), true, nil
+		return a.OrCardinality(b), nil
 	case "xor":
-		return a.GetCardinality() + b.GetCardinality() - 2*a.AndCardinality(b), true, nil
+		return a.GetCardinality() + b.GetCardinality() - 2*a.AndCardinality(b), nil
 	default: // diff
-		return a.GetCardinality() - a.AndCardinality(b), true, nil
+		return a.GetCardinality() - a.AndCardinality(b), nil
 	}
 }
 
