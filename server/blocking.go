@@ -206,7 +206,9 @@ func (b *blocker) wake(r *BlockRegistry, key BlockKey) {
 			b.queued = true
 			r.ready = append(r.ready, b)
 			r.readyN.Store(int32(len(r.ready)))
-			r.kickServe(b.conn)
+			if !r.loopServes {
+				r.kickServe(b.conn)
+			}
 		}
 		return
 	}
@@ -226,6 +228,10 @@ type BlockRegistry struct {
 	// kicked is set while a serveReady task is queued on the loop.
 	readyN atomic.Int32
 	kicked atomic.Bool
+	// loopServes is set while a command on the loop holds the lock and
+	// will serve the ready list before it lets it go (dispatch): its
+	// wake-ups need no kickServe task. Guarded by the keyspace lock.
+	loopServes bool
 }
 
 // kickServe queues, unless one is queued already, a task on the event loop

@@ -124,10 +124,17 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 		env := &c.srv.env
 		env.lock()
 		c.tick = time.Now() // time spent waiting for the lock is not the command's
+		reg := c.loopRegistry()
+		if reg != nil {
+			reg.loopServes = true // this command serves what it wakes (no kickServe)
+		}
 		c.runCounted(cmd, args)
 		c.feed(cmd, args, start, false)
-		if c.gc != nil && c.readyWaiters() {
-			serveReady(c.KS) // before anyone else runs, as Redis does
+		if reg != nil {
+			if reg.readyN.Load() > 0 {
+				serveReady(c.KS) // before anyone else runs, as Redis does
+			}
+			reg.loopServes = false
 		}
 		lsn := env.lastLSN()
 		now = time.Now()

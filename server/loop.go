@@ -102,14 +102,24 @@ func (c *conn) closeOnLoop() bool {
 // list (loop mode, on the loop: the list is only touched there). The
 // registry is looked up once, then kept on the server.
 func (c *conn) readyWaiters() bool {
+	r := c.loopRegistry()
+	return r != nil && r.readyN.Load() > 0
+}
+
+// loopRegistry is the keyspace's block registry for a connection on the
+// loop (nil in goroutine mode, or while no client ever blocked).
+func (c *conn) loopRegistry() *BlockRegistry {
+	if c.gc == nil {
+		return nil
+	}
 	r := c.srv.blockReg
 	if r == nil {
 		if r = LoadRegistry(c.KS); r == nil {
-			return false
+			return nil
 		}
 		c.srv.blockReg = r
 	}
-	return r.readyN.Load() > 0
+	return r
 }
 
 func (h *loopHandler) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
