@@ -85,7 +85,7 @@ type Options struct {
 	// created, removed or changed by Open (persimmon-check verify/dump).
 	Inspect bool
 	// Logf, if set, receives a line for each file Open changes (a
-	// half-created newest segment it removes).
+	// half-created newest segment it removes) or, with Inspect, skips.
 	Logf func(format string, args ...any)
 }
 
@@ -357,7 +357,16 @@ func Open(opts Options) (*Arena, error) {
 	for i, id := range ids {
 		seg, err := a.openSegment(id)
 		if err != nil {
-			if i == len(ids)-1 && !opts.Inspect && isHeaderError(err) && a.mayBeHalfCreated(id) && a.halfCreated(id) {
+			if i == len(ids)-1 && isHeaderError(err) && a.mayBeHalfCreated(id) && a.halfCreated(id) {
+				if opts.Inspect {
+					// Offline inspection changes nothing: the file is left
+					// for the server to remove, and skipped here as the
+					// server would skip it.
+					if opts.Logf != nil {
+						opts.Logf("arena: skipped %s, left half-created by a crash while it was being created (%v); the server removes it at start-up", a.segmentPath(id), err)
+					}
+					continue
+				}
 				// Crash between creating the newest file and persisting its
 				// header: nothing was ever appended to it (its records area
 				// is all zero), so there is nothing to lose.

@@ -59,7 +59,8 @@ func main() {
 }
 
 func openArena(dir string, inspect bool) (*arena.Arena, error) {
-	return arena.Open(arena.Options{Dir: dir, Mode: pmem.ModeMsync, Inspect: inspect})
+	logf := func(format string, args ...any) { fmt.Printf(format+"\n", args...) }
+	return arena.Open(arena.Options{Dir: dir, Mode: pmem.ModeMsync, Inspect: inspect, Logf: logf})
 }
 
 // verify scans every segment; with dump it prints each record.
