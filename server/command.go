@@ -144,6 +144,9 @@ type Command struct {
 	// Filled in by newCommandTable.
 	subs  map[string]*Command // lower-case subcommand name → entry
 	stats *cmdStats           // INFO commandstats counters
+	// fixedKeys: every key the command reads or writes is at its
+	// FirstKey/LastKey/Step positions in the selected database (dirty.go).
+	fixedKeys bool
 	// aclCmd is the entry in the ACL rules' table (newACL).
 	aclCmd *acl.Command
 }

@@ -174,3 +174,36 @@ func TestCommitterSaveWaitsForOtherClientsWrites(t *testing.T) {
 		t.Fatalf("SAVE got %q", got)
 	}
 }
+
+// A read waits only for the writes it could have seen (dirty.go): during a
+// group commit of a write to k, a read of another key leaves at once, a
+// read of k is held until the commit, and a keyless read is held too.
+func TestCommitterReadOfUntouchedKeyNotHeld(t *testing.T) {
+	f := &fakeKS{waits: make(chan uint64, 16), gate: make(chan struct{})}
+	s := startMsyncLoop(t, f)
+	var open sync.Once
+	release := func() { open.Do(func() { close(f.gate) }) }
+	t.Cleanup(release)
+	writer, other, same, keyless := dialWire(t, s), dialWire(t, s), dialWire(t, s), dialWire(t, s)
+	writer.send(multibulk("kwrt", "k"))
+	if lsn := nextWait(t, f); lsn != 1 {
+		t.Fatalf("the committer waited for LSN %d, want 1", lsn)
+	}
+	if got := other.do("krd", "j"); got != "$1\r\nj\r\n" {
+		t.Fatalf("read of an untouched key during the commit = %q", got)
+	}
+	same.send(multibulk("krd", "k"))
+	keyless.send(multibulk("rd"))
+	expectNothing(t, same, 200*time.Millisecond)
+	expectNothing(t, keyless, 10*time.Millisecond)
+	release()
+	if got := writer.reply(); got != ":1\r\n" {
+		t.Fatalf("writer got %q", got)
+	}
+	if got := same.reply(); got != "$1\r\nk\r\n" {
+		t.Fatalf("read of k got %q", got)
+	}
+	if got := keyless.reply(); got != "+READ\r\n" {
+		t.Fatalf("keyless read got %q", got)
+	}
+}

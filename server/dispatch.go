@@ -128,15 +128,21 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 		if reg != nil {
 			reg.loopServes = true // this command serves what it wakes (no kickServe)
 		}
+		before := env.lastLSN()
 		c.runCounted(cmd, args)
 		c.feed(cmd, args, start, false)
+		served := false
 		if reg != nil {
 			if reg.readyN.Load() > 0 {
+				served = true
 				serveReady(c.KS) // before anyone else runs, as Redis does
 			}
 			reg.loopServes = false
 		}
 		lsn := env.lastLSN()
+		if d := c.srv.dirty; d != nil {
+			lsn = d.waitLSN(cmd, c.DB, args, before, lsn, served, env.durableLSN()) // dirty.go
+		}
 		now = time.Now()
 		env.unlock()
 		if lsn > c.batchLSN {

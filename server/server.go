@@ -226,6 +226,7 @@ type Server struct {
 	loop     *gnet.Client               // loop mode: the event loop serving every connection
 	blockReg *BlockRegistry             // loop mode: the keyspace's blocking registry, once used (loop only)
 	commit   *committer                 // loop mode with msync durability (commit.go)
+	dirty    *dirtyKeys                 // msync durability: what reads wait for (dirty.go)
 }
 
 // NewServer returns a server over ks that serves the server's own commands
@@ -283,6 +284,9 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 		s.runID = hex.EncodeToString(id[:])
 	} else {
 		s.runID = strings.Repeat("0", 40)
+	}
+	if cfg.Durability == "msync" && env.durableLSN != nil {
+		s.dirty = newDirtyKeys()
 	}
 	if cfg.IO == IOLoop {
 		if err := s.startLoop(); err != nil {

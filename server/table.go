@@ -173,6 +173,7 @@ func buildTable(cmds []Command) map[string]*Command {
 			panic(fmt.Errorf("server: command %q is registered twice in the command table", cmd.Name))
 		}
 		cmd.stats = new(cmdStats)
+		cmd.fixedKeys = hasFixedKeys(cmd)
 		if len(cmd.Subcommands) > 0 {
 			cmd.subs = make(map[string]*Command, len(cmd.Subcommands))
 			for j := range cmd.Subcommands {
@@ -183,6 +184,7 @@ func buildTable(cmds []Command) map[string]*Command {
 					panic(fmt.Errorf("server: command %q is registered twice in the command table", sub.Name))
 				}
 				sub.stats = new(cmdStats)
+				sub.fixedKeys = hasFixedKeys(sub)
 				cmd.subs[short] = sub
 			}
 		}

@@ -108,6 +108,18 @@ func testCmds(f *fakeKS) []Command {
 				f.lsnMu.Unlock()
 				c.WriteInt(int64(n))
 			}},
+		// kwrt key: a write of one key (advances the LSN).
+		{Name: "kwrt", Arity: 2, Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "0.0.0", Summary: "test keyed write",
+			Run: func(c *Client, _ [][]byte) {
+				f.lsnMu.Lock()
+				f.lsn++
+				n := f.lsn
+				f.lsnMu.Unlock()
+				c.WriteInt(int64(n))
+			}},
+		// krd key: a read of one key.
+		{Name: "krd", Arity: 2, Flags: FlagReadonly, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "0.0.0", Summary: "test keyed read",
+			Run: func(c *Client, args [][]byte) { c.WriteBulk(args[1]) }},
 		// rd stands for a read.
 		{Name: "rd", Arity: 1, Flags: FlagReadonly, Group: "generic", Since: "0.0.0", Summary: "test read",
 			Run: func(c *Client, _ [][]byte) {

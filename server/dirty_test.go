@@ -1,0 +1,67 @@
+package server
+
+import "testing"
+
+func TestDirtyKeysWaitLSN(t *testing.T) {
+	mk := func(c Command) *Command {
+		c.fixedKeys = hasFixedKeys(&c)
+		return &c
+	}
+	set := mk(Command{Name: "set", Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1})
+	get := mk(Command{Name: "get", Flags: FlagReadonly, FirstKey: 1, LastKey: 1, Step: 1})
+	mget := mk(Command{Name: "mget", Flags: FlagReadonly, FirstKey: 1, LastKey: -1, Step: 1})
+	sort := mk(Command{Name: "sort", Flags: FlagWrite | FlagMovableKeys, FirstKey: 1, LastKey: 1, Step: 1})
+	sortRO := mk(Command{Name: "sort_ro", Flags: FlagReadonly | FlagMovableKeys, FirstKey: 1, LastKey: 1, Step: 1})
+	move := mk(Command{Name: "move", Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1})
+	dbsize := mk(Command{Name: "dbsize", Flags: FlagReadonly})
+	a := func(s ...string) [][]byte {
+		out := make([][]byte, len(s))
+		for i := range s {
+			out[i] = []byte(s[i])
+		}
+		return out
+	}
+	d := newDirtyKeys()
+	step := func(name string, cmd *Command, db int, args [][]byte, before, after uint64, served bool, want uint64) {
+		t.Helper()
+		if got := d.waitLSN(cmd, db, args, before, after, served, 0); got != want {
+			t.Fatalf("%s: waits for %d, want %d", name, got, want)
+		}
+	}
+	// The recovered log (LSN 10) counts as written outside call: global.
+	step("first read", get, 0, a("get", "old"), 10, 10, false, 10)
+	step("set k", set, 0, a("set", "k", "v"), 10, 11, false, 11)
+	step("get k", get, 0, a("get", "k"), 11, 11, false, 11)
+	step("get old", get, 0, a("get", "old"), 11, 11, false, 10)
+	step("get k in db 1", get, 1, a("get", "k"), 11, 11, false, 10)
+	step("mget old k", mget, 0, a("mget", "old", "k"), 11, 11, false, 11)
+	step("dbsize", dbsize, 0, a("dbsize"), 11, 11, false, 11)
+	step("sort_ro reads pattern keys", sortRO, 0, a("sort_ro", "old", "by", "w_*"), 11, 11, false, 11)
+	// Appends between commands (EXEC, expiry, the cleaner): global.
+	step("get old after an outside append", get, 0, a("get", "old"), 14, 14, false, 14)
+	// A write that also served a blocked client, a movable-keys write and
+	// MOVE (another database) cover everything.
+	step("set served", set, 0, a("set", "x", "v"), 14, 16, true, 16)
+	step("get old after served", get, 0, a("get", "old"), 16, 16, false, 16)
+	step("sort store", sort, 0, a("sort", "l", "store", "dst"), 16, 17, false, 17)
+	step("get dst", get, 0, a("get", "dst"), 17, 17, false, 17)
+	step("move", move, 0, a("move", "k", "1"), 17, 18, false, 18)
+	step("get k in db 1 after move", get, 1, a("get", "k"), 18, 18, false, 18)
+	// A read that wrote (lazy expiry) waits for its own append.
+	step("get expiring", get, 0, a("get", "gone"), 18, 19, false, 19)
+	step("get gone", get, 0, a("get", "gone"), 19, 19, false, 19)
+	step("set y", set, 0, a("set", "y", "v"), 19, 20, false, 20)
+	step("get old after set y", get, 0, a("get", "old"), 20, 20, false, 18)
+
+	// Entries whose writes are durable are pruned once the map is large.
+	for i := 0; i < dirtyPrune; i++ {
+		d.keys[string(rune(i))+"x"] = 5
+	}
+	d.waitLSN(set, 0, a("set", "z", "v"), 20, 21, false, 20)
+	if len(d.keys) > 3 {
+		t.Fatalf("%d entries after pruning at durable 20, want the not-durable ones only", len(d.keys))
+	}
+	if d.keys["\x00z"] != 21 {
+		t.Fatalf("z's entry is %d after pruning, want 21", d.keys["\x00z"])
+	}
+}
