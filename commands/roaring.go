@@ -569,7 +569,14 @@ func trBitOp(c *Client, opName []byte, keys [][]byte) (*roaring.Bitmap, error) {
 }
 
 // TR.BITOP destkey operation key [key ...]: the result's cardinality.
+// NOT is logged as the complement of its source (Batch.TRMergeComplement)
+// and built only by the apply: its result is dense where the source is
+// sparse.
 func cmdTRBitOp(c *Client, args [][]byte) {
+	if op, err := trOp(args[2], len(args)-3); err == nil && op == "not" {
+		cmdTRBitOpNot(c, args[1], args[3])
+		return
+	}
 	res, err := trBitOp(c, args[2], args[3:])
 	if err != nil {
 		c.WriteErr(err)
@@ -577,6 +584,29 @@ func cmdTRBitOp(c *Client, args [][]byte) {
 	}
 	if trStore(c, args[1], res) {
 		c.WriteInt(int64(res.GetCardinality()))
+	}
+}
+
+// cmdTRBitOpNot stores the complement of src over [0, max of src] in
+// dest (nothing for an empty or missing src) and replies its cardinality.
+func cmdTRBitOpNot(c *Client, dest, srcKey []byte) {
+	src, err := c.KS.Roaring(c.DB, srcKey)
+	if err != nil {
+		c.WriteErr(err)
+		return
+	}
+	b := c.KS.NewBatch()
+	if c.KS.Exists(c.DB, dest) {
+		b.Del(c.DB, dest)
+	}
+	var n uint64
+	if src != nil && !src.IsEmpty() {
+		// Counted before the commit: dest may be src.
+		n = uint64(src.Maximum()) + 1 - src.GetCardinality()
+		b.TRMergeComplement(c.DB, dest, src, 0, src.Maximum())
+	}
+	if commitReply(c, b, len(c.Out)) {
+		c.WriteInt(int64(n))
 	}
 }
 

@@ -29,6 +29,10 @@ import (
 //	opTROptimize     empty: run-length encode the containers where smaller
 //	                 (TR.OPTIMIZE; no change to the members, but TR.STAT
 //	                 shows the container kinds, so replay must reach them)
+//	opTRMergeFlip    start u32 | end u32 | a bitmap X in the portable
+//	                 serialization, every member in [start, end]: OR the
+//	                 complement [start, end] minus X into the key (creates
+//	                 the key if that is not empty)
 //
 // Commands log results, not choices: TR.SETBIT logs the one bit it changes
 // (nothing when it changes none), TR.SETBITS and TR.CLEARBITS the bits
@@ -40,7 +44,14 @@ import (
 // (and Commit writes many pieces as a group of bounded records), and the
 // work of a rebuild follows the number of containers, never the number of
 // members (the full range 0..2^32-1 is 65,536 run containers, about 1 MiB
-// of log).
+// of log). TR.BITOP NOT logs its result as opTRMergeFlip pieces of the
+// source (Batch.TRMergeComplement): the complement of a sparse bitmap is
+// dense (NOT of 10,000 bits spread over 10,000,000 is 1.2 MB of bitset
+// containers, 20 KB as the source's arrays), and writing it whole cost page
+// faults on fresh segment pages, checksums and cleaning, 98% of the
+// command's CPU. The record is still the result, not the operation over
+// other keys: it replays the same whatever the source key holds later, and
+// the cleaner rewrites it like any other operation of the key.
 //
 // A bitmap that becomes empty is deleted, like every collection here
 // (Redis's SREM/HDEL rule; spec Q2 leaves the choice open): TR.CLEARBITS of
@@ -54,6 +65,7 @@ const (
 	opTRFlipRange   = 65
 	opTRMerge       = 66
 	opTROptimize    = 67
+	opTRMergeFlip   = 68
 )
 
 // TypeRoaring is TYPE's reply for a TairRoaring bitmap (spec Q12: Tair's
@@ -144,6 +156,7 @@ func registerRoaringOps(m map[byte]objectApplier) {
 	registerOp(m, opTRFlipRange, applyTRRange)
 	registerOp(m, opTRMerge, applyTRMerge)
 	registerOp(m, opTROptimize, applyTROptimize)
+	registerOp(m, opTRMergeFlip, applyTRMergeFlip)
 }
 
 // roaringFor returns the bitmap of e for an operation: errOpType if e holds
@@ -248,12 +261,54 @@ func applyTRMerge(ks *Keyspace, o op, e *entry) error {
 	if err := piece.Validate(); err != nil {
 		return fmt.Errorf("%w: TR merge piece: %v", errBadOp, err)
 	}
+	created := e == nil
 	r, e, err := ks.roaringFor(o, e, !piece.IsEmpty())
 	if r == nil {
 		return err
 	}
-	r.bm.Or(piece)
+	if created {
+		// The piece is a fresh copy: a new key takes it as its value (an Or
+		// into the empty bitmap would copy every container again).
+		r.bm = piece
+	} else {
+		r.bm.Or(piece)
+	}
 	r.merged(len(o.body))
+	ks.objectChanged(o.db, e)
+	return nil
+}
+
+func applyTRMergeFlip(ks *Keyspace, o op, e *entry) error {
+	if len(o.body) < 8 {
+		return fmt.Errorf("%w: TR complement merge body of %d bytes", errBadOp, len(o.body))
+	}
+	start := uint64(binary.LittleEndian.Uint32(o.body))
+	end := uint64(binary.LittleEndian.Uint32(o.body[4:])) + 1
+	if start >= end {
+		return fmt.Errorf("%w: TR complement range [%d, %d]", errBadOp, start, end-1)
+	}
+	x := roaring.New()
+	if err := x.UnmarshalBinary(o.body[8:]); err != nil {
+		return fmt.Errorf("%w: TR complement piece: %v", errBadOp, err)
+	}
+	if err := x.Validate(); err != nil {
+		return fmt.Errorf("%w: TR complement piece: %v", errBadOp, err)
+	}
+	if !x.IsEmpty() && (uint64(x.Minimum()) < start || uint64(x.Maximum()) >= end) {
+		return fmt.Errorf("%w: TR complement piece [%d, %d] outside [%d, %d]", errBadOp, x.Minimum(), x.Maximum(), start, end-1)
+	}
+	x.Flip(start, end) // x is ours: flipped in place to [start, end] minus x
+	created := e == nil
+	r, e, err := ks.roaringFor(o, e, !x.IsEmpty())
+	if r == nil {
+		return err
+	}
+	if created {
+		r.bm = x
+	} else {
+		r.bm.Or(x)
+	}
+	r.changed(true)
 	ks.objectChanged(o.db, e)
 	return nil
 }
@@ -372,6 +427,57 @@ func (b *Batch) TRMerge(db int, key []byte, bm *roaring.Bitmap) {
 		}
 		next = bm.NextValue(uint32(hi))
 	}
+}
+
+// TRMergeComplement appends operations ORing the complement of src within
+// the closed range [start, end] (start <= end) into the bitmap at key,
+// creating it: with a Del before it, it stores that complement whole. Only
+// src's members in the range are logged (opTRMergeFlip), in pieces of at
+// most trPieceContainers containers of src (one piece when src fits one
+// operation); the pieces cover the range without gaps. src is only read.
+func (b *Batch) TRMergeComplement(db int, key []byte, src *roaring.Bitmap, start, end uint32) {
+	if start > end {
+		panic(fmt.Sprintf("keyspace: TR complement range [%d, %d]", start, end))
+	}
+	inRange := src.IsEmpty() || (src.Minimum() >= start && src.Maximum() <= end)
+	if inRange && src.GetSerializedSizeInBytes() <= maxOpBody-8 {
+		b.trFlipOp(db, key, start, end, src)
+		return
+	}
+	// Windows of containers from start to end, narrowest trPieceContainers
+	// wide, doubling while the pieces stay small (as TRMerge's).
+	window := roaring.New()
+	width := uint64(trPieceContainers) << 16
+	for lo, stop := uint64(start), uint64(end)+1; lo < stop; {
+		var hi uint64
+		var piece *roaring.Bitmap
+		for {
+			hi = min((lo&^0xFFFF)+width, stop)
+			window.Clear()
+			window.AddRange(lo, hi)
+			piece = roaring.And(src, window)
+			if width > trPieceContainers<<16 && piece.GetSerializedSizeInBytes() > maxOpBody/2 {
+				width /= 2
+				continue
+			}
+			break
+		}
+		b.trFlipOp(db, key, uint32(lo), uint32(hi-1), piece)
+		if piece.GetSerializedSizeInBytes() < maxOpBody/8 && width < 1<<32 {
+			width *= 2
+		}
+		lo = hi
+	}
+}
+
+// trFlipOp appends one opTRMergeFlip of x (every member in [start, end]).
+func (b *Batch) trFlipOp(db int, key []byte, start, end uint32, x *roaring.Bitmap) {
+	p := trSerialize(x)
+	body := make([]byte, 8+len(p))
+	binary.LittleEndian.PutUint32(body, start)
+	binary.LittleEndian.PutUint32(body[4:], end)
+	copy(body[8:], p)
+	b.ObjectOp(opTRMergeFlip, db, key, body)
 }
 
 func trSerialize(bm *roaring.Bitmap) []byte {
