@@ -337,6 +337,16 @@ func TestRoaringMergeComplement(t *testing.T) {
 		t.Helper()
 		for k, w := range want {
 			wantRoaring(t, ks, 0, k, w, when)
+			if got := roaringOf(t, ks, 0, k); got != nil {
+				if err := got.Validate(); err != nil {
+					t.Fatalf("%s: %s: %v", when, k, err)
+				}
+			}
+		}
+		// The complement of a sparse bitmap is bitset containers, as the
+		// library's Flip makes them (not 65,536-member arrays).
+		if got, w := roaringOf(t, ks, 0, "not-sparse").Stats(), want["not-sparse"].Stats(); got != w || got.BitmapContainers == 0 {
+			t.Fatalf("%s: not-sparse containers %+v, want %+v", when, got, w)
 		}
 	}
 	check("live")
