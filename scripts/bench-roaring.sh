@@ -2,8 +2,11 @@
 # make bench-roaring: the TairRoaring whitepaper's tables (../shared/spec/benchmarks.md
 # §5) reproduced with the same data shapes, scaled to this machine, with a
 # comparator measured in the same run in every row, and the memory tables.
-# Writes section 5 of BENCHMARKS.md (everything from "## 5." to the end of the
-# file is replaced; the other sections are left as they are).
+# Writes section 5 of BENCHMARKS.md (everything from "## 5." to the next "## "
+# heading is replaced; the other sections are left as they are). Each cell
+# also records the server's CPU time over the run (/proc/PID/stat), so the
+# table gives server CPU µs per request beside QPS: on a machine shared with
+# other jobs QPS moves with their load, CPU per request much less.
 #
 # Servers, started side by side on spare ports, data on one filesystem:
 #
@@ -239,10 +242,17 @@ run_cell() {
     local shown=("${argv[@]}"); shown[2]=PORT
     echo "$(quote "${shown[@]}")" >>"$RES/commands"
   fi
+  local t0 t1
+  t0=$(server_ticks "$s")
   if ! timeout 120 "${argv[@]}" >"$f" 2>>"$BASE/bench.log"; then
     echo '{"error":"run failed"}' >"$f"
   fi
+  t1=$(server_ticks "$s")
+  echo "$((t1 - t0))" >"${f%.json}.ticks"
 }
+# server_ticks SERVER: its user+system CPU so far, in clock ticks (every
+# thread, exited ones included), from /proc/PID/stat.
+server_ticks() { awk '{ print $14 + $15 }' "/proc/${PID[$1]}/stat" 2>/dev/null || echo 0; }
 
 # quiesce: wait (at most 3 s) until persimmon-pmem used at most a tick of
 # CPU in 0.1 s, so that its segment cleaner catching up after a run that
@@ -335,7 +345,23 @@ jq -r '[input_filename,
         (if .error then -1 elif .not_supported then -2 else .qps end),
         ((.latency.avg_us // 0) / 1000 * 100 | round / 100),
         ((.latency.p99_us // 0) / 1000 * 100 | round / 100),
-        (.errors // 0), (.first_error // "")] | @tsv' "$RES"/*.json >"$RES/all.tsv" 2>/dev/null
+        (.errors // 0), (.first_error // ""), (.operations // 0)] | @tsv' "$RES"/*.json >"$RES/all.tsv" 2>/dev/null
+# Server CPU per request: FILE µs (the run's CPU ticks over its operations).
+TICK_US=$((1000000 / $(getconf CLK_TCK)))
+for f in "$RES"/*.ticks; do
+  [ -e "$f" ] || continue
+  printf '%s\t%s\n' "${f%.ticks}.json" "$(cat "$f")"
+done | awk -F'\t' -v tick="$TICK_US" 'NR == FNR { t[$1] = $2; next } ($1 in t) && $7 > 0 { printf "%s\t%.1f\n", $1, t[$1] * tick / $7 }' - "$RES/all.tsv" >"$RES/cpu.tsv"
+# cpu ID KIND SERVER: the median over rounds of the server's CPU µs per request.
+cpu() {
+  awk -F'\t' -v p="$RES/$1.$2.$3." 'index($1, p) == 1 { print $2 }' "$RES/cpu.tsv" | sort -n |
+    awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
+}
+cpuratio() { # ID: native redis-nopersist CPU/request ÷ TR CPU/request (how many times less CPU TR takes)
+  local a b
+  a=$(cpu "$1" tr persimmon-pmem); b=$(cpu "$1" native redis-nopersist)
+  if [ -n "$a" ] && [ -n "$b" ]; then awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.2f×", b / a; else print "—" }'; else echo "—"; fi
+}
 # med ID KIND SERVER: the file of the median-QPS round.
 med() {
   awk -F'\t' -v p="$RES/$1.$2.$3." 'index($1, p) == 1 { print $2, $1 }' "$RES/all.tsv" |
@@ -396,15 +422,15 @@ section() {
   echo "for reference only: compare shapes, not absolutes. Cells: \`QPS (average / p99 ms), error replies\`;"
   echo "with \`-batching N\` QPS counts commands (bits), each charged its MULTI/EXEC round trip."
   echo
-  echo "| command | shape | TR.* on persimmon-pmem | native on redis-nopersist | native on redis-aof-always | native on persimmon-pmem | TR ÷ redis | TR ÷ redis AOF | native: Persimmon ÷ redis | whitepaper QPS |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  echo "| command | shape | TR.* on persimmon-pmem | native on redis-nopersist | native on redis-aof-always | native on persimmon-pmem | TR ÷ redis | TR ÷ redis AOF | native: Persimmon ÷ redis | server CPU µs/request: TR / redis | CPU: redis ÷ TR | whitepaper QPS |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
   local row id label shape wp a b c d
   for row in "${ROWSPEC[@]}"; do
     IFS='|' read -r id label shape wp _ _ _ _ _ <<<"$row"
     [ -n "$ROWS" ] && ! [[ $id =~ $ROWS ]] && continue
     a=$(med "$id" tr persimmon-pmem); b=$(med "$id" native redis-nopersist)
     c=$(med "$id" native redis-aof-always); d=$(med "$id" native persimmon-pmem)
-    echo "| $label | $shape | $(cell "$a") | $(cell "$b") | $(cell "$c") | $(cell "$d") | $(ratio "$a" "$b") | $(ratio "$a" "$c") | $(ratio "$d" "$b") | $wp |"
+    echo "| $label | $shape | $(cell "$a") | $(cell "$b") | $(cell "$c") | $(cell "$d") | $(ratio "$a" "$b") | $(ratio "$a" "$c") | $(ratio "$d" "$b") | $(cpu "$id" tr persimmon-pmem) / $(cpu "$id" native redis-nopersist) | $(cpuratio "$id") | $wp |"
   done
   if [ "$MEM" = 1 ] && [ -z "$ROWS" ]; then
     echo
@@ -438,16 +464,17 @@ section() {
   echo "### Targets (issue 15), from this run"
   echo
   local t r
-  target() { # label ratio-text min
-    local v=${2%×}
+  target() { # label ratio-text min id
+    local v=${2%×} c
+    c=$(cpuratio "$4")
     if [ -z "$v" ] || [ "$v" = "—" ]; then echo "- $1: no ratio"; return; fi
     if awk -v v="$v" -v m="$3" 'BEGIN { exit !(v >= m) }'; then r="met"; else r="not met"; fi
-    echo "- $1: $2 (target ≥ $3×: $r)"
+    echo "- $1: $2 by QPS (target ≥ $3×: $r); by server CPU per request, redis ÷ TR: $c"
   }
-  target "TR.GETBIT ÷ GETBIT on redis-nopersist" "$(ratio "$(med getbit tr persimmon-pmem)" "$(med getbit native redis-nopersist)")" 1.0
-  target "TR.SETBIT ÷ SETBIT on redis-nopersist (every TR write durable)" "$(ratio "$(med setbit tr persimmon-pmem)" "$(med setbit native redis-nopersist)")" 1.0
+  target "TR.GETBIT ÷ GETBIT on redis-nopersist" "$(ratio "$(med getbit tr persimmon-pmem)" "$(med getbit native redis-nopersist)")" 1.0 getbit
+  target "TR.SETBIT ÷ SETBIT on redis-nopersist (every TR write durable)" "$(ratio "$(med setbit tr persimmon-pmem)" "$(med setbit native redis-nopersist)")" 1.0 setbit
   for t in s4:0.01% s3:0.1% s2:1%; do
-    target "TR.BITOP AND ÷ BITOP AND, density ${t#*:}" "$(ratio "$(med "and-${t%%:*}" tr persimmon-pmem)" "$(med "and-${t%%:*}" native redis-nopersist)")" 5
+    target "TR.BITOP AND ÷ BITOP AND, density ${t#*:}" "$(ratio "$(med "and-${t%%:*}" tr persimmon-pmem)" "$(med "and-${t%%:*}" native redis-nopersist)")" 5 "and-${t%%:*}"
   done
   if [ "$MEM" = 1 ] && [ -z "$ROWS" ]; then
     echo "- memory: Persimmon DRAM ÷ whitepaper heap and persisted ÷ heap in the memory table (targets ≤ 1.2× and ≤ 1.5×)"
@@ -494,10 +521,18 @@ if [ -n "$ROWS" ]; then
   exit 0
 fi
 section >"$RES/section.md"
+# Section 5 runs from its heading to the next "## " heading (or the end):
+# what comes before and after it is kept.
 if [ -f "$OUT" ] && grep -q '^## 5\. ' "$OUT"; then
   awk '/^## 5\. / { exit } { print }' "$OUT" >"$RES/head.md"
+  awk 'in5 && /^## / { tail = 1 } /^## 5\. / { in5 = 1 } tail { print }' "$OUT" >"$RES/tail.md"
 else
   { [ -f "$OUT" ] && cat "$OUT"; echo; } >"$RES/head.md"
+  : >"$RES/tail.md"
 fi
-cat "$RES/head.md" "$RES/section.md" >"$OUT"
+if [ -s "$RES/tail.md" ]; then
+  { cat "$RES/head.md" "$RES/section.md"; echo; cat "$RES/tail.md"; } >"$OUT"
+else
+  cat "$RES/head.md" "$RES/section.md" >"$OUT"
+fi
 log "wrote section 5 of $OUT"
