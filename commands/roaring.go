@@ -553,8 +553,12 @@ func trBitOp(c *Client, opName []byte, keys [][]byte) (*roaring.Bitmap, error) {
 		// changing that container, i.e. it would change a source key
 		// (arrayContainer.ixorBitmap calls value2.ixor). The two-operand
 		// roaring.Xor leaves both inputs alone.
-		out := bms[0].Clone()
-		for _, bm := range bms[1:] {
+		// roaring.Xor returns a new bitmap: only one key needs a copy.
+		if len(bms) == 1 {
+			return bms[0].Clone(), nil
+		}
+		out := roaring.Xor(bms[0], bms[1])
+		for _, bm := range bms[2:] {
 			out = roaring.Xor(out, bm)
 		}
 		return out, nil
