@@ -480,20 +480,68 @@ section() {
     echo "- memory: Persimmon DRAM ÷ whitepaper heap and persisted ÷ heap in the memory table (targets ≤ 1.2× and ≤ 1.5×)"
   fi
   echo
-  echo "Where the time goes (perf on persimmon-pmem, same data, 2026-12-01; the machine as loaded as in this"
-  echo "run). Single-bit TR.GETBIT / TR.SETBIT cost what GETBIT / SETBIT cost (a cache miss in an 8 KiB bitset"
-  echo "container against one in a 1.25 MB string); on this shared machine a single run spreads by ±20% and more,"
-  echo "so 0.9-1.1× is parity. TR.BITOP AND is the library's array-container intersection"
-  echo "(roaring.localintersect2by2, 41% of server CPU at density 0.1%): its work grows with the members"
-  echo "(≈ 5-10 ns each), Redis's BITOP with the string length (1.25 MB here, whatever the density), so the"
-  echo "roaring side's lead falls as density rises: ahead at 0.01% (three runs on 2026-12-01/02 gave 2.6×,"
-  echo "11.9× and 2.9×: a TR.BITOP there costs little more than a TR.GETBIT, so the ratio is Redis's BITOP"
-  echo "time over one request's overhead), level near 0.1%, far behind at 1%. A branch-free block merge over"
-  echo "ManyIterator was slower than the library (kept out). TR.BITOP NOT, OR, XOR over sparse keys build and log their whole result (NOT of a 0.1% key is"
-  echo "a dense 1.2 MB bitmap: serialisation, the log append and its cleaning dominate); TR.BITOPCARD builds"
-  echo "the result only to count it. TR.APPENDBITARRAY spends half its time in its argument parser, which"
-  echo "adds each run of ones with AddRange (a new array per run: quadratic for 0101…). The native BITOP on"
-  echo "Persimmon (20-70 QPS) logs its 1.25 MB destination whole on every call."
+  # The profile notes: perf and per-row CPU measurements made by hand (see the
+  # text), kept here so that every run writes them under its table.
+  cat <<'NOTES'
+Where the time goes. perf (`perf record -g -p PID`) on persimmon-pmem under each row's load, and server
+CPU per request (user+system ticks from /proc/PID/stat over a run, divided by its requests) for Persimmon
+before and after the changes of 2026-12-02 and for redis-nopersist, interleaved 3 times, 2 s each, in one run
+(same data as the table; load average 17-20, so these are per-row measurements, not the table's run):
+
+| row | Persimmon before: CPU µs/request | after | redis-nopersist | redis ÷ TR (after) |
+|---|---|---|---|---|
+| TR.GETBIT / GETBIT | 19.3-21.5 | 18.6-20.9 | 14.7-16.6 | 0.79× |
+| TR.SETBIT / SETBIT | 21.9-24.9 | 23.6-24.9 | 16.4-18.1 | 0.70× |
+| TR.BITOP AND 0.01% / BITOP AND | 53.6-58.6 | 51.1-56.5 | 256.7-276.7 | 4.9× |
+| TR.BITOP AND 0.1% | 134.5-148.1 | 129.5-159.1 | 265.3-279.4 | 2.0× |
+| TR.BITOP AND 1% | 1430-1635 | 1267-1489 | 248.7-259.8 | 0.19× |
+| TR.BITOP OR 0.1% | 632-735 | 531-641 | 265-281 | 0.46× |
+| TR.BITOP XOR 0.1% | 639-712 | 498-617 | 266-335 | 0.53× |
+| TR.BITOP NOT 0.1% | 10769-12222 | 1218-1323 | 174-183 | 0.14× |
+
+- TR.GETBIT, TR.SETBIT (target ≥ 1.0×, not met: 0.7-0.8× by CPU; by QPS GETBIT 0.88-0.96×, SETBIT 0.67-1.28× in this run). The TR command is 6% of
+  the server's CPU for TR.GETBIT (roaring Contains 4.5%: the cache miss in an 8 KiB bitset container) and 11%
+  for TR.SETBIT (the log append, apply and pmem flush 6%, WaitDurable 3%, Contains 3%). The rest is the
+  per-request path every command pays: the reply's write syscall 43-47%, read 10-11%, epoll 9-13%, the Go
+  scheduler (gosched, futex, wake-ups) 8-14%. Native GETBIT/SETBIT on Persimmon cost about the same (17.3-20.6
+  and 22.4-22.8 µs against TR's 19.0-20.2 and 19.5-24.4, same run), so the gap to Redis is the server's
+  connection path (server/, not the roaring code); nothing left to cut in the TR path.
+- TR.BITOP AND, sparse (target ≥ 5×): met by CPU at 0.01% (4.9×; by QPS 3.0-5.5× in this run, capped because four
+  clients on two loaded cores cannot send BITOPs much faster than GETBITs), not at 0.1% (2.0×) nor 1% (0.19×). At 0.1%
+  roaring.And is 64% of the CPU: the array-container merge (localintersect2by2) 43% over the 2 × 10,000
+  members in 153 container pairs, and allocation 16%: And allocates a result container for every matching
+  pair, empty or not (the result holds ~10 bits); at 0.01% allocation is 24% and the merge 8%. The result is
+  small, logged once as one merge piece (7% with the apply), serialized once, not copied. Redis's BITOP costs
+  the string length (1.25 MB) whatever the density, roaring's the members, so the ratio falls as density
+  rises (level near 0.2%). Tried and measured slower than the library's And: the members extracted with
+  ToExistingArray, then a bitset probe per 2^16 window or a branch-free merge (extraction alone costs about
+  the library's whole AND). TR.BITOPCARD AND (AndCardinality, no allocation, nothing stored) costs 83 µs. 5× at
+  0.1% needs container-level access (an intersection that allocates nothing for empty pairs), which the
+  library's API does not give, and unsafe is kept to pmem/ and arena/.
+- Logging the operation (destkey = AND of keys at LSN) instead of the result: not done. At ≤ 0.1% the result
+  record is tens of bytes, so there is nothing to save; and such a record replays right only if the
+  sources hold at replay what they held at its LSN, which the segment cleaner breaks: it rewrites a live
+  source whole at the head of the log and drops its older records, so the operation would read the
+  source's later value, or none.
+- TR.BITOP NOT (and OR/XOR) no longer log a dense result whole. NOT of a 0.1% key is a 1.2 MB bitset bitmap:
+  before, page faults on fresh segment pages 22%, the cleaner 21%, serialization 15%, apply (decode + a copy
+  into the new key) 10%, Flip 10%: 10.8-12.2 ms per request. Now the record holds the source's 20 KB
+  (opTRMergeFlip: OR the complement of X within [start, end]), the apply builds the complement once from one
+  word array (roaring.FromDense, no per-container allocation; roaring.Flip allocates two 8 KiB bitsets per
+  container and the in-place Flip refills a 65,536-member array per container), and a merge into a new key
+  takes the decoded piece instead of copying it: 1.2-1.3 ms, of which the 1.25 MB allocation (zeroing,
+  page faults of fresh heap pages) is ~35%, the fill 13%, GC 13%. OR/XOR at 0.1% (results of ~20,000 bits,
+  40 KB logged): the union 26%, the log append and apply 27%, the cleaner 15%, GC 9%; XOR of two keys lost a
+  needless clone. Not done: handing the built result to the apply (it decodes and validates the piece it just
+  logged, ~7%).
+- Memory (targets DRAM ≤ 1.2× and persisted ≤ 1.5× the heap rule): persisted is 1.00× everywhere; DRAM is
+  1.04× for bitsets, 1.13× at 1,000,000 sparse bits, and 1.21× at 100,000, where the 41 KiB over the rule is
+  not container slack: a Go test building the same bitmap by the same 100 AddMany of 1,000 offsets measured
+  178 KiB of heap for it and 206 KiB for an exact-size clone, so at this size the figure moves by ±15% with
+  whatever else the runtime holds between the two reads of used_memory.
+- TR.APPENDBITARRAY is below Redis's BITFIELD (0.12×) and was not profiled this time. The native BITOP on
+  Persimmon (20-70 QPS) logs its 1.25 MB destination whole on every call (commands/bitops.go, not this code).
+NOTES
   echo
   echo "<details><summary>exact commands (PORT: persimmon-pmem for TR.*, then redis-nopersist, redis-aof-always, persimmon-pmem for the native command: $(for s in "${SERVERS[@]}"; do printf '%s %s, ' "$s" "${PORT[$s]}"; done | sed 's/, $//'); each run $ROUNDS times)</summary>"
   echo
