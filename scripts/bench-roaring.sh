@@ -485,8 +485,9 @@ section() {
   cat <<'NOTES'
 Where the time goes. perf (`perf record -g -p PID`) on persimmon-pmem under each row's load, and server
 CPU per request (user+system ticks from /proc/PID/stat over a run, divided by its requests) for Persimmon
-before and after the changes of 2026-12-02 and for redis-nopersist, interleaved 3 times, 2 s each, in one run
-(same data as the table; load average 17-20, so these are per-row measurements, not the table's run):
+before (89b53c4) and after the changes of 2026-12-02 and for redis-nopersist, interleaved 3 times, 2 s each,
+in one run (same data as the table; load average 17-20, so these are per-row measurements, not the table's
+run; `persimmon-bench -c 1 -d 2 -p 4` with the row's command):
 
 | row | Persimmon before: CPU µs/request | after | redis-nopersist | redis ÷ TR (after) |
 |---|---|---|---|---|
