@@ -219,13 +219,24 @@ func trBit(b []byte) (bool, error) {
 // bit base+i (runs of '1' become ranges). The string must not be empty and
 // must fit below 2^32 from base.
 func trBitArray(s []byte, base uint64) (*roaring.Bitmap, error) {
-	if len(s) == 0 || base+uint64(len(s)) > 1<<32 {
-		return nil, errTRInvalid
+	ones, runs, err := trBitArrayOnes(s, base)
+	if err != nil {
+		return nil, err
 	}
-	// One pass collects the set offsets (ascending) and one AddMany builds
-	// the containers: an AddRange per run of ones reallocated an array
+	return trOnesBitmap(ones, runs), nil
+}
+
+// trBitArrayOnes reads a '0'/'1' string whose character i is bit base+i:
+// the offsets of its ones (ascending) and the number of runs of ones. The
+// string must not be empty and must fit below 2^32 from base.
+func trBitArrayOnes(s []byte, base uint64) ([]uint32, int, error) {
+	if len(s) == 0 || base+uint64(len(s)) > 1<<32 {
+		return nil, 0, errTRInvalid
+	}
+	// One pass collects the set offsets and one AddMany builds the
+	// containers: an AddRange per run of ones reallocated an array
 	// container each time, quadratic for "0101…".
-	var ones []uint32
+	ones := make([]uint32, 0, len(s)/2+1)
 	runs := 0
 	for i, ch := range s {
 		switch ch {
@@ -236,15 +247,24 @@ func trBitArray(s []byte, base uint64) (*roaring.Bitmap, error) {
 			}
 			ones = append(ones, uint32(base)+uint32(i))
 		default:
-			return nil, errTRInvalid
+			return nil, 0, errTRInvalid
 		}
 	}
+	return ones, runs, nil
+}
+
+// trLongRuns reports whether ones (in runs runs) is mostly long runs of
+// ones, which a bitmap holds as run containers, as AddRange made them.
+func trLongRuns(ones []uint32, runs int) bool { return runs*8 < len(ones) }
+
+// trOnesBitmap builds the bitmap of ascending offsets in runs runs.
+func trOnesBitmap(ones []uint32, runs int) *roaring.Bitmap {
 	bm := roaring.New()
 	bm.AddMany(ones)
-	if runs*8 < len(ones) { // long runs: run containers, as AddRange made them
+	if trLongRuns(ones, runs) {
 		bm.RunOptimize()
 	}
-	return bm, nil
+	return bm
 }
 
 // trCard is the cardinality of bm (0 for nil).
@@ -434,7 +454,7 @@ func cmdTRAppendBitArray(c *Client, args [][]byte) {
 		return
 	}
 	first := uint64(off + 1)
-	ones, err := trBitArray(args[3], first)
+	ones, runs, err := trBitArrayOnes(args[3], first)
 	if err != nil {
 		c.WriteErr(err)
 		return
@@ -446,12 +466,22 @@ func cmdTRAppendBitArray(c *Client, args [][]byte) {
 		return
 	}
 	had := trInRange(bm, uint32(first), uint32(last))
-	after := trCard(bm) - had + ones.GetCardinality()
+	after := trCard(bm) - had + uint64(len(ones))
 	b := c.KS.NewBatch()
 	if had > 0 {
 		b.TRRemoveRange(c.DB, args[1], uint32(first), uint32(last))
 	}
-	b.TRMerge(c.DB, args[1], ones)
+	// Long runs are logged as a merge of run containers (a few bytes a
+	// run); other ones as their offsets, added to the key by the apply.
+	// Building a bitmap of them (AddMany into arrays), serializing it and
+	// decoding it again in the apply took 27% of the server's CPU for
+	// 1,000 bits, half set, on a 10% dense key; the offsets cost twice the
+	// log bytes (more cleaning) but 5-15% less CPU per request overall.
+	if trLongRuns(ones, runs) {
+		b.TRMerge(c.DB, args[1], trOnesBitmap(ones, runs))
+	} else {
+		b.TRAdd(c.DB, args[1], ones...)
+	}
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(after))
 	}
@@ -553,8 +583,12 @@ func trBitOp(c *Client, opName []byte, keys [][]byte) (*roaring.Bitmap, error) {
 		// changing that container, i.e. it would change a source key
 		// (arrayContainer.ixorBitmap calls value2.ixor). The two-operand
 		// roaring.Xor leaves both inputs alone.
-		out := bms[0].Clone()
-		for _, bm := range bms[1:] {
+		// roaring.Xor returns a new bitmap: only one key needs a copy.
+		if len(bms) == 1 {
+			return bms[0].Clone(), nil
+		}
+		out := roaring.Xor(bms[0], bms[1])
+		for _, bm := range bms[2:] {
 			out = roaring.Xor(out, bm)
 		}
 		return out, nil
@@ -569,7 +603,14 @@ func trBitOp(c *Client, opName []byte, keys [][]byte) (*roaring.Bitmap, error) {
 }
 
 // TR.BITOP destkey operation key [key ...]: the result's cardinality.
+// NOT is logged as the complement of its source (Batch.TRMergeComplement)
+// and built only by the apply: its result is dense where the source is
+// sparse.
 func cmdTRBitOp(c *Client, args [][]byte) {
+	if op, err := trOp(args[2], len(args)-3); err == nil && op == "not" {
+		cmdTRBitOpNot(c, args[1], args[3])
+		return
+	}
 	res, err := trBitOp(c, args[2], args[3:])
 	if err != nil {
 		c.WriteErr(err)
@@ -577,6 +618,29 @@ func cmdTRBitOp(c *Client, args [][]byte) {
 	}
 	if trStore(c, args[1], res) {
 		c.WriteInt(int64(res.GetCardinality()))
+	}
+}
+
+// cmdTRBitOpNot stores the complement of src over [0, max of src] in
+// dest (nothing for an empty or missing src) and replies its cardinality.
+func cmdTRBitOpNot(c *Client, dest, srcKey []byte) {
+	src, err := c.KS.Roaring(c.DB, srcKey)
+	if err != nil {
+		c.WriteErr(err)
+		return
+	}
+	b := c.KS.NewBatch()
+	if c.KS.Exists(c.DB, dest) {
+		b.Del(c.DB, dest)
+	}
+	var n uint64
+	if src != nil && !src.IsEmpty() {
+		// Counted before the commit: dest may be src.
+		n = uint64(src.Maximum()) + 1 - src.GetCardinality()
+		b.TRMergeComplement(c.DB, dest, src, 0, src.Maximum())
+	}
+	if commitReply(c, b, len(c.Out)) {
+		c.WriteInt(int64(n))
 	}
 }
 

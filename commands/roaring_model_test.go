@@ -71,7 +71,7 @@ func testRoaringRandomModel(t *testing.T, seed uint64) {
 				}
 			}
 		case 7, 8:
-			op := []string{"AND", "OR", "XOR", "DIFF"}[rng.IntN(4)]
+			op := []string{"AND", "OR", "XOR", "DIFF", "NOT"}[rng.IntN(5)]
 			a, b := fmt.Sprintf("k%d", rng.IntN(3)), fmt.Sprintf("k%d", rng.IntN(3))
 			ma, mb := models[a], models[b]
 			if ma == nil {
@@ -82,6 +82,12 @@ func testRoaringRandomModel(t *testing.T, seed uint64) {
 			}
 			args = []string{"TR.BITOP", key, op, a, b}
 			switch op {
+			case "NOT":
+				args = args[:4]
+				next = roaring.New()
+				if !ma.IsEmpty() {
+					next = roaring.Flip(ma, 0, uint64(ma.Maximum())+1)
+				}
 			case "AND":
 				next = roaring.And(ma, mb)
 			case "OR":
@@ -97,8 +103,12 @@ func testRoaringRandomModel(t *testing.T, seed uint64) {
 			args = []string{"TR.SETINTARRAY", key, u(x), u(y), "7"}
 			next = roaring.BitmapOf(x, y, 7)
 		}
-		if r := cmdReply(t, c, args...); strings.HasPrefix(r, "-") {
+		r := cmdReply(t, c, args...)
+		if strings.HasPrefix(r, "-") {
 			t.Fatalf("step %d %.60q: %s", step, args, r)
+		}
+		if args[0] == "TR.BITOP" && r != rInt(int64(next.GetCardinality())) {
+			t.Fatalf("step %d %.60q: reply %q, want the cardinality %d", step, args, r, next.GetCardinality())
 		}
 		models[key] = next
 		hist = append(hist, fmt.Sprintf("%.80q", args))

@@ -437,6 +437,13 @@ func trRunUntilKilled(t *testing.T, s *server, m *trModel, round int, target int
 					}
 					args = []any{"TR.BITOP", key, "XOR", key, src}
 					next = roaring.Xor(cur, other)
+					if rng.IntN(2) == 0 { // logged as the complement of src
+						args = []any{"TR.BITOP", key, "NOT", src}
+						next = roaring.New()
+						if !other.IsEmpty() {
+							next = roaring.Flip(other, 0, uint64(other.Maximum())+1)
+						}
+					}
 				default:
 					args = []any{"TR.SETINTARRAY", key, x, y, 7}
 					next = roaring.BitmapOf(x, y, 7)

@@ -227,8 +227,23 @@ func TestRoaringCleaning(t *testing.T) {
 			for i := 0; i < 50; i++ {
 				v.Add(uint32(rng.IntN(1 << 24)))
 			}
-			commit(t, ks, func(b *keyspace.Batch) { b.Del(0, k); b.TRMerge(0, k, v) })
-			m = v.Clone()
+			if rng.IntN(2) == 0 {
+				commit(t, ks, func(b *keyspace.Batch) { b.Del(0, k); b.TRMerge(0, k, v) })
+				m = v.Clone()
+				break
+			}
+			// A complement store (TR.BITOP NOT), and one ORed into the key.
+			end := v.Maximum()
+			if rng.IntN(2) == 0 {
+				commit(t, ks, func(b *keyspace.Batch) { b.Del(0, k); b.TRMergeComplement(0, k, v, 0, end) })
+				m = roaring.Flip(v, 0, uint64(end)+1)
+				break
+			}
+			start := end - min(end, uint32(rng.IntN(1<<18)))
+			commit(t, ks, func(b *keyspace.Batch) { b.TRMergeComplement(0, k, v, start, end) })
+			c := roaring.Flip(v, uint64(start), uint64(end)+1)
+			c.RemoveRange(0, uint64(start))
+			m.Or(c)
 		case r < 81:
 			commit(t, ks, func(b *keyspace.Batch) { b.Del(0, k) })
 			m = roaring.New()
@@ -263,4 +278,89 @@ func TestRoaringCleaning(t *testing.T) {
 	for key, m := range model {
 		wantRoaring(t, ks, 0, key, m, "final reopen")
 	}
+}
+
+// TestRoaringMergeComplement stores complements (opTRMergeFlip) of sparse,
+// dense, empty and out-of-range sources, over ranges small and huge, one
+// operation or many pieces, into new and existing keys, and checks the
+// live and the recovered values against the library's Flip.
+func TestRoaringMergeComplement(t *testing.T) {
+	dir := t.TempDir()
+	ks := openKS(t, dir, 0)
+	defer func() { ks.Close() }()
+	rng := rand.New(rand.NewPCG(3, 4))
+	sparse := roaring.New()
+	for i := 0; i < 10000; i++ {
+		sparse.Add(uint32(rng.IntN(10000000)) + 1)
+	}
+	dense := roaring.New() // 300 bitset containers: too big for one operation
+	for hi := uint32(0); hi < 300; hi++ {
+		for lo := uint32(0); lo < 1<<16; lo += 2 {
+			dense.Add(hi<<16 | lo)
+		}
+	}
+	edge := roaring.BitmapOf(0, 5, 1<<31, 1<<32-1)
+	cases := []struct {
+		key        string
+		src        *roaring.Bitmap
+		start, end uint32
+		into       *roaring.Bitmap // the key's value before, or nil
+	}{
+		{"not-sparse", sparse, 0, sparse.Maximum(), nil},
+		{"not-dense", dense, 0, dense.Maximum(), nil},
+		{"inner", sparse, 3000000, 3100000, nil},                // src reaches past both ends
+		{"dense-part", dense, 70000, 250<<16 + 17, nil},         // many pieces, unaligned ends
+		{"full", edge, 0, 1<<32 - 1, nil},                       // the whole space, doubling windows
+		{"empty-src", roaring.New(), 10, 20, nil},               // the range itself
+		{"into", sparse, 0, 200000, roaring.BitmapOf(7, 1<<30)}, // ORed into a key
+		{"all-set", roaring.BitmapOf(1, 2, 3), 1, 3, nil},       // an empty complement: no key
+	}
+	want := map[string]*roaring.Bitmap{}
+	for _, c := range cases {
+		k := []byte(c.key)
+		if c.into != nil {
+			commit(t, ks, func(b *keyspace.Batch) { b.TRMerge(0, k, c.into) })
+		}
+		commit(t, ks, func(b *keyspace.Batch) { b.TRMergeComplement(0, k, c.src, c.start, c.end) })
+		w := roaring.Flip(c.src, uint64(c.start), uint64(c.end)+1)
+		w.RemoveRange(0, uint64(c.start))
+		w.RemoveRange(uint64(c.end)+1, 1<<32)
+		if c.into != nil {
+			w.Or(c.into)
+		}
+		want[c.key] = w
+	}
+	if want["full"].GetCardinality() != 1<<32-4 || !want["all-set"].IsEmpty() {
+		t.Fatalf("model: full %d, all-set %d", want["full"].GetCardinality(), want["all-set"].GetCardinality())
+	}
+	check := func(when string) {
+		t.Helper()
+		for k, w := range want {
+			wantRoaring(t, ks, 0, k, w, when)
+			if got := roaringOf(t, ks, 0, k); got != nil {
+				if err := got.Validate(); err != nil {
+					t.Fatalf("%s: %s: %v", when, k, err)
+				}
+			}
+		}
+		// The complement of a sparse bitmap is bitset containers, as the
+		// library's Flip makes them (not 65,536-member arrays).
+		if got, w := roaringOf(t, ks, 0, "not-sparse").Stats(), want["not-sparse"].Stats(); got != w || got.BitmapContainers == 0 {
+			t.Fatalf("%s: not-sparse containers %+v, want %+v", when, got, w)
+		}
+	}
+	check("live")
+	// A rewrite whole (COPY's rebuild, the cleaner's) of a complement.
+	ks.Lock()
+	b := ks.NewBatch()
+	ks.CopyValue(b, 0, []byte("not-sparse"), 1, []byte("copy"), 0)
+	if err := ks.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	ks.Unlock()
+	wantRoaring(t, ks, 1, "copy", want["not-sparse"], "copied")
+	ks.Close()
+	ks = openKS(t, dir, 0)
+	check("reopened")
+	wantRoaring(t, ks, 1, "copy", want["not-sparse"], "copied, reopened")
 }

@@ -2,8 +2,11 @@
 # make bench-roaring: the TairRoaring whitepaper's tables (../shared/spec/benchmarks.md
 # §5) reproduced with the same data shapes, scaled to this machine, with a
 # comparator measured in the same run in every row, and the memory tables.
-# Writes section 5 of BENCHMARKS.md (everything from "## 5." to the end of the
-# file is replaced; the other sections are left as they are).
+# Writes section 5 of BENCHMARKS.md (everything from "## 5." to the next "## "
+# heading is replaced; the other sections are left as they are). Each cell
+# also records the server's CPU time over the run (/proc/PID/stat), so the
+# table gives server CPU µs per request beside QPS: on a machine shared with
+# other jobs QPS moves with their load, CPU per request much less.
 #
 # Servers, started side by side on spare ports, data on one filesystem:
 #
@@ -239,10 +242,17 @@ run_cell() {
     local shown=("${argv[@]}"); shown[2]=PORT
     echo "$(quote "${shown[@]}")" >>"$RES/commands"
   fi
+  local t0 t1
+  t0=$(server_ticks "$s")
   if ! timeout 120 "${argv[@]}" >"$f" 2>>"$BASE/bench.log"; then
     echo '{"error":"run failed"}' >"$f"
   fi
+  t1=$(server_ticks "$s")
+  echo "$((t1 - t0))" >"${f%.json}.ticks"
 }
+# server_ticks SERVER: its user+system CPU so far, in clock ticks (every
+# thread, exited ones included), from /proc/PID/stat.
+server_ticks() { awk '{ print $14 + $15 }' "/proc/${PID[$1]}/stat" 2>/dev/null || echo 0; }
 
 # quiesce: wait (at most 3 s) until persimmon-pmem used at most a tick of
 # CPU in 0.1 s, so that its segment cleaner catching up after a run that
@@ -335,7 +345,23 @@ jq -r '[input_filename,
         (if .error then -1 elif .not_supported then -2 else .qps end),
         ((.latency.avg_us // 0) / 1000 * 100 | round / 100),
         ((.latency.p99_us // 0) / 1000 * 100 | round / 100),
-        (.errors // 0), (.first_error // "")] | @tsv' "$RES"/*.json >"$RES/all.tsv" 2>/dev/null
+        (.errors // 0), (.first_error // ""), (.operations // 0)] | @tsv' "$RES"/*.json >"$RES/all.tsv" 2>/dev/null
+# Server CPU per request: FILE µs (the run's CPU ticks over its operations).
+TICK_US=$((1000000 / $(getconf CLK_TCK)))
+for f in "$RES"/*.ticks; do
+  [ -e "$f" ] || continue
+  printf '%s\t%s\n' "${f%.ticks}.json" "$(cat "$f")"
+done | awk -F'\t' -v tick="$TICK_US" 'NR == FNR { t[$1] = $2; next } ($1 in t) && $7 > 0 { printf "%s\t%.1f\n", $1, t[$1] * tick / $7 }' - "$RES/all.tsv" >"$RES/cpu.tsv"
+# cpu ID KIND SERVER: the median over rounds of the server's CPU µs per request.
+cpu() {
+  awk -F'\t' -v p="$RES/$1.$2.$3." 'index($1, p) == 1 { print $2 }' "$RES/cpu.tsv" | sort -n |
+    awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
+}
+cpuratio() { # ID: native redis-nopersist CPU/request ÷ TR CPU/request (how many times less CPU TR takes)
+  local a b
+  a=$(cpu "$1" tr persimmon-pmem); b=$(cpu "$1" native redis-nopersist)
+  if [ -n "$a" ] && [ -n "$b" ]; then awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.2f×", b / a; else print "—" }'; else echo "—"; fi
+}
 # med ID KIND SERVER: the file of the median-QPS round.
 med() {
   awk -F'\t' -v p="$RES/$1.$2.$3." 'index($1, p) == 1 { print $2, $1 }' "$RES/all.tsv" |
@@ -396,15 +422,15 @@ section() {
   echo "for reference only: compare shapes, not absolutes. Cells: \`QPS (average / p99 ms), error replies\`;"
   echo "with \`-batching N\` QPS counts commands (bits), each charged its MULTI/EXEC round trip."
   echo
-  echo "| command | shape | TR.* on persimmon-pmem | native on redis-nopersist | native on redis-aof-always | native on persimmon-pmem | TR ÷ redis | TR ÷ redis AOF | native: Persimmon ÷ redis | whitepaper QPS |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  echo "| command | shape | TR.* on persimmon-pmem | native on redis-nopersist | native on redis-aof-always | native on persimmon-pmem | TR ÷ redis | TR ÷ redis AOF | native: Persimmon ÷ redis | server CPU µs/request: TR / redis | CPU: redis ÷ TR | whitepaper QPS |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
   local row id label shape wp a b c d
   for row in "${ROWSPEC[@]}"; do
     IFS='|' read -r id label shape wp _ _ _ _ _ <<<"$row"
     [ -n "$ROWS" ] && ! [[ $id =~ $ROWS ]] && continue
     a=$(med "$id" tr persimmon-pmem); b=$(med "$id" native redis-nopersist)
     c=$(med "$id" native redis-aof-always); d=$(med "$id" native persimmon-pmem)
-    echo "| $label | $shape | $(cell "$a") | $(cell "$b") | $(cell "$c") | $(cell "$d") | $(ratio "$a" "$b") | $(ratio "$a" "$c") | $(ratio "$d" "$b") | $wp |"
+    echo "| $label | $shape | $(cell "$a") | $(cell "$b") | $(cell "$c") | $(cell "$d") | $(ratio "$a" "$b") | $(ratio "$a" "$c") | $(ratio "$d" "$b") | $(cpu "$id" tr persimmon-pmem) / $(cpu "$id" native redis-nopersist) | $(cpuratio "$id") | $wp |"
   done
   if [ "$MEM" = 1 ] && [ -z "$ROWS" ]; then
     echo
@@ -438,35 +464,91 @@ section() {
   echo "### Targets (issue 15), from this run"
   echo
   local t r
-  target() { # label ratio-text min
-    local v=${2%×}
+  target() { # label ratio-text min id
+    local v=${2%×} c
+    c=$(cpuratio "$4")
     if [ -z "$v" ] || [ "$v" = "—" ]; then echo "- $1: no ratio"; return; fi
     if awk -v v="$v" -v m="$3" 'BEGIN { exit !(v >= m) }'; then r="met"; else r="not met"; fi
-    echo "- $1: $2 (target ≥ $3×: $r)"
+    echo "- $1: $2 by QPS (target ≥ $3×: $r); by server CPU per request, redis ÷ TR: $c"
   }
-  target "TR.GETBIT ÷ GETBIT on redis-nopersist" "$(ratio "$(med getbit tr persimmon-pmem)" "$(med getbit native redis-nopersist)")" 1.0
-  target "TR.SETBIT ÷ SETBIT on redis-nopersist (every TR write durable)" "$(ratio "$(med setbit tr persimmon-pmem)" "$(med setbit native redis-nopersist)")" 1.0
+  target "TR.GETBIT ÷ GETBIT on redis-nopersist" "$(ratio "$(med getbit tr persimmon-pmem)" "$(med getbit native redis-nopersist)")" 1.0 getbit
+  target "TR.SETBIT ÷ SETBIT on redis-nopersist (every TR write durable)" "$(ratio "$(med setbit tr persimmon-pmem)" "$(med setbit native redis-nopersist)")" 1.0 setbit
   for t in s4:0.01% s3:0.1% s2:1%; do
-    target "TR.BITOP AND ÷ BITOP AND, density ${t#*:}" "$(ratio "$(med "and-${t%%:*}" tr persimmon-pmem)" "$(med "and-${t%%:*}" native redis-nopersist)")" 5
+    target "TR.BITOP AND ÷ BITOP AND, density ${t#*:}" "$(ratio "$(med "and-${t%%:*}" tr persimmon-pmem)" "$(med "and-${t%%:*}" native redis-nopersist)")" 5 "and-${t%%:*}"
   done
   if [ "$MEM" = 1 ] && [ -z "$ROWS" ]; then
     echo "- memory: Persimmon DRAM ÷ whitepaper heap and persisted ÷ heap in the memory table (targets ≤ 1.2× and ≤ 1.5×)"
   fi
   echo
-  echo "Where the time goes (perf on persimmon-pmem, same data, 2026-12-01; the machine as loaded as in this"
-  echo "run). Single-bit TR.GETBIT / TR.SETBIT cost what GETBIT / SETBIT cost (a cache miss in an 8 KiB bitset"
-  echo "container against one in a 1.25 MB string); on this shared machine a single run spreads by ±20% and more,"
-  echo "so 0.9-1.1× is parity. TR.BITOP AND is the library's array-container intersection"
-  echo "(roaring.localintersect2by2, 41% of server CPU at density 0.1%): its work grows with the members"
-  echo "(≈ 5-10 ns each), Redis's BITOP with the string length (1.25 MB here, whatever the density), so the"
-  echo "roaring side's lead falls as density rises: ahead at 0.01% (three runs on 2026-12-01/02 gave 2.6×,"
-  echo "11.9× and 2.9×: a TR.BITOP there costs little more than a TR.GETBIT, so the ratio is Redis's BITOP"
-  echo "time over one request's overhead), level near 0.1%, far behind at 1%. A branch-free block merge over"
-  echo "ManyIterator was slower than the library (kept out). TR.BITOP NOT, OR, XOR over sparse keys build and log their whole result (NOT of a 0.1% key is"
-  echo "a dense 1.2 MB bitmap: serialisation, the log append and its cleaning dominate); TR.BITOPCARD builds"
-  echo "the result only to count it. TR.APPENDBITARRAY spends half its time in its argument parser, which"
-  echo "adds each run of ones with AddRange (a new array per run: quadratic for 0101…). The native BITOP on"
-  echo "Persimmon (20-70 QPS) logs its 1.25 MB destination whole on every call."
+  # The profile notes: perf and per-row CPU measurements made by hand (see the
+  # text), kept here so that every run writes them under its table.
+  cat <<'NOTES'
+Where the time goes. perf (`perf record -g -p PID`) on persimmon-pmem under each row's load, and server
+CPU per request (user+system ticks from /proc/PID/stat over a run, divided by its requests) for Persimmon
+before (89b53c4) and after the changes of 2026-12-02 and for redis-nopersist, interleaved 3 times, 2 s each,
+in one run (same data as the table; load average 17-20, so these are per-row measurements, not the table's
+run; `persimmon-bench -c 1 -d 2 -p 4` with the row's command):
+
+| row | Persimmon before: CPU µs/request | after | redis-nopersist | redis ÷ TR (after) |
+|---|---|---|---|---|
+| TR.GETBIT / GETBIT | 19.3-21.5 | 18.6-20.9 | 14.7-16.6 | 0.79× |
+| TR.SETBIT / SETBIT | 21.9-24.9 | 23.6-24.9 | 16.4-18.1 | 0.70× |
+| TR.BITOP AND 0.01% / BITOP AND | 53.6-58.6 | 51.1-56.5 | 256.7-276.7 | 4.9× |
+| TR.BITOP AND 0.1% | 134.5-148.1 | 129.5-159.1 | 265.3-279.4 | 2.0× |
+| TR.BITOP AND 1% | 1430-1635 | 1267-1489 | 248.7-259.8 | 0.19× |
+| TR.BITOP OR 0.1% | 632-735 | 531-641 | 265-281 | 0.46× |
+| TR.BITOP XOR 0.1% | 639-712 | 498-617 | 266-335 | 0.53× |
+| TR.BITOP NOT 0.1% | 10769-12222 | 1218-1323 | 174-183 | 0.14× |
+
+- TR.GETBIT, TR.SETBIT (target ≥ 1.0×, not met: 0.7-0.8× by CPU; by QPS GETBIT 0.88-0.96×, SETBIT 0.67-1.28× in this run). The TR command is 6% of
+  the server's CPU for TR.GETBIT (roaring Contains 4.5%: the cache miss in an 8 KiB bitset container) and 11%
+  for TR.SETBIT (the log append, apply and pmem flush 6%, WaitDurable 3%, Contains 3%). The rest is the
+  per-request path every command pays: the reply's write syscall 43-47%, read 10-11%, epoll 9-13%, the Go
+  scheduler (gosched, futex, wake-ups) 8-14%. Native GETBIT/SETBIT on Persimmon cost about the same (17.3-20.6
+  and 22.4-22.8 µs against TR's 19.0-20.2 and 19.5-24.4, same run), so the gap to Redis is the server's
+  connection path (server/, not the roaring code); nothing left to cut in the TR path.
+- TR.BITOP AND, sparse (target ≥ 5×): met by CPU at 0.01% (4.9×; by QPS 3.0-5.5× in this run, capped because four
+  clients on two loaded cores cannot send BITOPs much faster than GETBITs), not at 0.1% (2.0×) nor 1% (0.19×). At 0.1%
+  roaring.And is 64% of the CPU: the array-container merge (localintersect2by2) 43% over the 2 × 10,000
+  members in 153 container pairs, and allocation 16%: And allocates a result container for every matching
+  pair, empty or not (the result holds ~10 bits); at 0.01% allocation is 24% and the merge 8%. The result is
+  small, logged once as one merge piece (7% with the apply), serialized once, not copied. Redis's BITOP costs
+  the string length (1.25 MB) whatever the density, roaring's the members, so the ratio falls as density
+  rises (level near 0.2%). Tried and measured slower than the library's And: the members extracted with
+  ToExistingArray, then a bitset probe per 2^16 window or a branch-free merge (extraction alone costs about
+  the library's whole AND). TR.BITOPCARD AND (AndCardinality, no allocation, nothing stored) costs 83 µs. 5× at
+  0.1% needs container-level access (an intersection that allocates nothing for empty pairs), which the
+  library's API does not give, and unsafe is kept to pmem/ and arena/.
+- Logging the operation (destkey = AND of keys at LSN) instead of the result: not done. At ≤ 0.1% the result
+  record is tens of bytes, so there is nothing to save; and such a record replays right only if the
+  sources hold at replay what they held at its LSN, which the segment cleaner breaks: it rewrites a live
+  source whole at the head of the log and drops its older records, so the operation would read the
+  source's later value, or none.
+- TR.BITOP NOT (and OR/XOR) no longer log a dense result whole. NOT of a 0.1% key is a 1.2 MB bitset bitmap:
+  before, page faults on fresh segment pages 22%, the cleaner 21%, serialization 15%, apply (decode + a copy
+  into the new key) 10%, Flip 10%: 10.8-12.2 ms per request. Now the record holds the source's 20 KB
+  (opTRMergeFlip: OR the complement of X within [start, end]), the apply builds the complement once from one
+  word array (roaring.FromDense, no per-container allocation; roaring.Flip allocates two 8 KiB bitsets per
+  container and the in-place Flip refills a 65,536-member array per container), and a merge into a new key
+  takes the decoded piece instead of copying it: 1.2-1.3 ms, of which the 1.25 MB allocation (zeroing,
+  page faults of fresh heap pages) is ~35%, the fill 13%, GC 13%. OR/XOR at 0.1% (results of ~20,000 bits,
+  40 KB logged): the union 26%, the log append and apply 27%, the cleaner 15%, GC 9%; XOR of two keys lost a
+  needless clone. Not done: handing the built result to the apply (it decodes and validates the piece it just
+  logged, ~7%).
+- Memory (targets DRAM ≤ 1.2× and persisted ≤ 1.5× the heap rule): persisted is 1.00× everywhere; DRAM is
+  1.04× for bitsets, 1.13× at 1,000,000 sparse bits, and 1.21× at 100,000, where the 41 KiB over the rule is
+  not container slack: a Go test building the same bitmap by the same 100 AddMany of 1,000 offsets measured
+  178 KiB of heap for it and 206 KiB for an exact-size clone, so at this size the figure moves by ±15% with
+  whatever else the runtime holds between the two reads of used_memory.
+- TR.APPENDBITARRAY (1,000 bits, half set) against BITFIELD SET u63 ×15 + u55: 44-53 µs per request after,
+  51-67 before, redis 31-39. The command was 49% of the CPU, a third of it building, serializing and
+  decoding a bitmap of the ones; it now logs them as offsets (the apply adds them). What is left: the
+  apply's AddMany 7%, the segment cleaner 10% (it rewrites the 1.2 MB key whole when it cleans a segment
+  holding one of its operations), the per-request path. Not done: a packed-bits operation (125 bytes for
+  1,000 bits instead of 2 KB of offsets) would cut the log and the cleaning.
+- The native BITOP on Persimmon (20-70 QPS) logs its 1.25 MB destination whole on every call
+  (commands/bitops.go, not this code).
+NOTES
   echo
   echo "<details><summary>exact commands (PORT: persimmon-pmem for TR.*, then redis-nopersist, redis-aof-always, persimmon-pmem for the native command: $(for s in "${SERVERS[@]}"; do printf '%s %s, ' "$s" "${PORT[$s]}"; done | sed 's/, $//'); each run $ROUNDS times)</summary>"
   echo
@@ -494,10 +576,18 @@ if [ -n "$ROWS" ]; then
   exit 0
 fi
 section >"$RES/section.md"
+# Section 5 runs from its heading to the next "## " heading (or the end):
+# what comes before and after it is kept.
 if [ -f "$OUT" ] && grep -q '^## 5\. ' "$OUT"; then
   awk '/^## 5\. / { exit } { print }' "$OUT" >"$RES/head.md"
+  awk 'in5 && /^## / { tail = 1 } /^## 5\. / { in5 = 1 } tail { print }' "$OUT" >"$RES/tail.md"
 else
   { [ -f "$OUT" ] && cat "$OUT"; echo; } >"$RES/head.md"
+  : >"$RES/tail.md"
 fi
-cat "$RES/head.md" "$RES/section.md" >"$OUT"
+if [ -s "$RES/tail.md" ]; then
+  { cat "$RES/head.md" "$RES/section.md"; echo; cat "$RES/tail.md"; } >"$OUT"
+else
+  cat "$RES/head.md" "$RES/section.md" >"$OUT"
+fi
 log "wrote section 5 of $OUT"
