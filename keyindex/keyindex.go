@@ -620,6 +620,12 @@ func (ix *Index) persistDirty() error {
 				end++
 			}
 			word &^= (1<<(end-i*64) - 1) &^ (1<<b - 1)
+			if pages := int(ix.region.Size() / pageSize); end > pages {
+				end = pages // clearSlots marks whole words of pages
+			}
+			if start >= end {
+				continue
+			}
 			if err := ix.region.Persist(int64(start*pageSize), int64((end-start)*pageSize)); err != nil {
 				return err
 			}

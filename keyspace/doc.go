@@ -13,7 +13,7 @@
 // until Unlock; an entry names its operation by location (segment id and
 // offset), never by pointer.
 //
-// # The key index (--key-index yes; off by default)
+// # The key index (on by default; --key-index no turns it off)
 //
 // Decision. A string key costs about 320 bytes of RSS on the Go heap
 // today (the entry, its map slot, the key string, the collector's slack)

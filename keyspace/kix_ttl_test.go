@@ -12,7 +12,8 @@ import (
 
 func openKix(t *testing.T, dir string) (*keyspace.Keyspace, recovery.Report) {
 	t.Helper()
-	ks, rep, err := recovery.Open(recovery.Options{Dir: dir, Mode: pmem.ModeNone, SegmentSize: arena.MinSegmentSize, KeyIndex: true})
+	t.Setenv("PERSIMMON_TEST_KEY_INDEX", "1") // whatever the run's setting
+	ks, rep, err := recovery.Open(recovery.Options{Dir: dir, Mode: pmem.ModeNone, SegmentSize: arena.MinSegmentSize})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,7 +108,8 @@ func TestVerifyDumpRepair(t *testing.T) {
 // fails when a slot no longer names its key's operation.
 func TestVerifyKeyIndex(t *testing.T) {
 	dir := t.TempDir()
-	ks, _, err := recovery.Open(recovery.Options{Dir: dir, Mode: pmem.ModeNone, SegmentSize: arena.MinSegmentSize, KeyIndex: true})
+	t.Setenv("PERSIMMON_TEST_KEY_INDEX", "1") // whatever the run's setting
+	ks, _, err := recovery.Open(recovery.Options{Dir: dir, Mode: pmem.ModeNone, SegmentSize: arena.MinSegmentSize})
 	if err != nil {
 		t.Fatal(err)
 	}
