@@ -103,8 +103,8 @@ func launchServer(t testing.TB, dir string, args ...string) (*server, error) {
 	t.Helper()
 	port := freePort(t)
 	all := append([]string{"--port", fmt.Sprint(port), "--dir", dir}, args...)
-	if os.Getenv("PERSIMMON_TEST_KEY_INDEX") == "1" && !slices.Contains(args, "--key-index") {
-		all = append(all, "--key-index", "yes") // every e2e test with the persistent key index
+	if v := os.Getenv("PERSIMMON_TEST_KEY_INDEX"); (v == "1" || v == "0") && !slices.Contains(args, "--key-index") {
+		all = append(all, "--key-index", map[string]string{"1": "yes", "0": "no"}[v]) // every e2e test with (without) the key index
 	}
 	cmd := exec.Command(serverBin, all...)
 	pr, pw, err := os.Pipe()

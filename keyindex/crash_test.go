@@ -66,7 +66,7 @@ func crashChild(dir, stage string) {
 			panic(err)
 		}
 		written = len(l.buf)
-		if err := ix.Stage([]byte(k), loc); err != nil {
+		if err := ix.Stage([]byte(k), loc, false); err != nil {
 			panic(err)
 		}
 		if lsn%3000 == 0 {

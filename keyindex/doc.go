@@ -10,10 +10,15 @@
 //
 // A slot is one aligned 8-byte word, the table's only commit point:
 //
-//	bits 63..48  tag: the high 16 bits of the key's xxhash
+//	bits 63..49  tag: the high 15 bits of the key's xxhash
+//	bit  48      expiring: the operation has an expiry (it is read from
+//	             the operation, never from the slot)
 //	bits 47..32  the low 16 bits of the segment id
 //	bits 31..0   the byte offset of the operation in its segment
 //
+// The expiring bit lets the caller's active-expiry cursor (ScanExpiring)
+// read slot words sequentially and decode only the operations that have
+// an expiry: no structure besides the table, nothing rebuilt at restart.
 // 0 is an empty slot and a word with offset 0 (no operation starts inside
 // a segment header) is a tombstone. The arena's live segments are always a
 // run of consecutive ids, so the low 16 bits name one of them as long as

@@ -21,7 +21,7 @@ import (
 const (
 	headerSize  = 4096 // bytes before the first slot
 	magic       = "PSMNIDX1"
-	version     = 1
+	version     = 2   // 2: 15-bit tags and the expiring bit; 48 user words
 	blockA      = 512 // offsets of the two checkpoint blocks (one sector each)
 	blockB      = 1024
 	blockWords  = 64 // 8-byte words in a checkpoint block (one sector), the CRC last
@@ -30,10 +30,12 @@ const (
 
 	tombstone = uint64(1) << 63 // offset 0: never a location
 	offMask   = uint64(1)<<32 - 1
+	expBit    = uint64(1) << 48 // the operation has an expiry
+	tagShift  = 49
 )
 
 // UserWords is the number of caller counters a checkpoint carries.
-const UserWords = 32
+const UserWords = 48
 
 // Errors.
 var (
@@ -100,7 +102,7 @@ type Index struct {
 	valid  bool // the file's checkpoint block is cp (not invalidated)
 	repair bool
 
-	overlay map[string]uint64 // writes since the last checkpoint: key -> location (0: deleted)
+	overlay map[string]staged // writes since the last checkpoint
 	newest  uint64
 
 	Grows int // growths and rebuilds since Open
@@ -175,7 +177,7 @@ func attach(path string, opts Options, r *pmem.Region) *Index {
 	return &Index{
 		path: path, opts: opts, region: r, slots: words, mask: uint64(len(words) - 1),
 		dirty:   make([]uint64, (len(b)/pageSize+63)/64),
-		overlay: map[string]uint64{}, newest: opts.Newest,
+		overlay: map[string]staged{}, newest: opts.Newest,
 	}
 }
 
@@ -294,19 +296,30 @@ func (ix *Index) Close() error {
 	return err
 }
 
-// hashKey returns the key's tag (16 bits) and home slot.
-func (ix *Index) hashKey(key []byte) (tag uint64, home uint64) {
-	h := xxhash.Sum64(key)
-	return h >> 48, h & ix.mask
+// staged is a write since the last checkpoint: the key's location (0:
+// deleted) and whether its operation has an expiry.
+type staged struct {
+	loc      uint64
+	expiring bool
 }
 
-// pack makes a slot word of a tag and a location.
-func pack(tag, loc uint64) (uint64, error) {
+// hashKey returns the key's tag (15 bits) and home slot.
+func (ix *Index) hashKey(key []byte) (tag uint64, home uint64) {
+	h := xxhash.Sum64(key)
+	return h >> tagShift, h & ix.mask
+}
+
+// pack makes a slot word of a tag, a location and the expiring bit.
+func pack(tag, loc uint64, expiring bool) (uint64, error) {
 	off := loc & (1<<40 - 1)
 	if off == 0 || off > offMask {
 		return 0, fmt.Errorf("%w: %#x", ErrLocation, loc)
 	}
-	return tag<<48 | (loc>>40&0xffff)<<32 | off, nil
+	w := tag<<tagShift | (loc>>40&0xffff)<<32 | off
+	if expiring {
+		w |= expBit
+	}
+	return w, nil
 }
 
 // unpack returns the location a slot word names.
@@ -324,20 +337,27 @@ func (ix *Index) SetNewest(id uint64) { ix.newest = max(ix.newest, id) }
 
 // CheckLocation reports whether loc fits a slot (ErrLocation if not).
 func CheckLocation(loc uint64) error {
-	_, err := pack(0, loc)
+	_, err := pack(0, loc, false)
 	return err
 }
 
 // Get returns the location of key's live operation: staged first, then
 // the table.
 func (ix *Index) Get(key []byte) (loc uint64, ok bool) {
-	if loc, found := ix.overlay[string(key)]; found {
-		return loc, loc != 0
+	loc, _, ok = ix.Lookup(key)
+	return loc, ok
+}
+
+// Lookup is Get that also says whether the operation at loc has an
+// expiry (as its slot or staged write records it).
+func (ix *Index) Lookup(key []byte) (loc uint64, expiring, ok bool) {
+	if s, found := ix.overlay[string(key)]; found {
+		return s.loc, s.expiring, s.loc != 0
 	}
-	if _, loc, found := ix.find(key); found {
-		return loc, true
+	if slot, loc, found := ix.find(key); found {
+		return loc, ix.slots[slot]&expBit != 0, true
 	}
-	return 0, false
+	return 0, false, false
 }
 
 // find returns the first slot holding key.
@@ -348,7 +368,7 @@ func (ix *Index) find(key []byte) (slot int, loc uint64, ok bool) {
 		if w == 0 {
 			return -1, 0, false
 		}
-		if w&offMask != 0 && w>>48 == tag {
+		if w&offMask != 0 && w>>tagShift == tag {
 			l := ix.unpack(w)
 			if k, ok := ix.opts.KeyAt(l); ok && string(k) == string(key) {
 				return int(i), l, true
@@ -359,17 +379,17 @@ func (ix *Index) find(key []byte) (slot int, loc uint64, ok bool) {
 	return -1, 0, false
 }
 
-// Stage records a write: key's value is now at loc (loc 0: key deleted).
-// Lookups see it at once; the table gets it at the next Checkpoint, whose
-// LSN covers the write's record (so no slot is stored before its record
-// is durable).
-func (ix *Index) Stage(key []byte, loc uint64) error {
+// Stage records a write: key's value is now at loc (loc 0: key deleted),
+// in an operation with an expiry if expiring. Lookups see it at once; the
+// table gets it at the next Checkpoint, whose LSN covers the write's
+// record (so no slot is stored before its record is durable).
+func (ix *Index) Stage(key []byte, loc uint64, expiring bool) error {
 	if loc != 0 {
 		if err := CheckLocation(loc); err != nil {
 			return err
 		}
 	}
-	ix.overlay[string(key)] = loc
+	ix.overlay[string(key)] = staged{loc, expiring && loc != 0}
 	return nil
 }
 
@@ -417,14 +437,15 @@ func (ix *Index) Sweep(from uint64) (removed int, err error) {
 }
 
 // Apply stores key's durable state into the table at once: its value is
-// at loc, or it is deleted (loc 0). Only for records already durable
-// (recovery's replay in repair mode, Checkpoint).
-func (ix *Index) Apply(key []byte, loc uint64) error {
+// at loc (an operation with an expiry if expiring), or it is deleted (loc
+// 0). Only for records already durable (recovery's replay in repair mode,
+// Checkpoint), or for a deletion by expiry (absolute: it needs no record).
+func (ix *Index) Apply(key []byte, loc uint64, expiring bool) error {
 	var w uint64
 	tag, home := ix.hashKey(key)
 	if loc != 0 {
 		var err error
-		if w, err = pack(tag, loc); err != nil {
+		if w, err = pack(tag, loc, expiring); err != nil {
 			return err
 		}
 	}
@@ -441,7 +462,7 @@ func (ix *Index) Apply(key []byte, loc uint64) error {
 			if free < 0 && !done {
 				free = int(i)
 			}
-		case cur>>48 == tag:
+		case cur>>tagShift == tag:
 			if k, ok := ix.opts.KeyAt(ix.unpack(cur)); ok && string(k) == string(key) {
 				if done || loc == 0 {
 					ix.store(int(i), tombstone)
@@ -471,7 +492,7 @@ func (ix *Index) Apply(key []byte, loc uint64) error {
 		if err := ix.grow(); err != nil {
 			return err
 		}
-		return ix.Apply(key, loc)
+		return ix.Apply(key, loc, expiring)
 	}
 	j := home
 	for ix.slots[j] != 0 {
@@ -558,12 +579,12 @@ func (ix *Index) Checkpoint(cp Checkpoint) error {
 			return err
 		}
 		ix.hook("ckpt:applying")
-		for k, loc := range ix.overlay {
-			if err := ix.Apply([]byte(k), loc); err != nil {
+		for k, s := range ix.overlay {
+			if err := ix.Apply([]byte(k), s.loc, s.expiring); err != nil {
 				return err
 			}
 		}
-		ix.overlay = map[string]uint64{} // a cleared map keeps its buckets: let a big one go
+		ix.overlay = map[string]staged{} // a cleared map keeps its buckets: let a big one go
 	}
 	if err := ix.persistDirty(); err != nil {
 		return err
@@ -599,6 +620,12 @@ func (ix *Index) persistDirty() error {
 				end++
 			}
 			word &^= (1<<(end-i*64) - 1) &^ (1<<b - 1)
+			if pages := int(ix.region.Size() / pageSize); end > pages {
+				end = pages // clearSlots marks whole words of pages
+			}
+			if start >= end {
+				continue
+			}
 			if err := ix.region.Persist(int64(start*pageSize), int64((end-start)*pageSize)); err != nil {
 				return err
 			}
@@ -662,12 +689,12 @@ func (ix *Index) readCheckpoint() (Checkpoint, bool) {
 // each staged key up in the table).
 func (ix *Index) Len() int {
 	n := ix.live
-	for k, loc := range ix.overlay {
+	for k, s := range ix.overlay {
 		_, _, inTable := ix.find([]byte(k))
 		switch {
-		case loc != 0 && !inTable:
+		case s.loc != 0 && !inTable:
 			n++
-		case loc == 0 && inTable:
+		case s.loc == 0 && inTable:
 			n--
 		}
 	}
@@ -724,8 +751,8 @@ func (ix *Index) Invalidate() error {
 		}
 		ix.valid = false
 	}
-	for k, loc := range ix.overlay {
-		if err := ix.Apply([]byte(k), loc); err != nil {
+	for k, s := range ix.overlay {
+		if err := ix.Apply([]byte(k), s.loc, s.expiring); err != nil {
 			return err
 		}
 	}
@@ -777,13 +804,29 @@ func (ix *Index) RandomLoc(start int) (loc uint64, ok bool) {
 }
 
 // RangeStaged calls fn for each staged key (its newest state: loc 0 is a
-// deletion) until fn returns false.
-func (ix *Index) RangeStaged(fn func(key string, loc uint64) bool) {
-	for k, loc := range ix.overlay {
-		if !fn(k, loc) {
+// deletion; expiring: its operation has an expiry) until fn returns false.
+func (ix *Index) RangeStaged(fn func(key string, loc uint64, expiring bool) bool) {
+	for k, s := range ix.overlay {
+		if !fn(k, s.loc, s.expiring) {
 			return
 		}
 	}
+}
+
+// ScanExpiring calls fn with the location of each published live slot
+// whose operation has an expiry, among the slots from position pos up to
+// pos+n (or the table's end), until fn returns false; it returns the
+// position after the last slot read (Stats().Slots at the end). It reads
+// slot words only (8 bytes a slot, sequentially): the active-expiry
+// cycle's cursor, which decodes only the operations with an expiry.
+func (ix *Index) ScanExpiring(pos, n int, fn func(loc uint64) bool) int {
+	end := min(len(ix.slots), pos+n)
+	for ; pos < end; pos++ {
+		if w := ix.slots[pos]; w&expBit != 0 && w&offMask != 0 && !fn(ix.unpack(w)) {
+			return pos + 1
+		}
+	}
+	return pos
 }
 
 // Valid reports whether the file's checkpoint block is the last checkpoint

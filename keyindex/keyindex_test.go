@@ -120,7 +120,7 @@ func randomOps(r *rand.Rand, l *memLog, ix *Index, n, keys, cpEvery int) error {
 	for i := 0; i < n; i++ {
 		k := fmt.Sprintf("key:%d", r.IntN(keys))
 		loc, lsn := l.add(k, r.IntN(4) == 0)
-		if err := ix.Stage([]byte(k), loc); err != nil {
+		if err := ix.Stage([]byte(k), loc, false); err != nil {
 			return err
 		}
 		if cpEvery > 0 && int(lsn)%cpEvery == 0 {
@@ -169,9 +169,9 @@ func TestStagedNotInTable(t *testing.T) {
 	}
 	loc1, _ := l.add("a", false)
 	loc2, _ := l.add("a", false)
-	ix.Stage([]byte("a"), loc1)
+	ix.Stage([]byte("a"), loc1, false)
 	ix.Checkpoint(Checkpoint{LSN: 1})
-	ix.Stage([]byte("a"), loc2)
+	ix.Stage([]byte("a"), loc2, false)
 	if got, _ := ix.Get([]byte("a")); got != loc2 {
 		t.Fatalf("Get sees %#x, want the staged %#x", got, loc2)
 	}
@@ -187,7 +187,7 @@ func TestStagedNotInTable(t *testing.T) {
 	if got, _ := ix.Get([]byte("a")); got != loc1 {
 		t.Fatalf("after the crash a = %#x, want the checkpoint's %#x", got, loc1)
 	}
-	if err := ix.Stage([]byte("b"), 1<<40|1<<33); err == nil {
+	if err := ix.Stage([]byte("b"), 1<<40|1<<33, false); err == nil {
 		t.Fatalf("an offset past 4 GiB was staged")
 	}
 }
@@ -225,7 +225,7 @@ func replay(t *testing.T, ix *Index, l *memLog, from, loc uint64) int {
 	t.Helper()
 	ix.SetRepair(true)
 	for _, r := range l.recs[from:] {
-		if err := ix.Apply([]byte(r.key), r.loc); err != nil {
+		if err := ix.Apply([]byte(r.key), r.loc, false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -354,12 +354,83 @@ func TestTornCheckpointBlock(t *testing.T) {
 func TestSegmentBitsWrap(t *testing.T) {
 	ix := &Index{newest: 0x2_0003}
 	for _, seg := range []uint64{0x2_0003, 0x2_0000, 0x1_ffff, 0x1_0004} {
-		w, err := pack(5, seg<<40|4096)
+		w, err := pack(5, seg<<40|4096, seg&1 == 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := ix.unpack(w); got != seg<<40|4096 {
 			t.Fatalf("segment %#x came back as %#x", seg, got>>40)
 		}
+	}
+}
+
+// TestExpiringBit: the expiring bit of a write reaches its slot at the
+// checkpoint, survives a reopen and growth (words are copied whole), is
+// cleared by a write without it, and ScanExpiring visits exactly the
+// slots that carry it.
+func TestExpiringBit(t *testing.T) {
+	l := newMemLog()
+	path := filepath.Join(t.TempDir(), "idx")
+	ix, _, _, err := Open(path, l.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{} // key -> expiring
+	locs := map[string]uint64{}
+	write := func(k string, exp bool) {
+		loc, _ := l.add(k, false)
+		if err := ix.Stage([]byte(k), loc, exp); err != nil {
+			t.Fatal(err)
+		}
+		want[k], locs[k] = exp, loc
+	}
+	for i := 0; i < 3000; i++ { // past 3/4 of 1024 slots: the table grows
+		write(fmt.Sprintf("k%d", i), i%3 == 0)
+	}
+	if _, exp, ok := ix.Lookup([]byte("k3")); !ok || !exp {
+		t.Fatalf("staged k3: expiring %v, found %v", exp, ok)
+	}
+	if err := ix.Checkpoint(Checkpoint{LSN: uint64(len(l.recs))}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3000; i += 2 { // flip half of them
+		k := fmt.Sprintf("k%d", i)
+		write(k, !want[k])
+	}
+	if err := ix.Checkpoint(Checkpoint{LSN: uint64(len(l.recs))}); err != nil {
+		t.Fatal(err)
+	}
+	if ix.Grows == 0 {
+		t.Fatalf("no growth: %+v", ix.Stats())
+	}
+	ix.Close()
+	ix, _, ok, err := Open(path, l.opts())
+	if err != nil || !ok {
+		t.Fatalf("reopen: %v %v", err, ok)
+	}
+	defer ix.Close()
+	nexp := 0
+	for k, exp := range want {
+		loc, got, ok := ix.Lookup([]byte(k))
+		if !ok || loc != locs[k] || got != exp {
+			t.Fatalf("%s: loc %#x expiring %v found %v; want %#x %v", k, loc, got, ok, locs[k], exp)
+		}
+		if exp {
+			nexp++
+		}
+	}
+	seen := map[string]bool{}
+	for pos := 0; pos < ix.Stats().Slots; {
+		pos = ix.ScanExpiring(pos, 100, func(loc uint64) bool {
+			k, _ := l.keyAt(loc)
+			if !want[string(k)] || seen[string(k)] {
+				t.Fatalf("ScanExpiring visited %s (expiring %v, seen %v)", k, want[string(k)], seen[string(k)])
+			}
+			seen[string(k)] = true
+			return true
+		})
+	}
+	if len(seen) != nexp {
+		t.Fatalf("ScanExpiring visited %d slots, %d keys are expiring", len(seen), nexp)
 	}
 }

@@ -121,8 +121,8 @@ func (ks *Keyspace) cleanOp(b *Batch, o op, dbi int, loc, segID uint64, now int6
 			ks.expire(dbi, e.key)
 			e = nil
 		}
-	} else if l, ok := ks.kixGet(dbi, o.key); ok {
-		e = ks.kixEntry(string(o.key), l)
+	} else {
+		e = ks.kixLookup(dbi, o.key)
 	}
 	if e != nil && o.kind == opSet && e.loc == loc {
 		b.Set(dbi, o.key, o.val, o.expireAt)

@@ -25,7 +25,7 @@ func testCleaningBoundsSpace(t *testing.T, segSize int64) {
 	}
 	dir := t.TempDir()
 	open := func() *keyspace.Keyspace {
-		ks, _, err := recovery.Open(recovery.Options{Dir: dir, Mode: pmem.ModeNone, SegmentSize: segSize, KeyIndex: testKeyIndex})
+		ks, _, err := recovery.Open(recovery.Options{Dir: dir, Mode: pmem.ModeNone, SegmentSize: segSize})
 		if err != nil {
 			t.Fatal(err)
 		}

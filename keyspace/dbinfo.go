@@ -18,7 +18,7 @@ const avgTTLProbes = 256
 // held.
 func (ks *Keyspace) DBInfo(db int) DBInfo {
 	d := ks.dbs[db]
-	return DBInfo{Keys: len(d.entries) + ks.kixLen(db), Expires: d.volatile, AvgTTL: ks.avgTTL(db, ks.NowMs())}
+	return DBInfo{Keys: len(d.entries) + ks.kixLen(db), Expires: d.volatile + ks.kixTTLLen(db), AvgTTL: ks.avgTTL(db, ks.NowMs())}
 }
 
 // avgTTL estimates the mean remaining TTL (ms) of db's keys with a TTL
@@ -38,7 +38,7 @@ func (ks *Keyspace) DBInfo(db int) DBInfo {
 //     no sample the estimate is 0.
 func (ks *Keyspace) avgTTL(db int, now int64) int64 {
 	d := ks.dbs[db]
-	if d.volatile == 0 {
+	if d.volatile == 0 && ks.kixTTLLen(db) == 0 {
 		return 0
 	}
 	var sum, n int64
@@ -47,6 +47,9 @@ func (ks *Keyspace) avgTTL(db int, now int64) int64 {
 			sum += ttl
 			n++
 		}
+	}
+	if ks.kixTTLLen(db) > d.volatile {
+		ks.kixSampleTTL(db, avgTTLProbes, add)
 	}
 	if h := ks.expires; len(h) > 0 {
 		for range avgTTLProbes {
@@ -59,7 +62,7 @@ func (ks *Keyspace) avgTTL(db int, now int64) int64 {
 			}
 		}
 	}
-	if n == 0 {
+	if n == 0 && len(d.entries) > 0 {
 		for range avgTTLProbes {
 			if at := d.entries[rand.IntN(len(d.entries))].expireAt; at != 0 {
 				add(at)

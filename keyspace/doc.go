@@ -13,7 +13,7 @@
 // until Unlock; an entry names its operation by location (segment id and
 // offset), never by pointer.
 //
-// # The key index (--key-index yes; off by default)
+// # The key index (on by default; --key-index no turns it off)
 //
 // Decision. A string key costs about 320 bytes of RSS on the Go heap
 // today (the entry, its map slot, the key string, the collector's slack)
@@ -31,14 +31,15 @@
 // spike, measured below), and keeps SCAN simple (a cursor over slot
 // positions that restarts when the table grows).
 //
-// Scope. The index holds plain string keys: a string without an expiry.
-// Collections, patched strings and keys with an expiry keep their DRAM
-// entry as before (a key is in exactly one of the two); SETRANGE and
-// APPEND move an indexed key into DRAM. A restart re-attaches the index
-// only if the checkpoint was taken with no DRAM entry at all (all keys
-// plain strings); otherwise it replays the whole log and rebuilds the
-// index, as before. Making collections restartable from the index is the
-// next slice.
+// Scope. The index holds string keys whose value is one set operation,
+// with or without an expiry (the expiry is read from that operation; the
+// slot's expiring bit only guides active expiry, see kix.go).
+// Collections and patched strings keep their DRAM entry as before (a key
+// is in exactly one of the two); SETRANGE and APPEND move an indexed key
+// into DRAM. A restart re-attaches the index only if the checkpoint was
+// taken with no DRAM entry at all (all keys such strings); otherwise it
+// replays the whole log and rebuilds the index, as before. Making
+// collections restartable from the index is the next slice.
 //
 // Invariants (see package keyindex for the table's own):
 //   - A write is staged in the index's heap overlay with the record

@@ -53,7 +53,8 @@ func (ks *Keyspace) activeExpire(now int64) {
 	if ks.noActiveExp {
 		return
 	}
-	for n := 0; n < activeExpireLimit && len(ks.expires) > 0 && ks.expires[0].at <= now; n++ {
+	n := ks.kixActiveExpire(now, activeExpireLimit)
+	for ; n < activeExpireLimit && len(ks.expires) > 0 && ks.expires[0].at <= now; n++ {
 		it := heap.Pop(&ks.expires).(expiryItem)
 		d := ks.dbs[it.db]
 		i, ok := d.index[it.key]

@@ -1,7 +1,6 @@
 package keyspace_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/persimmon-db/persimmon/keyspace"
@@ -14,14 +13,12 @@ import (
 // PERSIMMON_TEST_KEY_INDEX=1 runs them with the persistent key index.
 func openKS(t testing.TB, dir string, segSize int64) *keyspace.Keyspace {
 	t.Helper()
-	ks, _, err := recovery.Open(recovery.Options{Dir: dir, Mode: pmem.ModeNone, SegmentSize: segSize, KeyIndex: testKeyIndex})
+	ks, _, err := recovery.Open(recovery.Options{Dir: dir, Mode: pmem.ModeNone, SegmentSize: segSize}) // PERSIMMON_TEST_KEY_INDEX=0: without the key index (recovery)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ks
 }
-
-var testKeyIndex = os.Getenv("PERSIMMON_TEST_KEY_INDEX") == "1"
 
 func commit(t *testing.T, ks *keyspace.Keyspace, fill func(b *keyspace.Batch)) {
 	t.Helper()

@@ -118,12 +118,9 @@ func (ks *Keyspace) lookup(dbi int, key []byte) *entry {
 	d := ks.dbs[dbi]
 	i, ok := d.index[string(key)]
 	if !ok {
-		if loc, ok := ks.kixGet(dbi, key); ok {
-			ks.countLookup(true)
-			return ks.kixEntry(string(key), loc)
-		}
-		ks.countLookup(false)
-		return nil
+		e := ks.kixLookup(dbi, key)
+		ks.countLookup(e != nil)
+		return e
 	}
 	e := &d.entries[i]
 	if e.expireAt != 0 && e.expireAt <= ks.NowMs() {
@@ -343,9 +340,10 @@ func (ks *Keyspace) kixScan(db int, cursor uint64, count *int, fn func(key strin
 	}
 	gen := uint64(ix.Generation()) & 0xff
 	pos := int(cursor & kixSlotsMask)
+	now := ks.NowMs()
 	if cursor == 0 {
-		ix.RangeStaged(func(k string, loc uint64) bool {
-			if loc != 0 && int(k[0]) == db {
+		ix.RangeStaged(func(k string, loc uint64, _ bool) bool {
+			if loc != 0 && int(k[0]) == db && ks.kixHolds(db, []byte(k[1:]), now) {
 				fn(k[1:])
 				*count--
 			}
@@ -356,7 +354,7 @@ func (ks *Keyspace) kixScan(db int, cursor uint64, count *int, fn func(key strin
 	}
 	pos = ix.ScanSlots(pos, func(loc uint64) bool {
 		o, err := ks.opAt(loc)
-		if err == nil && o.db == db {
+		if err == nil && o.db == db && (o.expireAt == 0 || o.expireAt > now) {
 			if l, ok := ks.kixGet(db, o.key); ok && l == loc {
 				fn(string(o.key))
 				*count--
@@ -629,28 +627,32 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 			return nil
 		}
 		d := ks.dbs[o.db]
-		if ks.kixOn() && o.expireAt == 0 {
-			// A plain string: into the index, out of DRAM.
+		if ks.kixOn() {
+			// A string of one operation: into the index, out of DRAM.
 			if _, ok := d.index[string(o.key)]; ok {
 				ks.removeKey(o.db, string(o.key))
 			}
 			switch old, ok := ks.kixGet(o.db, o.key); {
 			case ks.kixRepairing(): // counted in the checkpoint
 			case ok:
-				ks.liveBytes -= int64(ks.kixEntry("", old).size)
+				e := ks.kixEntry("", old)
+				ks.liveBytes -= int64(e.size)
 				ks.setDied(old)
+				if e.expireAt != 0 {
+					ks.kix.ttlCounts[o.db]--
+				}
 			default:
 				ks.kix.counts[o.db]++
 			}
-			ks.kixWrite(o.db, o.key, loc)
+			ks.kixWrite(o.db, o.key, loc, o.expireAt != 0)
 			if !ks.kixRepairing() {
 				ks.liveBytes += int64(o.size)
+				if o.expireAt != 0 {
+					ks.kix.ttlCounts[o.db]++
+				}
 			}
 			ks.touch(o.db, o.key)
 			return nil
-		}
-		if ks.kixOn() {
-			ks.kixRemove(o.db, o.key)
 		}
 		if i, ok := d.index[string(o.key)]; ok {
 			e := &d.entries[i]
@@ -699,7 +701,11 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 			// written in: move both databases' keys to DRAM entries.
 			ks.kixFlushDB([]int{o.db, o.db2}, func(key []byte, l uint64) {
 				if o2, err := ks.opAt(l); err == nil {
-					ks.dbs[o2.db].insert(entry{key: string(key), loc: l, size: uint32(o2.size)})
+					d := ks.dbs[o2.db]
+					d.insert(entry{key: string(key), loc: l, size: uint32(o2.size), expireAt: o2.expireAt})
+					if o2.expireAt != 0 {
+						d.volatile++ // the expiry heap is rebuilt below
+					}
 				}
 			})
 		}
@@ -863,7 +869,7 @@ func (ks *Keyspace) Stats() Stats {
 func (ks *Keyspace) snapshotCounts() {
 	for i, d := range ks.dbs {
 		ks.keysSnapshot[i].Store(int64(len(d.entries) + ks.kixLen(i)))
-		ks.volSnapshot[i].Store(int64(d.volatile))
+		ks.volSnapshot[i].Store(int64(d.volatile + ks.kixTTLLen(i)))
 	}
 }
 

@@ -12,12 +12,29 @@ import (
 )
 
 // The persistent key index (package keyindex; "kix" here), when attached
-// (AttachIndex), holds every plain string key: a string without an
-// expiry, whatever its database. Such a key has no entry in its db's
-// DRAM tables: its slot names the set operation holding its value, and
-// the key, its database and its size are read back from that operation.
-// Everything else (collections, patched strings, keys with an expiry)
-// keeps its DRAM entry as before; a key is in exactly one of the two.
+// (AttachIndex), holds every string key whose value is one set operation,
+// with or without an expiry, whatever its database. Such a key has no
+// entry in its db's DRAM tables: its slot names the set operation holding
+// its value, and the key, its database, its size and its expiry are read
+// back from that operation (the slot's expiring bit only lets the
+// active-expiry cursor skip the others). Everything else (collections,
+// patched strings) keeps its DRAM entry as before; a key is in exactly one
+// of the two.
+//
+// Expiry of an indexed key. A lookup that finds its time passed removes
+// it (a staged deletion, no record: expiry is absolute, so a restart that
+// finds the slot again finds it expired again). The active-expiry cycle
+// walks the table with a cursor (kixActiveExpire), reading slot words and
+// decoding only the operations whose expiring bit is set, a bounded number
+// per cycle, plus the staged writes while they are few: no DRAM structure
+// per key and nothing to rebuild at restart, at the price of Redis's
+// imprecision (an expired key nobody reads may stay in the table until the
+// cursor reaches it; it is never served). The deletions by expiry are the
+// only changes to the table not justified by a record, so after a crash
+// inside a checkpoint (repair mode, where the table may hold any part of
+// the checkpoint's writes) recovery recounts the keys, the keys with an
+// expiry and the live bytes from the table (kixRecount: a read of every
+// indexed operation, in that rare case only).
 //
 // The index's key is the database byte followed by the key. Writes are
 // staged with the LSN of their record (held until the commit record of a
@@ -39,6 +56,9 @@ type kixState struct {
 	repaired   bool
 	report     IndexReport
 	counts     [NumDBs]int // indexed keys per database
+	ttlCounts  [NumDBs]int // indexed keys with an expiry per database
+	expPos     int         // the active-expiry cursor: the next slot position
+	expGen     int         // the table generation expPos belongs to
 	lastDRAM   uint64      // DRAM entries at the last checkpoint
 
 	endSeg, endOff uint64 // where the record after the last one appended (or replayed) starts
@@ -60,9 +80,10 @@ const (
 	cpFlushAllSeg         // ks.flushAllSeg
 	cpMagic               // cpMagicValue: written by this keyspace
 	cpDRAMKeysBase        // cpDRAMKeys of the checkpoint before (an applying block's base)
+	cpFunctionsLoc        // location of the live function libraries' operation (0: none)
 )
 
-const cpMagicValue = 0x6b69_7831 // "kix1"
+const cpMagicValue = 0x6b69_7832 // "kix2": keys with an expiry are indexed
 
 // kixOn reports whether the index is attached.
 func (ks *Keyspace) kixOn() bool { return ks.kix.ix != nil }
@@ -99,22 +120,50 @@ func (ks *Keyspace) kixEntry(key string, loc uint64) *entry {
 	if err != nil {
 		panic(fmt.Sprintf("keyspace: the key index points at a bad operation: %v", err))
 	}
-	return &entry{key: key, loc: loc, size: uint32(o.size), kix: true}
+	return &entry{key: key, loc: loc, size: uint32(o.size), expireAt: o.expireAt, kix: true}
 }
 
-// kixWrite records (dbi, key) -> loc (0: deleted) in the index: staged
-// until the next checkpoint, or, while recovery replays the records a
-// checkpoint was applying (AttachIndex), stored at once in repair mode.
-func (ks *Keyspace) kixWrite(dbi int, key []byte, loc uint64) {
+// kixLookup returns a transient entry for the indexed key (dbi, key), or
+// nil if it is not indexed; a key whose expiry has passed is removed
+// (counted as expired) and nil returned.
+func (ks *Keyspace) kixLookup(dbi int, key []byte) *entry {
+	loc, ok := ks.kixGet(dbi, key)
+	if !ok {
+		return nil
+	}
+	e := ks.kixEntry(string(key), loc)
+	if e.expireAt != 0 && e.expireAt <= ks.NowMs() {
+		ks.expire(dbi, e.key)
+		return nil
+	}
+	return e
+}
+
+// kixHolds reports whether the indexed key (dbi, key) exists and has not
+// expired at now, changing nothing.
+func (ks *Keyspace) kixHolds(dbi int, key []byte, now int64) bool {
+	loc, ok := ks.kixGet(dbi, key)
+	if !ok {
+		return false
+	}
+	o, err := ks.opAt(loc)
+	return err == nil && (o.expireAt == 0 || o.expireAt > now)
+}
+
+// kixWrite records (dbi, key) -> loc (0: deleted; expiring: the operation
+// has an expiry) in the index: staged until the next checkpoint, or, while
+// recovery replays the records a checkpoint was applying (AttachIndex),
+// stored at once in repair mode.
+func (ks *Keyspace) kixWrite(dbi int, key []byte, loc uint64, expiring bool) {
 	k := ks.kixComposite(dbi, key)
 	var err error
 	if loc != 0 {
 		ks.kix.ix.SetNewest(loc >> 40)
 	}
 	if ks.replaying && ks.curLSN <= ks.kix.applyingTo {
-		err = ks.kix.ix.Apply(k, loc)
+		err = ks.kix.ix.Apply(k, loc, expiring)
 	} else {
-		err = ks.kix.ix.Stage(k, loc)
+		err = ks.kix.ix.Stage(k, loc, expiring)
 	}
 	if err != nil {
 		panic(fmt.Sprintf("keyspace: key index: %v", err))
@@ -125,7 +174,7 @@ func (ks *Keyspace) kixWrite(dbi int, key []byte, loc uint64) {
 // accounting removeKey does; it reports whether it was.
 func (ks *Keyspace) kixRemove(dbi int, key []byte) bool {
 	if ks.kixRepairing() {
-		ks.kixWrite(dbi, key, 0) // repair mode removes every copy; counts come from the checkpoint
+		ks.kixWrite(dbi, key, 0, false) // repair mode removes every copy; counts come from the checkpoint
 		return false
 	}
 	loc, ok := ks.kixGet(dbi, key)
@@ -135,8 +184,11 @@ func (ks *Keyspace) kixRemove(dbi int, key []byte) bool {
 	e := ks.kixEntry("", loc)
 	ks.liveBytes -= int64(e.size)
 	ks.setDied(loc)
-	ks.kixWrite(dbi, key, 0)
+	ks.kixWrite(dbi, key, 0, false)
 	ks.kix.counts[dbi]--
+	if e.expireAt != 0 {
+		ks.kix.ttlCounts[dbi]--
+	}
 	return true
 }
 
@@ -151,10 +203,15 @@ func (ks *Keyspace) kixRepairing() bool {
 // kixMaterialize moves the indexed key of e (a transient entry) into a
 // DRAM entry of its db and returns that entry.
 func (ks *Keyspace) kixMaterialize(dbi int, e *entry) *entry {
-	ks.kixWrite(dbi, []byte(e.key), 0)
+	ks.kixWrite(dbi, []byte(e.key), 0, false)
 	ks.kix.counts[dbi]--
 	d := ks.dbs[dbi]
-	d.insert(entry{key: e.key, loc: e.loc, size: e.size})
+	d.insert(entry{key: e.key, loc: e.loc, size: e.size, expireAt: e.expireAt})
+	if e.expireAt != 0 {
+		ks.kix.ttlCounts[dbi]--
+		d.volatile++
+		ks.expires.push(expiryItem{at: e.expireAt, db: dbi, key: e.key})
+	}
 	return &d.entries[d.index[e.key]]
 }
 
@@ -174,6 +231,7 @@ func (ks *Keyspace) kixFlushDB(dbs []int, each func(key []byte, loc uint64)) {
 	if dbs == nil && each == nil {
 		ks.kix.ix.Clear()
 		ks.kix.counts = [NumDBs]int{}
+		ks.kix.ttlCounts = [NumDBs]int{}
 		return
 	}
 	ks.kix.ix.RemoveIf(func(loc uint64) bool {
@@ -188,6 +246,7 @@ func (ks *Keyspace) kixFlushDB(dbs []int, each func(key []byte, loc uint64)) {
 	})
 	for _, d := range dbs {
 		ks.kix.counts[d] = 0
+		ks.kix.ttlCounts[d] = 0
 	}
 }
 
@@ -206,8 +265,9 @@ func (ks *Keyspace) kixRandom(dbi int) (string, bool) {
 	}
 	found := ""
 	ok := false
-	ks.kix.ix.RangeStaged(func(k string, loc uint64) bool {
-		if loc != 0 && int(k[0]) == dbi && rand.IntN(4) == 0 {
+	now := ks.NowMs()
+	ks.kix.ix.RangeStaged(func(k string, loc uint64, _ bool) bool {
+		if loc != 0 && int(k[0]) == dbi && rand.IntN(4) == 0 && ks.kixHolds(dbi, []byte(k[1:]), now) {
 			found, ok = k[1:], true
 			return false
 		}
@@ -222,7 +282,7 @@ func (ks *Keyspace) kixRandom(dbi int) (string, bool) {
 		if !any {
 			break
 		}
-		if o, err := ks.opAt(loc); err == nil && o.db == dbi {
+		if o, err := ks.opAt(loc); err == nil && o.db == dbi && (o.expireAt == 0 || o.expireAt > now) {
 			if l, ok := ks.kixGet(dbi, o.key); ok && l == loc {
 				return string(o.key), true
 			}
@@ -234,14 +294,16 @@ func (ks *Keyspace) kixRandom(dbi int) (string, bool) {
 	return key, key != ""
 }
 
-// kixKeys calls fn for every indexed key of dbi until fn returns false.
+// kixKeys calls fn for every indexed key of dbi that has not expired
+// until fn returns false.
 func (ks *Keyspace) kixKeys(dbi int, fn func(key string) bool) {
 	if !ks.kixOn() {
 		return
 	}
+	now := ks.NowMs()
 	var staged []string
-	ks.kix.ix.RangeStaged(func(k string, loc uint64) bool {
-		if loc != 0 && int(k[0]) == dbi {
+	ks.kix.ix.RangeStaged(func(k string, loc uint64, _ bool) bool {
+		if loc != 0 && int(k[0]) == dbi && ks.kixHolds(dbi, []byte(k[1:]), now) {
 			staged = append(staged, k[1:])
 		}
 		return true
@@ -253,7 +315,7 @@ func (ks *Keyspace) kixKeys(dbi int, fn func(key string) bool) {
 	}
 	ks.kix.ix.Range(func(loc uint64) bool {
 		o, err := ks.opAt(loc)
-		if err != nil || o.db != dbi {
+		if err != nil || o.db != dbi || o.expireAt != 0 && o.expireAt <= now {
 			return true
 		}
 		if l, ok := ks.kixGet(dbi, o.key); !ok || l != loc {
@@ -277,12 +339,28 @@ func (ks *Keyspace) AttachIndex(ix *keyindex.Index, cp keyindex.Checkpoint, ok b
 	if trusted && cp.Applying && (cp.BaseLSN == 0 || cp.User[cpDRAMKeysBase] != 0) {
 		trusted = false // no base to start from, or one with DRAM entries
 	}
+	if trusted && cp.User[cpFunctionsLoc] != 0 {
+		// The function libraries are not in the table: read them back
+		// from the operation the checkpoint names.
+		loc := cp.User[cpFunctionsLoc]
+		o, err := ks.opAt(loc)
+		var codes [][]byte
+		if err == nil && o.kind == opFunctions {
+			codes, err = decodeFunctions(o.body)
+		}
+		if err != nil || o.kind != opFunctions {
+			trusted = false
+		} else {
+			ks.fn = functionsState{codes: codes, loc: loc, size: o.size}
+		}
+	}
 	if trusted {
 		ks.liveBytes = int64(cp.User[cpLiveBytes])
 		ks.swappedSeg = cp.User[cpSwappedSeg]
 		ks.flushAllSeg = cp.User[cpFlushAllSeg]
 		for i := range ks.kix.counts {
 			ks.kix.counts[i] = int(cp.User[cpCounts+i])
+			ks.kix.ttlCounts[i] = int(cp.User[cpTTLCounts+i])
 		}
 		from, ks.kix.endSeg, ks.kix.endOff = cp.LSN, cp.Seg, cp.Off
 		if cp.Applying {
@@ -303,8 +381,12 @@ func (ks *Keyspace) AttachIndex(ix *keyindex.Index, cp keyindex.Checkpoint, ok b
 }
 
 // cpCounts is the first of NumDBs user words holding the indexed keys
-// per database.
-const cpCounts = 8
+// per database, cpTTLCounts the first of those holding the indexed keys
+// with an expiry.
+const (
+	cpCounts    = 8
+	cpTTLCounts = cpCounts + NumDBs
+)
 
 // kixAppended notes the record of n payload bytes just appended at loc:
 // a checkpoint at its LSN says replay starts after it.
@@ -332,6 +414,7 @@ func (ks *Keyspace) kixCheckpoint() error {
 	for i, d := range ks.dbs {
 		dram += len(d.entries)
 		cp.User[cpCounts+i] = uint64(ks.kix.counts[i])
+		cp.User[cpTTLCounts+i] = uint64(ks.kix.ttlCounts[i])
 	}
 	cp.User[cpDRAMKeys] = uint64(dram)
 	cp.User[cpDRAMKeysBase] = ks.kix.lastDRAM
@@ -339,6 +422,9 @@ func (ks *Keyspace) kixCheckpoint() error {
 	cp.User[cpSwappedSeg] = ks.swappedSeg
 	cp.User[cpFlushAllSeg] = ks.flushAllSeg
 	cp.User[cpMagic] = cpMagicValue
+	if len(ks.fn.codes) > 0 { // an empty set's operation is not kept by the cleaner
+		cp.User[cpFunctionsLoc] = ks.fn.loc
+	}
 	start := time.Now()
 	if err := ks.kix.ix.Checkpoint(cp); err != nil {
 		return err
@@ -362,7 +448,53 @@ func (ks *Keyspace) kixFinishReplay() error {
 	}
 	n, err := ks.kix.ix.Sweep(ks.kix.firstTail)
 	ks.kix.swept = n
-	return err
+	if err != nil {
+		return err
+	}
+	ks.kixRecount()
+	return nil
+}
+
+// kixRecount recounts, after a repair replay, what the checkpoint's
+// counters cannot be trusted for: a deletion by expiry staged before the
+// crash (no record says so) may or may not have reached the table. The
+// indexed keys and keys with an expiry per database come from the table
+// (and the staged writes), the live bytes from the table and the DRAM
+// entries. It reads every indexed operation once.
+func (ks *Keyspace) kixRecount() {
+	var counts, ttl [NumDBs]int
+	var bytes int64
+	visit := func(loc uint64) {
+		o, err := ks.opAt(loc)
+		if err != nil {
+			return
+		}
+		if l, ok := ks.kixGet(o.db, o.key); !ok || l != loc {
+			return // superseded by a staged write (counted there) or deleted
+		}
+		counts[o.db]++
+		if o.expireAt != 0 {
+			ttl[o.db]++
+		}
+		bytes += int64(o.size)
+	}
+	ks.kix.ix.RangeStaged(func(_ string, loc uint64, _ bool) bool {
+		if loc != 0 {
+			visit(loc)
+		}
+		return true
+	})
+	ks.kix.ix.Range(func(loc uint64) bool {
+		visit(loc) // a slot a staged write supersedes fails visit's check
+		return true
+	})
+	for _, d := range ks.dbs {
+		for i := range d.entries {
+			bytes += entryBytes(&d.entries[i])
+		}
+	}
+	ks.kix.counts, ks.kix.ttlCounts = counts, ttl
+	ks.liveBytes = bytes + int64(ks.fn.size)
 }
 
 // IndexReport describes how recovery used the key index.
@@ -412,15 +544,15 @@ func (ks *Keyspace) snapshotIndex() {
 		Checkpoints: ks.kix.checkpoints.Load(), CheckpointLSN: ks.kix.lastCP, LastCheckpointMicros: ks.kix.lastCPMicros.Load()})
 }
 
-// PlainStrings calls fn for every key that is a plain string (no expiry,
-// not patched) in a DRAM entry: what the key index holds when it is
-// attached. For persimmon-check, which replays the log into a keyspace
+// PlainStrings calls fn for every key that is a string held by one set
+// operation (not patched; with its expiry, 0 for none) in a DRAM entry:
+// what the key index holds when it is attached. For persimmon-check, which replays the log into a keyspace
 // without the index and compares.
-func (ks *Keyspace) PlainStrings(fn func(db int, key string, loc uint64)) {
+func (ks *Keyspace) PlainStrings(fn func(db int, key string, loc uint64, expireAt int64)) {
 	for dbi, d := range ks.dbs {
 		for i := range d.entries {
-			if e := &d.entries[i]; e.obj == nil && e.expireAt == 0 {
-				fn(dbi, e.key, e.loc)
+			if e := &d.entries[i]; e.obj == nil {
+				fn(dbi, e.key, e.loc, e.expireAt)
 			}
 		}
 	}
@@ -438,10 +570,135 @@ func (ks *Keyspace) DRAMKeys() int {
 
 // IndexCheckpointUser decodes the keyspace's counters in a key index
 // checkpoint (persimmon-check): keys in DRAM entries at the checkpoint,
-// indexed keys per database, whether this keyspace wrote it.
-func IndexCheckpointUser(cp keyindex.Checkpoint) (dramKeys uint64, counts [NumDBs]uint64, ours bool) {
+// indexed keys per database and those with an expiry, whether this
+// keyspace wrote it.
+func IndexCheckpointUser(cp keyindex.Checkpoint) (dramKeys uint64, counts, ttlCounts [NumDBs]uint64, ours bool) {
 	for i := range counts {
 		counts[i] = cp.User[cpCounts+i]
+		ttlCounts[i] = cp.User[cpTTLCounts+i]
 	}
-	return cp.User[cpDRAMKeys], counts, cp.User[cpMagic] == cpMagicValue
+	return cp.User[cpDRAMKeys], counts, ttlCounts, cp.User[cpMagic] == cpMagicValue
 }
+
+// kixTTLLen is the number of indexed keys of dbi with an expiry.
+func (ks *Keyspace) kixTTLLen(dbi int) int {
+	if !ks.kixOn() {
+		return 0
+	}
+	return ks.kix.ttlCounts[dbi]
+}
+
+// kixSampleTTL calls add with the expiry of up to probes indexed keys of
+// dbi that have one: staged ones (a bounded look), then the table's from
+// a random position on (at most kixSampleSlots slot words).
+func (ks *Keyspace) kixSampleTTL(dbi, probes int, add func(at int64)) {
+	n := 0
+	visited := 0 // the newest writes are not in the table yet: a bounded look
+	ks.kix.ix.RangeStaged(func(_ string, loc uint64, expiring bool) bool {
+		visited++
+		if !expiring {
+			return visited < kixStagedScan
+		}
+		if o, err := ks.opAt(loc); err == nil && o.db == dbi {
+			add(o.expireAt)
+			n++
+		}
+		return n < probes/2 && visited < kixStagedScan
+	})
+	slots := ks.kix.ix.Stats().Slots
+	pos := rand.IntN(slots)
+	for read := 0; read < kixSampleSlots && n < probes; {
+		next := ks.kix.ix.ScanExpiring(pos, kixSampleSlots-read, func(loc uint64) bool {
+			if o, err := ks.opAt(loc); err == nil && o.db == dbi {
+				add(o.expireAt)
+				n++
+			}
+			return n < probes
+		})
+		read += next - pos
+		if pos = next; pos >= slots {
+			pos = 0
+		}
+	}
+}
+
+// Active expiry of indexed keys (kixActiveExpire), per background cycle:
+// at most kixExpireSlots slot words read and kixExpireDecodes operations
+// decoded, so the lock is held for well under a millisecond whatever the
+// table's size; while more than a quarter of the operations decoded had
+// expired, the cycle goes on, up to kixExpireRounds times those bounds
+// (Redis's active-expire cycle repeats its sampling the same way).
+const (
+	kixExpireSlots   = 1 << 16
+	kixExpireDecodes = 1 << 11
+	kixExpireRounds  = 8
+	kixStagedScan    = 1 << 12 // staged writes are looked at while at most this many
+	kixSampleSlots   = 1 << 16
+)
+
+// kixActiveExpire removes indexed keys whose expiry has passed: the staged
+// ones while they are few, then the table from the cursor on; it returns
+// the number removed, at most limit.
+func (ks *Keyspace) kixActiveExpire(now int64, limit int) int {
+	if !ks.kixOn() || limit <= 0 {
+		return 0
+	}
+	ix := ks.kix.ix
+	type victim struct {
+		db  int
+		key string
+	}
+	var due []victim
+	if ix.Staged() <= kixStagedScan {
+		ix.RangeStaged(func(k string, loc uint64, expiring bool) bool {
+			if loc != 0 && expiring {
+				if o, err := ks.opAt(loc); err == nil && o.expireAt <= now {
+					due = append(due, victim{int(k[0]), k[1:]})
+				}
+			}
+			return len(due) < limit
+		})
+	}
+	if g := ix.Generation(); g != ks.kix.expGen {
+		ks.kix.expGen, ks.kix.expPos = g, 0 // slots moved: start over
+	}
+	slots := ix.Stats().Slots
+	for round := 0; round < kixExpireRounds && len(due) < limit; round++ {
+		decoded, expired := 0, 0
+		pos := ks.kix.expPos
+		next := ix.ScanExpiring(pos, kixExpireSlots, func(loc uint64) bool {
+			decoded++
+			o, err := ks.opAt(loc)
+			if err == nil && o.expireAt != 0 && o.expireAt <= now {
+				if l, ok := ks.kixGet(o.db, o.key); ok && l == loc {
+					expired++
+					due = append(due, victim{o.db, string(o.key)})
+				}
+			}
+			return decoded < kixExpireDecodes && len(due) < limit
+		})
+		if next >= slots {
+			next = 0
+		}
+		ks.kix.expPos = next
+		if expired*4 <= decoded || next == 0 {
+			break
+		}
+	}
+	n := 0
+	for _, v := range due {
+		// A staged key may also be met in the table (its old slot, whose
+		// location the check above rejects) but not twice as staged.
+		if _, ok := ks.kixGet(v.db, []byte(v.key)); ok && ks.kixLookup(v.db, []byte(v.key)) == nil {
+			n++
+			ks.touch(v.db, []byte(v.key))
+		}
+	}
+	return n
+}
+
+// FreezeClockForReplay stops the keyspace's clock before the epoch, so
+// that nothing it replays expires (persimmon-check compares the index with
+// every string the log holds, whatever its expiry). For a model keyspace
+// only, before any record is replayed.
+func (ks *Keyspace) FreezeClockForReplay() { ks.clockSkew.Store(-time.Now().UnixMilli() - 1) }

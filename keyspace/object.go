@@ -229,8 +229,8 @@ func (ks *Keyspace) applyObject(o op, loc uint64) error {
 			ks.expire(o.db, e.key)
 			e = nil
 		}
-	} else if l, ok := ks.kixGet(o.db, o.key); ok {
-		e = ks.kixEntry(string(o.key), l) // transient: an applier that changes a string materializes it
+	} else {
+		e = ks.kixLookup(o.db, o.key) // transient: an applier that changes a string materializes it
 	}
 	err := fn(ks, o, e)
 	if err != nil && ks.replaying {

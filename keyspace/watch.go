@@ -69,7 +69,7 @@ func (ks *Keyspace) touchDB(dbi int, replacement *db) {
 	now := ks.NowMs()
 	emptied := ks.dbs[dbi]
 	for k, list := range ks.watched {
-		_, indexed := ks.kixGet(dbi, []byte(k.key)) // an indexed key of the database emptied
+		indexed := ks.kixHolds(dbi, []byte(k.key), now) // an indexed key of the database emptied
 		if k.db != dbi || !emptied.holds(k.key, now) && !indexed && (replacement == nil || !replacement.holds(k.key, now)) {
 			continue
 		}

@@ -49,4 +49,19 @@
 //
 // A transaction group without its commit record at the end of the log is
 // dropped (its EXEC never replied).
+//
+// # The key index (on unless Options.NoKeyIndex)
+//
+// Open maps the key index and, when its checkpoint can be trusted (see
+// package keyspace, AttachIndex), skips every sealed segment whose records
+// are all at or before the checkpoint: they are not read, so damage inside
+// them is not found at start-up (persimmon-check verify reads every record
+// and compares the index with the log). That is the price of a restart
+// that does not read the data. The newest segment is always validated
+// whole, as without the index (its records up to the checkpoint are not
+// replayed): a torn tail is cut, damage before a clean-shutdown mark is
+// corruption, and a log that ends before the checkpoint (a repair cut it,
+// a power cut lost it) makes Open rebuild the index from the whole log.
+// The start-up line says how long mapping and validation took and how many
+// records were validated and replayed.
 package recovery

@@ -3,6 +3,7 @@ package recovery
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -19,10 +20,12 @@ type Options struct {
 	Dir         string    // data directory, created if missing
 	Mode        pmem.Mode // durability mode
 	SegmentSize int64     // bytes per segment file (default 64 MiB)
-	// KeyIndex keeps plain string keys in the persistent key index
-	// (package keyindex, file IndexFile) instead of DRAM, and restarts
-	// from its checkpoint, replaying only the log after it.
-	KeyIndex bool
+	// NoKeyIndex keeps every key in DRAM entries. By default string keys
+	// (a value of one set operation, with or without an expiry) live in
+	// the persistent key index (package keyindex, file IndexFile) instead
+	// of DRAM, and a restart re-attaches its checkpoint, replaying only
+	// the log after it.
+	NoKeyIndex bool
 	// Logf receives the one-line recovery summary (and progress lines when
 	// recovery takes longer than a second). nil discards them.
 	Logf func(format string, args ...any)
@@ -38,9 +41,12 @@ type Report struct {
 	Dropped   int   // records of an unfinished transaction group dropped
 	Duration  time.Duration
 
-	// The key index (Options.KeyIndex): how long mapping it took, the
-	// segments not read because its checkpoint covers them, and the rest.
+	// The key index (Options.NoKeyIndex unset): how long mapping it took, how
+	// long validating and replaying the log after its checkpoint took (with
+	// the checkpoint that follows), the segments not read because its
+	// checkpoint covers them, and the rest.
 	IndexAttach     time.Duration
+	IndexValidate   time.Duration
 	SkippedSegments int
 	Index           keyspace.IndexReport
 }
@@ -48,10 +54,21 @@ type Report struct {
 // IndexFile is the key index's file in the data directory.
 const IndexFile = "keyindex"
 
+// PERSIMMON_TEST_KEY_INDEX=1 (or 0) turns the key index on (off) for every
+// Open whatever its Options say, so that a package's tests run whole
+// either way. Unset in production.
+const testKeyIndexEnv = "PERSIMMON_TEST_KEY_INDEX"
+
 // Open verifies and replays the arena in opts.Dir and returns the keyspace,
 // started (background expiry and cleaning running). Errors wrap
 // wal.ErrCorruption when a record outside the torn tail is bad.
 func Open(opts Options) (*keyspace.Keyspace, Report, error) {
+	switch os.Getenv(testKeyIndexEnv) {
+	case "1":
+		opts.NoKeyIndex = false
+	case "0":
+		opts.NoKeyIndex = true
+	}
 	logf := opts.Logf
 	if logf == nil {
 		logf = func(string, ...any) {}
@@ -74,11 +91,11 @@ func Open(opts Options) (*keyspace.Keyspace, Report, error) {
 	var ix *keyindex.Index
 	var cp keyindex.Checkpoint
 	var cpOK bool
-	if opts.KeyIndex && a.SegmentSize() > 1<<32 {
+	if !opts.NoKeyIndex && a.SegmentSize() > 1<<32 {
 		a.Close()
 		return nil, Report{}, fmt.Errorf("recovery: the key index holds 32-bit offsets: segments of %d bytes are too large (at most 4 GiB)", a.SegmentSize())
 	}
-	if opts.KeyIndex {
+	if !opts.NoKeyIndex {
 		ixStart := time.Now()
 		path := filepath.Join(opts.Dir, IndexFile)
 		kopts := keyindex.Options{Mode: opts.Mode, Newest: 1}
@@ -113,6 +130,7 @@ attempt:
 		}
 	}
 	rep.Records, rep.Bytes, rep.SkippedSegments = 0, 0, 0
+	validateStart := time.Now()
 	cpSeg, cpOff := cp.Seg, cp.Off // where the records after from start
 	if cp.Applying {
 		cpSeg, cpOff = cp.BaseSeg, cp.BaseOff
@@ -135,8 +153,13 @@ attempt:
 			continue
 		}
 		scanFrom, after := int64(arena.HeaderSize), seg.BaseLSN()
-		if from > 0 && seg.ID() == cpSeg && startsAt(seg, int64(cpOff), from) {
-			// The checkpoint names where the records after it start.
+		if from > 0 && seg.ID() == cpSeg && !newest && startsAt(seg, int64(cpOff), from) {
+			// The checkpoint names where the records after it start. The
+			// newest segment is validated whole all the same (its records
+			// up to the checkpoint are not replayed): torn writes and
+			// damage near the end of the log are found as without the
+			// index, and a log cut short before the checkpoint (a repair,
+			// a lost tail) ends before it, so the index is rebuilt.
 			scanFrom, after = int64(cpOff), from
 		}
 		end, last, err := wal.ScanSegmentFrom(seg, scanFrom, after, func(rec wal.Record) error {
@@ -196,6 +219,7 @@ attempt:
 	rep.Dropped = ks.PendingRecords()
 	w := wal.Open(a, lastLSN)
 	ks.Start(w)
+	rep.IndexValidate = time.Since(validateStart)
 	rep.Keys = ks.KeyCount()
 	rep.Duration = time.Since(start)
 	logf("recovery: %d segments, %d records, %d keys, %d bytes, %d ms (torn tail cut: %d bytes; unfinished transaction records dropped: %d; operations of cleaned-away collection states skipped: %d)",
@@ -209,8 +233,8 @@ attempt:
 		case rep.Index.Repaired:
 			how += " (the next checkpoint was being applied: repair mode)"
 		}
-		logf("recovery: key index %s: mapped in %d µs, %d segments skipped, %d records validated and replayed after the checkpoint, %d leftover slots swept, %d bytes of table",
-			how, rep.IndexAttach.Microseconds(), rep.SkippedSegments, rep.Index.Replayed, rep.Index.Swept, rep.Index.TableBytes)
+		logf("recovery: key index %s: mapped in %d µs, %d segments skipped, %d records validated and %d of them replayed after the checkpoint in %d ms (the checkpoint that follows included), %d leftover slots swept, %d bytes of table",
+			how, rep.IndexAttach.Microseconds(), rep.SkippedSegments, rep.Records, rep.Index.Replayed, rep.IndexValidate.Milliseconds(), rep.Index.Swept, rep.Index.TableBytes)
 	}
 	return ks, rep, nil
 }

@@ -20,6 +20,7 @@
 #   scripts/bench-restart.sh             # N=2000000
 #   N=10000000 scripts/bench-restart.sh
 #   SERVERS="rdb kix" N=10000000 scripts/bench-restart.sh   # some rows only
+#   TTL=half scripts/bench-restart.sh    # every other key SET with EX 86400
 #
 # A benchmark, not a test: timings are wall clock, polled every ~5 ms with
 # redis-cli, so they carry a few ms of polling error each.
@@ -27,6 +28,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 N=${N:-2000000}
+TTL=${TTL:-none}
 PORT=${PORT:-16397}
 BASE=$(mktemp -d "${TMPDIR:-/tmp}/persimmon-bench-restart.XXXXXX")
 [ -x bin/persimmon-server ] || go build -o bin/persimmon-server ./cmd/persimmon-server
@@ -48,7 +50,7 @@ start() {
     rdb) redis-server --port "$PORT" --dir "$d" --save '' --appendonly no --dbfilename dump.rdb >"$d.log" 2>&1 & ;;
     aof) redis-server --port "$PORT" --dir "$d" --save '' --appendonly yes --appendfsync everysec \
       --aof-use-rdb-preamble no >"$d.log" 2>&1 & ;;
-    pmem) bin/persimmon-server --port "$PORT" --dir "$d" --durability pmem >>"$d.log" 2>&1 & ;;
+    pmem) bin/persimmon-server --port "$PORT" --dir "$d" --durability pmem --key-index no >>"$d.log" 2>&1 & ;;
     kix) bin/persimmon-server --port "$PORT" --dir "$d" --durability pmem --key-index yes >>"$d.log" 2>&1 & ;;
   esac
   pid=$!
@@ -77,8 +79,9 @@ wait_all() {
 }
 
 load() {
-  awk -v n="$N" 'BEGIN{ for (i = 0; i < n; i++) { k = sprintf("k:%014d", i); v = sprintf("v:%014d", i);
-    printf "*3\r\n$3\r\nSET\r\n$16\r\n%s\r\n$16\r\n%s\r\n", k, v } }' | redis-cli -p "$PORT" --pipe >/dev/null
+  awk -v n="$N" -v ttl="$TTL" 'BEGIN{ for (i = 0; i < n; i++) { k = sprintf("k:%014d", i); v = sprintf("v:%014d", i);
+    if (ttl == "half" && i % 2 == 1) printf "*5\r\n$3\r\nSET\r\n$16\r\n%s\r\n$16\r\n%s\r\n$2\r\nEX\r\n$5\r\n86400\r\n", k, v
+    else printf "*3\r\n$3\r\nSET\r\n$16\r\n%s\r\n$16\r\n%s\r\n", k, v } }' | redis-cli -p "$PORT" --pipe >/dev/null
 }
 
 field() { awk -v f="$1" '$1 == f":" {print $2}' "/proc/$pid/status"; }
@@ -120,7 +123,9 @@ kixline=
 SERVERS=${SERVERS:-rdb aof pmem kix}
 for k in $SERVERS; do measure "$k"; done
 
-echo "| $N keys, 16 B names, 16 B values | RSS | anon RSS | file RSS | B/key (RSS) | B/key (anon) | Go heap | disk | kill -9: first reply | kill -9: all keys | SHUTDOWN: first reply | SHUTDOWN: all keys |"
+ttlnote=
+[ "$TTL" = half ] && ttlnote=", half with EX 86400"
+echo "| $N keys, 16 B names, 16 B values$ttlnote | RSS | anon RSS | file RSS | B/key (RSS) | B/key (anon) | Go heap | disk | kill -9: first reply | kill -9: all keys | SHUTDOWN: first reply | SHUTDOWN: all keys |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 [ -n "${row[rdb]:-}" ] && echo "| redis-server $(redis-server --version | grep -o 'v=[0-9.]*' | cut -c3-), RDB (kill -9 row: restart from a BGSAVE after the load) | ${row[rdb]} |"
 [ -n "${row[aof]:-}" ] && echo "| redis-server, AOF everysec | ${row[aof]} |"

@@ -68,7 +68,7 @@ var directives = []directive{
 	{"threads", "auto", "Go scheduler threads (GOMAXPROCS): auto = all CPUs, except 1 for --io goroutine in pmem and none modes"},
 	{"pidfile", "", "file the server writes its PID to, removed at a clean exit (empty: persimmon.pid in --dir; none: no file)"},
 	{"io", "auto", "how connections are served: loop (one event loop), goroutine (one per connection), auto = loop"},
-	{"key-index", "no", "keep plain string keys in the persistent key index file instead of the heap, and restart from its checkpoint (yes|no; experimental)"},
+	{"key-index", "yes", "keep string keys in the persistent key index file instead of the heap, and restart from its checkpoint (yes|no)"},
 }
 
 // ioModel resolves the io setting. The event loop costs 10-20% less CPU
@@ -570,7 +570,7 @@ func buildConfig(s settings) (server.Config, recovery.Options, error) {
 		SegmentSize:     segSize,
 		IO:              io,
 	}
-	opts = recovery.Options{Dir: s["dir"], Mode: mode, SegmentSize: segSize, KeyIndex: keyIndex}
+	opts = recovery.Options{Dir: s["dir"], Mode: mode, SegmentSize: segSize, NoKeyIndex: !keyIndex}
 	return cfg, opts, nil
 }
 
