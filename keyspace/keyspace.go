@@ -47,6 +47,7 @@ type Keyspace struct {
 	curLSN uint64   // LSN of the record being applied
 
 	keyReadyFn func(db int, key []byte) // OnKeyReady: wakes blocked clients
+	events     eventHooks               // OnKeyEvents (notify.go): keyspace notifications
 	touchedFn  func(db int, key []byte) // OnKeyTouched (stream.go): wakes blocked group readers
 
 	// recovery state
@@ -123,12 +124,14 @@ func (ks *Keyspace) lookup(dbi int, key []byte) *entry {
 			return ks.kixEntry(string(key), loc)
 		}
 		ks.countLookup(false)
+		ks.keyMissed(dbi, key)
 		return nil
 	}
 	e := &d.entries[i]
 	if e.expireAt != 0 && e.expireAt <= ks.NowMs() {
 		ks.expire(dbi, e.key)
 		ks.countLookup(false)
+		ks.keyMissed(dbi, key)
 		return nil
 	}
 	ks.countLookup(true)
@@ -174,6 +177,7 @@ func (ks *Keyspace) ResetStats() {
 func (ks *Keyspace) expire(dbi int, key string) {
 	ks.removeKey(dbi, key)
 	ks.expiredKeys.Add(1)
+	ks.keyExpired(dbi, key)
 }
 
 func (ks *Keyspace) value(e *entry) []byte {
@@ -631,7 +635,8 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 		d := ks.dbs[o.db]
 		if ks.kixOn() && o.expireAt == 0 {
 			// A plain string: into the index, out of DRAM.
-			if _, ok := d.index[string(o.key)]; ok {
+			_, inDRAM := d.index[string(o.key)]
+			if inDRAM {
 				ks.removeKey(o.db, string(o.key))
 			}
 			switch old, ok := ks.kixGet(o.db, o.key); {
@@ -641,6 +646,9 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 				ks.setDied(old)
 			default:
 				ks.kix.counts[o.db]++
+				if !inDRAM {
+					ks.keyCreated(o.db, o.key)
+				}
 			}
 			ks.kixWrite(o.db, o.key, loc)
 			if !ks.kixRepairing() {
@@ -649,7 +657,9 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 			ks.touch(o.db, o.key)
 			return nil
 		}
+		inKix := false
 		if ks.kixOn() {
+			_, inKix = ks.kixGet(o.db, o.key)
 			ks.kixRemove(o.db, o.key)
 		}
 		if i, ok := d.index[string(o.key)]; ok {
@@ -664,6 +674,9 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 			e.loc, e.expireAt, e.size, e.obj = loc, o.expireAt, uint32(o.size), nil
 		} else {
 			d.insert(entry{key: string(o.key), loc: loc, expireAt: o.expireAt, size: uint32(o.size)})
+			if !inKix {
+				ks.keyCreated(o.db, o.key)
+			}
 		}
 		ks.liveBytes += int64(o.size)
 		if o.expireAt != 0 {

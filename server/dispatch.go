@@ -109,7 +109,12 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 	var now time.Time
 	if cmd.NoLock || locked {
 		if locked {
+			n := &c.srv.notify
+			was := n.inCmd
+			n.inCmd = true
 			c.runCounted(cmd, args)
+			c.srv.notifyEnd()
+			n.inCmd = was
 			c.feed(cmd, args, start, true)
 		} else {
 			cmd.Run(&c.Client, args)
@@ -124,6 +129,7 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 		env := &c.srv.env
 		env.lock()
 		c.tick = time.Now() // time spent waiting for the lock is not the command's
+		c.srv.notify.inCmd = true
 		reg := c.loopRegistry()
 		if reg != nil {
 			reg.loopServes = true // this command serves what it wakes (no kickServe)
@@ -136,6 +142,8 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 			}
 			reg.loopServes = false
 		}
+		c.srv.notifyEnd()
+		c.srv.notify.inCmd = false
 		lsn := env.lastLSN()
 		now = time.Now()
 		env.unlock()

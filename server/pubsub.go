@@ -219,7 +219,11 @@ func publishCommand(c *Client, args [][]byte) {
 // publish delivers a message to the channel's subscribers, then to the
 // subscribers of every pattern it matches (a connection subscribed both
 // ways gets it once per subscription, as in Redis).
-func (s *Server) publish(channel, msg []byte) int {
+func (s *Server) publish(channel, msg []byte) int { return s.publishFrom(channel, msg, false) }
+
+// publishFrom is publish; offLoop says the caller is not on the event loop,
+// so a loop subscriber's write is queued on the loop (notify.go).
+func (s *Server) publishFrom(channel, msg []byte, offLoop bool) int {
 	h := s.pubsub
 	type delivery struct {
 		c       *conn
@@ -260,6 +264,9 @@ func (s *Server) publish(channel, msg []byte) int {
 			}
 			m.WriteBulk(channel)
 			m.WriteBulk(msg)
+		}
+		if offLoop && d.c.pushOnLoop(m.Out) {
+			continue
 		}
 		d.c.push(m.Out)
 	}
