@@ -240,6 +240,7 @@ func growBuf(b []byte, n int) []byte {
 
 func (c *conn) finish() {
 	c.unsubscribeAll()
+	c.stopMonitor()
 	c.unblockOnClose() // [lists: blocking]
 	if c.Watch.Watching() {
 		c.srv.env.lock()

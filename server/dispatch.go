@@ -86,6 +86,9 @@ func (c *conn) reject(cmd *Command, msg string) {
 			c.srv.env.unlock()
 		}
 		c.WriteError("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR "))
+		if c.srv.monitors.n.Load() > 0 {
+			c.feedMonitors(cmd, [][]byte{[]byte("exec")}, false) // as Redis's execCommandAbort
+		}
 	} else {
 		c.WriteError(msg)
 	}
@@ -106,6 +109,10 @@ func (c *conn) reject(cmd *Command, msg string) {
 func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 	start := len(c.Out)
 	c.lastCmd = cmd
+	mon := c.srv.monitors.n.Load() > 0 && monitored(cmd) // monitor.go
+	if mon && monitorsFirst(cmd) {
+		c.feedMonitors(cmd, args, locked && c.srv.running.Load() != nil)
+	}
 	var now time.Time
 	if cmd.NoLock || locked {
 		if locked {
@@ -155,6 +162,9 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 	c.tick = now
 	c.recordSlow(cmd, args, d)
 	c.count(cmd, d, len(c.Out) > start && c.Out[start] == '-', false)
+	if mon && !monitorsFirst(cmd) {
+		c.feedMonitors(cmd, args, locked && c.srv.running.Load() != nil)
+	}
 	if c.blk.pending { // [lists: blocking] the handler blocked: wait without the lock
 		if c.gc != nil {
 			c.park(cmd, args)
