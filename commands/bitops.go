@@ -157,13 +157,15 @@ func cmdBitOp(c *Client, args [][]byte) {
 	// The sources may point into the arena; bitop copies before the commit.
 	res := bitop(op, srcs)
 	b := c.KS.NewBatch()
+	existed := c.KS.Exists(c.DB, dest)
 	if len(res) > 0 {
 		b.Set(c.DB, dest, res, 0)
-	} else if c.KS.Exists(c.DB, dest) {
+	} else if existed {
 		b.Del(c.DB, dest)
 	}
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(len(res)))
+		notifyStore(c, notifyString, "set", dest, len(res) > 0, existed)
 	}
 }
 
@@ -616,7 +618,9 @@ func bitfield(c *Client, args [][]byte, readonly bool) {
 		}
 		b.Set(c.DB, key, s.own, expireAt)
 	}
-	commitReply(c, b, mark)
+	if commitReply(c, b, mark) && bitfieldWrote(ops, res) {
+		c.Notify(notifyString, "setbit", key)
+	}
 }
 
 // newReadOnlyBitString is a view for GETs only: nothing is copied.

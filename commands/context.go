@@ -44,6 +44,20 @@ const (
 	protoMaxBulkLen        = server.MaxStringSize
 )
 
+// Keyspace notification classes for c.Notify(class, event, key), called
+// once per event right after the write's batch is committed, in Redis's
+// order (server/notify.go).
+const (
+	notifyGeneric = server.NotifyGeneric
+	notifyString  = server.NotifyString
+	notifyList    = server.NotifyList
+	notifySet     = server.NotifySet
+	notifyHash    = server.NotifyHash
+	notifyZset    = server.NotifyZset
+	notifyStream  = server.NotifyStream
+	notifyNew     = server.NotifyNew
+)
+
 var (
 	errDBIndex         = server.ErrDBIndexReply
 	errNaNOrInf        = server.ErrNaNOrInf

@@ -185,7 +185,8 @@ func cmdRestore(c *Client, args [][]byte) {
 		c.WriteErr(err)
 		return
 	}
-	if !o.replace && c.KS.Exists(c.DB, key) {
+	existed := c.KS.Exists(c.DB, key)
+	if !o.replace && existed {
 		c.WriteErr(errBusyKey)
 		return
 	}
@@ -229,6 +230,7 @@ func cmdRestore(c *Client, args [][]byte) {
 			if !commitReply(c, b, len(c.Out)) {
 				return
 			}
+			c.Notify(notifyGeneric, "del", key)
 		}
 		c.WriteOK()
 		return
@@ -236,6 +238,10 @@ func cmdRestore(c *Client, args [][]byte) {
 	restoreOps(b, c.DB, key, &v, bm, expireAt)
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteOK()
+		if existed {
+			c.Notify(notifyNew, "new", key) // REPLACE: Redis deletes the key and adds it again
+		}
+		c.Notify(notifyGeneric, "restore", key)
 	}
 }
 

@@ -37,13 +37,13 @@ func geoCommands() []Command {
 			Summary: "Returns the longitude and latitude of members from a geospatial index.", Run: cmdGeoPos, KeySpecs: ro},
 		{Name: "georadius", Arity: -6, Flags: w | dm | mov, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "3.2.0",
 			Summary: "Queries a geospatial index for members within a distance from a coordinate, optionally stores the result.",
-			Run:     func(c *Client, a [][]byte) { geoSearch(c, a, 1, geoByCoords) }, KeySpecs: storeSpecs(6), GetKeys: georadiusGetKeys},
+			Run:     func(c *Client, a [][]byte) { geoSearch(c, a, 1, geoByCoords) }, KeySpecs: storeSpecs(6), GetKeys: georadiusGetKeys, CountsReads: true},
 		{Name: "georadius_ro", Arity: -6, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "3.2.10",
 			Summary: "Returns members from a geospatial index that are within a distance from a coordinate.",
 			Run:     func(c *Client, a [][]byte) { geoSearch(c, a, 1, geoByCoords|geoNoStore) }, KeySpecs: ro},
 		{Name: "georadiusbymember", Arity: -5, Flags: w | dm | mov, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "3.2.0",
 			Summary: "Queries a geospatial index for members within a distance from a member, optionally stores the result.",
-			Run:     func(c *Client, a [][]byte) { geoSearch(c, a, 1, geoByMember) }, KeySpecs: storeSpecs(5), GetKeys: georadiusGetKeys},
+			Run:     func(c *Client, a [][]byte) { geoSearch(c, a, 1, geoByMember) }, KeySpecs: storeSpecs(5), GetKeys: georadiusGetKeys, CountsReads: true},
 		{Name: "georadiusbymember_ro", Arity: -5, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, Group: g, Since: "3.2.10",
 			Summary: "Returns members from a geospatial index that are within a distance from a member.",
 			Run:     func(c *Client, a [][]byte) { geoSearch(c, a, 1, geoByMember|geoNoStore) }, KeySpecs: ro},
@@ -53,7 +53,7 @@ func geoCommands() []Command {
 		{Name: "geosearchstore", Arity: -8, Flags: w | dm, FirstKey: 1, LastKey: 2, Step: 1, Group: g, Since: "6.2.0",
 			Summary:  "Queries a geospatial index for members inside an area of a box or a circle, optionally stores the result.",
 			Run:      func(c *Client, a [][]byte) { geoSearch(c, a, 2, geoSearchCmd|geoSearchStore) },
-			KeySpecs: []KeySpec{keyAt(KeyOW|KeyUpdate, 1), keyAt(KeyRO|KeyAccess, 2)}},
+			KeySpecs: []KeySpec{keyAt(KeyOW|KeyUpdate, 1), keyAt(KeyRO|KeyAccess, 2)}, CountsReads: true},
 	}
 }
 
@@ -456,7 +456,7 @@ func geoSearch(c *Client, args [][]byte, srcIdx int, flags int) {
 	}
 	if z == nil {
 		if storeKey != nil {
-			storeZSet(c, storeKey, nil, nil)
+			storeZSet(c, storeKey, nil, nil, geoStoreEvent(flags))
 		} else {
 			c.WriteArray(0)
 		}
@@ -503,7 +503,7 @@ func geoSearch(c *Client, args [][]byte, srcIdx int, flags int) {
 				scores[i] = p.dist
 			}
 		}
-		storeZSet(c, storeKey, members, scores)
+		storeZSet(c, storeKey, members, scores, geoStoreEvent(flags))
 		return
 	}
 	opts := 0

@@ -117,7 +117,11 @@ func hashSet(c *Client, args [][]byte, name string) (added int, ok bool) {
 	}
 	b := c.KS.NewBatch()
 	b.HSet(c.DB, key, pairs...)
-	return added, commitReply(c, b, len(c.Out))
+	ok = commitReply(c, b, len(c.Out))
+	if ok {
+		c.Notify(notifyHash, "hset", key)
+	}
+	return added, ok
 }
 
 // HSETNX key field value
@@ -136,6 +140,7 @@ func cmdHSetNX(c *Client, args [][]byte) {
 	b.HSet(c.DB, key, field, args[3])
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(1)
+		c.Notify(notifyHash, "hset", key)
 	}
 }
 
@@ -175,6 +180,7 @@ func cmdHDel(c *Client, args [][]byte) {
 	b.HDel(c.DB, key, del...)
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(len(del)))
+		notifyChanged(c, notifyHash, "hdel", key)
 	}
 }
 
@@ -221,6 +227,7 @@ func cmdHIncrBy(c *Client, args [][]byte) {
 	b.HSet(c.DB, key, field, strconv.AppendInt(buf[:0], n, 10))
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(n)
+		c.Notify(notifyHash, "hincrby", key)
 	}
 }
 
@@ -261,6 +268,7 @@ func cmdHIncrByFloat(c *Client, args [][]byte) {
 	b.HSet(c.DB, key, field, []byte(s))
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteBulkString(s)
+		c.Notify(notifyHash, "hincrbyfloat", key)
 	}
 }
 

@@ -39,7 +39,7 @@ func hllCommands() []Command {
 			KeySpecs: []KeySpec{{Notes: "RW because it may change the internal representation of the key, and propagate to replicas",
 				Flags: KeyRW | KeyAccess, Index: 1, LastKey: -1, KeyStep: 1}}},
 		{Name: "pfmerge", Arity: -2, Flags: w | dm, FirstKey: 1, LastKey: -1, Step: 1, Group: g, Since: "2.8.9",
-			Summary: "Merges one or more HyperLogLog values into a single key.", Run: cmdPFMerge,
+			Summary: "Merges one or more HyperLogLog values into a single key.", Run: cmdPFMerge, CountsReads: true,
 			KeySpecs: []KeySpec{keyAt(KeyRW|KeyAccess|KeyInsert, 1), keyRange(KeyRO|KeyAccess, 2, -1, 1)}},
 		{Name: "pfdebug", Arity: 3, Flags: w | dm | adm, FirstKey: 2, LastKey: 2, Step: 1, Group: g, Since: "2.8.9",
 			Summary: "Internal commands for debugging HyperLogLog values.", Run: cmdPFDebug,
@@ -155,7 +155,9 @@ func cmdPFAdd(c *Client, args [][]byte) {
 	hll.Invalidate(v)
 	mark := len(c.Out)
 	c.WriteInt(1)
-	writeHLL(c, key, old, v, mark)
+	if writeHLL(c, key, old, v, mark) {
+		c.Notify(notifyString, "pfadd", key)
+	}
 }
 
 // PFCOUNT key [key ...]
@@ -257,7 +259,9 @@ func cmdPFMerge(c *Client, args [][]byte) {
 	hll.Invalidate(v)
 	mark := len(c.Out)
 	c.WriteOK()
-	writeHLL(c, args[1], old, v, mark)
+	if writeHLL(c, args[1], old, v, mark) {
+		c.Notify(notifyString, "pfadd", args[1])
+	}
 }
 
 // PFDEBUG subcommand key

@@ -68,7 +68,7 @@ func keyCommands() []Command {
 			Summary: "Rename a key, only if the new key does not exist", Run: cmdRenameNX,
 			KeySpecs: []KeySpec{keyAt(KeyRW|KeyAccess|KeyDelete, 1), keyAt(KeyOW|KeyInsert, 2)}},
 		{Name: "copy", Arity: -3, Flags: w | FlagDenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "6.2.0",
-			Summary: "Copy a key", Run: cmdCopy,
+			Summary: "Copy a key", Run: cmdCopy, CountsReads: true,
 			KeySpecs: []KeySpec{keyAt(KeyRO|KeyAccess, 1), keyAt(KeyOW|KeyUpdate, 2)}},
 		{Name: "move", Arity: 3, Flags: w | fast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "1.0.0",
 			Summary: "Move a key to another database", Run: cmdMove,
@@ -111,6 +111,7 @@ func cmdDel(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	var n int64
+	var deleted [][]byte // for the notifications
 	for _, key := range keys {
 		if seen != nil {
 			if _, dup := seen[string(key)]; dup {
@@ -121,6 +122,7 @@ func cmdDel(c *Client, args [][]byte) {
 		if c.KS.Exists(c.DB, key) {
 			b.Del(c.DB, key)
 			n++
+			deleted = append(deleted, key)
 		}
 	}
 	if n == 0 {
@@ -129,6 +131,7 @@ func cmdDel(c *Client, args [][]byte) {
 	}
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(n)
+		notifyEach(c, notifyGeneric, "del", deleted, 1)
 	}
 }
 
@@ -260,13 +263,16 @@ func expireGeneric(c *Client, args [][]byte, seconds, relative bool, cmd string)
 		return
 	}
 	b := c.KS.NewBatch()
+	event := "expire"
 	if e.when <= now {
 		b.Del(c.DB, key)
+		event = "del"
 	} else {
 		c.KS.SetExpire(b, c.DB, key, e.when)
 	}
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(1)
+		c.Notify(notifyGeneric, event, key)
 	}
 }
 
@@ -318,6 +324,7 @@ func cmdPersist(c *Client, args [][]byte) {
 	c.KS.SetExpire(b, c.DB, key, 0)
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(1)
+		c.Notify(notifyGeneric, "persist", key)
 	}
 }
 
@@ -342,7 +349,8 @@ func renameGeneric(c *Client, src, dst []byte, nx bool) {
 		}
 		return
 	}
-	if nx && c.KS.Exists(c.DB, dst) {
+	existed := c.KS.Exists(c.DB, dst)
+	if nx && existed {
 		c.WriteInt(0)
 		return
 	}
@@ -352,6 +360,11 @@ func renameGeneric(c *Client, src, dst []byte, nx bool) {
 	if !commitReply(c, b, len(c.Out)) {
 		return
 	}
+	if existed {
+		c.Notify(notifyNew, "new", dst) // Redis deletes dst and adds it again
+	}
+	c.Notify(notifyGeneric, "rename_from", src)
+	c.Notify(notifyGeneric, "rename_to", dst)
 	if nx {
 		c.WriteInt(1)
 	} else {
@@ -401,7 +414,13 @@ func cmdCopy(c *Client, args [][]byte) {
 		c.WriteErr(errSameObject)
 		return
 	}
-	if !c.KS.Exists(c.DB, src) || (!o.replace && c.KS.Exists(o.db, dst)) {
+	if !c.KS.Exists(c.DB, src) {
+		c.WriteInt(0)
+		return
+	}
+	c.KS.CountLookups(false) // the destination is written, not read (COPY counts only src)
+	existed := c.KS.Exists(o.db, dst)
+	if !o.replace && existed {
 		c.WriteInt(0)
 		return
 	}
@@ -409,6 +428,10 @@ func cmdCopy(c *Client, args [][]byte) {
 	c.KS.CopyValue(b, c.DB, src, o.db, dst, expireAtOf(c, src))
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(1)
+		if existed {
+			c.NotifyDB(notifyNew, "new", dst, o.db) // Redis deletes dst and adds it again
+		}
+		c.NotifyDB(notifyGeneric, "copy_to", dst, o.db)
 	}
 }
 
@@ -433,6 +456,8 @@ func cmdMove(c *Client, args [][]byte) {
 	b.Del(c.DB, key)
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(1)
+		c.Notify(notifyGeneric, "move_from", key)
+		c.NotifyDB(notifyGeneric, "move_to", key, db)
 	}
 }
 

@@ -145,6 +145,7 @@ func pushGeneric(c *Client, args [][]byte, left, onlyExisting bool) {
 	}
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(n))
+		c.Notify(notifyList, listEvent("push", left), key)
 	}
 }
 
@@ -231,7 +232,20 @@ func listPopCommit(c *Client, key []byte, left bool, n, mark int) bool {
 	} else {
 		b.RPop(c.DB, key, n)
 	}
-	return commitReply(c, b, mark)
+	if !commitReply(c, b, mark) {
+		return false
+	}
+	notifyChanged(c, notifyList, listEvent("pop", left), key)
+	return true
+}
+
+// listEvent is the notification of a push or pop at one end: lpush,
+// rpop...
+func listEvent(op string, left bool) string {
+	if left {
+		return "l" + op
+	}
+	return "r" + op
 }
 
 // ---- reads ----
@@ -462,6 +476,7 @@ func cmdLSet(c *Client, args [][]byte) {
 	b.LSet(c.DB, key, i, args[3])
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteOK()
+		c.Notify(notifyList, "lset", key)
 	}
 }
 
@@ -509,6 +524,7 @@ func cmdLRem(c *Client, args [][]byte) {
 	}
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(removed)
+		notifyChanged(c, notifyList, "lrem", key)
 	}
 }
 
@@ -541,12 +557,14 @@ func cmdLTrim(c *Client, args [][]byte) {
 		b.Del(c.DB, key)
 	case from == 0 && to == n-1:
 		c.WriteOK() // nothing to trim
+		c.Notify(notifyList, "ltrim", key)
 		return
 	default:
 		b.LTrim(c.DB, key, from, to-from+1)
 	}
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteOK()
+		notifyChanged(c, notifyList, "ltrim", key)
 	}
 }
 
@@ -590,6 +608,7 @@ func cmdLInsert(c *Client, args [][]byte) {
 	b.LInsert(c.DB, key, at, args[4])
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(n + 1))
+		c.Notify(notifyList, "linsert", key)
 	}
 }
 
@@ -675,7 +694,10 @@ func listMove(c *Client, src, dst []byte, fromLeft, toLeft, blocking bool) listM
 		pop()
 		pushListEnd(b, c.DB, dst, val, toLeft)
 	}
-	commitReply(c, b, mark)
+	if commitReply(c, b, mark) {
+		c.Notify(notifyList, listEvent("push", toLeft), dst)
+		notifyChanged(c, notifyList, listEvent("pop", fromLeft), src)
+	}
 	return listMoveDone
 }
 

@@ -65,13 +65,13 @@ func setCommands() []Command {
 			Summary: "Subtract multiple sets", Run: cmdSDiff,
 			KeySpecs: []KeySpec{keyRange(KeyRO|KeyAccess, 1, -1, 1)}, Tips: []string{"nondeterministic_output_order"}},
 		{Name: "sinterstore", Arity: -3, Flags: w | dm, FirstKey: 1, LastKey: -1, Step: 1, Group: "set", Since: "1.0.0",
-			Summary: "Intersect multiple sets and store the resulting set in a key", Run: cmdSInterStore,
+			Summary: "Intersect multiple sets and store the resulting set in a key", Run: cmdSInterStore, CountsReads: true,
 			KeySpecs: []KeySpec{keyAt(KeyRW|KeyUpdate, 1), keyRange(KeyRO|KeyAccess, 2, -1, 1)}},
 		{Name: "sunionstore", Arity: -3, Flags: w | dm, FirstKey: 1, LastKey: -1, Step: 1, Group: "set", Since: "1.0.0",
-			Summary: "Add multiple sets and store the resulting set in a key", Run: cmdSUnionStore,
+			Summary: "Add multiple sets and store the resulting set in a key", Run: cmdSUnionStore, CountsReads: true,
 			KeySpecs: []KeySpec{keyAt(KeyOW|KeyUpdate, 1), keyRange(KeyRO|KeyAccess, 2, -1, 1)}},
 		{Name: "sdiffstore", Arity: -3, Flags: w | dm, FirstKey: 1, LastKey: -1, Step: 1, Group: "set", Since: "1.0.0",
-			Summary: "Subtract multiple sets and store the resulting set in a key", Run: cmdSDiffStore,
+			Summary: "Subtract multiple sets and store the resulting set in a key", Run: cmdSDiffStore, CountsReads: true,
 			KeySpecs: []KeySpec{keyAt(KeyOW|KeyUpdate, 1), keyRange(KeyRO|KeyAccess, 2, -1, 1)}},
 		{Name: "sscan", Arity: -3, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, Group: "set", Since: "2.8.0",
 			Summary: "Incrementally iterate Set elements", Run: cmdSScan,
@@ -112,6 +112,7 @@ func cmdSAdd(c *Client, args [][]byte) {
 	b.SAdd(c.DB, key, added...)
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(len(added)))
+		c.Notify(notifySet, "sadd", key)
 	}
 }
 
@@ -131,6 +132,7 @@ func cmdSRem(c *Client, args [][]byte) {
 	b.SRem(c.DB, key, removed...)
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(len(removed)))
+		notifyChanged(c, notifySet, "srem", key)
 	}
 }
 
@@ -241,7 +243,9 @@ func cmdSPop(c *Client, args [][]byte) {
 	} else {
 		c.WriteBulk(ms[0])
 	}
-	commitReply(c, b, mark)
+	if commitReply(c, b, mark) {
+		notifyChanged(c, notifySet, "spop", key)
+	}
 }
 
 // srandMaxRepeats bounds SRANDMEMBER's negative count: the reply is built
@@ -325,11 +329,16 @@ func cmdSMove(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.SRem(c.DB, src, member)
-	if already, _ := c.KS.SIsMember(c.DB, dst, member); !already {
+	already, _ := c.KS.SIsMember(c.DB, dst, member)
+	if !already {
 		b.SAdd(c.DB, dst, member)
 	}
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(1)
+		notifyChanged(c, notifySet, "srem", src)
+		if !already {
+			c.Notify(notifySet, "sadd", dst)
+		}
 	}
 }
 
@@ -363,30 +372,32 @@ func setAlgebraReply(c *Client, ms [][]byte, err error) {
 // SINTERSTORE destination key [key ...]
 func cmdSInterStore(c *Client, args [][]byte) {
 	ms, err := c.KS.SInter(c.DB, args[2:], 0)
-	storeSetResult(c, args[1], ms, err)
+	storeSetResult(c, args[1], ms, err, "sinterstore")
 }
 
 // SUNIONSTORE destination key [key ...]
 func cmdSUnionStore(c *Client, args [][]byte) {
 	ms, err := c.KS.SUnion(c.DB, args[2:])
-	storeSetResult(c, args[1], ms, err)
+	storeSetResult(c, args[1], ms, err, "sunionstore")
 }
 
 // SDIFFSTORE destination key [key ...]
 func cmdSDiffStore(c *Client, args [][]byte) {
 	ms, err := c.KS.SDiff(c.DB, args[2:])
-	storeSetResult(c, args[1], ms, err)
+	storeSetResult(c, args[1], ms, err, "sdiffstore")
 }
 
 // storeSetResult replaces dst (whatever it holds) with the set of ms, deleting
 // it when ms is empty, in one batch, and replies the size.
-func storeSetResult(c *Client, dst []byte, ms [][]byte, err error) {
+func storeSetResult(c *Client, dst []byte, ms [][]byte, err error, event string) {
 	if err != nil {
 		c.WriteErr(err)
 		return
 	}
+	c.KS.CountLookups(false) // the sources were read (counted); dst is written
 	b := c.KS.NewBatch()
-	if c.KS.Exists(c.DB, dst) {
+	existed := c.KS.Exists(c.DB, dst)
+	if existed {
 		b.Del(c.DB, dst)
 	}
 	if len(ms) > 0 {
@@ -394,6 +405,7 @@ func storeSetResult(c *Client, dst []byte, ms [][]byte, err error) {
 	}
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(len(ms)))
+		notifyStore(c, notifySet, event, dst, len(ms) > 0, existed)
 	}
 }
 

@@ -228,7 +228,8 @@ func sortGeneric(c *Client, args [][]byte, readonly bool) {
 	}
 	b := c.KS.NewBatch()
 	c.KS.CountLookups(false) // the destination is written, not read
-	if c.KS.Exists(c.DB, o.store) {
+	existed := c.KS.Exists(c.DB, o.store)
+	if existed {
 		b.Del(c.DB, o.store)
 	}
 	if len(out) > 0 {
@@ -236,6 +237,7 @@ func sortGeneric(c *Client, args [][]byte, readonly bool) {
 	}
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(len(out)))
+		notifyStore(c, notifyList, "sortstore", o.store, len(out) > 0, existed)
 	}
 }
 

@@ -379,15 +379,21 @@ func cmdXAdd(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	b.XAdd(c.DB, key, id, args[fieldPos:])
+	trimmed := false
 	if a.strategy != 0 {
 		if keep, all, n := c.KS.StreamTrimPlan(c.DB, key, true, id, a.trim); n > 0 {
 			b.XTrim(c.DB, key, keep, all)
+			trimmed = true
 		}
 	}
 	mark := len(c.Out)
 	if commitReply(c, b, mark) {
 		writeStreamID(c, id)
 		SignalStreamReaders(c.KS, c.DB, key)
+		c.Notify(notifyStream, "xadd", key)
+		if trimmed {
+			c.Notify(notifyStream, "xtrim", key)
+		}
 	}
 }
 
@@ -517,6 +523,7 @@ func cmdXDel(c *Client, args [][]byte) {
 	b.XDel(c.DB, key, del)
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(len(del)))
+		c.Notify(notifyStream, "xdel", key)
 	}
 }
 
@@ -557,6 +564,7 @@ func cmdXTrim(c *Client, args [][]byte) {
 	b.XTrim(c.DB, key, keep, all)
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(n)
+		c.Notify(notifyStream, "xtrim", key)
 	}
 }
 
@@ -625,6 +633,7 @@ func cmdXSetID(c *Client, args [][]byte) {
 	b.XSetID(c.DB, key, m)
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteOK()
+		c.Notify(notifyStream, "xsetid", key)
 	}
 }
 
@@ -1116,6 +1125,7 @@ func cmdXGroupCreate(c *Client, args [][]byte) {
 	b.XGroupCreate(c.DB, key, string(args[3]), id, entriesRead)
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteOK()
+		c.Notify(notifyStream, "xgroup-create", key)
 	}
 }
 
@@ -1158,6 +1168,7 @@ func cmdXGroupSetID(c *Client, args [][]byte) {
 	b.XGroupSetID(c.DB, args[2], string(args[3]), id, entriesRead)
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteOK()
+		c.Notify(notifyStream, "xgroup-setid", args[2])
 	}
 }
 
@@ -1175,6 +1186,7 @@ func cmdXGroupDestroy(c *Client, args [][]byte) {
 	b.XGroupDestroy(c.DB, args[2], string(args[3]))
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(1)
+		c.Notify(notifyStream, "xgroup-destroy", args[2])
 	}
 }
 
@@ -1191,6 +1203,7 @@ func cmdXGroupCreateConsumer(c *Client, args [][]byte) {
 	b.XConsumerCreate(c.DB, args[2], string(args[3]), string(args[4]), c.KS.NowMs())
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(1)
+		c.Notify(notifyStream, "xgroup-createconsumer", args[2])
 	}
 }
 
@@ -1208,6 +1221,7 @@ func cmdXGroupDelConsumer(c *Client, args [][]byte) {
 	b.XConsumerDel(c.DB, args[2], string(args[3]), string(args[4]))
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(ci.Pending))
+		c.Notify(notifyStream, "xgroup-delconsumer", args[2])
 	}
 }
 

@@ -34,10 +34,10 @@ func stringCommands() []Command {
 			Summary: "Set the string value of a key and return its old value", Run: cmdGetSet,
 			KeySpecs: key1(KeyRW | KeyAccess | KeyUpdate)},
 		{Name: "getdel", Arity: 2, Flags: w | fast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "6.2.0",
-			Summary: "Get the value of a key and delete the key", Run: cmdGetDel,
+			Summary: "Get the value of a key and delete the key", Run: cmdGetDel, CountsReads: true,
 			KeySpecs: key1(KeyRW | KeyAccess | KeyDelete)},
 		{Name: "getex", Arity: -2, Flags: w | fast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "6.2.0",
-			Summary: "Get the value of a key and optionally set its expiration", Run: cmdGetEx,
+			Summary: "Get the value of a key and optionally set its expiration", Run: cmdGetEx, CountsReads: true,
 			KeySpecs: []KeySpec{{Notes: "RW and UPDATE because it changes the TTL", Flags: KeyRW | KeyAccess | KeyUpdate, Index: 1, KeyStep: 1}}},
 		{Name: "setnx", Arity: 3, Flags: w | dm | fast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0",
 			Summary: "Set the value of a key, only if the key does not exist", Run: cmdSetNX,
@@ -271,8 +271,19 @@ func setString(c *Client, key, val []byte, o setOptions, expireAt, now int64) {
 	}
 	b := c.KS.NewBatch()
 	putString(b, c.DB, key, val, expireAt, now)
-	if commitReply(c, b, mark) && !o.get {
-		c.WriteOK()
+	if commitReply(c, b, mark) {
+		if !o.get {
+			c.WriteOK()
+		}
+		notifyStringSet(c, key, o.expire != expireNone)
+	}
+}
+
+// notifyStringSet sends SET's events: set, and expire if it set an expiry.
+func notifyStringSet(c *Client, key []byte, expiry bool) {
+	c.Notify(notifyString, "set", key)
+	if expiry {
+		c.Notify(notifyGeneric, "expire", key)
 	}
 }
 
@@ -308,6 +319,7 @@ func cmdSetNX(c *Client, args [][]byte) {
 	b.Set(c.DB, key, args[2], 0)
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(1)
+		c.Notify(notifyString, "set", key)
 	}
 }
 
@@ -328,6 +340,7 @@ func setWithExpiry(c *Client, args [][]byte, kind expireKind, name string) {
 	putString(b, c.DB, args[1], args[3], expireAt, now)
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteOK()
+		notifyStringSet(c, args[1], true)
 	}
 }
 
@@ -352,7 +365,9 @@ func cmdGetSet(c *Client, args [][]byte) {
 	writeBulkOrNull(c, old, found)
 	b := c.KS.NewBatch()
 	b.Set(c.DB, args[1], args[2], 0)
-	commitReply(c, b, mark)
+	if commitReply(c, b, mark) {
+		c.Notify(notifyString, "set", args[1])
+	}
 }
 
 // GETDEL key
@@ -370,7 +385,9 @@ func cmdGetDel(c *Client, args [][]byte) {
 	c.WriteBulk(val)
 	b := c.KS.NewBatch()
 	b.Del(c.DB, args[1])
-	commitReply(c, b, mark)
+	if commitReply(c, b, mark) {
+		c.Notify(notifyGeneric, "del", args[1])
+	}
 }
 
 // GETEX key [EX s|PX ms|EXAT s|PXAT ms|PERSIST]
@@ -399,15 +416,22 @@ func cmdGetEx(c *Client, args [][]byte) {
 	mark := len(c.Out)
 	c.WriteBulk(val)
 	b := c.KS.NewBatch()
+	event := "expire"
 	switch {
 	case o.expire != expireNone:
 		putString(b, c.DB, key, val, expireAt, now)
+		if expireAt <= now && (o.expire == expireEXAT || o.expire == expirePXAT) {
+			event = "del"
+		}
 	case o.persist && expireAtOf(c, key) != 0:
 		b.Set(c.DB, key, val, 0)
+		event = "persist"
 	default:
 		return // nothing to change
 	}
-	commitReply(c, b, mark)
+	if commitReply(c, b, mark) {
+		c.Notify(notifyGeneric, event, key)
+	}
 }
 
 // MSET key value [key value ...]
@@ -422,6 +446,7 @@ func cmdMSet(c *Client, args [][]byte) {
 	}
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteOK()
+		notifyEach(c, notifyString, "set", args[1:], 2)
 	}
 }
 
@@ -443,6 +468,7 @@ func cmdMSetNX(c *Client, args [][]byte) {
 	}
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(1)
+		notifyEach(c, notifyString, "set", args[1:], 2)
 	}
 }
 
@@ -516,6 +542,7 @@ func incrBy(c *Client, key []byte, delta int64) {
 	b.Set(c.DB, key, strconv.AppendInt(buf[:0], n, 10), expireAtOf(c, key))
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(n)
+		c.Notify(notifyString, "incrby", key)
 	}
 }
 
@@ -551,6 +578,7 @@ func cmdIncrByFloat(c *Client, args [][]byte) {
 	b.Set(c.DB, key, []byte(s), expireAtOf(c, key))
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteBulkString(s)
+		c.Notify(notifyString, "incrbyfloat", key)
 	}
 }
 
@@ -581,6 +609,7 @@ func cmdAppend(c *Client, args [][]byte) {
 			b.SetRange(c.DB, key, int64(len(old)), tail)
 			if commitReply(c, b, len(c.Out)) {
 				c.WriteInt(n)
+				c.Notify(notifyString, "append", key)
 			}
 			return
 		}
@@ -592,6 +621,7 @@ func cmdAppend(c *Client, args [][]byte) {
 	b.Set(c.DB, key, val, expireAt)
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(len(val)))
+		c.Notify(notifyString, "append", key)
 	}
 }
 
@@ -698,6 +728,7 @@ func cmdSetRange(c *Client, args [][]byte) {
 		b.SetRange(c.DB, key, off, patch)
 		if commitReply(c, b, len(c.Out)) {
 			c.WriteInt(size)
+			c.Notify(notifyString, "setrange", key)
 		}
 		return
 	}
@@ -712,6 +743,7 @@ func cmdSetRange(c *Client, args [][]byte) {
 	b.Set(c.DB, key, val, expireAt)
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(size)
+		c.Notify(notifyString, "setrange", key)
 	}
 }
 
@@ -785,6 +817,7 @@ func cmdSetBit(c *Client, args [][]byte) {
 		b.SetRange(c.DB, key, idx, []byte{nb})
 		if commitReply(c, b, len(c.Out)) {
 			c.WriteInt(int64(oldBit))
+			c.Notify(notifyString, "setbit", key)
 		}
 		return
 	}
@@ -803,6 +836,7 @@ func cmdSetBit(c *Client, args [][]byte) {
 	b.Set(c.DB, key, val, expireAt)
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(oldBit))
+		c.Notify(notifyString, "setbit", key)
 	}
 }
 

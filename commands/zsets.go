@@ -51,7 +51,7 @@ func zsetCommands() []Command {
 			Summary: "Returns members in a sorted set within a range of indexes.", Run: cmdZRange,
 			KeySpecs: key1(KeyRO | KeyAccess)},
 		{Name: "zrangestore", Arity: -5, Flags: w | dm, FirstKey: k1, LastKey: 2, Step: 1, Group: g, Since: "6.2.0",
-			Summary: "Stores a range of members from sorted set in a key.", Run: cmdZRangeStore,
+			Summary: "Stores a range of members from sorted set in a key.", Run: cmdZRangeStore, CountsReads: true,
 			KeySpecs: []KeySpec{keyAt(KeyOW|KeyUpdate, 1), keyAt(KeyRO|KeyAccess, 2)}},
 		{Name: "zrangebyscore", Arity: -4, Flags: r, FirstKey: k1, LastKey: 1, Step: 1, Group: g, Since: "1.0.5",
 			Summary: "Returns members in a sorted set within a range of scores.", Run: cmdZRangeByScore,
@@ -99,13 +99,13 @@ func zsetCommands() []Command {
 			Summary: "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member is available otherwise.", Run: cmdBZPopMax,
 			KeySpecs: []KeySpec{keyRange(KeyRW|KeyAccess|KeyDelete, 1, -2, 1)}},
 		{Name: "zunionstore", Arity: -4, Flags: w | dm | FlagMovableKeys, FirstKey: k1, LastKey: 1, Step: 1, Group: g, Since: "2.0.0",
-			Summary: "Stores the union of multiple sorted sets in a key.", Run: cmdZUnionStore,
+			Summary: "Stores the union of multiple sorted sets in a key.", Run: cmdZUnionStore, CountsReads: true,
 			KeySpecs: []KeySpec{keyAt(KeyOW|KeyUpdate, 1), keyNumkeys(KeyRO|KeyAccess, 2)}, GetKeys: numkeysGetKeys(1, 2, 3)},
 		{Name: "zinterstore", Arity: -4, Flags: w | dm | FlagMovableKeys, FirstKey: k1, LastKey: 1, Step: 1, Group: g, Since: "2.0.0",
-			Summary: "Stores the intersect of multiple sorted sets in a key.", Run: cmdZInterStore,
+			Summary: "Stores the intersect of multiple sorted sets in a key.", Run: cmdZInterStore, CountsReads: true,
 			KeySpecs: []KeySpec{keyAt(KeyOW|KeyUpdate, 1), keyNumkeys(KeyRO|KeyAccess, 2)}, GetKeys: numkeysGetKeys(1, 2, 3)},
 		{Name: "zdiffstore", Arity: -4, Flags: w | dm | FlagMovableKeys, FirstKey: k1, LastKey: 1, Step: 1, Group: g, Since: "6.2.0",
-			Summary: "Stores the difference of multiple sorted sets in a key.", Run: cmdZDiffStore,
+			Summary: "Stores the difference of multiple sorted sets in a key.", Run: cmdZDiffStore, CountsReads: true,
 			KeySpecs: []KeySpec{keyAt(KeyOW|KeyUpdate, 1), keyNumkeys(KeyRO|KeyAccess, 2)}, GetKeys: numkeysGetKeys(1, 2, 3)},
 		{Name: "zunion", Arity: -3, Flags: r | FlagMovableKeys, Group: g, Since: "6.2.0",
 			Summary: "Returns the union of multiple sorted sets.", Run: cmdZUnion,
@@ -292,7 +292,9 @@ options:
 	if len(members) > 0 {
 		b := c.KS.NewBatch()
 		b.ZAdd(c.DB, key, members, set)
-		commitReply(c, b, mark)
+		if commitReply(c, b, mark) {
+			c.Notify(notifyZset, pick(incr, "zincr", "zadd"), key)
+		}
 	}
 }
 
@@ -654,15 +656,17 @@ func zrangeGeneric(c *Client, args [][]byte, argStart int, store bool, kind zran
 			scores = append(scores, z.ScoreOf(x))
 		})
 	}
-	storeZSet(c, args[1], members, scores)
+	storeZSet(c, args[1], members, scores, "zrangestore")
 }
 
 // storeZSet replaces dst by the given members (none: dst is deleted) in
 // one batch and replies with their number.
-func storeZSet(c *Client, dst []byte, members []string, scores []float64) {
+func storeZSet(c *Client, dst []byte, members []string, scores []float64, event string) {
 	mark := len(c.Out)
 	c.WriteInt(int64(len(members)))
-	if len(members) == 0 && !c.KS.Exists(c.DB, dst) {
+	c.KS.CountLookups(false) // the sources were read (counted); dst is written
+	existed := c.KS.Exists(c.DB, dst)
+	if len(members) == 0 && !existed {
 		return
 	}
 	maxLen := 0
@@ -677,7 +681,9 @@ func storeZSet(c *Client, dst []byte, members []string, scores []float64) {
 	b := c.KS.NewBatch()
 	b.Del(c.DB, dst)
 	b.ZAddStrings(c.DB, dst, members, scores)
-	commitReply(c, b, mark)
+	if commitReply(c, b, mark) {
+		notifyStore(c, notifyZset, event, dst, len(members) > 0, existed)
+	}
 }
 
 // ---- removals ----
@@ -717,12 +723,14 @@ func cmdZRem(c *Client, args [][]byte) {
 	} else {
 		b.ZRem(c.DB, args[1], rem)
 	}
-	commitReply(c, b, mark)
+	if commitReply(c, b, mark) {
+		notifyChanged(c, notifyZset, "zrem", args[1])
+	}
 }
 
 // removeSelection writes the removal of the selected elements of the set
 // at key (a delete when that is all of them) and replies with their count.
-func removeSelection(c *Client, key []byte, z *keyspace.ZSet, s zselection) {
+func removeSelection(c *Client, key []byte, z *keyspace.ZSet, s zselection, event string) {
 	mark := len(c.Out)
 	c.WriteInt(int64(s.count))
 	if s.count <= 0 {
@@ -736,7 +744,9 @@ func removeSelection(c *Client, key []byte, z *keyspace.ZSet, s zselection) {
 		s.each(z, func(x keyspace.ZNode) { members = append(members, string(z.Member(x))) })
 		b.ZRemStrings(c.DB, key, members)
 	}
-	commitReply(c, b, mark)
+	if commitReply(c, b, mark) {
+		notifyChanged(c, notifyZset, event, key)
+	}
 }
 
 // ZREMRANGEBYRANK key start stop
@@ -753,7 +763,7 @@ func cmdZRemRangeByRank(c *Client, args [][]byte) {
 				c.WriteInt(0)
 				return
 			}
-			removeSelection(c, args[1], z, rankSelection(start, end, z.Len(), false))
+			removeSelection(c, args[1], z, rankSelection(start, end, z.Len(), false), "zremrangebyrank")
 			return
 		}
 	}
@@ -776,7 +786,7 @@ func cmdZRemRangeByScore(c *Client, args [][]byte) {
 		return
 	}
 	lo, hi := z.ScoreRanks(r)
-	removeSelection(c, args[1], z, limitSelection(lo, hi, 0, -1, false))
+	removeSelection(c, args[1], z, limitSelection(lo, hi, 0, -1, false), "zremrangebyscore")
 }
 
 // ZREMRANGEBYLEX key min max
@@ -795,7 +805,7 @@ func cmdZRemRangeByLex(c *Client, args [][]byte) {
 		return
 	}
 	lo, hi := z.LexRanks(r, false)
-	removeSelection(c, args[1], z, limitSelection(lo, hi, 0, -1, false))
+	removeSelection(c, args[1], z, limitSelection(lo, hi, 0, -1, false), "zremrangebylex")
 }
 
 // ZPOPMIN key [count]
@@ -877,7 +887,9 @@ func zpop(c *Client, key []byte, z *keyspace.ZSet, count int64, fromMax bool, em
 	} else {
 		b.ZRemStrings(c.DB, key, members)
 	}
-	commitReply(c, b, mark)
+	if commitReply(c, b, mark) {
+		notifyChanged(c, notifyZset, pick(fromMax, "zpopmax", "zpopmin"), key)
+	}
 }
 
 // BZPOPMIN key [key ...] timeout
@@ -1249,7 +1261,7 @@ func zsetOpGeneric(c *Client, args [][]byte, numkeysIdx int, op zsetOp, store, c
 		scores[i] = acc[m]
 	}
 	if store {
-		storeZSet(c, args[1], members, scores)
+		storeZSet(c, args[1], members, scores, [...]string{zopUnion: "zunionstore", zopInter: "zinterstore", zopDiff: "zdiffstore"}[op])
 		return
 	}
 	if withScores {

@@ -19,7 +19,7 @@ import (
 // persistence and returns its address once it answers PING. The process is
 // killed when the test ends. A missing redis-server is a failure, not a
 // skip: the differential tests are part of `make test`.
-func startRedis(t testing.TB) string {
+func startRedis(t testing.TB, extra ...string) string {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -31,6 +31,7 @@ func startRedis(t testing.TB) string {
 		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", dir,
 		"--daemonize", "no", "--logfile", "")
+	cmd.Args = append(cmd.Args, extra...)
 	log := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {

@@ -47,6 +47,7 @@ type Keyspace struct {
 	curLSN uint64   // LSN of the record being applied
 
 	keyReadyFn func(db int, key []byte) // OnKeyReady: wakes blocked clients
+	events     eventHooks               // OnKeyEvents (notify.go): keyspace notifications
 	touchedFn  func(db int, key []byte) // OnKeyTouched (stream.go): wakes blocked group readers
 
 	// recovery state
@@ -120,12 +121,16 @@ func (ks *Keyspace) lookup(dbi int, key []byte) *entry {
 	if !ok {
 		e := ks.kixLookup(dbi, key)
 		ks.countLookup(e != nil)
+		if e == nil {
+			ks.keyMissed(dbi, key)
+		}
 		return e
 	}
 	e := &d.entries[i]
 	if e.expireAt != 0 && e.expireAt <= ks.NowMs() {
 		ks.expire(dbi, e.key)
 		ks.countLookup(false)
+		ks.keyMissed(dbi, key)
 		return nil
 	}
 	ks.countLookup(true)
@@ -171,6 +176,7 @@ func (ks *Keyspace) ResetStats() {
 func (ks *Keyspace) expire(dbi int, key string) {
 	ks.removeKey(dbi, key)
 	ks.expiredKeys.Add(1)
+	ks.keyExpired(dbi, key)
 }
 
 func (ks *Keyspace) value(e *entry) []byte {
@@ -629,7 +635,8 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 		d := ks.dbs[o.db]
 		if ks.kixOn() {
 			// A string of one operation: into the index, out of DRAM.
-			if _, ok := d.index[string(o.key)]; ok {
+			_, inDRAM := d.index[string(o.key)]
+			if inDRAM {
 				ks.removeKey(o.db, string(o.key))
 			}
 			switch old, ok := ks.kixGet(o.db, o.key); {
@@ -643,6 +650,9 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 				}
 			default:
 				ks.kix.counts[o.db]++
+				if !inDRAM {
+					ks.keyCreated(o.db, o.key)
+				}
 			}
 			ks.kixWrite(o.db, o.key, loc, o.expireAt != 0)
 			if !ks.kixRepairing() {
@@ -666,6 +676,7 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 			e.loc, e.expireAt, e.size, e.obj = loc, o.expireAt, uint32(o.size), nil
 		} else {
 			d.insert(entry{key: string(o.key), loc: loc, expireAt: o.expireAt, size: uint32(o.size)})
+			ks.keyCreated(o.db, o.key)
 		}
 		ks.liveBytes += int64(o.size)
 		if o.expireAt != 0 {

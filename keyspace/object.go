@@ -199,6 +199,7 @@ func (ks *Keyspace) createObject(db int, key []byte, c collection, loc uint64) *
 	d := ks.dbs[db]
 	anchored := ks.lastDel.ok && ks.lastDel.db == db && string(ks.lastDel.key) == string(key)
 	d.insert(entry{key: string(key), obj: &object{coll: c, firstSeg: loc >> 40, anchored: anchored}})
+	ks.keyCreated(db, key)
 	return &d.entries[d.index[string(key)]]
 }
 

@@ -457,6 +457,7 @@ func wireConfigTable(t []configParam) {
 		return nil
 	}
 	by["client-output-buffer-limit"].apply = func(s *Server, _ string) error { s.obuf.Store(nil); return nil } // obuf.go: re-read at next use
+	by["notify-keyspace-events"].apply = func(s *Server, v string) error { s.notify.flags.Store(int64(NotifyFlags(v))); return nil }
 	by["protected-mode"].apply = func(s *Server, v string) error { s.live.protectedMode.Store(v == "yes"); return nil }
 	liveInt := func(name string, dst func(*Server) interface{ Store(int64) }) {
 		by[name].apply = func(s *Server, v string) error {

@@ -61,8 +61,8 @@ type conn struct {
 
 	// Pub/sub (pubsub.go): the subscriptions, their counts, and the write
 	// lock a publisher and flush share in goroutine mode.
-	ps          pubsubState
-	subN, psubN atomic.Int32
+	ps                 pubsubState
+	subN, psubN, ssubN atomic.Int32
 	// resp3 mirrors Client.Proto == 3 for publishers, which encode a
 	// message for this connection from their own goroutine.
 	resp3 atomic.Bool
@@ -240,6 +240,7 @@ func growBuf(b []byte, n int) []byte {
 
 func (c *conn) finish() {
 	c.unsubscribeAll()
+	c.stopMonitor()
 	c.unblockOnClose() // [lists: blocking]
 	if c.Watch.Watching() {
 		c.srv.env.lock()

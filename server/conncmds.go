@@ -197,6 +197,7 @@ func helloCommand(c *Client, args [][]byte) {
 func resetCommand(c *Client, _ [][]byte) {
 	if c.conn != nil {
 		c.conn.unsubscribeAll()
+		c.conn.stopMonitor()
 		c.conn.replyOff, c.conn.replySkip, c.conn.replySkipNext = false, false, false // CLIENT REPLY ON
 	}
 	c.endMulti()

@@ -86,6 +86,9 @@ func (c *conn) reject(cmd *Command, msg string) {
 			c.srv.env.unlock()
 		}
 		c.WriteError("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR "))
+		if c.srv.monitors.n.Load() > 0 {
+			c.feedMonitors(cmd, [][]byte{[]byte("exec")}, false) // as Redis's execCommandAbort
+		}
 	} else {
 		c.WriteError(msg)
 	}
@@ -106,10 +109,19 @@ func (c *conn) reject(cmd *Command, msg string) {
 func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 	start := len(c.Out)
 	c.lastCmd = cmd
+	mon := c.srv.monitors.n.Load() > 0 && monitored(cmd) // monitor.go
+	if mon && monitorsFirst(cmd) {
+		c.feedMonitors(cmd, args, locked && c.srv.running.Load() != nil)
+	}
 	var now time.Time
 	if cmd.NoLock || locked {
 		if locked {
+			n := &c.srv.notify
+			was := n.inCmd
+			n.inCmd = true
 			c.runCounted(cmd, args)
+			c.srv.notifyEnd()
+			n.inCmd = was
 			c.feed(cmd, args, start, true)
 		} else {
 			cmd.Run(&c.Client, args)
@@ -124,6 +136,7 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 		env := &c.srv.env
 		env.lock()
 		c.tick = time.Now() // time spent waiting for the lock is not the command's
+		c.srv.notify.inCmd = true
 		reg := c.loopRegistry()
 		if reg != nil {
 			reg.loopServes = true // this command serves what it wakes (no kickServe)
@@ -139,6 +152,8 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 			}
 			reg.loopServes = false
 		}
+		c.srv.notifyEnd()
+		c.srv.notify.inCmd = false
 		lsn := env.lastLSN()
 		if d := c.srv.dirty; d != nil {
 			lsn = d.waitLSN(cmd, c.DB, args, before, lsn, served, env.durableLSN()) // dirty.go
@@ -153,6 +168,9 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 	c.tick = now
 	c.recordSlow(cmd, args, d)
 	c.count(cmd, d, len(c.Out) > start && c.Out[start] == '-', false)
+	if mon && !monitorsFirst(cmd) {
+		c.feedMonitors(cmd, args, locked && c.srv.running.Load() != nil)
+	}
 	if c.blk.pending { // [lists: blocking] the handler blocked: wait without the lock
 		if c.gc != nil {
 			c.park(cmd, args)

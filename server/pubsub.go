@@ -32,8 +32,13 @@ import (
 //     pubsubWriteTimeout is closed, so a stuck client cannot stall the
 //     publishers.
 //
-// Sharded channels (SSUBSCRIBE, SPUBLISH) are not implemented, so PUBSUB
-// SHARDCHANNELS and SHARDNUMSUB report none.
+// Sharded channels (SSUBSCRIBE, SUNSUBSCRIBE, SPUBLISH; Redis 7.0) are a
+// third, separate namespace: with no cluster every channel is in the one
+// shard, patterns never match them, and their confirmations count only
+// the connection's shard channels ("ssubscribe", name, count) where
+// (P)SUBSCRIBE's count channels plus patterns. A shard subscription puts
+// the connection in the subscribed state like the others; messages are
+// ["smessage", channel, message].
 
 const (
 	pubsubWriteTimeout = 10 * time.Second
@@ -45,6 +50,7 @@ type pubsubHub struct {
 	mu       sync.Mutex
 	channels map[string]map[*conn]struct{}
 	patterns map[string]map[*conn]struct{}
+	shard    map[string]map[*conn]struct{}
 }
 
 // pubsubState is a connection's subscriptions (guarded by the hub's mu;
@@ -52,21 +58,65 @@ type pubsubHub struct {
 type pubsubState struct {
 	channels map[string]struct{}
 	patterns map[string]struct{}
+	shard    map[string]struct{}
 }
 
 func newPubsubHub() *pubsubHub {
-	return &pubsubHub{channels: map[string]map[*conn]struct{}{}, patterns: map[string]map[*conn]struct{}{}}
+	return &pubsubHub{channels: map[string]map[*conn]struct{}{}, patterns: map[string]map[*conn]struct{}{},
+		shard: map[string]map[*conn]struct{}{}}
 }
 
-// subscriptions is the connection's number of channels plus patterns.
-func (c *conn) subscriptions() int { return int(c.subN.Load() + c.psubN.Load()) }
+// subscriptions is the connection's number of subscriptions of every kind
+// (non-zero: the subscribed state, Redis's CLIENT_PUBSUB flag).
+func (c *conn) subscriptions() int { return int(c.subN.Load() + c.psubN.Load() + c.ssubN.Load()) }
 
-// subCounter is the count of channels (or patterns) of c.
-func (c *conn) subCounter(pattern bool) *atomic.Int32 {
+// subKind is one of the three namespaces.
+type subKind uint8
+
+const (
+	subChannel subKind = iota
+	subPattern
+	subShard
+)
+
+// kindOf is the namespace of pattern (true) or channel subscriptions.
+func kindOf(pattern bool) subKind {
 	if pattern {
+		return subPattern
+	}
+	return subChannel
+}
+
+// subCounter is the count of c's subscriptions of kind k.
+func (c *conn) subCounter(k subKind) *atomic.Int32 {
+	switch k {
+	case subPattern:
 		return &c.psubN
+	case subShard:
+		return &c.ssubN
 	}
 	return &c.subN
+}
+
+// subReplyCount is the count a confirmation of kind k carries: channels
+// plus patterns, or shard channels alone.
+func (c *conn) subReplyCount(k subKind) int {
+	if k == subShard {
+		return int(c.ssubN.Load())
+	}
+	return int(c.subN.Load() + c.psubN.Load())
+}
+
+// maps returns the hub's and c's tables of kind k and the names of its
+// confirmations (h.mu held).
+func (c *conn) maps(h *pubsubHub, k subKind) (all map[string]map[*conn]struct{}, mine *map[string]struct{}, sub, unsub string) {
+	switch k {
+	case subPattern:
+		return h.patterns, &c.ps.patterns, "psubscribe", "punsubscribe"
+	case subShard:
+		return h.shard, &c.ps.shard, "ssubscribe", "sunsubscribe"
+	}
+	return h.channels, &c.ps.channels, "subscribe", "unsubscribe"
 }
 
 func pubsubCommands() []Command {
@@ -83,6 +133,12 @@ func pubsubCommands() []Command {
 			Summary: "Stops listening to messages published to channels that match one or more patterns.", Run: punsubscribeCommand, NoLock: true},
 		{Name: "publish", Arity: 3, Flags: FlagPubSub | FlagLoading | FlagStale | FlagFast, Group: "pubsub", Since: "2.0.0", ACL: acl,
 			Summary: "Posts a message to a channel.", Run: publishCommand, NoLock: true},
+		{Name: "ssubscribe", Arity: -2, Flags: subFlags, Group: "pubsub", Since: "7.0.0", ACL: acl,
+			Summary: "Listens for messages published to shard channels.", Run: ssubscribeCommand, NoLock: true},
+		{Name: "sunsubscribe", Arity: -1, Flags: subFlags, Group: "pubsub", Since: "7.0.0", ACL: acl,
+			Summary: "Stops listening to messages posted to shard channels.", Run: sunsubscribeCommand, NoLock: true},
+		{Name: "spublish", Arity: 3, Flags: FlagPubSub | FlagLoading | FlagStale | FlagFast, Group: "pubsub", Since: "7.0.0", ACL: acl,
+			Summary: "Post a message to a shard channel", Run: spublishCommand, NoLock: true},
 		{Name: "pubsub", Arity: -2, Group: "pubsub", Since: "2.8.0",
 			Summary: "A container for Pub/Sub commands.", Subcommands: []Command{
 				{Name: "pubsub|channels", Arity: -2, Flags: FlagPubSub | FlagLoading | FlagStale, Group: "pubsub", Since: "2.8.0", ACL: acl,
@@ -114,21 +170,30 @@ func writeSubReply(w *proto.Writer, kind string, name []byte, null bool, count i
 	w.WriteInt(int64(count))
 }
 
-func subscribeCommand(c *Client, args [][]byte)  { c.conn.subscribe(args[1:], false) }
-func psubscribeCommand(c *Client, args [][]byte) { c.conn.subscribe(args[1:], true) }
+func subscribeCommand(c *Client, args [][]byte)  { c.conn.subscribe(args[1:], subChannel) }
+func psubscribeCommand(c *Client, args [][]byte) { c.conn.subscribe(args[1:], subPattern) }
 func unsubscribeCommand(c *Client, args [][]byte) {
-	c.conn.unsubscribe(args[1:], false)
+	c.conn.unsubscribe(args[1:], subChannel)
 }
-func punsubscribeCommand(c *Client, args [][]byte) { c.conn.unsubscribe(args[1:], true) }
+func punsubscribeCommand(c *Client, args [][]byte) { c.conn.unsubscribe(args[1:], subPattern) }
+func sunsubscribeCommand(c *Client, args [][]byte) { c.conn.unsubscribe(args[1:], subShard) }
 
-// subscribe adds channels (or patterns) and confirms each.
-func (c *conn) subscribe(names [][]byte, pattern bool) {
+// ssubscribeCommand: SSUBSCRIBE shardchannel [...]. Unlike SUBSCRIBE,
+// Redis 7.0 refuses it inside a transaction (its DENY BLOCKING check has
+// no MULTI exception).
+func ssubscribeCommand(c *Client, args [][]byte) {
+	if c.conn.inExec {
+		c.WriteError("ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client")
+		return
+	}
+	c.conn.subscribe(args[1:], subShard)
+}
+
+// subscribe adds channels (patterns, shard channels) and confirms each.
+func (c *conn) subscribe(names [][]byte, k subKind) {
 	h := c.srv.pubsub
 	h.mu.Lock()
-	all, mine, kind := h.channels, &c.ps.channels, "subscribe"
-	if pattern {
-		all, mine, kind = h.patterns, &c.ps.patterns, "psubscribe"
-	}
+	all, mine, kind, _ := c.maps(h, k)
 	for _, n := range names {
 		name := string(n)
 		if *mine == nil {
@@ -142,45 +207,41 @@ func (c *conn) subscribe(names [][]byte, pattern bool) {
 				all[name] = subs
 			}
 			subs[c] = struct{}{}
-			c.subCounter(pattern).Add(1)
+			c.subCounter(k).Add(1)
 		}
-		writeSubReply(&c.Writer, kind, n, false, c.subscriptions())
+		writeSubReply(&c.Writer, kind, n, false, c.subReplyCount(k))
 	}
 	h.mu.Unlock()
 }
 
 // unsubscribe removes the named channels (or patterns), or all of them,
 // and confirms each; with none to remove it confirms a null name.
-func (c *conn) unsubscribe(names [][]byte, pattern bool) {
+func (c *conn) unsubscribe(names [][]byte, k subKind) {
 	h := c.srv.pubsub
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	mine, kind := c.ps.channels, "unsubscribe"
-	if pattern {
-		mine, kind = c.ps.patterns, "punsubscribe"
-	}
+	_, minep, _, kind := c.maps(h, k)
+	mine := *minep
 	if len(names) == 0 {
 		for name := range mine {
 			names = append(names, []byte(name))
 		}
 		slices.SortFunc(names, bytes.Compare)
 		if len(names) == 0 {
-			writeSubReply(&c.Writer, kind, nil, true, c.subscriptions())
+			writeSubReply(&c.Writer, kind, nil, true, c.subReplyCount(k))
 			return
 		}
 	}
 	for _, n := range names {
-		c.dropLocked(h, string(n), pattern)
-		writeSubReply(&c.Writer, kind, n, false, c.subscriptions())
+		c.dropLocked(h, string(n), k)
+		writeSubReply(&c.Writer, kind, n, false, c.subReplyCount(k))
 	}
 }
 
 // dropLocked removes one subscription of c, if it has it (h.mu held).
-func (c *conn) dropLocked(h *pubsubHub, name string, pattern bool) {
-	all, mine := h.channels, c.ps.channels
-	if pattern {
-		all, mine = h.patterns, c.ps.patterns
-	}
+func (c *conn) dropLocked(h *pubsubHub, name string, k subKind) {
+	all, minep, _, _ := c.maps(h, k)
+	mine := *minep
 	if _, ok := mine[name]; !ok {
 		return
 	}
@@ -191,7 +252,7 @@ func (c *conn) dropLocked(h *pubsubHub, name string, pattern bool) {
 			delete(all, name)
 		}
 	}
-	c.subCounter(pattern).Add(-1)
+	c.subCounter(k).Add(-1)
 }
 
 // unsubscribeAll drops every subscription (RESET, connection closed).
@@ -202,10 +263,13 @@ func (c *conn) unsubscribeAll() {
 	h := c.srv.pubsub
 	h.mu.Lock()
 	for name := range c.ps.channels {
-		c.dropLocked(h, name, false)
+		c.dropLocked(h, name, subChannel)
 	}
 	for name := range c.ps.patterns {
-		c.dropLocked(h, name, true)
+		c.dropLocked(h, name, subPattern)
+	}
+	for name := range c.ps.shard {
+		c.dropLocked(h, name, subShard)
 	}
 	h.mu.Unlock()
 }
@@ -219,7 +283,11 @@ func publishCommand(c *Client, args [][]byte) {
 // publish delivers a message to the channel's subscribers, then to the
 // subscribers of every pattern it matches (a connection subscribed both
 // ways gets it once per subscription, as in Redis).
-func (s *Server) publish(channel, msg []byte) int {
+func (s *Server) publish(channel, msg []byte) int { return s.publishFrom(channel, msg, false) }
+
+// publishFrom is publish; offLoop says the caller is not on the event loop,
+// so a loop subscriber's write is queued on the loop (notify.go).
+func (s *Server) publishFrom(channel, msg []byte, offLoop bool) int {
 	h := s.pubsub
 	type delivery struct {
 		c       *conn
@@ -260,6 +328,9 @@ func (s *Server) publish(channel, msg []byte) int {
 			}
 			m.WriteBulk(channel)
 			m.WriteBulk(msg)
+		}
+		if offLoop && d.c.pushOnLoop(m.Out) {
+			continue
 		}
 		d.c.push(m.Out)
 	}
@@ -380,20 +451,76 @@ func allowedSubscribed(name string) bool {
 	return false
 }
 
-// pubsubShardChannelsCommand: no shard channels exist (no SSUBSCRIBE).
+// pubsubShardChannelsCommand: PUBSUB SHARDCHANNELS [pattern]: the shard
+// channels with at least one subscriber, matching pattern if given.
 func pubsubShardChannelsCommand(c *Client, args [][]byte) {
 	if len(args) > 3 {
 		c.WriteError("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try PUBSUB HELP.") // as typed
 		return
 	}
-	c.WriteArray(0)
+	var names []string
+	h := c.Srv.pubsub
+	h.mu.Lock()
+	for name := range h.shard {
+		if len(args) == 2 || GlobMatch(args[2], []byte(name)) {
+			names = append(names, name)
+		}
+	}
+	h.mu.Unlock()
+	slices.Sort(names)
+	c.WriteArray(len(names))
+	for _, n := range names {
+		c.WriteBulkString(n)
+	}
 }
 
-// pubsubShardNumsubCommand: every shard channel has 0 subscribers.
+// pubsubShardNumsubCommand: PUBSUB SHARDNUMSUB [shardchannel ...]:
+// channel, count pairs.
 func pubsubShardNumsubCommand(c *Client, args [][]byte) {
 	c.WriteArray(2 * (len(args) - 2))
+	h := c.Srv.pubsub
 	for _, ch := range args[2:] {
+		h.mu.Lock()
+		n := len(h.shard[string(ch)])
+		h.mu.Unlock()
 		c.WriteBulk(ch)
-		c.WriteInt(0)
+		c.WriteInt(int64(n))
 	}
+}
+
+// pubsubShardCount is INFO's pubsubshard_channels.
+func (s *Server) pubsubShardCount() int {
+	h := s.pubsub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.shard)
+}
+
+// spublishCommand: SPUBLISH shardchannel message: the number of shard
+// subscribers the message went to (patterns never match shard channels).
+func spublishCommand(c *Client, args [][]byte) {
+	h := c.Srv.pubsub
+	h.mu.Lock()
+	out := make([]*conn, 0, len(h.shard[string(args[1])]))
+	for sub := range h.shard[string(args[1])] {
+		out = append(out, sub)
+	}
+	h.mu.Unlock()
+	var w [2]proto.Writer // RESP2, RESP3
+	for _, sub := range out {
+		v, p := 0, proto.RESP2
+		if sub.resp3.Load() {
+			v, p = 1, proto.RESP3
+		}
+		m := &w[v]
+		if m.Out == nil {
+			m.Proto = p
+			m.WritePush(3)
+			m.WriteBulkString("smessage")
+			m.WriteBulk(args[1])
+			m.WriteBulk(args[2])
+		}
+		sub.push(m.Out)
+	}
+	c.WriteInt(int64(len(out)))
 }

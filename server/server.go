@@ -195,6 +195,8 @@ type Server struct {
 	scripting *scriptEngine                   // Lua state and script cache; keyspace lock
 	fn        atomic.Pointer[functionRuntime] // function libraries (functions.go), made on first use
 	pubsub    *pubsubHub                      // subscriptions (pubsub.go)
+	notify    notifyState                     // keyspace notifications (notify.go)
+	monitors  monitorHub                      // MONITOR connections (monitor.go)
 	running   atomic.Pointer[runningScript]   // the script in execution (scriptbusy.go)
 	busy      atomic.Pointer[runningScript]   // set once it ran past busy-reply-threshold
 	busyTimer *time.Timer                     // re-armed for each script; keyspace lock
@@ -236,6 +238,7 @@ type Server struct {
 func NewServer(cfg Config, ks *keyspace.Keyspace, logf func(string, ...any), families []Command) *Server {
 	s := newServer(cfg, keyspaceEnv(ks), logf, newCommandTable(families))
 	s.ks = ks
+	s.installNotify()
 	s.acl.dir = cfg.Dir // the ACL state lives beside the keyspace (protocol tests have none)
 	ks.Lock()
 	s.loadFunctions(ks.Functions())

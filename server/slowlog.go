@@ -82,7 +82,7 @@ func (c *conn) recordSlow(cmd *Command, args [][]byte, d time.Duration) {
 func redactedArgs(cmd *Command, args [][]byte) func(i int) bool {
 	switch cmd.Name {
 	case "auth":
-		return func(i int) bool { return i >= 1 }
+		return func(i int) bool { return i >= 1 && len(args) <= 3 } // more: a syntax error, refused before Redis redacts
 	case "hello":
 		for j := 2; j+2 < len(args); j++ {
 			if ArgIs(args[j], "auth") {

@@ -153,6 +153,7 @@ func newCommandTable(families []Command) map[string]*Command {
 	cmds = append(cmds, slowlogCommands()...)
 	cmds = append(cmds, latencyCommands()...)
 	cmds = append(cmds, pubsubCommands()...)
+	cmds = append(cmds, monitorCommands()...)
 	cmds = append(cmds, memoryCommands()...)
 	cmds = append(cmds, scriptingCommands()...)
 	cmds = append(cmds, functionCommands()...)
