@@ -60,8 +60,8 @@ func (ks *Keyspace) activeExpire(now int64) {
 		if !ok || d.entries[i].expireAt != it.at {
 			continue
 		}
-		ks.expire(it.db, it.key)
-		ks.touch(it.db, []byte(it.key))
+		ks.expire(it.db, it.key) // calls the OnKeyTouched hooks
+		ks.touchWatchers(it.db, []byte(it.key))
 	}
 	volatile := 0
 	for _, d := range ks.dbs {

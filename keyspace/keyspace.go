@@ -47,7 +47,7 @@ type Keyspace struct {
 	curLSN uint64   // LSN of the record being applied
 
 	keyReadyFn func(db int, key []byte) // OnKeyReady: wakes blocked clients
-	touchedFn  func(db int, key []byte) // OnKeyTouched (stream.go): wakes blocked group readers
+	touchedFn  func(db int, key []byte) // OnKeyTouched (stream.go): blocked group readers, tracking
 
 	// recovery state
 	pending       []pendingRecord
@@ -171,9 +171,15 @@ func (ks *Keyspace) ResetStats() {
 
 // expire removes a key whose time has come (no record: recovery drops it
 // again because its expiry is absolute).
+// expire removes a key whose time has passed (lazily, at a lookup, or by
+// active expiry) and tells the OnKeyTouched hooks (client-side caching
+// invalidates it, as Redis's deleteExpiredKeyAndPropagate does).
 func (ks *Keyspace) expire(dbi int, key string) {
 	ks.removeKey(dbi, key)
 	ks.expiredKeys.Add(1)
+	if ks.touchedFn != nil && !ks.cleaning {
+		ks.touchedFn(dbi, []byte(key))
+	}
 }
 
 func (ks *Keyspace) value(e *entry) []byte {
