@@ -96,6 +96,8 @@ type conn struct {
 	// obufSoftSince is the Unix second unread replies first exceeded the
 	// soft client-output-buffer-limit (0: they do not; obuf.go).
 	obufSoftSince int64
+	// trk is the connection's client-side caching mode (tracking.go).
+	trk trackState
 }
 
 // clientInfo is a connection's state as published for other connections,
@@ -239,6 +241,7 @@ func growBuf(b []byte, n int) []byte {
 }
 
 func (c *conn) finish() {
+	c.srv.track.disable(c)
 	c.unsubscribeAll()
 	c.unblockOnClose() // [lists: blocking]
 	if c.Watch.Watching() {
@@ -295,6 +298,12 @@ func (c *conn) processInput() bool {
 		}
 		mark := len(c.Out)
 		c.execute(args)
+		if c.trk.caching {
+			c.endCaching(c.lastCmd) // tracking.go
+		}
+		if tr := c.srv.track; tr.pending.Load() {
+			tr.deliver(c) // invalidations, after the command's reply (tracking.go)
+		}
 		if c.replyOff || c.replySkip { // CLIENT REPLY OFF|SKIP (edge.go)
 			c.Out = c.Out[:min(mark, len(c.Out))]
 		}

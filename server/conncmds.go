@@ -196,6 +196,7 @@ func helloCommand(c *Client, args [][]byte) {
 // clears the name and, when a password is set, de-authenticates.
 func resetCommand(c *Client, _ [][]byte) {
 	if c.conn != nil {
+		c.Srv.track.disable(c.conn) // tracking.go
 		c.conn.unsubscribeAll()
 		c.conn.replyOff, c.conn.replySkip, c.conn.replySkipNext = false, false, false // CLIENT REPLY ON
 	}

@@ -111,6 +111,9 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 		if locked {
 			c.runCounted(cmd, args)
 			c.feed(cmd, args, start, true)
+			if c.trk.on {
+				c.trackRead(cmd, args, true) // tracking.go
+			}
 		} else {
 			cmd.Run(&c.Client, args)
 		}
@@ -123,6 +126,8 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 	} else {
 		env := &c.srv.env
 		env.lock()
+		tr := c.srv.track
+		tr.cur = c          // tracking.go: the writer of what the command changes
 		c.tick = time.Now() // time spent waiting for the lock is not the command's
 		reg := c.loopRegistry()
 		if reg != nil {
@@ -130,6 +135,9 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 		}
 		c.runCounted(cmd, args)
 		c.feed(cmd, args, start, false)
+		if c.trk.on {
+			c.trackRead(cmd, args, false) // tracking.go
+		}
 		if reg != nil {
 			if reg.readyN.Load() > 0 {
 				serveReady(c.KS) // before anyone else runs, as Redis does
@@ -138,6 +146,7 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 		}
 		lsn := env.lastLSN()
 		now = time.Now()
+		tr.cur = nil
 		env.unlock()
 		if lsn > c.batchLSN {
 			c.batchLSN = lsn

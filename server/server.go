@@ -195,6 +195,7 @@ type Server struct {
 	scripting *scriptEngine                   // Lua state and script cache; keyspace lock
 	fn        atomic.Pointer[functionRuntime] // function libraries (functions.go), made on first use
 	pubsub    *pubsubHub                      // subscriptions (pubsub.go)
+	track     *tracker                        // client-side caching (tracking.go)
 	running   atomic.Pointer[runningScript]   // the script in execution (scriptbusy.go)
 	busy      atomic.Pointer[runningScript]   // set once it ran past busy-reply-threshold
 	busyTimer *time.Timer                     // re-armed for each script; keyspace lock
@@ -238,6 +239,7 @@ func NewServer(cfg Config, ks *keyspace.Keyspace, logf func(string, ...any), fam
 	s.acl.dir = cfg.Dir // the ACL state lives beside the keyspace (protocol tests have none)
 	ks.Lock()
 	s.loadFunctions(ks.Functions())
+	ks.OnKeyTouched(s.track.keyTouched) // tracking.go
 	ks.Unlock()
 	return s
 }
@@ -263,6 +265,7 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 		closing: make(chan struct{}),
 		done:    make(chan struct{}),
 	}
+	s.track = newTracker(s)
 	s.cmdList = sortedCommands(table)
 	s.acl = newACL(cfg, table)
 	s.live.requirepass.Store(&cfg.Requirepass)
