@@ -87,6 +87,11 @@ type tracker struct {
 	s *Server
 
 	clients atomic.Int32 // connections with tracking on (INFO tracking_clients)
+	// tableKeys is len(keys)+len(prefixes), readable without mu: with no
+	// client tracking and an empty table the hook has nothing to do (a
+	// table left by clients that turned tracking off must still lose the
+	// keys that change, and everything at a flush, as in Redis).
+	tableKeys atomic.Int64
 	pending atomic.Bool  // out or a prefix's keys hold something to deliver
 	kicked  atomic.Bool  // a delivery task is queued
 	maxKeys atomic.Int64 // tracking-table-max-keys; 0: no limit
@@ -364,6 +369,7 @@ func (t *tracker) enable(c *conn, redir int64, bcast, optin, optout, noloop bool
 			}
 		}
 		slices.Sort(st.prefixes)
+		t.sizeChanged()
 	}
 	st.optin, st.optout, st.noloop = optin, optout, noloop
 }
@@ -394,6 +400,7 @@ func (t *tracker) disableLocked(c *conn) {
 		delete(t.tracking, c)
 	}
 	*st = trackState{}
+	t.sizeChanged()
 }
 
 // remember adds the keys of a read-only command c ran to the table
@@ -423,8 +430,12 @@ func (t *tracker) remember(c *conn, cmd *Command, args [][]byte) {
 		}
 	}
 	t.limitLocked()
+	t.sizeChanged()
 	t.mu.Unlock()
 }
+
+// sizeChanged refreshes tableKeys (mu held).
+func (t *tracker) sizeChanged() { t.tableKeys.Store(int64(len(t.keys) + len(t.prefixes))) }
 
 // limit evicts keys past tracking-table-max-keys (trackingLimitUsedSlots)
 // and delivers what that queued (CONFIG SET).
@@ -452,7 +463,7 @@ func (t *tracker) limitLocked() {
 
 // keyTouched is the keyspace's OnKeyTouched hook (keyspace lock held).
 func (t *tracker) keyTouched(_ int, key []byte) {
-	if t.clients.Load() == 0 {
+	if t.clients.Load() == 0 && t.tableKeys.Load() == 0 {
 		return
 	}
 	t.mu.Lock()
@@ -500,6 +511,7 @@ func (t *tracker) invalidateLocked(writer *conn, key string, bcast bool) {
 	}
 	t.items -= len(ids)
 	delete(t.keys, key)
+	t.sizeChanged()
 }
 
 // flushLocked queues a flush message (null) for every tracking client and
@@ -518,6 +530,7 @@ func (t *tracker) flushLocked() {
 	}
 	clear(t.keys)
 	t.items = 0
+	t.sizeChanged()
 }
 
 // kick queues a delivery with no command to make it: a task on the event

@@ -211,8 +211,22 @@ func testTracking(t *testing.T, addr string) {
 	a.expect("-ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode.\r\n",
 		"CLIENT", "TRACKING", "on", "OPTIN")
 	a.expect("+OK\r\n", "CLIENT", "CACHING", "no")
+	b.expect("+OK\r\n", "SET", "t1", "v")
 	a.expect("%3\r\n$5\r\nflags\r\n~3\r\n$2\r\non\r\n$6\r\noptout\r\n$10\r\ncaching-no\r\n$8\r\nredirect\r\n:0\r\n$8\r\nprefixes\r\n*0\r\n",
 		"CLIENT", "TRACKINGINFO")
+
+	// A flush empties the table even when no client tracks any more.
+	a.expect("+PONG\r\n", "PING")        // ends CLIENT CACHING NO's command
+	a.expect("$1\r\nv\r\n", "GET", "t1") // OPTOUT: remembered
+	a.expect("+OK\r\n", "CLIENT", "TRACKING", "off")
+	if info := b.do("INFO", "stats"); strings.Contains(info, "tracking_total_keys:0\r\n") {
+		t.Fatalf("the table is empty before the flush: %q", info)
+	}
+	b.expect("+OK\r\n", "FLUSHDB")
+	if info := b.do("INFO", "stats"); !strings.Contains(info, "tracking_total_keys:0\r\n") {
+		t.Fatalf("the table is not empty after the flush: %q", info)
+	}
+	a.expect("+OK\r\n", "CLIENT", "TRACKING", "on", "OPTOUT")
 
 	// INFO counts.
 	b.expect("+OK\r\n", "CLIENT", "TRACKING", "on", "BCAST")
