@@ -92,10 +92,10 @@ type tracker struct {
 	// table left by clients that turned tracking off must still lose the
 	// keys that change, and everything at a flush, as in Redis).
 	tableKeys atomic.Int64
-	pending atomic.Bool  // out or a prefix's keys hold something to deliver
-	kicked  atomic.Bool  // a delivery task is queued
-	maxKeys atomic.Int64 // tracking-table-max-keys; 0: no limit
-	loop    atomic.Pointer[gnet.EventLoop]
+	pending   atomic.Bool  // out or a prefix's keys hold something to deliver
+	kicked    atomic.Bool  // a delivery task is queued
+	maxKeys   atomic.Int64 // tracking-table-max-keys; 0: no limit
+	loop      atomic.Pointer[gnet.EventLoop]
 
 	// cur is the connection whose command holds the keyspace lock, nil
 	// for any other holder. Guarded by the keyspace lock.
