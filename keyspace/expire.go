@@ -50,7 +50,7 @@ const activeExpireLimit = 2000
 // activeExpire removes keys whose expiry has passed (Redis's active expiry,
 // exact rather than sampled). Called with the lock held.
 func (ks *Keyspace) activeExpire(now int64) {
-	if ks.noActiveExp {
+	if ks.noActiveExp || ks.expiryPaused.Load() {
 		return
 	}
 	for n := 0; n < activeExpireLimit && len(ks.expires) > 0 && ks.expires[0].at <= now; n++ {

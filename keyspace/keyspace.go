@@ -28,6 +28,9 @@ type Keyspace struct {
 	txnWrote    bool
 	cleaning    bool // applying the cleaner's copies: not a change WATCH sees
 	noActiveExp bool // DEBUG SET-ACTIVE-EXPIRE 0: the background cycle expires nothing (expire.go); mu
+	// expiryPaused: CLIENT PAUSE; expired keys read as missing and stay
+	// (PauseExpiry).
+	expiryPaused atomic.Bool
 	// swappedSeg is 1 + the segment of the last SWAPDB applied (0: none).
 	// Operations in segments up to it may name the database their key was
 	// in before the swap; the cleaner then looks for it in every database.
@@ -109,6 +112,12 @@ func (ks *Keyspace) Unlock() {
 	ks.mu.Unlock()
 }
 
+// PauseExpiry stops (on) or resumes the removal of expired keys, lazy and
+// active, while CLIENT PAUSE lasts: an expired key reads as missing but
+// stays, and INFO expired_keys does not move, as in Redis. Safe without
+// the lock.
+func (ks *Keyspace) PauseExpiry(on bool) { ks.expiryPaused.Store(on) }
+
 // NowMs is the current time in Unix milliseconds as the keyspace sees it
 // (tests move it forward with a skew).
 func (ks *Keyspace) NowMs() int64 { return time.Now().UnixMilli() + ks.clockSkew.Load() }
@@ -127,7 +136,9 @@ func (ks *Keyspace) lookup(dbi int, key []byte) *entry {
 	}
 	e := &d.entries[i]
 	if e.expireAt != 0 && e.expireAt <= ks.NowMs() {
-		ks.expire(dbi, e.key)
+		if !ks.expiryPaused.Load() {
+			ks.expire(dbi, e.key)
+		}
 		ks.countLookup(false)
 		return nil
 	}
@@ -277,9 +288,15 @@ func (ks *Keyspace) RandomKey(db int) (key string, ok bool) {
 	if n := ks.kixLen(db); n > 0 && rand.IntN(n+len(d.entries)) < n {
 		return ks.kixRandom(db)
 	}
-	for len(d.entries) > 0 {
+	for tries := 0; len(d.entries) > 0; tries++ {
 		e := &d.entries[rand.IntN(len(d.entries))]
 		if e.expireAt != 0 && e.expireAt <= ks.NowMs() {
+			if ks.expiryPaused.Load() {
+				if tries >= 100 { // expired keys stay while paused: give up as Redis does
+					return "", false
+				}
+				continue
+			}
 			ks.expire(db, e.key)
 			continue
 		}
