@@ -160,7 +160,9 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 		if c.gc != nil {
 			c.park(cmd, args)
 		} else {
+			c.blockedNow.Store(true) // CLIENT LIST flag b
 			c.serveBlocked(cmd, args)
+			c.blockedNow.Store(false)
 		}
 	}
 }

@@ -146,7 +146,7 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 		d.connectedClients = s.numClients()
 		d.trackingClients = int(s.track.clients.Load())
 		if s.ks != nil {
-			d.blockedClients = blockedClients(s.ks)
+			d.blockedClients = blockedClients(s.ks) + s.pause.waiting.Load() // pause.go: held by CLIENT PAUSE
 		}
 	}
 	if sel&secMemory != 0 {

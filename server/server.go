@@ -196,6 +196,7 @@ type Server struct {
 	fn        atomic.Pointer[functionRuntime] // function libraries (functions.go), made on first use
 	pubsub    *pubsubHub                      // subscriptions (pubsub.go)
 	track     *tracker                        // client-side caching (tracking.go)
+	pause     pauseState                      // CLIENT PAUSE (pause.go)
 	running   atomic.Pointer[runningScript]   // the script in execution (scriptbusy.go)
 	busy      atomic.Pointer[runningScript]   // set once it ran past busy-reply-threshold
 	busyTimer *time.Timer                     // re-armed for each script; keyspace lock
