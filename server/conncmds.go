@@ -667,7 +667,11 @@ func clientUnblockCommand(c *Client, args [][]byte) {
 }
 
 func clientHelpCommand(c *Client, _ [][]byte) {
-	writeHelp(c, "CLIENT", []string{
+	writeHelp(c, "CLIENT", []string{ // Redis 7.0's lines and order, and SETINFO
+		"CACHING (YES|NO)",
+		"    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+		"GETREDIR",
+		"    Return the client ID we are redirecting to when tracking is enabled.",
 		"GETNAME",
 		"    Return the name of the current connection.",
 		"ID",
@@ -692,14 +696,25 @@ func clientHelpCommand(c *Client, _ [][]byte) {
 		"    Return information about client connections. Options:",
 		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
 		"      Return clients of specified type.",
+		"UNPAUSE",
+		"    Stop the current client pause, resuming traffic.",
+		"PAUSE <timeout> [WRITE|ALL]",
+		"    Suspend all, or just write, clients for <timeout> milliseconds.",
+		"REPLY (ON|OFF|SKIP)",
+		"    Control the replies sent to the current connection.",
 		"SETNAME <name>",
 		"    Assign the name <name> to the current connection.",
 		"SETINFO <LIB-NAME|LIB-VER> <value>",
 		"    Accepted for client libraries; not kept.",
-		"NO-EVICT (ON|OFF)",
-		"    Protect current client connection from eviction.",
 		"UNBLOCK <clientid> [TIMEOUT|ERROR]",
 		"    Unblock the specified blocked client.",
+		"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+		"         [OPTIN] [OPTOUT] [NOLOOP]",
+		"    Control server assisted client side caching.",
+		"TRACKINGINFO",
+		"    Report tracking status for the current connection.",
+		"NO-EVICT (ON|OFF)",
+		"    Protect current client connection from eviction.",
 	})
 }
 

@@ -31,7 +31,9 @@
 //
 // What the package owns: connections and their I/O, dispatch, the command
 // table, MULTI/EXEC and WATCH, blocking (the registry of blocked clients
-// and their wake-ups), pub/sub, the Lua script runtime (EVAL, and the
+// and their wake-ups), pub/sub, client-side caching (tracking.go: the
+// tracking table and invalidation messages), CLIENT PAUSE (pause.go),
+// the Lua script runtime (EVAL, and the
 // FUNCTION commands and FCALL over package functions), CONFIG, INFO,
 // SLOWLOG, CLIENT, and the argument parsers and the Client that command
 // handlers share. It may not import package commands (the families depend
