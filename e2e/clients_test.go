@@ -16,8 +16,9 @@ import (
 // The job-queue frameworks that pick their features from the server's
 // version (Redis 7.0: streams, Lua with cmsgpack, XADD in MULTI) run
 // unmodified against persimmon-server and against redis-server, and must
-// end with the same results. .ci/run installs them: BullMQ from npm
-// (e2e/clients/bullmq, package-lock.json) and python-rq from Debian
+// end with the same results. .ci/run installs them: BullMQ and node-redis
+// from npm (e2e/clients/bullmq, e2e/clients/node-redis, each with its
+// package-lock.json) and python-rq from Debian
 // (python3-rq). Set PERSIMMON_SKIP_CLIENTS=1 to skip them on a machine
 // without Node.js or python3-rq; without it a missing framework fails.
 
@@ -100,6 +101,29 @@ func TestBullMQ(t *testing.T) {
 		t.Fatalf("BullMQ on persimmon-server (jobs added, kill -9, restart, processed):\n%v\nredis-server:\n%v", got, want)
 	}
 	t.Logf("BullMQ: %v", got)
+}
+
+// TestNodeRedis: node-redis 6 (npm redis, RESP3 by default) runs strings,
+// hashes, sets, sorted sets, pub/sub, transactions and client-side caching
+// (CLIENT TRACKING with its invalidation pushes) with the same results on
+// both servers (e2e/clients/node-redis/check.mjs).
+func TestNodeRedis(t *testing.T) {
+	dir, _ := filepath.Abs("clients/node-redis")
+	_, nodeErr := exec.LookPath("node")
+	_, modErr := os.Stat(filepath.Join(dir, "node_modules", "redis"))
+	requireClient(t, "node-redis (Node.js + npm ci in e2e/clients/node-redis)", "npm ci --prefix e2e/clients/node-redis", nodeErr == nil && modErr == nil)
+	want := runJSON(t, dir, time.Minute, "node", "check.mjs", portOf(startRedis(t)))
+	s := startServer(t, t.TempDir())
+	got := runJSON(t, dir, time.Minute, "node", "check.mjs", portOf(s.Addr))
+	if !reflect.DeepEqual(got, want) {
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		t.Fatalf("node-redis on persimmon-server:\n%s\nredis-server:\n%s", g, w)
+	}
+	if got["proto"] != float64(3) {
+		t.Fatalf("node-redis did not speak RESP3: proto %v", got["proto"])
+	}
+	t.Logf("node-redis: %v", got)
 }
 
 // TestPythonRQ: python-rq's worker runs 100 jobs, one failing job and one

@@ -50,7 +50,7 @@ const activeExpireLimit = 2000
 // activeExpire removes keys whose expiry has passed (Redis's active expiry,
 // exact rather than sampled). Called with the lock held.
 func (ks *Keyspace) activeExpire(now int64) {
-	if ks.noActiveExp {
+	if ks.noActiveExp || ks.expiryPaused.Load() {
 		return
 	}
 	n := ks.kixActiveExpire(now, activeExpireLimit)
@@ -61,8 +61,8 @@ func (ks *Keyspace) activeExpire(now int64) {
 		if !ok || d.entries[i].expireAt != it.at {
 			continue
 		}
-		ks.expire(it.db, it.key)
-		ks.touch(it.db, []byte(it.key))
+		ks.expire(it.db, it.key) // calls the OnKeyTouched hooks
+		ks.touchWatchers(it.db, []byte(it.key))
 	}
 	volatile := 0
 	for _, d := range ks.dbs {

@@ -28,6 +28,9 @@ type Keyspace struct {
 	txnWrote    bool
 	cleaning    bool // applying the cleaner's copies: not a change WATCH sees
 	noActiveExp bool // DEBUG SET-ACTIVE-EXPIRE 0: the background cycle expires nothing (expire.go); mu
+	// expiryPaused: CLIENT PAUSE; expired keys read as missing and stay
+	// (PauseExpiry).
+	expiryPaused atomic.Bool
 	// swappedSeg is 1 + the segment of the last SWAPDB applied (0: none).
 	// Operations in segments up to it may name the database their key was
 	// in before the swap; the cleaner then looks for it in every database.
@@ -48,7 +51,7 @@ type Keyspace struct {
 
 	keyReadyFn func(db int, key []byte) // OnKeyReady: wakes blocked clients
 	events     eventHooks               // OnKeyEvents (notify.go): keyspace notifications
-	touchedFn  func(db int, key []byte) // OnKeyTouched (stream.go): wakes blocked group readers
+	touchedFn  func(db int, key []byte) // OnKeyTouched (stream.go): blocked group readers, tracking
 
 	// recovery state
 	pending       []pendingRecord
@@ -110,6 +113,12 @@ func (ks *Keyspace) Unlock() {
 	ks.mu.Unlock()
 }
 
+// PauseExpiry stops (on) or resumes the removal of expired keys, lazy and
+// active, while CLIENT PAUSE lasts: an expired key reads as missing but
+// stays, and INFO expired_keys does not move, as in Redis. Safe without
+// the lock.
+func (ks *Keyspace) PauseExpiry(on bool) { ks.expiryPaused.Store(on) }
+
 // NowMs is the current time in Unix milliseconds as the keyspace sees it
 // (tests move it forward with a skew).
 func (ks *Keyspace) NowMs() int64 { return time.Now().UnixMilli() + ks.clockSkew.Load() }
@@ -128,7 +137,9 @@ func (ks *Keyspace) lookup(dbi int, key []byte) *entry {
 	}
 	e := &d.entries[i]
 	if e.expireAt != 0 && e.expireAt <= ks.NowMs() {
-		ks.expire(dbi, e.key)
+		if !ks.expiryPaused.Load() {
+			ks.expire(dbi, e.key)
+		}
 		ks.countLookup(false)
 		ks.keyMissed(dbi, key)
 		return nil
@@ -173,10 +184,16 @@ func (ks *Keyspace) ResetStats() {
 
 // expire removes a key whose time has come (no record: recovery drops it
 // again because its expiry is absolute).
+// expire removes a key whose time has passed (lazily, at a lookup, or by
+// active expiry) and tells the OnKeyTouched hooks (client-side caching
+// invalidates it, as Redis's deleteExpiredKeyAndPropagate does).
 func (ks *Keyspace) expire(dbi int, key string) {
 	ks.removeKey(dbi, key)
 	ks.expiredKeys.Add(1)
 	ks.keyExpired(dbi, key)
+	if ks.touchedFn != nil && !ks.cleaning {
+		ks.touchedFn(dbi, []byte(key))
+	}
 }
 
 func (ks *Keyspace) value(e *entry) []byte {
@@ -274,9 +291,15 @@ func (ks *Keyspace) RandomKey(db int) (key string, ok bool) {
 	if n := ks.kixLen(db); n > 0 && rand.IntN(n+len(d.entries)) < n {
 		return ks.kixRandom(db)
 	}
-	for len(d.entries) > 0 {
+	for tries := 0; len(d.entries) > 0; tries++ {
 		e := &d.entries[rand.IntN(len(d.entries))]
 		if e.expireAt != 0 && e.expireAt <= ks.NowMs() {
+			if ks.expiryPaused.Load() {
+				if tries >= 100 { // expired keys stay while paused: give up as Redis does
+					return "", false
+				}
+				continue
+			}
 			ks.expire(db, e.key)
 			continue
 		}

@@ -627,13 +627,24 @@ func (ks *Keyspace) Stream(db int, key []byte) (m StreamMeta, ok bool, err error
 		EntriesAdded: s.added, Groups: len(s.groups)}, true, nil
 }
 
-// OnKeyTouched sets fn to be called whenever a key is written, deleted or
-// expires (key nil: every key of db, at FLUSHDB, FLUSHALL, SWAPDB), with
-// the lock held while the batch is applied; not for the cleaner's
-// rewrites. A client blocked in XREADGROUP must learn that its stream or
-// group went away (Redis answers it with an error), which no push signals.
-// fn must only take note. Call with the lock held.
-func (ks *Keyspace) OnKeyTouched(fn func(db int, key []byte)) { ks.touchedFn = fn }
+// OnKeyTouched adds fn to the functions called whenever a key is written,
+// deleted or expires (key nil: every key of db, at FLUSHDB, FLUSHALL,
+// SWAPDB), with the lock held while the batch is applied; not for the
+// cleaner's rewrites. A client blocked in XREADGROUP must learn that its
+// stream or group went away (Redis answers it with an error), which no
+// push signals; client-side caching invalidates the key. fn must only take
+// note. Hooks run in the order they were added. Call with the lock held.
+func (ks *Keyspace) OnKeyTouched(fn func(db int, key []byte)) {
+	prev := ks.touchedFn
+	if prev == nil {
+		ks.touchedFn = fn
+		return
+	}
+	ks.touchedFn = func(db int, key []byte) {
+		prev(db, key)
+		fn(db, key)
+	}
+}
 
 // StreamRadix returns XINFO STREAM's radix-tree-keys (the nodes holding
 // entries) and radix-tree-nodes (see radixNodes) for the stream at key.

@@ -39,11 +39,17 @@ func (ks *Keyspace) Unwatch(w *Watcher) {
 	w.keys, w.dirty = w.keys[:0], false
 }
 
-// touch marks the watchers of (db, key) dirty.
+// touch marks the watchers of (db, key) dirty and calls the OnKeyTouched
+// hooks.
 func (ks *Keyspace) touch(db int, key []byte) {
 	if ks.touchedFn != nil && !ks.cleaning {
 		ks.touchedFn(db, key)
 	}
+	ks.touchWatchers(db, key)
+}
+
+// touchWatchers marks the watchers of (db, key) dirty.
+func (ks *Keyspace) touchWatchers(db int, key []byte) {
 	if len(ks.watched) == 0 || ks.cleaning {
 		return
 	}

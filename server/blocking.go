@@ -530,7 +530,10 @@ func (c *conn) serveBlocked(cmd *Command, args [][]byte) {
 			}
 			b.woken = false
 			mark := len(c.Out)
+			tr := c.srv.track
+			tr.cur = c // tracking.go: the writer; processInput delivers
 			cmd.Run(&c.Client, args)
+			tr.cur = nil
 			b.readyKeys = b.readyKeys[:0]
 			if c.blk.pending {
 				c.blk.pending = false

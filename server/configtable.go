@@ -475,6 +475,14 @@ func wireConfigTable(t []configParam) {
 	liveInt("slowlog-max-len", func(s *Server) interface{ Store(int64) } { return &s.live.slowlogMaxLen })
 	liveInt("busy-reply-threshold", func(s *Server) interface{ Store(int64) } { return &s.live.busyThreshold })
 	liveInt("hll-sparse-max-bytes", func(s *Server) interface{ Store(int64) } { return &s.live.hllSparseMaxBytes })
+	by["tracking-table-max-keys"].apply = func(s *Server, v string) error { // tracking.go: evicts past it at once
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err == nil {
+			s.track.maxKeys.Store(n)
+			s.track.limit()
+		}
+		return err
+	}
 	// Redis clamps these when it applies them, and reports the clamped value.
 	by["hz"].fix = func(n int64) int64 { return min(max(n, 1), 500) }
 	by["repl-backlog-size"].fix = func(n int64) int64 { return max(n, 16<<10) }

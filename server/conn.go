@@ -96,6 +96,21 @@ type conn struct {
 	// obufSoftSince is the Unix second unread replies first exceeded the
 	// soft client-output-buffer-limit (0: they do not; obuf.go).
 	obufSoftSince int64
+	// trk is the connection's client-side caching mode (tracking.go).
+	trk trackState
+	// pauseWait: loop mode, the command at the front of rbuf waits for
+	// CLIENT PAUSE to end (pause.go).
+	pauseWait atomic.Bool
+	// noEvict: CLIENT NO-EVICT ON (shown as flag e; Persimmon evicts no
+	// clients).
+	noEvict atomic.Bool
+	// replica: the connection became a replica's link (SYNC/PSYNC), a
+	// "replica" client with flag S.
+	replica atomic.Bool
+	// blockedNow: goroutine mode, the connection waits in a blocking
+	// command or for CLIENT PAUSE (flag b; loop mode has parked and
+	// pauseWait).
+	blockedNow atomic.Bool
 }
 
 // clientInfo is a connection's state as published for other connections,
@@ -108,7 +123,10 @@ type clientInfo struct {
 	lastActive time.Time
 	qbuf       int
 	qbufFree   int
-	omem       int
+	argvMem    int // bytes of the arguments of the command running (its own line only)
+	multiMem   int // bytes of the queued commands' arguments, plus 8 per argument (Redis's multi-mem)
+	outCap     int // the reply buffer's capacity
+	pending    int // reply bytes not yet written to the socket (omem 0 when nothing is pending)
 }
 
 // statDelta accumulates one command's commandstats during a batch, so that
@@ -239,6 +257,8 @@ func growBuf(b []byte, n int) []byte {
 }
 
 func (c *conn) finish() {
+	c.srv.track.disable(c)
+	c.forgetPause()
 	c.unsubscribeAll()
 	c.stopMonitor()
 	c.unblockOnClose() // [lists: blocking]
@@ -256,6 +276,9 @@ func (c *conn) finish() {
 // the batch durable and writes its replies. It reports whether the
 // connection stays open.
 func (c *conn) processInput() bool {
+	if c.pauseWait.Load() { // pause.go: the input waits for the pause to end
+		return true
+	}
 	if c.held { // commit.go: replies wait for the committer
 		if !c.releaseHeld() {
 			return false
@@ -276,6 +299,7 @@ func (c *conn) processInput() bool {
 	c.tick = time.Now()
 	for len(data) > 0 && !c.closeAfterReply && c.blk.b == nil && !c.held {
 		c.scans++
+		req := data
 		args, rest, n, perr := c.reader.Next(data, c.limits())
 		if perr != "" {
 			c.protocolError(perr)
@@ -294,8 +318,20 @@ func (c *conn) processInput() bool {
 			c.Out = c.Out[:0] // as Redis: nothing more is written to it
 			return false
 		}
+		if c.srv.pause.typ.Load() != pauseOff && c.holdForPause(args) { // pause.go
+			if c.pauseWait.Load() {
+				data = req // parked: the request stays for when the pause ends
+			}
+			break
+		}
 		mark := len(c.Out)
 		c.execute(args)
+		if c.trk.caching {
+			c.endCaching(c.lastCmd) // tracking.go
+		}
+		if tr := c.srv.track; tr.pending.Load() {
+			tr.deliver(c) // invalidations, after the command's reply (tracking.go)
+		}
 		if c.replyOff || c.replySkip { // CLIENT REPLY OFF|SKIP (edge.go)
 			c.Out = c.Out[:min(mark, len(c.Out))]
 		}
@@ -515,9 +551,25 @@ func (c *conn) publish() {
 		lastActive: c.tick,
 		qbuf:       len(c.rbuf),
 		qbufFree:   cap(c.rbuf) - len(c.rbuf),
-		omem:       cap(c.Out),
+		multiMem:   c.multiMem(),
+		outCap:     cap(c.Out),
 	}
 	c.infoMu.Unlock()
+}
+
+// multiMem is Redis's multi-mem: the queued commands' argument bytes plus
+// a pointer per argument.
+func (c *conn) multiMem() int {
+	if !c.InMulti {
+		return 0
+	}
+	n := 0
+	for _, q := range c.MultiCmds {
+		for _, a := range q {
+			n += len(a) + 8
+		}
+	}
+	return n
 }
 
 // snapshot returns the published state; self is the connection asking,
@@ -535,12 +587,22 @@ func (c *conn) snapshot(self *conn) clientInfo {
 		return clientInfo{
 			name: c.Name, db: c.DB, multi: multi, cmd: cmd,
 			lastActive: time.Now(),
-			qbuf:       len(c.rbuf), qbufFree: cap(c.rbuf) - len(c.rbuf), omem: cap(c.Out),
+			qbuf:       len(c.rbuf), qbufFree: cap(c.rbuf) - len(c.rbuf),
+			multiMem: c.multiMem(), outCap: cap(c.Out),
 		}
 	}
 	c.infoMu.Lock()
-	defer c.infoMu.Unlock()
-	return c.info
+	info := c.info
+	c.infoMu.Unlock()
+	if c.gc != nil && self != nil && self.gc != nil {
+		// On the loop (the asking command runs there too): what gnet
+		// still holds for the socket.
+		info.pending = c.gc.OutboundBuffered()
+		if c.held { // commit.go: replies waiting for their group commit
+			info.pending += len(c.Out)
+		}
+	}
+	return info
 }
 
 func sortConnsByID(cs []*conn) {

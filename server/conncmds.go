@@ -196,6 +196,7 @@ func helloCommand(c *Client, args [][]byte) {
 // clears the name and, when a password is set, de-authenticates.
 func resetCommand(c *Client, _ [][]byte) {
 	if c.conn != nil {
+		c.Srv.track.disable(c.conn) // tracking.go
 		c.conn.unsubscribeAll()
 		c.conn.stopMonitor()
 		c.conn.replyOff, c.conn.replySkip, c.conn.replySkipNext = false, false, false // CLIENT REPLY ON
@@ -309,33 +310,41 @@ func clientSetinfoCommand(c *Client, args [][]byte) {
 	c.WriteOK()
 }
 
+// clientNoEvictCommand: CLIENT NO-EVICT ON|OFF. Persimmon evicts no
+// clients (there is no maxmemory-clients), so the mode only shows, as
+// flag e in CLIENT LIST.
 func clientNoEvictCommand(c *Client, args [][]byte) {
-	if !ArgIs(args[2], "on") && !ArgIs(args[2], "off") {
+	switch {
+	case ArgIs(args[2], "on"):
+		c.conn.noEvict.Store(true)
+	case ArgIs(args[2], "off"):
+		c.conn.noEvict.Store(false)
+	default:
 		c.WriteError(ErrSyntax)
 		return
 	}
 	c.WriteOK()
 }
 
-func clientInfoCommand(c *Client, _ [][]byte) {
-	c.WriteVerbatim("txt", appendClientLine(nil, c.conn, c.conn.snapshot(c.conn), time.Now()))
+func clientInfoCommand(c *Client, args [][]byte) {
+	info := c.conn.snapshot(c.conn)
+	info.argvMem = argvMem(args)
+	c.WriteVerbatim("txt", appendClientLine(nil, c.conn, info, time.Now()))
 }
 
 // clientListCommand: CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...].
 func clientListCommand(c *Client, args [][]byte) {
 	var ids map[int64]bool
-	typeNormal := true
+	ctype := ""
 	switch {
 	case len(args) == 2:
 	case len(args) == 4 && ArgIs(args[2], "type"):
-		switch {
-		case ArgIs(args[3], "normal"):
-		case ArgIs(args[3], "master"), ArgIs(args[3], "replica"), ArgIs(args[3], "slave"), ArgIs(args[3], "pubsub"):
-			typeNormal = false
-		default:
+		t, ok := clientTypeByName(args[3])
+		if !ok {
 			c.WriteError("ERR Unknown client type '" + string(args[3]) + "'")
 			return
 		}
+		ctype = t
 	case len(args) > 3 && ArgIs(args[2], "id"):
 		ids = make(map[int64]bool)
 		for _, a := range args[3:] {
@@ -353,29 +362,67 @@ func clientListCommand(c *Client, args [][]byte) {
 		return
 	}
 	var b []byte
-	if typeNormal {
-		now := time.Now()
-		for _, other := range c.Srv.clientsSnapshot() {
-			if ids != nil && !ids[other.ID] {
-				continue
-			}
-			b = appendClientLine(b, other, other.snapshot(c.conn), now)
+	now := time.Now()
+	for _, other := range c.Srv.clientsSnapshot() {
+		if ids != nil && !ids[other.ID] || ctype != "" && other.clientType() != ctype {
+			continue
 		}
+		info := other.snapshot(c.conn)
+		if other == c.conn {
+			info.argvMem = argvMem(args)
+		}
+		b = appendClientLine(b, other, info, now)
 	}
 	c.WriteVerbatim("txt", b)
 }
 
-// appendClientLine appends one CLIENT LIST line in Redis 7.0's format.
+// appendClientLine appends one CLIENT LIST line in Redis 7.0's format
+// (catClientInfoString): its fields in Redis's order; flags P x b t R B e S
+// as they apply (else N); sub, psub, multi, qbuf and the memory fields from
+// the connection's buffers; redir the tracking redirect (-1 when tracking
+// is off). The reply fields follow Redis's static buffer plus reply list:
+// of the bytes not yet written to the socket, the first 16 KiB are obl and
+// the rest omem, in oll blocks of 16 KiB.
 func appendClientLine(b []byte, cn *conn, info clientInfo, now time.Time) []byte {
-	flags := ""
+	t := cn.srv.track
+	t.mu.Lock()
+	trk := cn.trk
+	t.mu.Unlock()
+	var flags []byte
+	if cn.replica.Load() {
+		flags = append(flags, 'S')
+	}
 	if cn.subscriptions() > 0 {
-		flags += "P"
+		flags = append(flags, 'P')
 	}
 	if info.multi >= 0 {
-		flags += "x"
+		flags = append(flags, 'x')
 	}
-	if flags == "" {
-		flags = "N"
+	if cn.parked.Load() || cn.blockedNow.Load() || cn.pauseWait.Load() {
+		flags = append(flags, 'b')
+	}
+	if trk.on {
+		flags = append(flags, 't')
+	}
+	if trk.brokenRedir {
+		flags = append(flags, 'R')
+	}
+	if trk.bcast {
+		flags = append(flags, 'B')
+	}
+	if cn.noEvict.Load() {
+		flags = append(flags, 'e')
+	}
+	if len(flags) == 0 {
+		flags = append(flags, 'N')
+	}
+	const block = 16 << 10 // Redis's static reply buffer, and each reply list block
+	obl := min(info.pending, block)
+	omem := info.pending - obl
+	oll := (omem + block - 1) / block
+	redir := int64(-1)
+	if trk.on {
+		redir = trk.redirect
 	}
 	b = append(b, "id="...)
 	b = strconv.AppendInt(b, cn.ID, 10)
@@ -405,107 +452,166 @@ func appendClientLine(b []byte, cn *conn, info clientInfo, now time.Time) []byte
 	b = strconv.AppendInt(b, int64(info.qbuf), 10)
 	b = append(b, " qbuf-free="...)
 	b = strconv.AppendInt(b, int64(info.qbufFree), 10)
-	b = append(b, " argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem="...)
-	b = strconv.AppendInt(b, int64(info.omem), 10)
+	b = append(b, " argv-mem="...)
+	b = strconv.AppendInt(b, int64(info.argvMem), 10)
+	b = append(b, " multi-mem="...)
+	b = strconv.AppendInt(b, int64(info.multiMem), 10)
+	b = append(b, " rbs="...)
+	b = strconv.AppendInt(b, int64(info.outCap), 10)
+	b = append(b, " rbp="...)
+	b = strconv.AppendInt(b, int64(info.outCap), 10)
+	b = append(b, " obl="...)
+	b = strconv.AppendInt(b, int64(obl), 10)
+	b = append(b, " oll="...)
+	b = strconv.AppendInt(b, int64(oll), 10)
+	b = append(b, " omem="...)
+	b = strconv.AppendInt(b, int64(omem), 10)
 	b = append(b, " tot-mem="...)
-	b = strconv.AppendInt(b, int64(info.qbuf+info.qbufFree+info.omem), 10)
-	b = append(b, " events=r cmd="...)
+	b = strconv.AppendInt(b, int64(info.qbuf+info.qbufFree+info.argvMem+info.multiMem+info.outCap+info.pending), 10)
+	b = append(b, " events=r"...)
+	if info.pending > 0 {
+		b = append(b, 'w')
+	}
+	b = append(b, " cmd="...)
 	b = append(b, info.cmd...)
 	b = append(b, " user="...)
 	b = append(b, cn.User().Name()...)
-	b = append(b, " redir=-1 resp="...)
+	b = append(b, " redir="...)
+	b = strconv.AppendInt(b, redir, 10)
 	if cn.resp3.Load() {
-		b = append(b, "3\n"...)
+		b = append(b, " resp=3\n"...)
 	} else {
-		b = append(b, "2\n"...)
+		b = append(b, " resp=2\n"...)
 	}
 	return b
 }
 
-// clientKillCommand: CLIENT KILL ip:port, or CLIENT KILL with filters
-// ID, ADDR, LADDR, TYPE, USER, SKIPME (the filtered form replies the count).
+// argvMem is Redis's argv-mem of a command: its arguments' bytes.
+func argvMem(args [][]byte) int {
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	return n
+}
+
+// clientKillCommand: CLIENT KILL ip:port (the old form: +OK, or "No such
+// client"; it may kill the asking connection), or CLIENT KILL with
+// filters ID, ADDR, LADDR, TYPE, USER, SKIPME (the count killed), parsed
+// in order as Redis 7.0 does.
 func clientKillCommand(c *Client, args [][]byte) {
 	self := c.conn
-	if len(args) == 3 {
-		addr := string(args[2])
-		for _, other := range c.Srv.clientsSnapshot() {
-			if other.addr == addr {
-				killClient(self, other)
-				c.WriteOK()
-				return
-			}
-		}
-		c.WriteError(errNoSuchClient)
-		return
-	}
 	var (
-		id                            int64
-		addr, laddr, user, ctype      string
-		skipMe                        = true
-		haveAddr, haveLaddr, haveUser bool
+		id          int64
+		addr, laddr *string
+		user        *acl.User
+		ctype       = ""
+		skipMe      = true
+		oldForm     = len(args) == 3
 	)
-	if len(args)%2 != 0 {
-		c.WriteError(ErrSyntax)
-		return
-	}
-	for i := 2; i < len(args); i += 2 {
-		opt, val := args[i], args[i+1]
-		switch {
-		case ArgIs(opt, "id"):
-			n, ok := ParseInt64(val)
-			if !ok || n <= 0 {
-				c.WriteError(errClientIDRange)
+	if oldForm {
+		a := string(args[2])
+		addr, skipMe = &a, false
+	} else {
+		for i := 2; i < len(args); i += 2 {
+			opt := args[i]
+			if i+1 >= len(args) {
+				c.WriteError(ErrSyntax)
 				return
 			}
-			id = n
-		case ArgIs(opt, "addr"):
-			addr, haveAddr = string(val), true
-		case ArgIs(opt, "laddr"):
-			laddr, haveLaddr = string(val), true
-		case ArgIs(opt, "user"):
-			user, haveUser = string(val), true
-		case ArgIs(opt, "type"):
+			val := args[i+1]
 			switch {
-			case ArgIs(val, "normal"), ArgIs(val, "master"), ArgIs(val, "replica"), ArgIs(val, "slave"), ArgIs(val, "pubsub"):
-				ctype = strings.ToLower(string(val))
-			default:
-				c.WriteError("ERR Unknown client type '" + string(val) + "'")
-				return
-			}
-		case ArgIs(opt, "skipme"):
-			switch {
-			case ArgIs(val, "yes"):
-				skipMe = true
-			case ArgIs(val, "no"):
-				skipMe = false
+			case ArgIs(opt, "id"):
+				n, ok := ParseInt64(val)
+				if !ok || n <= 0 {
+					c.WriteError(errClientIDRange)
+					return
+				}
+				id = n
+			case ArgIs(opt, "type"):
+				t, ok := clientTypeByName(val)
+				if !ok {
+					c.WriteError("ERR Unknown client type '" + string(val) + "'")
+					return
+				}
+				ctype = t
+			case ArgIs(opt, "addr"):
+				v := string(val)
+				addr = &v
+			case ArgIs(opt, "laddr"):
+				v := string(val)
+				laddr = &v
+			case ArgIs(opt, "user"):
+				if user = c.Srv.acl.store.User(string(val)); user == nil {
+					c.WriteError("ERR No such user '" + string(CString(val)) + "'")
+					return
+				}
+			case ArgIs(opt, "skipme"):
+				switch {
+				case ArgIs(val, "yes"):
+					skipMe = true
+				case ArgIs(val, "no"):
+					skipMe = false
+				default:
+					c.WriteError(ErrSyntax)
+					return
+				}
 			default:
 				c.WriteError(ErrSyntax)
 				return
 			}
-		default:
-			c.WriteError(ErrSyntax)
-			return
 		}
-	}
-	if haveUser && c.Srv.acl.store.User(user) == nil {
-		c.WriteError("ERR No such user '" + user + "'")
-		return
 	}
 	killed := int64(0)
 	for _, other := range c.Srv.clientsSnapshot() {
 		switch {
-		case id != 0 && other.ID != id,
-			haveAddr && other.addr != addr,
-			haveLaddr && other.laddr != laddr,
-			ctype != "" && ctype != "normal",
-			skipMe && other == self,
-			haveUser && other.User().Name() != user:
+		case addr != nil && other.addr != *addr,
+			laddr != nil && other.laddr != *laddr,
+			ctype != "" && other.clientType() != ctype,
+			id != 0 && other.ID != id,
+			user != nil && other.User() != user,
+			skipMe && other == self:
 			continue
 		}
 		killClient(self, other)
 		killed++
 	}
-	c.WriteInt(killed)
+	if !oldForm {
+		c.WriteInt(killed)
+	} else if killed == 0 {
+		c.WriteError(errNoSuchClient)
+	} else {
+		c.WriteOK()
+	}
+}
+
+// clientTypeByName maps a client type name of CLIENT KILL and CLIENT LIST
+// to the class clientType reports ("slave" is "replica").
+func clientTypeByName(name []byte) (string, bool) {
+	switch {
+	case ArgIs(name, "normal"):
+		return "normal", true
+	case ArgIs(name, "replica"), ArgIs(name, "slave"):
+		return "replica", true
+	case ArgIs(name, "pubsub"):
+		return "pubsub", true
+	case ArgIs(name, "master"):
+		return "master", true
+	}
+	return "", false
+}
+
+// clientType is the connection's class as Redis's getClientType names it:
+// "replica" for a replica's link, "pubsub" while subscribed, else
+// "normal" (a replica's link to its master is not a client here).
+func (c *conn) clientType() string {
+	switch {
+	case c.replica.Load():
+		return "replica"
+	case c.subscriptions() > 0:
+		return "pubsub"
+	}
+	return "normal"
 }
 
 // killClient closes other; the asking connection closes after its reply.
@@ -562,7 +668,11 @@ func clientUnblockCommand(c *Client, args [][]byte) {
 }
 
 func clientHelpCommand(c *Client, _ [][]byte) {
-	writeHelp(c, "CLIENT", []string{
+	writeHelp(c, "CLIENT", []string{ // Redis 7.0's lines and order, and SETINFO
+		"CACHING (YES|NO)",
+		"    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+		"GETREDIR",
+		"    Return the client ID we are redirecting to when tracking is enabled.",
 		"GETNAME",
 		"    Return the name of the current connection.",
 		"ID",
@@ -587,14 +697,25 @@ func clientHelpCommand(c *Client, _ [][]byte) {
 		"    Return information about client connections. Options:",
 		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
 		"      Return clients of specified type.",
+		"UNPAUSE",
+		"    Stop the current client pause, resuming traffic.",
+		"PAUSE <timeout> [WRITE|ALL]",
+		"    Suspend all, or just write, clients for <timeout> milliseconds.",
+		"REPLY (ON|OFF|SKIP)",
+		"    Control the replies sent to the current connection.",
 		"SETNAME <name>",
 		"    Assign the name <name> to the current connection.",
 		"SETINFO <LIB-NAME|LIB-VER> <value>",
 		"    Accepted for client libraries; not kept.",
-		"NO-EVICT (ON|OFF)",
-		"    Protect current client connection from eviction.",
 		"UNBLOCK <clientid> [TIMEOUT|ERROR]",
 		"    Unblock the specified blocked client.",
+		"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+		"         [OPTIN] [OPTOUT] [NOLOOP]",
+		"    Control server assisted client side caching.",
+		"TRACKINGINFO",
+		"    Report tracking status for the current connection.",
+		"NO-EVICT (ON|OFF)",
+		"    Protect current client connection from eviction.",
 	})
 }
 

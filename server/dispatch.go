@@ -123,6 +123,9 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 			c.srv.notifyEnd()
 			n.inCmd = was
 			c.feed(cmd, args, start, true)
+			if c.trk.on {
+				c.trackRead(cmd, args, true) // tracking.go
+			}
 		} else {
 			cmd.Run(&c.Client, args)
 		}
@@ -135,6 +138,8 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 	} else {
 		env := &c.srv.env
 		env.lock()
+		tr := c.srv.track
+		tr.cur = c          // tracking.go: the writer of what the command changes
 		c.tick = time.Now() // time spent waiting for the lock is not the command's
 		c.srv.notify.inCmd = true
 		reg := c.loopRegistry()
@@ -145,6 +150,9 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 		c.runCounted(cmd, args)
 		c.feed(cmd, args, start, false)
 		served := false
+		if c.trk.on {
+			c.trackRead(cmd, args, false) // tracking.go
+		}
 		if reg != nil {
 			if reg.readyN.Load() > 0 {
 				served = true
@@ -159,6 +167,7 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 			lsn = d.waitLSN(cmd, c.DB, args, before, lsn, served, env.durableLSN()) // dirty.go
 		}
 		now = time.Now()
+		tr.cur = nil
 		env.unlock()
 		if lsn > c.batchLSN {
 			c.batchLSN = lsn
@@ -175,7 +184,9 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 		if c.gc != nil {
 			c.park(cmd, args)
 		} else {
+			c.blockedNow.Store(true) // CLIENT LIST flag b
 			c.serveBlocked(cmd, args)
+			c.blockedNow.Store(false)
 		}
 	}
 }

@@ -90,6 +90,9 @@ type infoData struct {
 	configFile                     string
 	osName                         string
 
+	// tracking.go: INFO tracking_clients and tracking_total_*
+	trackingClients, trackingKeys, trackingItems, trackingPrefixes int
+
 	connectedClients int
 	blockedClients   int64
 	maxClients       int64
@@ -142,8 +145,9 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 	}
 	if sel&secClients != 0 {
 		d.connectedClients = s.numClients()
+		d.trackingClients = int(s.track.clients.Load())
 		if s.ks != nil {
-			d.blockedClients = blockedClients(s.ks)
+			d.blockedClients = blockedClients(s.ks) + s.pause.waiting.Load() // pause.go: held by CLIENT PAUSE
 		}
 	}
 	if sel&secMemory != 0 {
@@ -179,6 +183,7 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 		d.connsRejected = st.connsRejected.Load()
 		d.pubsubChannels, d.pubsubPatterns = s.pubsubCounts()
 		d.pubsubShard = s.pubsubShardCount()
+		d.trackingClients, d.trackingKeys, d.trackingItems, d.trackingPrefixes = s.track.counts()
 		d.commands = st.commands.Load()
 		d.errorReplies = st.errorReplies.Load()
 		d.netIn, d.netOut = st.netIn.Load(), st.netOut.Load()
@@ -312,7 +317,7 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("client_recent_max_input_buffer", 0)
 		line("client_recent_max_output_buffer", 0)
 		line("blocked_clients", d.blockedClients)
-		line("tracking_clients", 0)
+		line("tracking_clients", d.trackingClients)
 		line("clients_in_timeout_table", 0)
 	}
 	if sel&secMemory != 0 {
@@ -413,6 +418,9 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("pubsub_channels", d.pubsubChannels)
 		line("pubsub_patterns", d.pubsubPatterns)
 		line("pubsubshard_channels", d.pubsubShard)
+		line("tracking_total_keys", d.trackingKeys)
+		line("tracking_total_items", d.trackingItems)
+		line("tracking_total_prefixes", d.trackingPrefixes)
 		line("total_error_replies", d.errorReplies)
 		line("total_reads_processed", d.reads)
 		line("total_writes_processed", d.writes)

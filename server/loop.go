@@ -311,13 +311,20 @@ func serveReady(ks *keyspace.Keyspace) {
 		}
 		b.woken = false
 		mark := len(cn.Out)
+		tr := cn.srv.track
+		prev := tr.cur
+		tr.cur = cn // tracking.go: the served command is the writer
 		b.cmd.Run(&cn.Client, b.args)
+		tr.cur = prev
 		b.readyKeys = b.readyKeys[:0]
 		if cn.blk.pending {
 			cn.blk.pending = false
 			continue
 		}
 		cn.feed(b.cmd, b.args, mark, false) // replication.go: what the pop did
+		if tr.pending.Load() {
+			tr.deliver(cn) // its invalidations after its reply (the loop writes without blocking)
+		}
 		cn.unblock()
 		if lsn := cn.srv.env.lastLSN(); lsn > cn.batchLSN {
 			cn.batchLSN = lsn

@@ -54,11 +54,14 @@ func execCommand(c *Client, _ [][]byte) {
 	defer c.endMulti()
 
 	env.lock()
+	tr := c.Srv.track
+	tr.cur = c.conn // tracking.go: the writer of what the block changes
 	if c.Watch.Dirty() {
 		// The abort reveals another client's write to a watched key:
 		// like a read, it waits until that write is durable.
 		lsn := env.lastLSN()
 		env.unwatch(&c.Watch)
+		tr.cur = nil
 		env.unlock()
 		if cn := c.conn; cn != nil && lsn > cn.batchLSN {
 			cn.batchLSN = lsn
@@ -90,6 +93,7 @@ func execCommand(c *Client, _ [][]byte) {
 	err := env.endTxn()
 	lsn := env.lastLSN()
 	env.unwatch(&c.Watch)
+	tr.cur = nil
 	env.unlock()
 	cn.lastCmd = execCmd
 	if lsn > cn.batchLSN {

@@ -120,7 +120,7 @@ func (c *conn) overOutputLimit(pending int) bool {
 		return false
 	}
 	info := c.snapshot(c)
-	info.omem = pending
+	info.pending = pending
 	line := appendClientLine(nil, c, info, time.Now())
 	c.srv.logf("Client %s scheduled to be closed ASAP for overcoming of output buffer limits.", strings.TrimSuffix(string(line), "\n"))
 	return true

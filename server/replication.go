@@ -400,6 +400,7 @@ func (c *Client) startSync(req repl.SyncRequest) {
 // link ends; on the loop the link runs on a goroutine of its own and the
 // connection's input goes to it (OnTraffic) from now on.
 func (c *conn) serveReplica(rest []byte) {
+	c.replica.Store(true) // CLIENT LIST type replica, flag S
 	if c.gc != nil {
 		l := newLoopLink(c.gc, rest)
 		c.link = l

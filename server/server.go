@@ -31,7 +31,9 @@
 //
 // What the package owns: connections and their I/O, dispatch, the command
 // table, MULTI/EXEC and WATCH, blocking (the registry of blocked clients
-// and their wake-ups), pub/sub, the Lua script runtime (EVAL, and the
+// and their wake-ups), pub/sub, client-side caching (tracking.go: the
+// tracking table and invalidation messages), CLIENT PAUSE (pause.go),
+// the Lua script runtime (EVAL, and the
 // FUNCTION commands and FCALL over package functions), CONFIG, INFO,
 // SLOWLOG, CLIENT, and the argument parsers and the Client that command
 // handlers share. It may not import package commands (the families depend
@@ -197,6 +199,8 @@ type Server struct {
 	pubsub    *pubsubHub                      // subscriptions (pubsub.go)
 	notify    notifyState                     // keyspace notifications (notify.go)
 	monitors  monitorHub                      // MONITOR connections (monitor.go)
+	track     *tracker                        // client-side caching (tracking.go)
+	pause     pauseState                      // CLIENT PAUSE (pause.go)
 	running   atomic.Pointer[runningScript]   // the script in execution (scriptbusy.go)
 	busy      atomic.Pointer[runningScript]   // set once it ran past busy-reply-threshold
 	busyTimer *time.Timer                     // re-armed for each script; keyspace lock
@@ -242,6 +246,7 @@ func NewServer(cfg Config, ks *keyspace.Keyspace, logf func(string, ...any), fam
 	s.acl.dir = cfg.Dir // the ACL state lives beside the keyspace (protocol tests have none)
 	ks.Lock()
 	s.loadFunctions(ks.Functions())
+	ks.OnKeyTouched(s.track.keyTouched) // tracking.go
 	ks.Unlock()
 	return s
 }
@@ -267,6 +272,7 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 		closing: make(chan struct{}),
 		done:    make(chan struct{}),
 	}
+	s.track = newTracker(s)
 	s.cmdList = sortedCommands(table)
 	s.acl = newACL(cfg, table)
 	s.live.requirepass.Store(&cfg.Requirepass)
