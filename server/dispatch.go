@@ -94,8 +94,6 @@ func (c *conn) reject(cmd *Command, msg string) {
 	}
 	if cmd != nil {
 		c.count(cmd, 0, false, true)
-	} else {
-		c.pendErrors++
 	}
 	c.tick = time.Now()
 }
@@ -104,6 +102,7 @@ func (c *conn) reject(cmd *Command, msg string) {
 // (EXEC) already holds the lock, and records the LSN the batch must wait
 // for before its replies leave.
 func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
+	c.errPrev, c.failedUncounted = c.errCount, false // errorstats.go
 	start := len(c.Out)
 	c.lastCmd = cmd
 	var now time.Time
@@ -146,7 +145,9 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 	d := now.Sub(c.tick)
 	c.tick = now
 	c.recordSlow(cmd, args, d)
-	c.count(cmd, d, len(c.Out) > start && c.Out[start] == '-', false)
+	failed := c.errCount > c.errPrev || c.failedUncounted
+	c.errPrev, c.failedUncounted = c.errCount, false
+	c.count(cmd, d, failed, false)
 	if c.blk.pending { // [lists: blocking] the handler blocked: wait without the lock
 		if c.gc != nil {
 			c.park(cmd, args)

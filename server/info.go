@@ -34,12 +34,14 @@ const (
 	secReplication
 	secCPU
 	secCommandstats
+	secErrorstats
+	secLatencystats
 	secCluster
 	secKeyspace
 
 	secDefault = secServer | secClients | secMemory | secPersistence | secStats |
-		secReplication | secCPU | secCluster | secKeyspace
-	secAll = secDefault | secCommandstats
+		secReplication | secCPU | secErrorstats | secCluster | secKeyspace
+	secAll = secDefault | secCommandstats | secLatencystats
 )
 
 var infoSectionNames = map[string]infoSection{
@@ -51,6 +53,8 @@ var infoSectionNames = map[string]infoSection{
 	"replication":  secReplication,
 	"cpu":          secCPU,
 	"commandstats": secCommandstats,
+	"errorstats":   secErrorstats,
+	"latencystats": secLatencystats,
 	"cluster":      secCluster,
 	"keyspace":     secKeyspace,
 	"default":      secDefault,
@@ -107,7 +111,8 @@ type infoData struct {
 
 	cpuSys, cpuUser float64
 
-	cmds []cmdStatLine
+	cmds   []cmdStatLine
+	errors []errorStatLine
 }
 
 type cmdStatLine struct {
@@ -193,6 +198,9 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 	if sel&secCommandstats != 0 {
 		d.cmds = s.commandStats()
 	}
+	if sel&secErrorstats != 0 {
+		d.errors = s.errors.snapshot()
+	}
 	if sel&secReplication != 0 && s.master != nil {
 		var r *repl.Replica
 		ic := repl.InfoConfig{ReplicaPriority: 100, ReadOnly: true, Announced: true}
@@ -232,6 +240,7 @@ func (s *Server) commandStats() []cmdStatLine {
 // resetStats is CONFIG RESETSTAT.
 func (s *Server) resetStats() {
 	s.stats.reset()
+	s.errors.reset()
 	if s.ks != nil { // nil: a test's fake environment
 		s.ks.ResetStats()
 	}
@@ -453,6 +462,16 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 				l.calls, usec, perCall, l.rejected, l.failed)
 		}
 	}
+	if sel&secErrorstats != 0 {
+		section("Errorstats")
+		for _, e := range d.errors {
+			b = append(b, "errorstat_"...)
+			b = appendInfoSafe(b, e.prefix)
+			b = append(b, ":count="...)
+			b = strconv.AppendInt(b, e.count, 10)
+			b = append(b, "\r\n"...)
+		}
+	}
 	if sel&secCluster != 0 {
 		section("Cluster")
 		line("cluster_enabled", 0)
@@ -463,6 +482,20 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 			if in.Keys > 0 {
 				b = fmt.Appendf(b, "db%d:keys=%d,expires=%d,avg_ttl=%d\r\n", db, in.Keys, in.Expires, in.AvgTTL)
 			}
+		}
+	}
+	return b
+}
+
+// appendInfoSafe appends name with the bytes that would break an INFO line
+// ('#', ':', CR, LF) replaced by '_', as Redis's getSafeInfoString does.
+func appendInfoSafe(b []byte, name string) []byte {
+	for i := 0; i < len(name); i++ {
+		switch ch := name[i]; ch {
+		case '#', ':', '\r', '\n':
+			b = append(b, '_')
+		default:
+			b = append(b, ch)
 		}
 	}
 	return b

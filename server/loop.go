@@ -277,8 +277,13 @@ func (c *conn) blockTimedOut(b *blocker) {
 // first in line are served, and the connection resumes. On the loop, with
 // the keyspace lock held.
 func (c *conn) endParked(asError bool) {
+	b := c.blk.b
 	c.unblock()
+	errs := c.errCount
 	c.writeUnblocked(asError)
+	if b != nil {
+		c.blockedEnded(b.cmd, b, errs)
+	}
 	serveReady(c.KS)
 	c.resume()
 }
@@ -311,6 +316,7 @@ func serveReady(ks *keyspace.Keyspace) {
 		}
 		b.woken = false
 		mark := len(cn.Out)
+		errs := cn.errCount
 		b.cmd.Run(&cn.Client, b.args)
 		b.readyKeys = b.readyKeys[:0]
 		if cn.blk.pending {
@@ -322,6 +328,7 @@ func serveReady(ks *keyspace.Keyspace) {
 		if lsn := cn.srv.env.lastLSN(); lsn > cn.batchLSN {
 			cn.batchLSN = lsn
 		}
+		cn.blockedEnded(b.cmd, b, errs)
 		cn.resume()
 	}
 	r.ready = nil // drop the drained backing array

@@ -206,6 +206,7 @@ type Server struct {
 	lastSave atomic.Int64 // LASTSAVE: Unix seconds of the last SAVE/BGSAVE, or of the start
 	runID    string
 	stats    serverStats
+	errors   errorStats // INFO errorstats (errorstats.go)
 	ops      opsSampler
 
 	nextID atomic.Int64
