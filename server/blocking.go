@@ -163,7 +163,8 @@ type blocker struct {
 // blockedEnded adds to cmd's statistics what the end of its blocked call
 // b brings, as Redis's updateStatsOnUnblock does: a failed call if the
 // final reply (written since the connection's error count was
-// errsBefore) was an error. The call itself was counted when it blocked.
+// errsBefore) was an error, and the latency of the whole call, from its
+// first run. The call itself was counted when it blocked.
 func (c *conn) blockedEnded(cmd *Command, b *blocker, errsBefore int64) {
 	if cmd == nil || cmd.stats == nil {
 		return
@@ -172,6 +173,9 @@ func (c *conn) blockedEnded(cmd *Command, b *blocker, errsBefore int64) {
 		c.pend = append(c.pend, statDelta{st: cmd.stats, failed: 1})
 	}
 	c.errPrev = c.errCount
+	if c.srv.live.latencyTracking.Load() {
+		cmd.stats.recordLatency(time.Since(b.started))
+	}
 }
 
 // errUnblocked is what CLIENT UNBLOCK ... ERROR makes the blocked command

@@ -474,6 +474,12 @@ func wireConfigTable(t []configParam) {
 	liveInt("slowlog-max-len", func(s *Server) interface{ Store(int64) } { return &s.live.slowlogMaxLen })
 	liveInt("busy-reply-threshold", func(s *Server) interface{ Store(int64) } { return &s.live.busyThreshold })
 	liveInt("hll-sparse-max-bytes", func(s *Server) interface{ Store(int64) } { return &s.live.hllSparseMaxBytes })
+	by["latency-tracking"].apply = func(s *Server, v string) error { s.live.latencyTracking.Store(v == "yes"); return nil }
+	by["latency-tracking-info-percentiles"].apply = func(s *Server, v string) error {
+		ps := parsePercentileList(v)
+		s.live.latencyPercentiles.Store(&ps)
+		return nil
+	}
 	// Redis clamps these when it applies them, and reports the clamped value.
 	by["hz"].fix = func(n int64) int64 { return min(max(n, 1), 500) }
 	by["repl-backlog-size"].fix = func(n int64) int64 { return max(n, 16<<10) }

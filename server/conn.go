@@ -128,6 +128,7 @@ type cmdStats struct {
 	failed   atomic.Int64
 	rejected atomic.Int64
 	nanos    atomic.Int64
+	hist     atomic.Pointer[latencyHist] // latency-tracking (latencystats.go); nil until the first call
 }
 
 func newConn(s *Server, nc net.Conn, id int64) *conn {

@@ -105,6 +105,9 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 	c.errPrev, c.failedUncounted = c.errCount, false // errorstats.go
 	start := len(c.Out)
 	c.lastCmd = cmd
+	// begin is kept here: the calls the command makes itself (EXEC's
+	// queued commands, a script's redis.call) move c.tick on.
+	begin := c.tick
 	var now time.Time
 	if cmd.NoLock || locked {
 		if locked {
@@ -123,6 +126,7 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 		env := &c.srv.env
 		env.lock()
 		c.tick = time.Now() // time spent waiting for the lock is not the command's
+		begin = c.tick
 		reg := c.loopRegistry()
 		if reg != nil {
 			reg.loopServes = true // this command serves what it wakes (no kickServe)
@@ -142,12 +146,15 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 			c.batchLSN = lsn
 		}
 	}
-	d := now.Sub(c.tick)
+	d := now.Sub(begin)
 	c.tick = now
 	c.recordSlow(cmd, args, d)
 	failed := c.errCount > c.errPrev || c.failedUncounted
 	c.errPrev, c.failedUncounted = c.errCount, false
 	c.count(cmd, d, failed, false)
+	if c.srv.live.latencyTracking.Load() && !c.blk.pending && cmd.stats != nil {
+		cmd.stats.recordLatency(d) // latencystats.go
+	}
 	if c.blk.pending { // [lists: blocking] the handler blocked: wait without the lock
 		if c.gc != nil {
 			c.park(cmd, args)

@@ -113,6 +113,10 @@ type infoData struct {
 
 	cmds   []cmdStatLine
 	errors []errorStatLine
+
+	latencyTracking bool
+	percentiles     []float64
+	latency         []latencyStatLine
 }
 
 type cmdStatLine struct {
@@ -201,6 +205,13 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 	if sel&secErrorstats != 0 {
 		d.errors = s.errors.snapshot()
 	}
+	if sel&secLatencystats != 0 {
+		d.latencyTracking = s.live.latencyTracking.Load()
+		d.percentiles = *s.live.latencyPercentiles.Load()
+		if d.latencyTracking {
+			d.latency = s.latencyStats(d.percentiles)
+		}
+	}
 	if sel&secReplication != 0 && s.master != nil {
 		var r *repl.Replica
 		ic := repl.InfoConfig{ReplicaPriority: 100, ReadOnly: true, Announced: true}
@@ -260,6 +271,7 @@ func (st *cmdStats) reset() {
 	st.failed.Store(0)
 	st.rejected.Store(0)
 	st.nanos.Store(0)
+	st.resetLatency()
 }
 
 // appendInfo formats the selected sections as Redis does: "# Name" then
@@ -470,6 +482,12 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 			b = append(b, ":count="...)
 			b = strconv.AppendInt(b, e.count, 10)
 			b = append(b, "\r\n"...)
+		}
+	}
+	if sel&secLatencystats != 0 {
+		section("Latencystats")
+		if d.latencyTracking {
+			b = appendLatencyStats(b, d.percentiles, d.latency)
 		}
 	}
 	if sel&secCluster != 0 {

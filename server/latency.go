@@ -1,12 +1,12 @@
 package server
 
 // LATENCY (semantics: redis.io LATENCY), as Redis answers with latency
-// monitoring off (latency-monitor-threshold 0, its default) and per-command
-// latency tracking off (latency-tracking no): Persimmon records no latency
-// events. LATEST and HISTORY are empty, RESET resets nothing (0), GRAPH has
-// no samples, DOCTOR says monitoring is disabled and HISTOGRAM is an empty
-// map. Monitoring tools (redis_exporter and the like) call these and take
-// the empty answers as "no spikes".
+// monitoring off (latency-monitor-threshold 0, its default): Persimmon
+// records no latency events. LATEST and HISTORY are empty, RESET resets
+// nothing (0), GRAPH has no samples, DOCTOR says monitoring is disabled.
+// HISTOGRAM is per-command latency tracking (latencystats.go). Monitoring
+// tools (redis_exporter and the like) call these and take the empty
+// answers as "no spikes".
 
 const latencyDoctorDisabled = `I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. You may use "CONFIG SET latency-monitor-threshold <milliseconds>." in order to enable it. If we weren't in a deep space mission I'd suggest to take a look at https://redis.io/topics/latency-monitor.` + "\n"
 
@@ -46,9 +46,6 @@ func latencyDoctor(c *Client, _ [][]byte) { c.WriteVerbatimString("txt", latency
 func latencyGraph(c *Client, args [][]byte) {
 	c.WriteError("ERR No samples available for event '" + string(args[2]) + "'")
 }
-
-// latencyHistogram: an empty map, as with latency-tracking no.
-func latencyHistogram(c *Client, _ [][]byte) { c.WriteMap(0) }
 
 func latencyHelp(c *Client, _ [][]byte) {
 	writeHelp(c, "LATENCY", []string{

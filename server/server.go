@@ -153,6 +153,9 @@ type liveConfig struct {
 	slowlogMaxLen     atomic.Int64
 	busyThreshold     atomic.Int64 // ms: busy-reply-threshold (lua-time-limit)
 	hllSparseMaxBytes atomic.Int64 // hll-sparse-max-bytes
+
+	latencyTracking    atomic.Bool               // latency-tracking (latencystats.go)
+	latencyPercentiles atomic.Pointer[[]float64] // latency-tracking-info-percentiles
 }
 
 // serverStats are the counters of INFO stats.
@@ -275,6 +278,8 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 	s.live.slowlogMaxLen.Store(slowlogDefaultMaxLen)
 	s.live.hllSparseMaxBytes.Store(hll.DefaultSparseMaxBytes)
 	s.live.busyThreshold.Store(defaultBusyThreshold)
+	s.live.latencyTracking.Store(true)
+	s.live.latencyPercentiles.Store(&[]float64{50, 99, 99.9})
 	s.live.bind.Store(&cfg.Bind)
 	s.live.port.Store(int64(cfg.Port))
 	s.initConfig(cfg)
