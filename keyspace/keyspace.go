@@ -28,6 +28,9 @@ type Keyspace struct {
 	txnWrote    bool
 	cleaning    bool // applying the cleaner's copies: not a change WATCH sees
 	noActiveExp bool // DEBUG SET-ACTIVE-EXPIRE 0: the background cycle expires nothing (expire.go); mu
+	// latencyObs receives the background loop's latency events (expire.go:
+	// SetLatencyObserver); mu.
+	latencyObs func(event string, d time.Duration)
 	// swappedSeg is 1 + the segment of the last SWAPDB applied (0: none).
 	// Operations in segments up to it may name the database their key was
 	// in before the swap; the cleaner then looks for it in every database.

@@ -474,6 +474,7 @@ func wireConfigTable(t []configParam) {
 	liveInt("slowlog-max-len", func(s *Server) interface{ Store(int64) } { return &s.live.slowlogMaxLen })
 	liveInt("busy-reply-threshold", func(s *Server) interface{ Store(int64) } { return &s.live.busyThreshold })
 	liveInt("hll-sparse-max-bytes", func(s *Server) interface{ Store(int64) } { return &s.live.hllSparseMaxBytes })
+	liveInt("latency-monitor-threshold", func(s *Server) interface{ Store(int64) } { return &s.live.latencyThreshold })
 	by["latency-tracking"].apply = func(s *Server, v string) error { s.live.latencyTracking.Store(v == "yes"); return nil }
 	by["latency-tracking-info-percentiles"].apply = func(s *Server, v string) error {
 		ps := parsePercentileList(v)

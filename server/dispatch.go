@@ -106,8 +106,12 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 	start := len(c.Out)
 	c.lastCmd = cmd
 	// begin is kept here: the calls the command makes itself (EXEC's
-	// queued commands, a script's redis.call) move c.tick on.
+	// queued commands, a script's redis.call) move c.tick on. Such a
+	// nested call (locked) starts now, not where the one before it ended.
 	begin := c.tick
+	if locked {
+		begin = time.Now()
+	}
 	var now time.Time
 	if cmd.NoLock || locked {
 		if locked {
@@ -149,6 +153,13 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 	d := now.Sub(begin)
 	c.tick = now
 	c.recordSlow(cmd, args, d)
+	if c.srv.live.latencyThreshold.Load() > 0 { // latency.go
+		if cmd.Flags&FlagFast != 0 {
+			c.srv.latencyEvent("fast-command", d)
+		} else {
+			c.srv.latencyEvent("command", d)
+		}
+	}
 	failed := c.errCount > c.errPrev || c.failedUncounted
 	c.errPrev, c.failedUncounted = c.errCount, false
 	c.count(cmd, d, failed, false)

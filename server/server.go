@@ -154,6 +154,7 @@ type liveConfig struct {
 	busyThreshold     atomic.Int64 // ms: busy-reply-threshold (lua-time-limit)
 	hllSparseMaxBytes atomic.Int64 // hll-sparse-max-bytes
 
+	latencyThreshold   atomic.Int64              // ms: latency-monitor-threshold (latency.go)
 	latencyTracking    atomic.Bool               // latency-tracking (latencystats.go)
 	latencyPercentiles atomic.Pointer[[]float64] // latency-tracking-info-percentiles
 }
@@ -209,7 +210,8 @@ type Server struct {
 	lastSave atomic.Int64 // LASTSAVE: Unix seconds of the last SAVE/BGSAVE, or of the start
 	runID    string
 	stats    serverStats
-	errors   errorStats // INFO errorstats (errorstats.go)
+	errors   errorStats     // INFO errorstats (errorstats.go)
+	latency  latencyMonitor // LATENCY's event series (latency.go)
 	ops      opsSampler
 
 	nextID atomic.Int64
@@ -242,6 +244,7 @@ func NewServer(cfg Config, ks *keyspace.Keyspace, logf func(string, ...any), fam
 	s.acl.dir = cfg.Dir // the ACL state lives beside the keyspace (protocol tests have none)
 	ks.Lock()
 	s.loadFunctions(ks.Functions())
+	ks.SetLatencyObserver(s.latencyEvent)
 	ks.Unlock()
 	return s
 }
