@@ -661,6 +661,8 @@ const (
 	sharedRefcount     = 2147483647 // OBJECT REFCOUNT of a shared object
 	objectFreqErrorMsg = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. " +
 		"Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+	objectIdleErrorMsg = "ERR An LFU maxmemory policy is selected, idle time not tracked. " +
+		"Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
 )
 
 // stringEncoding is the encoding Redis gives a string value when it is
@@ -705,19 +707,38 @@ func cmdObjectEncoding(c *Client, args [][]byte) {
 	}
 }
 
-// OBJECT FREQ key: the server runs without an LFU maxmemory policy, so this
-// is Redis's answer for that configuration.
+// lfuPolicy reports whether maxmemory-policy is an LFU one: keys then
+// count access frequency, not time (package keyspace, lru.go).
+func lfuPolicy(c *Client) bool {
+	p, _ := c.Srv.ConfigValue("maxmemory-policy")
+	return strings.HasSuffix(p, "lfu")
+}
+
+// OBJECT FREQ key: the key's logarithmic access counter under an LFU
+// maxmemory-policy; Redis's error under any other.
 func cmdObjectFreq(c *Client, args [][]byte) {
-	if _, ok := objectLookup(c, args[2]); ok {
+	n, ok := c.KS.AccessFrequency(c.DB, args[2])
+	switch {
+	case !ok:
+		c.WriteNull()
+	case !lfuPolicy(c):
 		c.WriteError(objectFreqErrorMsg)
+	default:
+		c.WriteInt(n)
 	}
 }
 
-// OBJECT IDLETIME key: access times are not tracked, so every key reads as
-// just used.
+// OBJECT IDLETIME key: seconds since the key was last accessed; Redis's
+// error under an LFU maxmemory-policy.
 func cmdObjectIdleTime(c *Client, args [][]byte) {
-	if _, ok := objectLookup(c, args[2]); ok {
-		c.WriteInt(0)
+	n, ok := c.KS.IdleTime(c.DB, args[2])
+	switch {
+	case !ok:
+		c.WriteNull()
+	case lfuPolicy(c):
+		c.WriteError(objectIdleErrorMsg)
+	default:
+		c.WriteInt(n)
 	}
 }
 

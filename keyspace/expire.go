@@ -90,6 +90,7 @@ func (ks *Keyspace) background() {
 		}
 		ks.mu.Lock()
 		ks.CheckWritable() // a full disk's retry, as Redis's cron does
+		tickLRUClock()
 		began := time.Now()
 		ks.activeExpire(ks.NowMs())
 		if obs := ks.latencyObs; obs != nil {

@@ -171,3 +171,32 @@ func TestLatencyObserverEvents(t *testing.T) {
 		time.Sleep(20 * time.Millisecond) // the loop ticks every 100 ms
 	}
 }
+
+// OBJECT IDLETIME and FREQ answer by maxmemory-policy as Redis does, and
+// CONFIG SET of the policy applies it (it once deadlocked on the config
+// store's lock).
+func TestObjectIdleFreqByPolicy(t *testing.T) {
+	s := startKeyspaceServer(t, t.TempDir(), pmem.ModePmem)
+	w := dialAddr(t, s.addr)
+	w.do("SET", "foo", "bar")
+	if r := w.do("OBJECT", "IDLETIME", "foo"); r != ":0\r\n" {
+		t.Errorf("IDLETIME = %q", r)
+	}
+	if r := w.do("OBJECT", "FREQ", "foo"); !strings.HasPrefix(r, "-ERR An LFU maxmemory policy is not selected") {
+		t.Errorf("FREQ without LFU = %q", r)
+	}
+	if r := w.do("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"); r != "+OK\r\n" {
+		t.Fatalf("CONFIG SET = %q", r)
+	}
+	defer w.do("CONFIG", "SET", "maxmemory-policy", "noeviction")
+	w.do("SET", "new", "v")
+	if r := w.do("OBJECT", "FREQ", "new"); r != ":5\r\n" {
+		t.Errorf("FREQ of a new key under LFU = %q, want Redis's initial 5", r)
+	}
+	if r := w.do("OBJECT", "IDLETIME", "foo"); !strings.HasPrefix(r, "-ERR An LFU maxmemory policy is selected, idle time not tracked.") {
+		t.Errorf("IDLETIME under LFU = %q", r)
+	}
+	if r := w.do("OBJECT", "FREQ", "nosuch"); r != "$-1\r\n" && r != "_\r\n" {
+		t.Errorf("FREQ of a missing key = %q", r)
+	}
+}
