@@ -29,7 +29,7 @@ func keyCommands() []Command {
 			Summary: "Determine if a key exists", Run: cmdExists,
 			KeySpecs: []KeySpec{keyRange(KeyRO, 1, -1, 1)}, Tips: []string{"request_policy:multi_shard", "response_policy:agg_sum"}},
 		{Name: "touch", Arity: -2, Flags: r | fast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Since: "3.2.1",
-			Summary: "Alters the last access time of a key(s). Returns the number of existing keys specified.", Run: cmdExists,
+			Summary: "Alters the last access time of a key(s). Returns the number of existing keys specified.", Run: cmdTouch,
 			KeySpecs: []KeySpec{keyRange(KeyRO, 1, -1, 1)}, Tips: []string{"request_policy:multi_shard", "response_policy:agg_sum"}},
 		{Name: "type", Arity: 2, Flags: r | fast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "1.0.0",
 			Summary: "Determine the type stored at key", Run: cmdType,
@@ -132,8 +132,20 @@ func cmdDel(c *Client, args [][]byte) {
 	}
 }
 
-// EXISTS key [key ...] (also TOUCH): the number of named keys that exist,
-// counting a key as often as it is named.
+// TOUCH key [key ...]: as EXISTS, but each key found counts as accessed
+// (OBJECT IDLETIME).
+func cmdTouch(c *Client, args [][]byte) {
+	var n int64
+	for _, key := range args[1:] {
+		if c.KS.Touch(c.DB, key) {
+			n++
+		}
+	}
+	c.WriteInt(n)
+}
+
+// EXISTS key [key ...]: the number of named keys that exist, counting a
+// key as often as it is named. It is no access (OBJECT IDLETIME).
 func cmdExists(c *Client, args [][]byte) {
 	var n int64
 	for _, key := range args[1:] {

@@ -121,6 +121,9 @@ func (f lruField) idleSeconds() int64 {
 	return int64(lruClockMax - then + now) // the clock wrapped
 }
 
+// Touch is TOUCH: it reports whether key exists, and counts as an access.
+func (ks *Keyspace) Touch(db int, key []byte) bool { return ks.lookup(db, key) != nil }
+
 // IdleTime is OBJECT IDLETIME: the seconds since key was last accessed;
 // ok is false when it does not exist. Reading it is no access.
 func (ks *Keyspace) IdleTime(db int, key []byte) (sec int64, ok bool) {

@@ -79,3 +79,26 @@ func TestIdleTimeAndFrequency(t *testing.T) {
 		t.Fatalf("after 1000 more GETs at factor 10 the frequency is %d", n)
 	}
 }
+
+// TOUCH is an access; EXISTS is not.
+func TestTouchIsAnAccess(t *testing.T) {
+	if testKeyIndex {
+		t.Skip("plain strings live in the key index, which keeps no access data")
+	}
+	ks := openKS(t, t.TempDir(), 0)
+	defer ks.Close()
+	foo := []byte("foo")
+	commit(t, ks, func(b *keyspace.Batch) { b.Set(0, foo, []byte("bar"), 0) })
+	ks.Lock()
+	defer ks.Unlock()
+	keyspace.AdvanceLRUClock(5)
+	if n, _ := ks.IdleTime(0, foo); n < 5 {
+		t.Fatalf("idle %d s after 5 s", n)
+	}
+	if !ks.Touch(0, foo) || ks.Touch(0, []byte("nosuch")) {
+		t.Fatal("Touch's answer")
+	}
+	if n, _ := ks.IdleTime(0, foo); n != 0 {
+		t.Fatalf("idle %d s after TOUCH", n)
+	}
+}
