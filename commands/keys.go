@@ -29,7 +29,7 @@ func keyCommands() []Command {
 			Summary: "Determine if a key exists", Run: cmdExists,
 			KeySpecs: []KeySpec{keyRange(KeyRO, 1, -1, 1)}, Tips: []string{"request_policy:multi_shard", "response_policy:agg_sum"}},
 		{Name: "touch", Arity: -2, Flags: r | fast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Since: "3.2.1",
-			Summary: "Alters the last access time of a key(s). Returns the number of existing keys specified.", Run: cmdExists,
+			Summary: "Alters the last access time of a key(s). Returns the number of existing keys specified.", Run: cmdTouch,
 			KeySpecs: []KeySpec{keyRange(KeyRO, 1, -1, 1)}, Tips: []string{"request_policy:multi_shard", "response_policy:agg_sum"}},
 		{Name: "type", Arity: 2, Flags: r | fast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "1.0.0",
 			Summary: "Determine the type stored at key", Run: cmdType,
@@ -135,8 +135,20 @@ func cmdDel(c *Client, args [][]byte) {
 	}
 }
 
-// EXISTS key [key ...] (also TOUCH): the number of named keys that exist,
-// counting a key as often as it is named.
+// TOUCH key [key ...]: as EXISTS, but each key found counts as accessed
+// (OBJECT IDLETIME).
+func cmdTouch(c *Client, args [][]byte) {
+	var n int64
+	for _, key := range args[1:] {
+		if c.KS.Touch(c.DB, key) {
+			n++
+		}
+	}
+	c.WriteInt(n)
+}
+
+// EXISTS key [key ...]: the number of named keys that exist, counting a
+// key as often as it is named. It is no access (OBJECT IDLETIME).
 func cmdExists(c *Client, args [][]byte) {
 	var n int64
 	for _, key := range args[1:] {
@@ -686,6 +698,8 @@ const (
 	sharedRefcount     = 2147483647 // OBJECT REFCOUNT of a shared object
 	objectFreqErrorMsg = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. " +
 		"Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+	objectIdleErrorMsg = "ERR An LFU maxmemory policy is selected, idle time not tracked. " +
+		"Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
 )
 
 // stringEncoding is the encoding Redis gives a string value when it is
@@ -730,19 +744,38 @@ func cmdObjectEncoding(c *Client, args [][]byte) {
 	}
 }
 
-// OBJECT FREQ key: the server runs without an LFU maxmemory policy, so this
-// is Redis's answer for that configuration.
+// lfuPolicy reports whether maxmemory-policy is an LFU one: keys then
+// count access frequency, not time (package keyspace, lru.go).
+func lfuPolicy(c *Client) bool {
+	p, _ := c.Srv.ConfigValue("maxmemory-policy")
+	return strings.HasSuffix(p, "lfu")
+}
+
+// OBJECT FREQ key: the key's logarithmic access counter under an LFU
+// maxmemory-policy; Redis's error under any other.
 func cmdObjectFreq(c *Client, args [][]byte) {
-	if _, ok := objectLookup(c, args[2]); ok {
+	n, ok := c.KS.AccessFrequency(c.DB, args[2])
+	switch {
+	case !ok:
+		c.WriteNull()
+	case !lfuPolicy(c):
 		c.WriteError(objectFreqErrorMsg)
+	default:
+		c.WriteInt(n)
 	}
 }
 
-// OBJECT IDLETIME key: access times are not tracked, so every key reads as
-// just used.
+// OBJECT IDLETIME key: seconds since the key was last accessed; Redis's
+// error under an LFU maxmemory-policy.
 func cmdObjectIdleTime(c *Client, args [][]byte) {
-	if _, ok := objectLookup(c, args[2]); ok {
-		c.WriteInt(0)
+	n, ok := c.KS.IdleTime(c.DB, args[2])
+	switch {
+	case !ok:
+		c.WriteNull()
+	case lfuPolicy(c):
+		c.WriteError(objectIdleErrorMsg)
+	default:
+		c.WriteInt(n)
 	}
 }
 

@@ -7,9 +7,10 @@ package keyspace
 type entry struct {
 	key      string
 	loc      uint64
-	expireAt int64   // Unix ms, 0 = no expiry
-	size     uint32  // encoded bytes of the live operation (live-bytes accounting)
-	kix      bool    // a transient entry for a key of the persistent index (kix.go)
+	expireAt int64  // Unix ms, 0 = no expiry
+	size     uint32 // encoded bytes of the live operation (live-bytes accounting)
+	kix      bool   // a transient entry for a key of the persistent index (kix.go)
+	lru      lruField
 	obj      *object // a collection; nil for a string (whose value is at loc)
 }
 
@@ -25,6 +26,7 @@ type db struct {
 func newDB() *db { return &db{index: map[string]int32{}} }
 
 func (d *db) insert(e entry) {
+	e.lru = newLRU()
 	d.index[e.key] = int32(len(d.entries))
 	d.entries = append(d.entries, e)
 }

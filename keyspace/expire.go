@@ -91,7 +91,15 @@ func (ks *Keyspace) background() {
 		}
 		ks.mu.Lock()
 		ks.CheckWritable() // a full disk's retry, as Redis's cron does
+		tickLRUClock()
+		began := time.Now()
 		ks.activeExpire(ks.NowMs())
+		if obs := ks.latencyObs; obs != nil {
+			obs("expire-cycle", time.Since(began))
+			if d := ks.wal.TakeSlowestSync(); d > 0 {
+				obs("aof-fsync-always", d)
+			}
+		}
 		if tick%kixCheckpointTicks == 0 {
 			ks.kixCheckpoint() // an error is sticky in the wal: the next write reports it
 		}
@@ -101,6 +109,14 @@ func (ks *Keyspace) background() {
 		ks.Clean()
 	}
 }
+
+// SetLatencyObserver makes the background loop report to obs, every 100 ms
+// tick, how long its active-expiry pass took ("expire-cycle") and the
+// longest WAL group-commit persist since the previous tick
+// ("aof-fsync-always"), for the server's latency monitor (Redis's event
+// names). obs runs with the keyspace lock held and must not take it; nil
+// stops the reports. Call with the lock held.
+func (ks *Keyspace) SetLatencyObserver(obs func(event string, d time.Duration)) { ks.latencyObs = obs }
 
 // SetActiveExpire turns the background expiry cycle on or off (DEBUG
 // SET-ACTIVE-EXPIRE, for tests that need an expired key to stay until it

@@ -40,3 +40,9 @@ func (ks *Keyspace) CleanOldest() bool {
 	}
 	return ks.cleanSegment(segs[0])
 }
+
+// AdvanceLRUClock moves the access clock (OBJECT IDLETIME) sec seconds on.
+func AdvanceLRUClock(sec int64) {
+	lruSkew.Add(sec)
+	tickLRUClock()
+}

@@ -31,6 +31,9 @@ type Keyspace struct {
 	// expiryPaused: CLIENT PAUSE; expired keys read as missing and stay
 	// (PauseExpiry).
 	expiryPaused atomic.Bool
+	// latencyObs receives the background loop's latency events (expire.go:
+	// SetLatencyObserver); mu.
+	latencyObs func(event string, d time.Duration)
 	// swappedSeg is 1 + the segment of the last SWAPDB applied (0: none).
 	// Operations in segments up to it may name the database their key was
 	// in before the swap; the cleaner then looks for it in every database.
@@ -145,7 +148,23 @@ func (ks *Keyspace) lookup(dbi int, key []byte) *entry {
 		return nil
 	}
 	ks.countLookup(true)
+	e.lru.touch()
 	return e
+}
+
+// peek is lookup without touching the key's access time (Redis's
+// LOOKUP_NOTOUCH: TYPE, EXISTS, TTL, OBJECT, MEMORY USAGE).
+func (ks *Keyspace) peek(dbi int, key []byte) *entry {
+	d := ks.dbs[dbi]
+	if i, ok := d.index[string(key)]; ok {
+		saved := d.entries[i].lru
+		e := ks.lookup(dbi, key)
+		if e != nil {
+			e.lru = saved
+		}
+		return e
+	}
+	return ks.lookup(dbi, key)
 }
 
 // countLookup counts a lookup into keyspace_hits/misses while counting is
@@ -230,11 +249,11 @@ func (ks *Keyspace) Get(db int, key []byte) (val []byte, ok bool, err error) {
 }
 
 // Exists reports whether key exists (not expired).
-func (ks *Keyspace) Exists(db int, key []byte) bool { return ks.lookup(db, key) != nil }
+func (ks *Keyspace) Exists(db int, key []byte) bool { return ks.peek(db, key) != nil }
 
 // Type returns the TYPE reply for key: TypeNone or TypeString.
 func (ks *Keyspace) Type(db int, key []byte) string {
-	e := ks.lookup(db, key)
+	e := ks.peek(db, key)
 	switch {
 	case e == nil:
 		return TypeNone
@@ -251,7 +270,7 @@ func (ks *Keyspace) Type(db int, key []byte) string {
 // live operations) and, for a collection, collElemHeap bytes of Go heap per
 // element for its in-memory index. An estimate, as Redis's is.
 func (ks *Keyspace) MemoryUsage(db int, key []byte) (n int64, ok bool) {
-	e := ks.lookup(db, key)
+	e := ks.peek(db, key)
 	if e == nil {
 		return 0, false
 	}
@@ -274,7 +293,7 @@ const (
 // ExpireAt returns the key's absolute expiry in Unix ms (0 = no expiry);
 // ok is false when the key does not exist.
 func (ks *Keyspace) ExpireAt(db int, key []byte) (ms int64, ok bool) {
-	e := ks.lookup(db, key)
+	e := ks.peek(db, key)
 	if e == nil {
 		return 0, false
 	}

@@ -319,7 +319,7 @@ func (ks *Keyspace) SetExpire(b *Batch, db int, key []byte, expireAtMs int64) bo
 // when the key holds a string (the caller derives its encoding from the
 // value); ok is false when the key does not exist.
 func (ks *Keyspace) ObjectEncoding(db int, key []byte) (enc string, isString, ok bool) {
-	e := ks.lookup(db, key)
+	e := ks.peek(db, key)
 	switch {
 	case e == nil:
 		return "", false, false

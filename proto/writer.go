@@ -19,6 +19,11 @@ type Writer struct {
 	Out []byte
 	// Proto is the protocol version, 2 or 3 (0 counts as 2).
 	Proto int
+	// OnError, if set, is told of every error reply appended: msg as
+	// given, and counted false for an error that was already counted
+	// where it arose (WriteUncountedError). The server keeps INFO
+	// errorstats with it.
+	OnError func(msg string, counted bool)
 }
 
 // RESP3 reports whether the writer emits RESP3. Handlers do not need it;
@@ -57,6 +62,20 @@ func (w *Writer) WriteString(s string) {
 // WRONGTYPE, ...); CR and LF in msg become spaces.
 func (w *Writer) WriteError(msg string) {
 	w.Out = append(append(append(w.Out, '-'), oneLine(msg)...), '\r', '\n')
+	if w.OnError != nil {
+		w.OnError(msg, true)
+	}
+}
+
+// WriteUncountedError appends an error reply as WriteError does, for an
+// error that error statistics already counted where it arose (a script
+// passing on the error of a command it called); OnError gets counted
+// false.
+func (w *Writer) WriteUncountedError(msg string) {
+	w.Out = append(append(append(w.Out, '-'), oneLine(msg)...), '\r', '\n')
+	if w.OnError != nil {
+		w.OnError(msg, false)
+	}
 }
 
 // WriteErr appends err's text as an error reply.

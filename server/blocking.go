@@ -154,6 +154,28 @@ type blocker struct {
 	// unblocked is set by CLIENT UNBLOCK (goroutine mode): the waiter
 	// ends with its timeout reply, or the UNBLOCKED error if asError.
 	unblocked, asError bool
+
+	// started is when the command was first run (its latency, counted
+	// when it ends: blockedEnded).
+	started time.Time
+}
+
+// blockedEnded adds to cmd's statistics what the end of its blocked call
+// b brings, as Redis's updateStatsOnUnblock does: a failed call if the
+// final reply (written since the connection's error count was
+// errsBefore) was an error, and the latency of the whole call, from its
+// first run. The call itself was counted when it blocked.
+func (c *conn) blockedEnded(cmd *Command, b *blocker, errsBefore int64) {
+	if cmd == nil || cmd.stats == nil {
+		return
+	}
+	if c.errCount > errsBefore {
+		c.pend = append(c.pend, statDelta{st: cmd.stats, failed: 1})
+	}
+	c.errPrev = c.errCount
+	if c.srv.live.latencyTracking.Load() {
+		cmd.stats.recordLatency(time.Since(b.started))
+	}
 }
 
 // errUnblocked is what CLIENT UNBLOCK ... ERROR makes the blocked command
@@ -452,7 +474,7 @@ func (c *Client) BlockOn(keys [][]byte, timeout time.Duration) bool {
 	if cn.blk.b != nil {
 		return true
 	}
-	b := &blocker{ready: make(chan struct{}, 1)}
+	b := &blocker{ready: make(chan struct{}, 1), started: time.Now()}
 	if timeout > 0 {
 		b.deadline = time.Now().Add(timeout)
 	}
@@ -522,10 +544,12 @@ func (c *conn) serveBlocked(cmd *Command, args [][]byte) {
 		select {
 		case <-b.ready:
 			env.lock()
+			errs := c.errCount
 			if b.unblocked { // CLIENT UNBLOCK
 				c.unblock()
 				env.unlock()
 				c.writeUnblocked(b.asError)
+				c.blockedEnded(cmd, b, errs)
 				return
 			}
 			b.woken = false
@@ -547,13 +571,16 @@ func (c *conn) serveBlocked(cmd *Command, args [][]byte) {
 			if lsn > c.batchLSN {
 				c.batchLSN = lsn
 			}
+			c.blockedEnded(cmd, b, errs)
 			return
 		case <-timeout:
 			env.lock()
 			asError := b.unblocked && b.asError // CLIENT UNBLOCK ERROR came first
 			c.unblock()
 			env.unlock()
+			errs := c.errCount
 			c.writeUnblocked(asError)
+			c.blockedEnded(cmd, b, errs)
 			return
 		case <-gone:
 			c.unblockOnClose()

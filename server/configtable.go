@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/persimmon-db/persimmon/keyspace"
 )
 
 // The CONFIG parameter table: every parameter redis-server 7.0 knows
@@ -482,6 +484,32 @@ func wireConfigTable(t []configParam) {
 			s.track.limit()
 		}
 		return err
+	}
+	// The eviction policy is stored only, but OBJECT IDLETIME and FREQ
+	// answer by it (package keyspace keeps access time or frequency).
+	accessPolicy := func(name string) func(s *Server, v string) error {
+		return func(s *Server, v string) error {
+			val := func(n string) string {
+				if n == name {
+					return v
+				}
+				return s.conf.vals[n] // apply runs with the store's lock held
+			}
+			logFactor, _ := strconv.ParseInt(val("lfu-log-factor"), 10, 64)
+			decay, _ := strconv.ParseInt(val("lfu-decay-time"), 10, 64)
+			keyspace.SetAccessPolicy(strings.HasSuffix(val("maxmemory-policy"), "lfu"), logFactor, decay)
+			return nil
+		}
+	}
+	for _, n := range []string{"maxmemory-policy", "lfu-log-factor", "lfu-decay-time"} {
+		by[n].apply = accessPolicy(n)
+	}
+	liveInt("latency-monitor-threshold", func(s *Server) interface{ Store(int64) } { return &s.live.latencyThreshold })
+	by["latency-tracking"].apply = func(s *Server, v string) error { s.live.latencyTracking.Store(v == "yes"); return nil }
+	by["latency-tracking-info-percentiles"].apply = func(s *Server, v string) error {
+		ps := parsePercentileList(v)
+		s.live.latencyPercentiles.Store(&ps)
+		return nil
 	}
 	// Redis clamps these when it applies them, and reports the clamped value.
 	by["hz"].fix = func(n int64) int64 { return min(max(n, 1), 500) }

@@ -45,14 +45,18 @@ type conn struct {
 	need  int
 	scans int64
 
-	batchLSN   uint64      // highest LastLSN seen after a command of this batch
-	tick       time.Time   // end of the previous command (commandstats timing)
-	pend       []statDelta // commandstats not yet added to the shared counters
-	pendErrors int64       // error replies not attributed to a command
-	lastCmd    *Command
-	deadline   bool       // a read deadline is set (timeout > 0)
-	inExec     bool       // EXEC is running queued commands with the keyspace lock held
-	blk        blockState // blocking.go: a blocked command (BLPOP...) [lists: blocking]
+	batchLSN uint64      // highest LastLSN seen after a command of this batch
+	tick     time.Time   // end of the previous command (commandstats timing)
+	pend     []statDelta // commandstats not yet added to the shared counters
+	lastCmd  *Command
+	// Error statistics (errorstats.go): the error replies counted so
+	// far, the count when the command running (or the last nested one)
+	// started, and whether it sent an error counted elsewhere.
+	errCount, errPrev int64
+	failedUncounted   bool
+	deadline          bool       // a read deadline is set (timeout > 0)
+	inExec            bool       // EXEC is running queued commands with the keyspace lock held
+	blk               blockState // blocking.go: a blocked command (BLPOP...) [lists: blocking]
 
 	infoMu sync.Mutex
 	info   clientInfo // what CLIENT LIST shows to other connections
@@ -142,6 +146,7 @@ type cmdStats struct {
 	failed   atomic.Int64
 	rejected atomic.Int64
 	nanos    atomic.Int64
+	hist     atomic.Pointer[latencyHist] // latency-tracking (latencystats.go); nil until the first call
 }
 
 func newConn(s *Server, nc net.Conn, id int64) *conn {
@@ -159,6 +164,7 @@ func newConn(s *Server, nc net.Conn, id int64) *conn {
 	c.KS = s.ks
 	c.Srv = s
 	c.conn = c
+	c.OnError = c.noteError
 	c.setUser(s.acl.store.Default())
 	c.Authed = !s.acl.store.AuthRequired()
 	c.info = clientInfo{multi: -1, cmd: "NULL", lastActive: now}
@@ -464,7 +470,6 @@ func (c *conn) flush() bool {
 
 func (c *conn) protocolError(msg string) {
 	c.WriteError("ERR Protocol error: " + msg)
-	c.pendErrors++
 	c.closeAfterReply = true
 }
 
@@ -476,9 +481,10 @@ func (c *conn) limits() proto.Limits {
 	}
 }
 
-// flushStats adds the batch's commandstats to the shared counters.
+// flushStats adds the batch's commandstats to the shared counters (error
+// replies are counted as they are written: noteError).
 func (c *conn) flushStats() {
-	var calls, errs int64
+	var calls int64
 	for i := range c.pend {
 		d := &c.pend[i]
 		if d.calls > 0 {
@@ -492,16 +498,10 @@ func (c *conn) flushStats() {
 			d.st.rejected.Add(d.rejected)
 		}
 		calls += d.calls
-		errs += d.failed + d.rejected
 	}
 	c.pend = c.pend[:0]
-	errs += c.pendErrors
-	c.pendErrors = 0
 	if calls > 0 {
 		c.srv.stats.commands.Add(calls)
-	}
-	if errs > 0 {
-		c.srv.stats.errorReplies.Add(errs)
 	}
 }
 
@@ -509,9 +509,6 @@ func (c *conn) flushStats() {
 func (c *conn) count(cmd *Command, d time.Duration, failed, rejected bool) {
 	st := cmd.stats
 	if st == nil {
-		if failed || rejected {
-			c.pendErrors++
-		}
 		return
 	}
 	n := len(c.pend)

@@ -97,8 +97,6 @@ func (c *conn) reject(cmd *Command, msg string) {
 	}
 	if cmd != nil {
 		c.count(cmd, 0, false, true)
-	} else {
-		c.pendErrors++
 	}
 	c.tick = time.Now()
 }
@@ -107,11 +105,19 @@ func (c *conn) reject(cmd *Command, msg string) {
 // (EXEC) already holds the lock, and records the LSN the batch must wait
 // for before its replies leave.
 func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
+	c.errPrev, c.failedUncounted = c.errCount, false // errorstats.go
 	start := len(c.Out)
 	c.lastCmd = cmd
 	mon := c.srv.monitors.n.Load() > 0 && monitored(cmd) // monitor.go
 	if mon && monitorsFirst(cmd) {
 		c.feedMonitors(cmd, args, locked && c.srv.running.Load() != nil)
+	}
+	// begin is kept here: the calls the command makes itself (EXEC's
+	// queued commands, a script's redis.call) move c.tick on. Such a
+	// nested call (locked) starts now, not where the one before it ended.
+	begin := c.tick
+	if locked {
+		begin = time.Now()
 	}
 	var now time.Time
 	if cmd.NoLock || locked {
@@ -142,6 +148,7 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 		tr.cur = c          // tracking.go: the writer of what the command changes
 		c.tick = time.Now() // time spent waiting for the lock is not the command's
 		c.srv.notify.inCmd = true
+		begin = c.tick
 		reg := c.loopRegistry()
 		if reg != nil {
 			reg.loopServes = true // this command serves what it wakes (no kickServe)
@@ -173,12 +180,24 @@ func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
 			c.batchLSN = lsn
 		}
 	}
-	d := now.Sub(c.tick)
+	d := now.Sub(begin)
 	c.tick = now
 	c.recordSlow(cmd, args, d)
-	c.count(cmd, d, len(c.Out) > start && c.Out[start] == '-', false)
 	if mon && !monitorsFirst(cmd) {
 		c.feedMonitors(cmd, args, locked && c.srv.running.Load() != nil)
+	}
+	if c.srv.live.latencyThreshold.Load() > 0 { // latency.go
+		if cmd.Flags&FlagFast != 0 {
+			c.srv.latencyEvent("fast-command", d)
+		} else {
+			c.srv.latencyEvent("command", d)
+		}
+	}
+	failed := c.errCount > c.errPrev || c.failedUncounted
+	c.errPrev, c.failedUncounted = c.errCount, false
+	c.count(cmd, d, failed, false)
+	if c.srv.live.latencyTracking.Load() && !c.blk.pending && cmd.stats != nil {
+		cmd.stats.recordLatency(d) // latencystats.go
 	}
 	if c.blk.pending { // [lists: blocking] the handler blocked: wait without the lock
 		if c.gc != nil {

@@ -491,7 +491,7 @@ func (e *scriptEngine) runFunction(c *Client, f *functions.Function, cmdArgs, ke
 			}
 			obj = t
 		}
-		c.WriteError(scriptErrorReplyIn(functionChunk, f.Name, obj, run.errLine))
+		writeScriptError(c, obj, scriptErrorReplyIn(functionChunk, f.Name, obj, run.errLine))
 		return
 	}
 	ret := L.Get(-1)

@@ -34,12 +34,14 @@ const (
 	secReplication
 	secCPU
 	secCommandstats
+	secErrorstats
+	secLatencystats
 	secCluster
 	secKeyspace
 
 	secDefault = secServer | secClients | secMemory | secPersistence | secStats |
-		secReplication | secCPU | secCluster | secKeyspace
-	secAll = secDefault | secCommandstats
+		secReplication | secCPU | secErrorstats | secCluster | secKeyspace
+	secAll = secDefault | secCommandstats | secLatencystats
 )
 
 var infoSectionNames = map[string]infoSection{
@@ -51,6 +53,8 @@ var infoSectionNames = map[string]infoSection{
 	"replication":  secReplication,
 	"cpu":          secCPU,
 	"commandstats": secCommandstats,
+	"errorstats":   secErrorstats,
+	"latencystats": secLatencystats,
 	"cluster":      secCluster,
 	"keyspace":     secKeyspace,
 	"default":      secDefault,
@@ -111,7 +115,12 @@ type infoData struct {
 
 	cpuSys, cpuUser float64
 
-	cmds []cmdStatLine
+	cmds   []cmdStatLine
+	errors []errorStatLine
+
+	latencyTracking bool
+	percentiles     []float64
+	latency         []latencyStatLine
 }
 
 type cmdStatLine struct {
@@ -200,6 +209,16 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 	if sel&secCommandstats != 0 {
 		d.cmds = s.commandStats()
 	}
+	if sel&secErrorstats != 0 {
+		d.errors = s.errors.snapshot()
+	}
+	if sel&secLatencystats != 0 {
+		d.latencyTracking = s.live.latencyTracking.Load()
+		d.percentiles = *s.live.latencyPercentiles.Load()
+		if d.latencyTracking {
+			d.latency = s.latencyStats(d.percentiles)
+		}
+	}
 	if sel&secReplication != 0 && s.master != nil {
 		var r *repl.Replica
 		ic := repl.InfoConfig{ReplicaPriority: 100, ReadOnly: true, Announced: true}
@@ -239,6 +258,7 @@ func (s *Server) commandStats() []cmdStatLine {
 // resetStats is CONFIG RESETSTAT.
 func (s *Server) resetStats() {
 	s.stats.reset()
+	s.errors.reset()
 	if s.ks != nil { // nil: a test's fake environment
 		s.ks.ResetStats()
 	}
@@ -258,6 +278,7 @@ func (st *cmdStats) reset() {
 	st.failed.Store(0)
 	st.rejected.Store(0)
 	st.nanos.Store(0)
+	st.resetLatency()
 }
 
 // appendInfo formats the selected sections as Redis does: "# Name" then
@@ -464,6 +485,22 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 				l.calls, usec, perCall, l.rejected, l.failed)
 		}
 	}
+	if sel&secErrorstats != 0 {
+		section("Errorstats")
+		for _, e := range d.errors {
+			b = append(b, "errorstat_"...)
+			b = appendInfoSafe(b, e.prefix)
+			b = append(b, ":count="...)
+			b = strconv.AppendInt(b, e.count, 10)
+			b = append(b, "\r\n"...)
+		}
+	}
+	if sel&secLatencystats != 0 {
+		section("Latencystats")
+		if d.latencyTracking {
+			b = appendLatencyStats(b, d.percentiles, d.latency)
+		}
+	}
 	if sel&secCluster != 0 {
 		section("Cluster")
 		line("cluster_enabled", 0)
@@ -474,6 +511,20 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 			if in.Keys > 0 {
 				b = fmt.Appendf(b, "db%d:keys=%d,expires=%d,avg_ttl=%d\r\n", db, in.Keys, in.Expires, in.AvgTTL)
 			}
+		}
+	}
+	return b
+}
+
+// appendInfoSafe appends name with the bytes that would break an INFO line
+// ('#', ':', CR, LF) replaced by '_', as Redis's getSafeInfoString does.
+func appendInfoSafe(b []byte, name string) []byte {
+	for i := 0; i < len(name); i++ {
+		switch ch := name[i]; ch {
+		case '#', ':', '\r', '\n':
+			b = append(b, '_')
+		default:
+			b = append(b, ch)
 		}
 	}
 	return b

@@ -277,8 +277,13 @@ func (c *conn) blockTimedOut(b *blocker) {
 // first in line are served, and the connection resumes. On the loop, with
 // the keyspace lock held.
 func (c *conn) endParked(asError bool) {
+	b := c.blk.b
 	c.unblock()
+	errs := c.errCount
 	c.writeUnblocked(asError)
+	if b != nil {
+		c.blockedEnded(b.cmd, b, errs)
+	}
 	serveReady(c.KS)
 	c.resume()
 }
@@ -314,6 +319,7 @@ func serveReady(ks *keyspace.Keyspace) {
 		tr := cn.srv.track
 		prev := tr.cur
 		tr.cur = cn // tracking.go: the served command is the writer
+		errs := cn.errCount
 		b.cmd.Run(&cn.Client, b.args)
 		tr.cur = prev
 		b.readyKeys = b.readyKeys[:0]
@@ -329,6 +335,7 @@ func serveReady(ks *keyspace.Keyspace) {
 		if lsn := cn.srv.env.lastLSN(); lsn > cn.batchLSN {
 			cn.batchLSN = lsn
 		}
+		cn.blockedEnded(b.cmd, b, errs)
 		cn.resume()
 	}
 	r.ready = nil // drop the drained backing array

@@ -601,7 +601,7 @@ func (e *scriptEngine) runScript(c *Client, sha string, sc *cachedScript, keys, 
 			}
 			obj = t
 		}
-		c.WriteError(scriptErrorReply(sha, obj, run.errLine))
+		writeScriptError(c, obj, scriptErrorReply(sha, obj, run.errLine))
 		return
 	}
 	ret := L.Get(-1)
@@ -625,6 +625,21 @@ func (e *scriptEngine) argTable(t *lua.LTable, args [][]byte) *lua.LTable {
 		t.RawSetInt(i+1, lua.LString(a))
 	}
 	return t
+}
+
+// errStatsCountedField marks an error table whose error was counted in
+// the error statistics where it arose (Redis 7.0 names the field the
+// same): passing it on as the script's reply counts nothing more.
+const errStatsCountedField = "ignore_error_stats_update"
+
+// writeScriptError writes msg, the reply to a script that raised obj,
+// uncounted if obj is an error table whose error was counted already.
+func writeScriptError(c *Client, obj lua.LValue, msg string) {
+	if t, ok := obj.(*lua.LTable); ok && lua.LVAsBool(t.RawGetString(errStatsCountedField)) {
+		c.WriteUncountedError(msg)
+		return
+	}
+	c.WriteError(msg)
 }
 
 // scriptErrorReply is Redis 7.0's reply to a script that raised obj: the
@@ -847,26 +862,40 @@ func (e *scriptEngine) luaCall(L *lua.LState, raise bool) int {
 		}
 	}
 	c := r.c
+	// reject: the command does not run; its error counts here, once
+	// (errorstats.go), and the script passes it on uncounted.
+	reject := func(cmd *Command, msg string) int {
+		t := errorTable(L, msg)
+		c.countScriptReject(cmd, t.RawGetString("err").String())
+		t.RawSetString(errStatsCountedField, lua.LTrue)
+		if raise {
+			setErrorPosition(L, t)
+			L.Error(t, 0)
+			return 0
+		}
+		L.Push(t)
+		return 1
+	}
 	cmd, msg := c.Srv.resolve(args)
 	switch {
 	case cmd == nil && strings.HasPrefix(msg, "ERR wrong number of arguments"):
-		return luaFail(L, raise, errScriptWrongArgs) // a container without its subcommand
+		return reject(nil, errScriptWrongArgs) // a container without its subcommand
 	case cmd == nil:
-		return luaFail(L, raise, errScriptUnknownCmd)
+		return reject(nil, errScriptUnknownCmd)
 	case msg != "":
-		return luaFail(L, raise, errScriptWrongArgs)
+		return reject(cmd, errScriptWrongArgs)
 	case cmd.Flags&FlagNoScript != 0:
-		return luaFail(L, raise, errScriptNotAllowed)
+		return reject(cmd, errScriptNotAllowed)
 	}
 	if d, _ := c.checkACL(cmd, args, acl.ContextLua); !d.OK() {
-		return luaFail(L, raise, d.ScriptError())
+		return reject(cmd, d.ScriptError())
 	}
 	switch {
 	case r.readOnly && (cmd.Flags&FlagWrite != 0 || mayReplicate(cmd)):
-		return luaFail(L, raise, errScriptWriteInRO)
+		return reject(cmd, errScriptWriteInRO)
 	}
 	if msg := c.scriptDiskError(cmd); msg != "" {
-		return luaFail(L, raise, "-"+msg) // a full disk (diskerror.go): MISCONF is the error code
+		return reject(cmd, "-"+msg) // a full disk (diskerror.go): MISCONF is the error code
 	}
 	if cmd.Flags&FlagWrite != 0 && r.state != nil {
 		r.state.wrote.Store(true) // SCRIPT KILL now answers UNKILLABLE
@@ -884,7 +913,11 @@ func (e *scriptEngine) luaCall(L *lua.LState, raise bool) int {
 	c.Out = c.Out[:mark]
 	if t, ok := v.(*lua.LTable); ok && raise {
 		if errMsg, ok := t.RawGetString("err").(lua.LString); ok {
-			return luaFail(L, true, "-"+string(errMsg))
+			t := errorTable(L, "-"+string(errMsg))
+			t.RawSetString(errStatsCountedField, lua.LTrue) // the command's reply counted it
+			setErrorPosition(L, t)
+			L.Error(t, 0)
+			return 0
 		}
 	}
 	L.Push(v)
@@ -1284,7 +1317,9 @@ func respToLua(L *lua.LState, b []byte) (lua.LValue, []byte) {
 		t.RawSetString("ok", lua.LString(line))
 		return t, rest
 	case '-':
-		return errorTable(L, "-"+string(line)), rest
+		t := errorTable(L, "-"+string(line))
+		t.RawSetString(errStatsCountedField, lua.LTrue) // counted when the command replied
+		return t, rest
 	case ':':
 		n, _ := strconv.ParseInt(string(line), 10, 64)
 		return lua.LNumber(n), rest
@@ -1393,7 +1428,11 @@ func writeLuaReply(w *proto.Writer, v lua.LValue, scriptResp, depth int) {
 			return
 		}
 		if s, ok := v.RawGetString("err").(lua.LString); ok {
-			w.WriteError(string(s))
+			if lua.LVAsBool(v.RawGetString(errStatsCountedField)) {
+				w.WriteUncountedError(string(s))
+			} else {
+				w.WriteError(string(s))
+			}
 			return
 		}
 		if s, ok := v.RawGetString("ok").(lua.LString); ok {

@@ -155,6 +155,10 @@ type liveConfig struct {
 	slowlogMaxLen     atomic.Int64
 	busyThreshold     atomic.Int64 // ms: busy-reply-threshold (lua-time-limit)
 	hllSparseMaxBytes atomic.Int64 // hll-sparse-max-bytes
+
+	latencyThreshold   atomic.Int64              // ms: latency-monitor-threshold (latency.go)
+	latencyTracking    atomic.Bool               // latency-tracking (latencystats.go)
+	latencyPercentiles atomic.Pointer[[]float64] // latency-tracking-info-percentiles
 }
 
 // serverStats are the counters of INFO stats.
@@ -212,6 +216,8 @@ type Server struct {
 	lastSave atomic.Int64 // LASTSAVE: Unix seconds of the last SAVE/BGSAVE, or of the start
 	runID    string
 	stats    serverStats
+	errors   errorStats     // INFO errorstats (errorstats.go)
+	latency  latencyMonitor // LATENCY's event series (latency.go)
 	ops      opsSampler
 
 	nextID atomic.Int64
@@ -247,6 +253,7 @@ func NewServer(cfg Config, ks *keyspace.Keyspace, logf func(string, ...any), fam
 	ks.Lock()
 	s.loadFunctions(ks.Functions())
 	ks.OnKeyTouched(s.track.keyTouched) // tracking.go
+	ks.SetLatencyObserver(s.latencyEvent)
 	ks.Unlock()
 	return s
 }
@@ -284,6 +291,8 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 	s.live.slowlogMaxLen.Store(slowlogDefaultMaxLen)
 	s.live.hllSparseMaxBytes.Store(hll.DefaultSparseMaxBytes)
 	s.live.busyThreshold.Store(defaultBusyThreshold)
+	s.live.latencyTracking.Store(true)
+	s.live.latencyPercentiles.Store(&[]float64{50, 99, 99.9})
 	s.live.bind.Store(&cfg.Bind)
 	s.live.port.Store(int64(cfg.Port))
 	s.initConfig(cfg)

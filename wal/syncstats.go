@@ -24,6 +24,8 @@ type syncTimes struct {
 	total  time.Duration
 	recent [syncWindow]time.Duration
 	sizes  [SyncSizeBuckets]int64
+	// slowest is the longest persist since TakeSlowestSync last looked.
+	slowest time.Duration
 }
 
 // add records one persist that took d and covered records records.
@@ -33,7 +35,19 @@ func (t *syncTimes) add(d time.Duration, records uint64) {
 	t.n++
 	t.total += d
 	t.sizes[sizeBucket(records)]++
+	t.slowest = max(t.slowest, d)
 	t.mu.Unlock()
+}
+
+// TakeSlowestSync returns the longest group-commit persist since its
+// previous call (0: none), for the server's latency monitor.
+func (w *WAL) TakeSlowestSync() time.Duration {
+	t := &w.syncs
+	t.mu.Lock()
+	d := t.slowest
+	t.slowest = 0
+	t.mu.Unlock()
+	return d
 }
 
 // sizeBucket is the SyncStats.Sizes bucket of a persist that covered n

@@ -1,0 +1,151 @@
+package keyspace
+
+import (
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+)
+
+// Access times and frequencies for OBJECT IDLETIME and OBJECT FREQ
+// (semantics: redis.io OBJECT), kept as Redis keeps them in 24 bits per
+// key, in DRAM only (a restart starts every key afresh, as Redis loading
+// an RDB without LRU/LFU data does):
+//
+//   - LRU (every maxmemory-policy but the LFU ones): the last access in
+//     seconds, modulo 2^24 (Redis's LRU clock).
+//   - LFU (volatile-lfu, allkeys-lfu): the last decrement time in minutes
+//     (16 bits) and a logarithmic access counter (8 bits), starting at 5,
+//     incremented with probability 1/((counter-5)*lfu-log-factor+1), and
+//     decremented by one per lfu-decay-time minutes of idleness.
+//
+// A lookup touches the key (lookup); TYPE, EXISTS, TTL, OBJECT and MEMORY
+// USAGE do not (peek). Keys served from the persistent key index
+// (--key-index yes) have no DRAM entry between accesses and read as just
+// used. The clock is one process-wide value refreshed by every keyspace's
+// background tick (100 ms), as Redis's cached lruclock.
+
+// lruField is the 24 bits of a key's access data.
+type lruField [3]byte
+
+func (f lruField) get() uint32 { return uint32(f[0]) | uint32(f[1])<<8 | uint32(f[2])<<16 }
+
+func (f *lruField) set(v uint32) { f[0], f[1], f[2] = byte(v), byte(v>>8), byte(v>>16) }
+
+const (
+	lruClockMax = 1<<24 - 1
+	lfuInitVal  = 5
+)
+
+var (
+	// lruSeconds is the LRU clock: Unix seconds modulo 2^24.
+	lruSeconds atomic.Uint32
+	// lruSkew moves the clock on (seconds; tests).
+	lruSkew atomic.Int64
+	// lfuMode: an LFU maxmemory-policy is in force (SetAccessPolicy).
+	lfuMode atomic.Bool
+	// lfuLogFactor and lfuDecayTime are lfu-log-factor and lfu-decay-time.
+	lfuLogFactor atomic.Int64
+	lfuDecayTime atomic.Int64
+)
+
+func init() {
+	tickLRUClock()
+	lfuLogFactor.Store(10)
+	lfuDecayTime.Store(1)
+}
+
+func tickLRUClock() { lruSeconds.Store(uint32(time.Now().Unix()+lruSkew.Load()) & lruClockMax) }
+
+// SetAccessPolicy says whether keys count access frequency (an LFU
+// maxmemory-policy) or time, and the LFU parameters (lfu-log-factor,
+// lfu-decay-time in minutes). Keys keep their 24 bits; switched at run
+// time, old values read in the other meaning until the keys are touched,
+// as in Redis.
+func SetAccessPolicy(lfu bool, logFactor, decayMinutes int64) {
+	lfuMode.Store(lfu)
+	lfuLogFactor.Store(logFactor)
+	lfuDecayTime.Store(decayMinutes)
+}
+
+func lfuMinutes() uint32 { return uint32(time.Now().Unix()/60) & 0xffff }
+
+// newLRU is a new key's access data.
+func newLRU() lruField {
+	var f lruField
+	if lfuMode.Load() {
+		f.set(lfuMinutes()<<8 | lfuInitVal)
+	} else {
+		f.set(lruSeconds.Load())
+	}
+	return f
+}
+
+// touch records an access.
+func (f *lruField) touch() {
+	if !lfuMode.Load() {
+		f.set(lruSeconds.Load())
+		return
+	}
+	c := f.lfuCounter()
+	if c < 255 {
+		base := max(int64(c)-lfuInitVal, 0)
+		if rand.Float64() < 1/float64(base*lfuLogFactor.Load()+1) {
+			c++
+		}
+	}
+	f.set(lfuMinutes()<<8 | uint32(c))
+}
+
+// lfuCounter is the counter decayed by the minutes since its last
+// decrement.
+func (f lruField) lfuCounter() uint8 {
+	v := f.get()
+	ldt, c := v>>8, int64(v&0xff)
+	now := lfuMinutes()
+	elapsed := int64(now) - int64(ldt)
+	if now < ldt {
+		elapsed = 65535 - int64(ldt) + int64(now)
+	}
+	if d := lfuDecayTime.Load(); d > 0 {
+		c = max(c-elapsed/d, 0)
+	}
+	return uint8(c)
+}
+
+// idleSeconds is the time since the last access, by the LRU clock.
+func (f lruField) idleSeconds() int64 {
+	now, then := lruSeconds.Load(), f.get()
+	if now >= then {
+		return int64(now - then)
+	}
+	return int64(lruClockMax - then + now) // the clock wrapped
+}
+
+// Touch is TOUCH: it reports whether key exists, and counts as an access.
+func (ks *Keyspace) Touch(db int, key []byte) bool { return ks.lookup(db, key) != nil }
+
+// IdleTime is OBJECT IDLETIME: the seconds since key was last accessed;
+// ok is false when it does not exist. Reading it is no access.
+func (ks *Keyspace) IdleTime(db int, key []byte) (sec int64, ok bool) {
+	e := ks.peek(db, key)
+	switch {
+	case e == nil:
+		return 0, false
+	case e.kix:
+		return 0, true // served from the key index: no access data
+	}
+	return e.lru.idleSeconds(), true
+}
+
+// AccessFrequency is OBJECT FREQ: the key's logarithmic access counter
+// (meaningful under an LFU policy); ok is false when it does not exist.
+func (ks *Keyspace) AccessFrequency(db int, key []byte) (freq int64, ok bool) {
+	e := ks.peek(db, key)
+	switch {
+	case e == nil:
+		return 0, false
+	case e.kix:
+		return lfuInitVal, true // served from the key index: no access data
+	}
+	return int64(e.lru.lfuCounter()), true
+}

@@ -1,0 +1,100 @@
+package keyspace_test
+
+import (
+	"testing"
+
+	"github.com/persimmon-db/persimmon/keyspace"
+)
+
+// OBJECT IDLETIME and FREQ data: a lookup is an access, a peek (TYPE,
+// EXISTS, TTL, OBJECT ENCODING, MEMORY USAGE) is not; under an LFU policy
+// the counter starts at 5 and grows with accesses.
+func TestIdleTimeAndFrequency(t *testing.T) {
+	t.Setenv("PERSIMMON_TEST_KEY_INDEX", "0") // plain strings in the key index keep no access data
+	ks := openKS(t, t.TempDir(), 0)
+	defer ks.Close()
+	foo := []byte("foo")
+	commit(t, ks, func(b *keyspace.Batch) { b.Set(0, foo, []byte("bar"), 0) })
+	ks.Lock()
+	idle := func() int64 {
+		t.Helper()
+		n, ok := ks.IdleTime(0, foo)
+		if !ok {
+			t.Fatal("foo is gone")
+		}
+		return n
+	}
+	if n := idle(); n > 1 {
+		t.Fatalf("a new key is %d s idle", n)
+	}
+	keyspace.AdvanceLRUClock(5)
+	if n := idle(); n < 5 {
+		t.Fatalf("after 5 s the key is %d s idle", n)
+	}
+	ks.Type(0, foo)
+	ks.Exists(0, foo)
+	ks.ExpireAt(0, foo)
+	ks.MemoryUsage(0, foo)
+	ks.ObjectEncoding(0, foo)
+	if n := idle(); n < 5 {
+		t.Fatalf("a peek touched the key: %d s idle", n)
+	}
+	if _, ok, _ := ks.Get(0, foo); !ok {
+		t.Fatal("GET foo")
+	}
+	if n := idle(); n != 0 {
+		t.Fatalf("after a GET the key is %d s idle", n)
+	}
+	if _, ok := ks.IdleTime(0, []byte("nosuch")); ok {
+		t.Fatal("IdleTime of a missing key")
+	}
+	ks.Unlock()
+
+	// lfu-log-factor 0: every access counts.
+	keyspace.SetAccessPolicy(true, 0, 1)
+	defer keyspace.SetAccessPolicy(false, 10, 1)
+	bar := []byte("bar")
+	commit(t, ks, func(b *keyspace.Batch) { b.Set(0, bar, []byte("x"), 0) })
+	ks.Lock()
+	defer ks.Unlock()
+	if n, ok := ks.AccessFrequency(0, bar); !ok || n != 5 {
+		t.Fatalf("a new key's frequency = %d (%v), want 5", n, ok)
+	}
+	for range 10 {
+		ks.Get(0, bar)
+	}
+	ks.Type(0, bar)
+	if n, _ := ks.AccessFrequency(0, bar); n != 15 {
+		t.Fatalf("after 10 GETs the frequency is %d, want 15", n)
+	}
+	// The default factor 10 makes it logarithmic: 1000 accesses stay far
+	// below 255.
+	keyspace.SetAccessPolicy(true, 10, 1)
+	for range 1000 {
+		ks.Get(0, bar)
+	}
+	if n, _ := ks.AccessFrequency(0, bar); n <= 15 || n >= 100 {
+		t.Fatalf("after 1000 more GETs at factor 10 the frequency is %d", n)
+	}
+}
+
+// TOUCH is an access; EXISTS is not.
+func TestTouchIsAnAccess(t *testing.T) {
+	t.Setenv("PERSIMMON_TEST_KEY_INDEX", "0") // plain strings in the key index keep no access data
+	ks := openKS(t, t.TempDir(), 0)
+	defer ks.Close()
+	foo := []byte("foo")
+	commit(t, ks, func(b *keyspace.Batch) { b.Set(0, foo, []byte("bar"), 0) })
+	ks.Lock()
+	defer ks.Unlock()
+	keyspace.AdvanceLRUClock(5)
+	if n, _ := ks.IdleTime(0, foo); n < 5 {
+		t.Fatalf("idle %d s after 5 s", n)
+	}
+	if !ks.Touch(0, foo) || ks.Touch(0, []byte("nosuch")) {
+		t.Fatal("Touch's answer")
+	}
+	if n, _ := ks.IdleTime(0, foo); n != 0 {
+		t.Fatalf("idle %d s after TOUCH", n)
+	}
+}
