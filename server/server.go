@@ -153,6 +153,8 @@ type liveConfig struct {
 	slowlogMaxLen     atomic.Int64
 	busyThreshold     atomic.Int64 // ms: busy-reply-threshold (lua-time-limit)
 	hllSparseMaxBytes atomic.Int64 // hll-sparse-max-bytes
+	streamNodeEntries atomic.Int64 // stream-node-max-entries
+	streamNodeBytes   atomic.Int64 // stream-node-max-bytes
 }
 
 // serverStats are the counters of INFO stats.
@@ -273,6 +275,8 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 	s.live.slowlogSlowerThan.Store(slowlogDefaultSlowerThan)
 	s.live.slowlogMaxLen.Store(slowlogDefaultMaxLen)
 	s.live.hllSparseMaxBytes.Store(hll.DefaultSparseMaxBytes)
+	s.live.streamNodeEntries.Store(100)
+	s.live.streamNodeBytes.Store(4096)
 	s.live.busyThreshold.Store(defaultBusyThreshold)
 	s.live.bind.Store(&cfg.Bind)
 	s.live.port.Store(int64(cfg.Port))
