@@ -11,7 +11,8 @@ import (
 
 // DUMP and RESTORE (redis.io group "generic"): a key's value in Redis's
 // RDB serialization (package rdb), so payloads move between Persimmon and
-// redis-server 7.0 both ways.
+// redis-server 7.0 both ways, for every type streams included
+// (dump_stream.go).
 //
 // TR.* bitmaps dump with Persimmon's own type id (rdb.TypeRoaring):
 // Persimmon restores them, redis-server refuses them with "Bad data
@@ -117,6 +118,8 @@ func dumpValue(ks *keyspace.Keyspace, db int, key []byte) (rdb.Value, bool, erro
 			v.Scores = append(v.Scores, z.ScoreOf(x))
 		}
 		return v, true, nil
+	case keyspace.TypeStream:
+		return dumpStream(ks, db, key)
 	case keyspace.TypeRoaring:
 		bm, err := ks.Roaring(db, key)
 		if err != nil || bm == nil {
@@ -259,6 +262,8 @@ func restoreOps(b *keyspace.Batch, db int, key []byte, v *rdb.Value, bm *roaring
 		b.ZAdd(db, key, v.Items, v.Scores)
 	case rdb.KindRoaring:
 		b.TRMerge(db, key, bm)
+	case rdb.KindStream:
+		restoreStream(b, db, key, v.Stream)
 	}
 	if expireAt != 0 {
 		b.Expire(db, key, expireAt)
