@@ -100,7 +100,7 @@ func (ss serverSnapshotter) Snapshot(at func()) (repl.Snapshot, error) {
 		ks.Keys(db, func(k string) { keys = append(keys, k) })
 		for _, k := range keys {
 			typ := ks.Type(db, []byte(k))
-			if typ == keyspace.TypeStream || typ == keyspace.TypeRoaring {
+			if typ == keyspace.TypeRoaring {
 				skipped++
 				continue
 			}
@@ -117,7 +117,7 @@ func (ss serverSnapshotter) Snapshot(at func()) (repl.Snapshot, error) {
 		}
 	}
 	if skipped > 0 {
-		s.logf("replication: %d keys (streams, roaring bitmaps) left out of the snapshot", skipped)
+		s.logf("replication: %d keys (roaring bitmaps) left out of the snapshot", skipped)
 	}
 	return snap, nil
 }
@@ -129,6 +129,9 @@ func cloneValue(v rdb.Value) rdb.Value {
 		items[i] = bytes.Clone(x)
 	}
 	v.Items = items
+	if v.Stream != nil {
+		v.Stream = v.Stream.Clone()
+	}
 	return v
 }
 
