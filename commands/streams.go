@@ -779,6 +779,12 @@ func parseXReadOptions(c *Client, args [][]byte, group bool) (o xreadOptions, ok
 		more := len(args) - i - 1
 		switch {
 		case argIs(args[i], "block") && more > 0:
+			if c.InScript() {
+				// Redis refuses BLOCK in a script outright (a script
+				// cannot block), before it reads the timeout.
+				c.WriteError("ERR " + string(args[0]) + " command is not allowed with BLOCK option from scripts")
+				return o, false
+			}
 			i++
 			ms, ok := parseInt64(args[i])
 			if !ok {
