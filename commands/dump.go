@@ -12,7 +12,7 @@ import (
 // DUMP and RESTORE (redis.io group "generic"): a key's value in Redis's
 // RDB serialization (package rdb), so payloads move between Persimmon and
 // redis-server 7.0 both ways, for every type streams included
-// (dump_stream.go).
+// (dump_stream.go). MIGRATE is built on them (migrate.go).
 //
 // TR.* bitmaps dump with Persimmon's own type id (rdb.TypeRoaring):
 // Persimmon restores them, redis-server refuses them with "Bad data
@@ -40,6 +40,7 @@ func dumpCommands() []Command {
 		{Name: "restore", Arity: -4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "2.6.0",
 			Summary: "Create a key using the provided serialized value, previously obtained using DUMP.", Run: cmdRestore,
 			KeySpecs: key1(KeyOW | KeyUpdate), ACL: []string{"@dangerous"}},
+		migrateCommands()[0], // migrate.go
 	}
 }
 

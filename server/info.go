@@ -80,6 +80,7 @@ type infoData struct {
 	replication string
 
 	pubsubChannels, pubsubPatterns int
+	migrateSockets                 int
 	cachedScripts                  int64
 	functions                      int64
 	runID                          string
@@ -177,6 +178,7 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 		d.connsReceived = st.connsReceived.Load()
 		d.connsRejected = st.connsRejected.Load()
 		d.pubsubChannels, d.pubsubPatterns = s.pubsubCounts()
+		d.migrateSockets = s.migrateSockets()
 		d.commands = st.commands.Load()
 		d.errorReplies = st.errorReplies.Load()
 		d.netIn, d.netOut = st.netIn.Load(), st.netOut.Load()
@@ -410,6 +412,7 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("keyspace_misses", d.ks.KeyspaceMiss)
 		line("pubsub_channels", d.pubsubChannels)
 		line("pubsub_patterns", d.pubsubPatterns)
+		line("migrate_cached_sockets", d.migrateSockets)
 		line("total_error_replies", d.errorReplies)
 		line("total_reads_processed", d.reads)
 		line("total_writes_processed", d.writes)

@@ -140,13 +140,17 @@ func cloneValue(v rdb.Value) rdb.Value {
 // MULTI that feedEnd closes.
 func (c *conn) feed(cmd *Command, args [][]byte, start int, nested bool) {
 	m := c.srv.master
-	if m == nil || !m.Streaming() || cmd.Flags&FlagWrite == 0 || len(c.Out) > start && c.Out[start] == '-' {
+	if m == nil || !m.Streaming() || cmd.Flags&FlagWrite == 0 || len(c.Out) > start && c.Out[start] == '-' && cmd.Name != "migrate" {
 		// no replica yet: nothing to rewrite or record (EXPIRE's
 		// read-back and Propagate's lock stay off the write path)
 		return
 	}
 	reply := c.Out[min(start, len(c.Out)):]
-	if eff, blocking := blockingEffect(cmd.Name, args, reply); blocking {
+	if cmd.Name == "migrate" {
+		if args = c.migrateEffect(args); args == nil {
+			return // COPY, or nothing moved (migrate.go)
+		}
+	} else if eff, blocking := blockingEffect(cmd.Name, args, reply); blocking {
 		if eff == nil {
 			return // blocked, or timed out: nothing happened yet
 		}

@@ -225,6 +225,7 @@ type Server struct {
 	once     sync.Once
 
 	obuf     atomic.Pointer[obufLimits] // client-output-buffer-limit, parsed (obuf.go)
+	migrate  migrateCache               // MIGRATE's connections (migrate.go)
 	loop     *gnet.Client               // loop mode: the event loop serving every connection
 	blockReg *BlockRegistry             // loop mode: the keyspace's blocking registry, once used (loop only)
 	commit   *committer                 // loop mode with msync durability (commit.go)
