@@ -11,7 +11,8 @@ import (
 
 // DUMP and RESTORE (redis.io group "generic"): a key's value in Redis's
 // RDB serialization (package rdb), so payloads move between Persimmon and
-// redis-server 7.0 both ways.
+// redis-server 7.0 both ways, for every type streams included
+// (dump_stream.go). MIGRATE is built on them (migrate.go).
 //
 // TR.* bitmaps dump with Persimmon's own type id (rdb.TypeRoaring):
 // Persimmon restores them, redis-server refuses them with "Bad data
@@ -39,6 +40,7 @@ func dumpCommands() []Command {
 		{Name: "restore", Arity: -4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "2.6.0",
 			Summary: "Create a key using the provided serialized value, previously obtained using DUMP.", Run: cmdRestore,
 			KeySpecs: key1(KeyOW | KeyUpdate), ACL: []string{"@dangerous"}},
+		migrateCommands()[0], // migrate.go
 	}
 }
 
@@ -117,6 +119,8 @@ func dumpValue(ks *keyspace.Keyspace, db int, key []byte) (rdb.Value, bool, erro
 			v.Scores = append(v.Scores, z.ScoreOf(x))
 		}
 		return v, true, nil
+	case keyspace.TypeStream:
+		return dumpStream(ks, db, key)
 	case keyspace.TypeRoaring:
 		bm, err := ks.Roaring(db, key)
 		if err != nil || bm == nil {
@@ -265,6 +269,8 @@ func restoreOps(b *keyspace.Batch, db int, key []byte, v *rdb.Value, bm *roaring
 		b.ZAdd(db, key, v.Items, v.Scores)
 	case rdb.KindRoaring:
 		b.TRMerge(db, key, bm)
+	case rdb.KindStream:
+		restoreStream(b, db, key, v.Stream)
 	}
 	if expireAt != 0 {
 		b.Expire(db, key, expireAt)

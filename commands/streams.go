@@ -39,9 +39,19 @@ var (
 	errTimeoutNotInteger = replyError("ERR timeout is not an integer or out of range")
 )
 
-// streamNodeMaxEntries is stream-node-max-entries; Redis's default LIMIT
-// of a "~" trim is 100 times it.
-const streamDefaultTrimLimit = 100 * 100
+// streamDefaultTrimLimit is the LIMIT of a "~" trim given none: 100
+// nodes' worth (100 × stream-node-max-entries), at least 10,000 when that
+// is 0 and at most 1,000,000, as Redis 7.0 sets it.
+func streamDefaultTrimLimit(maxEntries int64) int64 {
+	n := 100 * maxEntries
+	if maxEntries > 1<<40 {
+		n = 1000000
+	}
+	if n <= 0 {
+		n = 10000
+	}
+	return min(n, 1000000)
+}
 
 func streamCommands() []Command {
 	const w, r = FlagWrite, FlagReadonly
@@ -262,7 +272,7 @@ type streamAddTrimArgs struct {
 // parseAddTrimArgs parses from args[2] the way Redis's
 // streamParseAddOrTrimArgsOrReply does; for XADD it stops at the ID and
 // returns its position.
-func parseAddTrimArgs(args [][]byte, xadd bool) (a streamAddTrimArgs, idPos int, err error) {
+func parseAddTrimArgs(c *Client, args [][]byte, xadd bool) (a streamAddTrimArgs, idPos int, err error) {
 	limitGiven := false
 	i := 2
 	for ; i < len(args); i++ {
@@ -270,7 +280,7 @@ func parseAddTrimArgs(args [][]byte, xadd bool) (a streamAddTrimArgs, idPos int,
 		opt := args[i]
 		switch {
 		case xadd && len(opt) == 1 && opt[0] == '*':
-			return a, i, a.finish(limitGiven, xadd)
+			return a, i, a.finish(c, limitGiven, xadd)
 		case argIs(opt, "maxlen") && more > 0, argIs(opt, "minid") && more > 0:
 			if a.strategy != 0 {
 				return a, 0, errTrimBoth
@@ -315,15 +325,15 @@ func parseAddTrimArgs(args [][]byte, xadd bool) (a streamAddTrimArgs, idPos int,
 				return a, 0, err
 			}
 			a.id, a.idGiven, a.seqGiven = id, true, seqGiven
-			return a, i, a.finish(limitGiven, xadd)
+			return a, i, a.finish(c, limitGiven, xadd)
 		default:
 			return a, 0, errSyntax
 		}
 	}
-	return a, i, a.finish(limitGiven, xadd)
+	return a, i, a.finish(c, limitGiven, xadd)
 }
 
-func (a *streamAddTrimArgs) finish(limitGiven, xadd bool) error {
+func (a *streamAddTrimArgs) finish(c *Client, limitGiven, xadd bool) error {
 	if a.trim.Limit != 0 && a.strategy == 0 {
 		return errLimitNoStrategy
 	}
@@ -334,7 +344,7 @@ func (a *streamAddTrimArgs) finish(limitGiven, xadd bool) error {
 	case limitGiven && !a.trim.Approx:
 		return errLimitNoApprox
 	case !limitGiven && a.trim.Approx:
-		a.trim.Limit = streamDefaultTrimLimit
+		a.trim.Limit = streamDefaultTrimLimit(c.StreamNodeLimits().MaxEntries)
 	case !a.trim.Approx:
 		a.trim.Limit = 0
 	}
@@ -345,7 +355,7 @@ func (a *streamAddTrimArgs) finish(limitGiven, xadd bool) error {
 
 // XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value [field value ...]
 func cmdXAdd(c *Client, args [][]byte) {
-	a, idPos, err := parseAddTrimArgs(args, true)
+	a, idPos, err := parseAddTrimArgs(c, args, true)
 	if err != nil {
 		c.WriteErr(err)
 		return
@@ -378,9 +388,12 @@ func cmdXAdd(c *Client, args [][]byte) {
 		return
 	}
 	b := c.KS.NewBatch()
-	b.XAdd(c.DB, key, id, args[fieldPos:])
+	fields := args[fieldPos:]
+	open := c.KS.XAddOpensNode(c.DB, key, fields, c.StreamNodeLimits())
+	b.XAddNode(c.DB, key, id, fields, open, id, 0)
 	trimmed := false
 	if a.strategy != 0 {
+		a.trim.AddOpensNode = open
 		if keep, all, n := c.KS.StreamTrimPlan(c.DB, key, true, id, a.trim); n > 0 {
 			b.XTrim(c.DB, key, keep, all)
 			trimmed = true
@@ -538,7 +551,7 @@ func containsID(ids []keyspace.StreamID, id keyspace.StreamID) bool {
 
 // XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]
 func cmdXTrim(c *Client, args [][]byte) {
-	a, i, err := parseAddTrimArgs(args, false)
+	a, i, err := parseAddTrimArgs(c, args, false)
 	if err == nil && i < len(args) {
 		err = errSyntax
 	}
@@ -775,6 +788,12 @@ func parseXReadOptions(c *Client, args [][]byte, group bool) (o xreadOptions, ok
 		more := len(args) - i - 1
 		switch {
 		case argIs(args[i], "block") && more > 0:
+			if c.InScript() {
+				// Redis refuses BLOCK in a script outright (a script
+				// cannot block), before it reads the timeout.
+				c.WriteError("ERR " + string(args[0]) + " command is not allowed with BLOCK option from scripts")
+				return o, false
+			}
 			i++
 			ms, ok := parseInt64(args[i])
 			if !ok {

@@ -13,7 +13,16 @@ import (
 //	          nfields | (field, value)... (fields and values a uvarint
 //	          length + bytes). flags bit 0: the entry starts a new node,
 //	          whose deleted count starts at nodeDeleted and whose master ID
-//	          follows (a rebuild keeps the nodes of the stream it copies).
+//	          follows (a rebuild or a RESTORE keeps the nodes it copies);
+//	          bit 1: the entry joins the last node (the writer decided, under
+//	          its stream-node-max-entries and -bytes); neither bit (logs
+//	          written before bit 1 existed): the node rule of the defaults,
+//	          streamNodeMaxEntries entries, is applied here. bit 2 (with
+//	          bit 0, a rebuild): the node's state follows the master ID,
+//	          lpBase | master fields (a uvarint length + an entry's
+//	          encoded fields), so the listpack estimate survives the
+//	          rebuild: the estimate before this entry's bytes, and the
+//	          fields the node compares entries with (see Nodes).
 //	opXDel    repeated (ms, seq): the entries to delete (missing ones ignored)
 //	opXTrim   flags u8 | ms | seq: deletes every entry below the ID (flags
 //	          bit 0: every entry)
@@ -34,13 +43,41 @@ const (
 // TypeStream is TYPE's reply for a stream.
 const TypeStream = "stream"
 
-// streamNodeMaxEntries is Redis 7.0's stream-node-max-entries default:
-// a node (a listpack in Redis) takes at most this many entries, deleted
-// ones included, before a new one is opened. Redis also closes a node at
-// stream-node-max-bytes (4096) of listpack; Persimmon counts entries only
-// (the one difference: approximate trimming of streams with large entries
-// removes other whole nodes than Redis would).
+// streamNodeMaxEntries is Redis 7.0's stream-node-max-entries default,
+// the node rule of opXAdd operations that do not say which node they join
+// (see the op list). Newer writers decide with StreamNodeLimits.
 const streamNodeMaxEntries = 100
+
+// Nodes. Redis keeps a stream as listpacks ("nodes") in a radix tree keyed
+// by each node's master ID; approximate trimming (MAXLEN ~, MINID ~) and
+// XINFO's radix-tree figures see those nodes. Persimmon has no listpacks
+// but keeps the same partition: streamNode counts a node's entries and
+// estimates the bytes the node's listpack would have in Redis
+// (streamNode.lpBytes), and XADD closes a node where Redis's
+// streamAppendItem would: when valid + deleted entries reach
+// stream-node-max-entries, or when the estimate plus the new entry's
+// field and value lengths reach stream-node-max-bytes.
+//
+// The estimate is the listpack's size computed with listpack.c's encoding
+// rules (6-byte header, end byte, each element's encoding, data and
+// backlen; strings that are canonical 64-bit integers as integers) for the
+// master entry (count, deleted, the first entry's field names, the zero
+// terminator) and every entry added (flags, ID deltas from the master ID,
+// the field names unless they equal the master's, the values, lp-count).
+// It is exact for a node built by XADD; it differs from Redis's only for
+// nodes made by RESTORE of a node with deleted entries (their bytes are
+// not carried) and by the count and deleted integers' widths, taken at
+// their current values.
+
+// StreamNodeLimits are stream-node-max-entries and stream-node-max-bytes
+// (0: no limit of that kind; bytes above 1 GiB count as 1 GiB, as in Redis).
+type StreamNodeLimits struct {
+	MaxEntries int64
+	MaxBytes   int64
+}
+
+// streamLPMaxSize is Redis's STREAM_LISTPACK_MAX_SIZE.
+const streamLPMaxSize = 1 << 30
 
 // StreamID is a stream entry ID, <ms>-<seq>.
 type StreamID struct{ Ms, Seq uint64 }
@@ -115,6 +152,9 @@ type streamEnt struct {
 type streamNode struct {
 	valid, total uint32
 	master       StreamID // the ID of the first entry added to it (its key in Redis's radix tree)
+	lpBytes      uint32   // the listpack estimate without the count and deleted integers (see Nodes)
+	mloc         uint64   // the master entry's fields: where the first entry added to it has them
+	mn           uint32
 }
 
 // streamObj is a stream. Entries are appended in ID order, so ents is
@@ -151,28 +191,95 @@ func (s *streamObj) length() int      { return s.live }
 func (s *streamObj) liveBytes() int64 { return s.bytes + s.groupBytes() }
 func (s *streamObj) encoding() string { return "stream" }
 
-// tailNode returns the index in nodes of the node an appended entry joins
-// (-1: a new node must be opened).
-func (s *streamObj) tailNode() int {
+// lastNode returns the index in nodes of the last node, -1 when there is
+// none or it was removed (an appended entry then opens one).
+func (s *streamObj) lastNode() int {
 	i := len(s.nodes) - 1
-	if i < 0 || s.nodes[i].total == 0 || s.nodes[i].total >= streamNodeMaxEntries {
+	if i < 0 || s.nodes[i].total == 0 {
 		return -1
 	}
 	return i
 }
 
-// append adds an entry whose ID is above every other.
-func (s *streamObj) append(id StreamID, loc uint64, n int, newNode bool, nodeDeleted uint32, master StreamID) {
-	i := s.tailNode()
-	if newNode || i < 0 {
-		if !newNode {
+// tailNode returns the index in nodes of the node an appended entry joins
+// under the default rule (-1: a new node must be opened), for opXAdd
+// operations that do not say.
+func (s *streamObj) tailNode() int {
+	i := s.lastNode()
+	if i >= 0 && s.nodes[i].total >= streamNodeMaxEntries {
+		return -1
+	}
+	return i
+}
+
+// opXAdd flag bits.
+const (
+	xaddNewNode   = 1
+	xaddJoinNode  = 2
+	xaddNodeState = 4
+)
+
+// nodeState is what an opXAdd with xaddNodeState carries (see the op list).
+type nodeState struct {
+	lpBase uint32
+	mloc   uint64 // the master fields in the log
+	mn     uint32
+}
+
+// opensNode is streamAppendItem's decision: whether an entry with fields
+// opens a new node under lim.
+func (s *streamObj) opensNode(fields [][]byte, lim StreamNodeLimits) bool {
+	i := s.lastNode()
+	if i < 0 {
+		return true
+	}
+	nd := &s.nodes[i]
+	maxBytes := lim.MaxBytes
+	if maxBytes <= 0 || maxBytes > streamLPMaxSize {
+		maxBytes = streamLPMaxSize
+	}
+	var tot int64
+	for _, f := range fields {
+		tot += int64(len(f))
+	}
+	if nd.lpEstimate()+tot >= maxBytes {
+		return true
+	}
+	return lim.MaxEntries > 0 && int64(nd.total) >= lim.MaxEntries
+}
+
+// append adds an entry whose ID is above every other; raw is its encoded
+// fields (at loc in the log), flags the opXAdd's.
+func (s *streamObj) append(ks *Keyspace, id StreamID, loc uint64, raw []byte, flags byte, nodeDeleted uint32, master StreamID, st *nodeState) {
+	var i int
+	switch {
+	case flags&xaddNewNode != 0:
+		i = -1
+	case flags&xaddJoinNode != 0:
+		i = s.lastNode()
+	default:
+		i = s.tailNode()
+	}
+	if i < 0 {
+		if flags&xaddNewNode == 0 {
 			master = id
 		}
-		s.nodes = append(s.nodes, streamNode{total: nodeDeleted, master: master})
+		nd := streamNode{total: nodeDeleted, master: master, mloc: loc, mn: uint32(len(raw)), lpBytes: lpMasterBytes(raw)}
+		if st != nil {
+			nd.mloc, nd.mn, nd.lpBytes = st.mloc, st.mn, st.lpBase
+		}
+		s.nodes = append(s.nodes, nd)
 		i = len(s.nodes) - 1
 	}
-	s.nodes[i].valid++
-	s.nodes[i].total++
+	nd := &s.nodes[i]
+	mraw := raw
+	if nd.mloc != loc {
+		mraw = ks.rawAt(nd.mloc, int(nd.mn))
+	}
+	nd.lpBytes += lpEntryBytes(raw, mraw, id, nd.master)
+	nd.valid++
+	nd.total++
+	n := len(raw)
 	s.ents = append(s.ents, streamEnt{id: id, loc: loc, n: uint32(n), node: s.nodeBase + uint32(i)})
 	s.live++
 	s.bytes += int64(n) + streamEntOverhead
@@ -351,19 +458,29 @@ func (s *streamObj) radixNodes() int {
 func (ks *Keyspace) rawAt(loc uint64, n int) []byte { return ks.hashRawAt(loc, n) }
 
 func (s *streamObj) rebuild(ks *Keyspace, b *Batch, db int, key []byte) {
+	// Per node, the estimate its live entries add: the rest (master
+	// entry, deleted entries) is the base the rebuilt node starts from.
+	live := make([]uint32, len(s.nodes))
+	for _, e := range s.ents[s.head:] {
+		if !e.del {
+			nd := &s.nodes[e.node-s.nodeBase]
+			live[e.node-s.nodeBase] += lpEntryBytes(ks.rawAt(e.loc, int(e.n)), ks.rawAt(nd.mloc, int(nd.mn)), e.id, nd.master)
+		}
+	}
 	prev := ^uint32(0)
 	for _, e := range s.ents[s.head:] {
 		if e.del {
 			continue
 		}
-		var flags byte
-		var nd streamNode
-		if e.node != prev {
-			nd = s.nodes[e.node-s.nodeBase]
-			flags = 1
-			prev = e.node
+		raw := ks.rawAt(e.loc, int(e.n))
+		if e.node == prev {
+			b.xAddRaw(db, key, xaddJoinNode, e.id, 0, StreamID{}, nil, raw, nil)
+			continue
 		}
-		b.xAddRaw(db, key, flags, e.id, nd.total-nd.valid, nd.master, ks.rawAt(e.loc, int(e.n)))
+		prev = e.node
+		nd := &s.nodes[e.node-s.nodeBase]
+		st := &nodeState{lpBase: nd.lpBytes - live[e.node-s.nodeBase]}
+		b.xAddRaw(db, key, xaddNewNode|xaddNodeState, e.id, nd.total-nd.valid, nd.master, st, raw, ks.rawAt(nd.mloc, int(nd.mn)))
 	}
 	b.XSetID(db, key, StreamMeta{LastID: s.lastID, EntriesAdded: s.added, MaxDeletedID: s.maxDeleted, FirstID: s.firstID})
 	s.rebuildGroups(b, db, key)
@@ -439,14 +556,28 @@ func applyXAdd(ks *Keyspace, o op, e *entry) error {
 		return fmt.Errorf("%w: XADD id", errBadOp)
 	}
 	nodeDeleted, w := binary.Uvarint(p[i:])
-	if w <= 0 || nodeDeleted >= streamNodeMaxEntries {
+	if w <= 0 || nodeDeleted >= 1<<31 {
 		return fmt.Errorf("%w: XADD node", errBadOp)
 	}
 	i += w
 	master := id
-	if flags&1 != 0 {
+	var st *nodeState
+	if flags&xaddNewNode != 0 {
 		if master, i, ok = readIDAt(p, i); !ok {
 			return fmt.Errorf("%w: XADD node master", errBadOp)
+		}
+		if flags&xaddNodeState != 0 {
+			base, w := binary.Uvarint(p[i:])
+			if w <= 0 || base >= 1<<32 {
+				return fmt.Errorf("%w: XADD node state", errBadOp)
+			}
+			i += w
+			mfields, j, ok := readBytes(p, i)
+			if !ok {
+				return fmt.Errorf("%w: XADD node state", errBadOp)
+			}
+			st = &nodeState{lpBase: uint32(base), mloc: o.loc + uint64(o.bodyOff+j-len(mfields)), mn: uint32(len(mfields))}
+			i = j
 		}
 	}
 	e, s, err := ks.streamFor(o, e, true)
@@ -456,7 +587,7 @@ func applyXAdd(ks *Keyspace, o op, e *entry) error {
 	if !s.lastID.Less(id) {
 		return fmt.Errorf("%w: XADD %s at or below the top item %s", errStaleOp, id, s.lastID)
 	}
-	s.append(id, o.loc+uint64(o.bodyOff+i), len(p)-i, flags&1 != 0, uint32(nodeDeleted), master)
+	s.append(ks, id, o.loc+uint64(o.bodyOff+i), p[i:], flags, uint32(nodeDeleted), master, st)
 	ks.streamChanged(e, s)
 	if !ks.cleaning {
 		ks.keyReady(o.db, o.key)
@@ -528,43 +659,81 @@ func applyXSetID(ks *Keyspace, o op, e *entry) error {
 
 // XAdd appends an operation adding an entry with the given ID (above the
 // stream's last ID; the caller checks) and fields (field, value pairs),
-// creating the stream if it is missing.
+// creating the stream if it is missing; the node it joins is decided with
+// the default limits when it is applied (see XAddNode).
 func (b *Batch) XAdd(db int, key []byte, id StreamID, fields [][]byte) {
-	if len(fields)%2 != 0 {
+	b.xAdd(db, key, 0, id, 0, StreamID{}, nil, nil, fields, nil)
+}
+
+// XAddNode is XAdd with the node decided by the caller: open makes the
+// entry open a new node whose master ID is master and which counts deleted
+// entries already (a RESTORE copies nodes so); otherwise it joins the last
+// node (one is opened if there is none). XADD decides with
+// Keyspace.XAddOpensNode.
+func (b *Batch) XAddNode(db int, key []byte, id StreamID, fields [][]byte, open bool, master StreamID, deleted uint32) {
+	if open {
+		b.xAdd(db, key, xaddNewNode, id, deleted, master, nil, nil, fields, nil)
+		return
+	}
+	b.xAdd(db, key, xaddJoinNode, id, 0, StreamID{}, nil, nil, fields, nil)
+}
+
+// xAddRaw appends an opXAdd whose fields are already encoded (a rebuild),
+// with the node state st and master fields mraw when flags has
+// xaddNodeState.
+func (b *Batch) xAddRaw(db int, key []byte, flags byte, id StreamID, nodeDeleted uint32, master StreamID, st *nodeState, raw, mraw []byte) {
+	b.xAdd(db, key, flags, id, nodeDeleted, master, st, mraw, nil, raw)
+}
+
+// xAdd encodes an opXAdd: the fields from fields, or raw when it is not nil.
+func (b *Batch) xAdd(db int, key []byte, flags byte, id StreamID, nodeDeleted uint32, master StreamID, st *nodeState, mraw []byte, fields [][]byte, raw []byte) {
+	if raw == nil && len(fields)%2 != 0 {
 		panic("keyspace: XAdd needs field/value pairs")
 	}
 	b.head(opXAdd, db)
 	b.bytes(key)
-	n := 1 + uvarintLen(id.Ms) + uvarintLen(id.Seq) + 1 + uvarintLen(uint64(len(fields)/2))
-	for _, f := range fields {
-		n += uvarintLen(uint64(len(f))) + len(f)
+	n := 1 + uvarintLen(id.Ms) + uvarintLen(id.Seq) + uvarintLen(uint64(nodeDeleted))
+	if flags&xaddNewNode != 0 {
+		n += uvarintLen(master.Ms) + uvarintLen(master.Seq)
+	}
+	if flags&xaddNodeState != 0 {
+		n += uvarintLen(uint64(st.lpBase)) + uvarintLen(uint64(len(mraw))) + len(mraw)
+	}
+	if raw != nil {
+		n += len(raw)
+	} else {
+		n += uvarintLen(uint64(len(fields) / 2))
+		for _, f := range fields {
+			n += uvarintLen(uint64(len(f))) + len(f)
+		}
 	}
 	b.buf = binary.AppendUvarint(b.buf, uint64(n))
-	b.buf = append(b.buf, 0)
+	b.buf = append(b.buf, flags)
 	b.buf = appendID(b.buf, id)
-	b.buf = append(b.buf, 0)
+	b.buf = binary.AppendUvarint(b.buf, uint64(nodeDeleted))
+	if flags&xaddNewNode != 0 {
+		b.buf = appendID(b.buf, master)
+	}
+	if flags&xaddNodeState != 0 {
+		b.buf = binary.AppendUvarint(b.buf, uint64(st.lpBase))
+		b.bytes(mraw)
+	}
+	if raw != nil {
+		b.buf = append(b.buf, raw...)
+		return
+	}
 	b.buf = binary.AppendUvarint(b.buf, uint64(len(fields)/2))
 	for _, f := range fields {
 		b.bytes(f)
 	}
 }
 
-// xAddRaw appends an opXAdd whose fields are already encoded (a rebuild).
-func (b *Batch) xAddRaw(db int, key []byte, flags byte, id StreamID, nodeDeleted uint32, master StreamID, raw []byte) {
-	b.head(opXAdd, db)
-	b.bytes(key)
-	n := 1 + uvarintLen(id.Ms) + uvarintLen(id.Seq) + uvarintLen(uint64(nodeDeleted)) + len(raw)
-	if flags&1 != 0 {
-		n += uvarintLen(master.Ms) + uvarintLen(master.Seq)
-	}
-	b.buf = binary.AppendUvarint(b.buf, uint64(n))
-	b.buf = append(b.buf, flags)
-	b.buf = appendID(b.buf, id)
-	b.buf = binary.AppendUvarint(b.buf, uint64(nodeDeleted))
-	if flags&1 != 0 {
-		b.buf = appendID(b.buf, master)
-	}
-	b.buf = append(b.buf, raw...)
+// XAddOpensNode reports whether XADD of an entry with fields to the stream
+// at key opens a new node under lim, as Redis's streamAppendItem decides
+// (see Nodes); true for a missing stream.
+func (ks *Keyspace) XAddOpensNode(db int, key []byte, fields [][]byte, lim StreamNodeLimits) bool {
+	s, _ := ks.stream(db, key)
+	return s == nil || s.opensNode(fields, lim)
 }
 
 // XDel appends an operation deleting entries (missing ones are ignored).
@@ -711,6 +880,27 @@ func (ks *Keyspace) XRange(db int, key []byte, start, end StreamID, count int, r
 	return nil
 }
 
+// StreamNodeEntries calls fn for the live entries of the stream at key in
+// ID order, each with its node: a number that changes from one node to the
+// next, the node's master ID and its deleted-entry count. fields alias
+// the mapping and the slice is reused between calls. O(n).
+func (ks *Keyspace) StreamNodeEntries(db int, key []byte, fn func(node uint32, master StreamID, deleted uint32, id StreamID, fields [][]byte)) error {
+	s, err := ks.stream(db, key)
+	if s == nil {
+		return err
+	}
+	var buf [][]byte
+	for _, e := range s.ents[s.head:] {
+		if e.del {
+			continue
+		}
+		nd := &s.nodes[e.node-s.nodeBase]
+		buf = ks.streamFields(e, buf)
+		fn(e.node, nd.master, nd.total-nd.valid, e.id, buf)
+	}
+	return nil
+}
+
 // StreamTrim describes a trim (XTRIM, XADD's MAXLEN/MINID): by MaxLen (when
 // ByMinID is false) or MinID, Approx for "~" (whole nodes only), Limit for
 // LIMIT (0: none; only with Approx).
@@ -720,6 +910,9 @@ type StreamTrim struct {
 	MinID   StreamID
 	Approx  bool
 	Limit   int64
+	// AddOpensNode: the entry StreamTrimPlan takes as added opens a node
+	// (Keyspace.XAddOpensNode said so); else it joins the last one.
+	AddOpensNode bool
 }
 
 // StreamTrimPlan returns what trimming the stream at key by t removes, as
@@ -741,7 +934,7 @@ func (ks *Keyspace) StreamTrimPlan(db int, key []byte, adding bool, add StreamID
 		node int64
 	}
 	tail := int64(-1)
-	if ti := s.tailNode(); ti >= 0 {
+	if ti := s.lastNode(); ti >= 0 && !t.AddOpensNode {
 		tail = int64(s.nodeBase) + int64(ti)
 	}
 	addNode := tail

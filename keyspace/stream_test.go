@@ -249,9 +249,17 @@ func TestStreamRandomCleanReopen(t *testing.T) {
 				id, _ = m.last.Next()
 			}
 			f := []string{"f", fmt.Sprint(step), "g", strings.Repeat("x", rng.IntN(40))}
-			commit(t, ks, func(b *keyspace.Batch) {
-				b.XAdd(0, k, id, [][]byte{[]byte(f[0]), []byte(f[1]), []byte(f[2]), []byte(f[3])})
-			})
+			fields := [][]byte{[]byte(f[0]), []byte(f[1]), []byte(f[2]), []byte(f[3])}
+			if rng.IntN(2) == 0 {
+				// the node decided by the writer (XADD's path), under
+				// limits that close nodes by entries and by bytes
+				ks.Lock()
+				open := ks.XAddOpensNode(0, k, fields, keyspace.StreamNodeLimits{MaxEntries: 7, MaxBytes: 400})
+				ks.Unlock()
+				commit(t, ks, func(b *keyspace.Batch) { b.XAddNode(0, k, id, fields, open, id, 0) })
+			} else {
+				commit(t, ks, func(b *keyspace.Batch) { b.XAdd(0, k, id, fields) })
+			}
 			m.ents = append(m.ents, modelEnt{id, f})
 			m.last = id
 			m.added++
@@ -385,4 +393,48 @@ func mapsEqual(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// TestStreamNodeLimits: XADD's node decision closes a node at
+// stream-node-max-entries entries and at stream-node-max-bytes of the
+// listpack estimate, and a reopen (replay) keeps the nodes.
+func TestStreamNodeLimits(t *testing.T) {
+	dir := t.TempDir()
+	ks := openKS(t, dir, 1<<20)
+	add := func(key string, n int, val string, lim keyspace.StreamNodeLimits) {
+		k := []byte(key)
+		for i := range n {
+			fields := [][]byte{[]byte("f"), []byte(val)}
+			id := idOf(uint64(i+1), 0)
+			ks.Lock()
+			open := ks.XAddOpensNode(0, k, fields, lim)
+			ks.Unlock()
+			commit(t, ks, func(b *keyspace.Batch) { b.XAddNode(0, k, id, fields, open, id, 0) })
+		}
+	}
+	add("entries", 10, "v", keyspace.StreamNodeLimits{MaxEntries: 3, MaxBytes: 4096})
+	// 60-byte values: the master entry and header take 14 bytes, an
+	// entry 70, the count and deleted integers 4: 88 after one entry,
+	// 88+61 < 200 joins (158), 158+61 >= 200 opens the next node.
+	add("bytes", 5, strings.Repeat("x", 60), keyspace.StreamNodeLimits{MaxEntries: 100, MaxBytes: 200})
+	add("unlimited", 250, "v", keyspace.StreamNodeLimits{})
+	want := map[string]string{
+		"entries":   "3/3 lp=51 3/3 lp=51 3/3 lp=51 1/1 lp=29 ",
+		"bytes":     "2/2 lp=158 2/2 lp=158 1/1 lp=88 ",
+		"unlimited": "250/250 lp=",
+	}
+	check := func(when string) {
+		ks.Lock()
+		defer ks.Unlock()
+		for key, w := range want {
+			if got := ks.StreamNodes(0, []byte(key)); !strings.HasPrefix(got, w) || key == "unlimited" && strings.Count(got, "/") != 1 {
+				t.Fatalf("%s: %s nodes %q, want %q", when, key, got, w)
+			}
+		}
+	}
+	check("live")
+	ks.Close()
+	ks = openKS(t, dir, 1<<20)
+	defer ks.Close()
+	check("after reopen")
 }

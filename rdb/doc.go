@@ -15,8 +15,11 @@
 // A Value is one key's data in a neutral shape (see Value). Reading accepts
 // every object type redis-server 7.0 writes, and the older encodings it still
 // loads (ziplist lists, hashes and sorted sets, zipmap hashes, quicklists of
-// ziplists, ASCII-double sorted sets), except streams and module types,
-// which return ErrUnsupported. Writing picks the encoding redis-server 7.0
+// ziplists, ASCII-double sorted sets, type-15 streams of Redis 5 to 6.2),
+// except module types, which return ErrUnsupported. A stream is written as
+// type 19 (RDB_TYPE_STREAM_LISTPACKS_2) with its consumer groups, nodes as
+// the writer had them; see streamobj.go for the layout and the one liberty
+// taken (a node's deleted entries are not written). Writing picks the encoding redis-server 7.0
 // picks with its default configuration: a list is a quicklist of listpacks
 // (type 18) cut where Redis cuts (list-max-listpack-size -2, 8 KB nodes); a
 // set of at most 512 integers is an intset; a hash of at most 512 fields

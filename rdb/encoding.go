@@ -13,7 +13,7 @@ import (
 var ErrBadFormat = errors.New("rdb: bad data format")
 
 // ErrUnsupported is wrapped when the bytes are well formed but hold a type
-// this package does not decode (streams, modules).
+// this package does not decode (modules).
 var ErrUnsupported = errors.New("rdb: unsupported type")
 
 func errf(format string, args ...any) error {

@@ -17,6 +17,7 @@ const (
 	KindHash         // Items: field, value, field, value, ...
 	KindZSet         // Items members with Scores[i] each
 	KindRoaring      // Str: a roaring bitmap's portable serialization (Persimmon's own)
+	KindStream       // Stream
 )
 
 // Object type ids as they appear in a payload or file. Durable: never
@@ -65,6 +66,7 @@ type Value struct {
 	Str    []byte    // KindString, KindRoaring
 	Items  [][]byte  // list elements, set members, hash field/value pairs, zset members
 	Scores []float64 // KindZSet: Scores[i] is the score of Items[i]
+	Stream *Stream   // KindStream
 	// Big asks the encoder for the plain encoding (hashtable, skiplist)
 	// even when the value is small enough for a compact one, as Redis
 	// keeps a converted object converted. Decoding sets it for plain types.
@@ -79,6 +81,11 @@ func AppendObject(dst []byte, v *Value) ([]byte, error) {
 		return appendString(append(dst, TypeString), v.Str), nil
 	case KindRoaring:
 		return appendString(append(dst, TypeRoaring), v.Str), nil
+	case KindStream:
+		if v.Stream == nil {
+			return nil, errf("stream value without a stream")
+		}
+		return appendStream(append(dst, TypeStream2), v.Stream)
 	case KindList:
 		return appendQuicklist(append(dst, TypeListQuicklist2), v.Items), nil
 	case KindSet:
@@ -331,7 +338,9 @@ func (d *decoder) object(typ byte) (Value, error) {
 			v.Items, v.Scores = append(v.Items, items[i]), append(v.Scores, f)
 		}
 		return finish(v)
-	case TypeStream, TypeStream2, TypeModule, TypeModule2:
+	case TypeStream, TypeStream2:
+		return d.stream(typ)
+	case TypeModule, TypeModule2:
 		return Value{}, ErrUnsupported
 	}
 	return Value{}, errf("unknown object type %d", typ)

@@ -409,8 +409,12 @@ func TestRestoreErrors(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if _, err := Restore(withFooter([]byte{TypeStream2, 0})); !errors.Is(err, ErrUnsupported) {
-		t.Errorf("stream: %v", err)
+	if _, err := Restore(withFooter([]byte{TypeModule2, 0})); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("module: %v", err)
+	}
+	// A stream of no node whose counters are cut short.
+	if _, err := Restore(withFooter([]byte{TypeStream2, 0, 0})); !errors.Is(err, ErrBadFormat) {
+		t.Errorf("truncated stream: %v", err)
 	}
 }
 

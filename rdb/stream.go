@@ -96,7 +96,7 @@ func (r *Reader) consume(n int) {
 // Next returns the next AUX field, function or key, skipping keys whose
 // collection is empty (as Redis's loader does), and io.EOF after the EOF
 // record and a matching checksum. Other errors wrap ErrBadFormat,
-// ErrUnsupported (streams, modules, module aux data) or ErrChecksum, or are
+// ErrUnsupported (modules, module aux data) or ErrChecksum, or are
 // the source's (io.ErrUnexpectedEOF when it ends inside the RDB).
 func (r *Reader) Next() (Item, error) {
 	for {

@@ -106,5 +106,11 @@ func (c *Client) MarkGroupRead() { c.conn.blk.b.groupRead = true }
 // HLLSparseMaxBytes is hll-sparse-max-bytes as CONFIG SET last set it.
 func (c *Client) HLLSparseMaxBytes() int { return int(c.Srv.live.hllSparseMaxBytes.Load()) }
 
+// StreamNodeLimits are stream-node-max-entries and stream-node-max-bytes
+// as CONFIG SET last set them.
+func (c *Client) StreamNodeLimits() keyspace.StreamNodeLimits {
+	return keyspace.StreamNodeLimits{MaxEntries: c.Srv.live.streamNodeEntries.Load(), MaxBytes: c.Srv.live.streamNodeBytes.Load()}
+}
+
 // ProtoMaxBulkLen is proto-max-bulk-len as CONFIG SET last set it.
 func (c *Client) ProtoMaxBulkLen() int64 { return c.Srv.live.protoMaxBulkLen.Load() }

@@ -511,6 +511,8 @@ func wireConfigTable(t []configParam) {
 		s.live.latencyPercentiles.Store(&ps)
 		return nil
 	}
+	liveInt("stream-node-max-entries", func(s *Server) interface{ Store(int64) } { return &s.live.streamNodeEntries })
+	liveInt("stream-node-max-bytes", func(s *Server) interface{ Store(int64) } { return &s.live.streamNodeBytes })
 	// Redis clamps these when it applies them, and reports the clamped value.
 	by["hz"].fix = func(n int64) int64 { return min(max(n, 1), 500) }
 	by["repl-backlog-size"].fix = func(n int64) int64 { return max(n, 16<<10) }

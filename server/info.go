@@ -85,6 +85,7 @@ type infoData struct {
 
 	pubsubChannels, pubsubPatterns int
 	pubsubShard                    int // pubsubshard_channels
+	migrateSockets                 int
 	cachedScripts                  int64
 	functions                      int64
 	runID                          string
@@ -193,6 +194,7 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 		d.pubsubChannels, d.pubsubPatterns = s.pubsubCounts()
 		d.pubsubShard = s.pubsubShardCount()
 		d.trackingClients, d.trackingKeys, d.trackingItems, d.trackingPrefixes = s.track.counts()
+		d.migrateSockets = s.migrateSockets()
 		d.commands = st.commands.Load()
 		d.errorReplies = st.errorReplies.Load()
 		d.netIn, d.netOut = st.netIn.Load(), st.netOut.Load()
@@ -439,6 +441,7 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("pubsub_channels", d.pubsubChannels)
 		line("pubsub_patterns", d.pubsubPatterns)
 		line("pubsubshard_channels", d.pubsubShard)
+		line("migrate_cached_sockets", d.migrateSockets)
 		line("tracking_total_keys", d.trackingKeys)
 		line("tracking_total_items", d.trackingItems)
 		line("tracking_total_prefixes", d.trackingPrefixes)

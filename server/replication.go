@@ -100,7 +100,7 @@ func (ss serverSnapshotter) Snapshot(at func()) (repl.Snapshot, error) {
 		ks.Keys(db, func(k string) { keys = append(keys, k) })
 		for _, k := range keys {
 			typ := ks.Type(db, []byte(k))
-			if typ == keyspace.TypeStream || typ == keyspace.TypeRoaring {
+			if typ == keyspace.TypeRoaring {
 				skipped++
 				continue
 			}
@@ -117,7 +117,7 @@ func (ss serverSnapshotter) Snapshot(at func()) (repl.Snapshot, error) {
 		}
 	}
 	if skipped > 0 {
-		s.logf("replication: %d keys (streams, roaring bitmaps) left out of the snapshot", skipped)
+		s.logf("replication: %d keys (roaring bitmaps) left out of the snapshot", skipped)
 	}
 	return snap, nil
 }
@@ -129,6 +129,9 @@ func cloneValue(v rdb.Value) rdb.Value {
 		items[i] = bytes.Clone(x)
 	}
 	v.Items = items
+	if v.Stream != nil {
+		v.Stream = v.Stream.Clone()
+	}
 	return v
 }
 
@@ -137,13 +140,17 @@ func cloneValue(v rdb.Value) rdb.Value {
 // MULTI that feedEnd closes.
 func (c *conn) feed(cmd *Command, args [][]byte, start int, nested bool) {
 	m := c.srv.master
-	if m == nil || !m.Streaming() || cmd.Flags&FlagWrite == 0 || len(c.Out) > start && c.Out[start] == '-' {
+	if m == nil || !m.Streaming() || cmd.Flags&FlagWrite == 0 || len(c.Out) > start && c.Out[start] == '-' && cmd.Name != "migrate" {
 		// no replica yet: nothing to rewrite or record (EXPIRE's
 		// read-back and Propagate's lock stay off the write path)
 		return
 	}
 	reply := c.Out[min(start, len(c.Out)):]
-	if eff, blocking := blockingEffect(cmd.Name, args, reply); blocking {
+	if cmd.Name == "migrate" {
+		if args = c.migrateEffect(args); args == nil {
+			return // COPY, or nothing moved (migrate.go)
+		}
+	} else if eff, blocking := blockingEffect(cmd.Name, args, reply); blocking {
 		if eff == nil {
 			return // blocked, or timed out: nothing happened yet
 		}

@@ -1148,9 +1148,10 @@ func (e *scriptEngine) luaSetRepl(L *lua.LState) int {
 	return 0
 }
 
-// luaACLCheckCmd is redis.acl_check_cmd(cmd, ...): every user may run
-// every command (there is no ACL yet), so it is true for any command
-// the table knows.
+// luaACLCheckCmd is redis.acl_check_cmd(cmd, ...): whether the script's
+// user may run the command with these arguments (command, key and channel
+// rules, as Redis's ACLCheckAllUserCommandPerm), without logging a
+// denial; an error for a command the table does not know.
 func (e *scriptEngine) luaACLCheckCmd(L *lua.LState) int {
 	n := L.GetTop()
 	if n == 0 {
@@ -1170,11 +1171,29 @@ func (e *scriptEngine) luaACLCheckCmd(L *lua.LState) int {
 	if e.run == nil {
 		return luaFail(L, true, "ERR redis.acl_check_cmd called outside a script")
 	}
-	if cmd, _ := e.run.c.Srv.resolve(args); cmd == nil {
+	c := e.run.c
+	cmd, _ := c.Srv.resolve(args)
+	if cmd == nil {
 		return luaFail(L, true, "Invalid command passed to redis.acl_check_cmd()")
 	}
-	L.Push(lua.LTrue)
+	u := c.User()
+	ok := u.Unrestricted() || cmd.aclCmd == nil
+	if !ok {
+		q := &acl.Request{Cmd: cmd.aclCmd, Args: args, Channels: acl.Channels(cmd.Name, args)}
+		ok = u.CheckFindingKeys(q, func() []acl.KeyRef { return aclKeyRefs(cmd, args) }).OK()
+	}
+	L.Push(lua.LBool(ok))
 	return 1
+}
+
+// InScript reports whether c's command runs inside EVAL or FCALL (Redis's
+// CLIENT_SCRIPT flag). Call it with the keyspace lock held.
+func (c *Client) InScript() bool {
+	if e := c.Srv.scripting; e != nil && e.run != nil && e.run.c == c {
+		return true
+	}
+	rt := c.Srv.fn.Load()
+	return rt != nil && rt.se.run != nil && rt.se.run.c == c
 }
 
 // luaGCInfo is Lua 5.1's gcinfo(): the heap in use, in KiB.

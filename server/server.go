@@ -159,6 +159,8 @@ type liveConfig struct {
 	latencyThreshold   atomic.Int64              // ms: latency-monitor-threshold (latency.go)
 	latencyTracking    atomic.Bool               // latency-tracking (latencystats.go)
 	latencyPercentiles atomic.Pointer[[]float64] // latency-tracking-info-percentiles
+	streamNodeEntries atomic.Int64 // stream-node-max-entries
+	streamNodeBytes   atomic.Int64 // stream-node-max-bytes
 }
 
 // serverStats are the counters of INFO stats.
@@ -235,6 +237,7 @@ type Server struct {
 	once     sync.Once
 
 	obuf     atomic.Pointer[obufLimits] // client-output-buffer-limit, parsed (obuf.go)
+	migrate  migrateCache               // MIGRATE's connections (migrate.go)
 	loop     *gnet.Client               // loop mode: the event loop serving every connection
 	blockReg *BlockRegistry             // loop mode: the keyspace's blocking registry, once used (loop only)
 	commit   *committer                 // loop mode with msync durability (commit.go)
@@ -290,6 +293,8 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 	s.live.slowlogSlowerThan.Store(slowlogDefaultSlowerThan)
 	s.live.slowlogMaxLen.Store(slowlogDefaultMaxLen)
 	s.live.hllSparseMaxBytes.Store(hll.DefaultSparseMaxBytes)
+	s.live.streamNodeEntries.Store(100)
+	s.live.streamNodeBytes.Store(4096)
 	s.live.busyThreshold.Store(defaultBusyThreshold)
 	s.live.latencyTracking.Store(true)
 	s.live.latencyPercentiles.Store(&[]float64{50, 99, 99.9})
