@@ -159,8 +159,8 @@ type liveConfig struct {
 	latencyThreshold   atomic.Int64              // ms: latency-monitor-threshold (latency.go)
 	latencyTracking    atomic.Bool               // latency-tracking (latencystats.go)
 	latencyPercentiles atomic.Pointer[[]float64] // latency-tracking-info-percentiles
-	streamNodeEntries atomic.Int64 // stream-node-max-entries
-	streamNodeBytes   atomic.Int64 // stream-node-max-bytes
+	streamNodeEntries  atomic.Int64              // stream-node-max-entries
+	streamNodeBytes    atomic.Int64              // stream-node-max-bytes
 }
 
 // serverStats are the counters of INFO stats.
