@@ -12,7 +12,8 @@ import (
 // and Persimmon unchanged.
 //
 // Each write is one batch. PFADD on an existing HLL logs the registers it
-// raises (keyspace's opHLLAdd, a few bytes); PFMERGE's change to a large
+// raises (keyspace's opHLLAdd, a few bytes; a sparse HLL under
+// patchThreshold is rewritten whole instead); PFMERGE's change to a large
 // HLL (a dense one is 12304 bytes) logs only the changed byte spans as
 // SETRANGE patches; a small one is rewritten whole, keeping its TTL.
 //
@@ -124,11 +125,12 @@ func diffSpans(a, b []byte, gap int) [][2]int {
 	return out
 }
 
-// PFADD key [element ...]. A new key is written whole (a few bytes);
-// a change to an existing one logs only the registers it raises
-// (Batch.HLLAdd): for a dense HLL they are found by reading the registers
-// in place, with no copy; for a sparse one by running the insertions on a
-// copy, whose bytes the logged operation reproduces when it is applied.
+// PFADD key [element ...]. A new key, and a sparse one under
+// patchThreshold bytes, is written whole; a change to a larger one logs
+// only the registers it raises (Batch.HLLAdd): for a dense HLL they are
+// found by reading the registers in place, with no copy; for a sparse one
+// by running the insertions on a copy, whose bytes the logged operation
+// reproduces when it is applied.
 func cmdPFAdd(c *Client, args [][]byte) {
 	key := args[1]
 	old, ok := hllAt(c, key)
@@ -151,6 +153,7 @@ func cmdPFAdd(c *Client, args [][]byte) {
 	}
 	var buf [8]keyspace.HLLRegister
 	regs := buf[:0]
+	var v []byte // a sparse HLL's new bytes
 	if hll.IsDense(old) {
 		for _, e := range args[2:] {
 			i, n := hll.PatLen(e)
@@ -159,7 +162,7 @@ func cmdPFAdd(c *Client, args [][]byte) {
 			}
 		}
 	} else {
-		v := append([]byte(nil), old...)
+		v = append([]byte(nil), old...)
 		for _, e := range args[2:] {
 			i, n := hll.PatLen(e)
 			var changed bool
@@ -180,7 +183,14 @@ func cmdPFAdd(c *Client, args [][]byte) {
 	mark := len(c.Out)
 	c.WriteInt(1)
 	b := c.KS.NewBatch()
-	b.HLLAdd(c.DB, key, maxSparse, regs)
+	if v != nil && len(v) < patchThreshold {
+		// A small sparse HLL is cheaper rewritten whole than moved into
+		// DRAM as a patched string.
+		hll.Invalidate(v)
+		b.Set(c.DB, key, v, expireAtOf(c, key))
+	} else {
+		b.HLLAdd(c.DB, key, maxSparse, regs)
+	}
 	commitReply(c, b, mark)
 }
 
