@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 13's speed rows: EVALSHA, PFADD, GEOADD, XADD (and XREADGROUP+XACK
-# when persimmon-bench can express it) side by side on five servers, all on
-# the same filesystem, in one run:
+# when persimmon-bench can express it), with SET as the reference for the
+# cost every request shares, side by side on five servers, all on the same
+# filesystem, in one run:
 #
 #   redis-nopersist     redis-server --save '' --appendonly no (the speed reference)
 #   redis-everysec      appendonly yes, appendfsync everysec (persimmon-pmem's guarantee off DAX)
@@ -143,6 +144,7 @@ median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR]=$1} END {if (NR==0) prin
 
 SCRIPT="return redis.call('SET', KEYS[1], ARGV[1])"
 SHA=$(printf '%s' "$SCRIPT" | sha1sum | cut -d' ' -f1)
+row SET "" "" "SET {key uniform 10000000} {value 64}" # the per-request floor every row shares
 row EVALSHA "script load \"$SCRIPT\"" "" "EVALSHA $SHA 1 {key uniform 10000000} {value 64}"
 row PFADD-sparse "" "" "PFADD {key uniform 10000} {value 16}"
 row PFADD-dense "" "200000:PFADD {key uniform 100} {value 16}" "PFADD {key uniform 100} {value 16}"
