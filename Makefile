@@ -64,6 +64,7 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2000x ./pmem/
 	./scripts/bench.sh
 	./scripts/bench-collections.sh
+	./scripts/bench-commands.sh
 	./scripts/bench-io.sh
 
 # Restart time and memory per key side by side with redis-server (RDB and

@@ -205,9 +205,13 @@ done:
 		c.WriteErr(errSyntax)
 		return
 	}
-	zargs := make([][]byte, 0, i+(len(args)-i)/3*2)
-	zargs = append(zargs, []byte("zadd"))
-	zargs = append(zargs, args[1:i]...)
+	// ZADD's arguments: the options, then (score, member) pairs whose
+	// scores are passed parsed (a 52-bit geohash is exact in a float64),
+	// so the score argument only holds the place (the longitude's).
+	var zbuf [16][]byte
+	var sbuf [4]float64
+	zargs, scores := zbuf[:0], sbuf[:0]
+	zargs = append(zargs, args[:i]...)
 	for j := i; j < len(args); j += 3 {
 		lon, lat, err := parseLonLat(args[j], args[j+1])
 		if err != nil {
@@ -215,9 +219,10 @@ done:
 			return
 		}
 		bits, _ := geo.Encode(lon, lat)
-		zargs = append(zargs, strconv.AppendUint(nil, bits, 10), args[j+2])
+		zargs = append(zargs, args[j], args[j+2])
+		scores = append(scores, float64(bits))
 	}
-	zaddGeneric(c, zargs, false)
+	zaddGeneric(c, zargs, false, scores)
 }
 
 // GEODIST key member1 member2 [unit]

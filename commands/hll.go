@@ -4,15 +4,18 @@ import (
 	"strings"
 
 	"github.com/persimmon-db/persimmon/hll"
+	"github.com/persimmon-db/persimmon/keyspace"
 )
 
 // HyperLogLog commands (redis.io group "hyperloglog"). An HLL is a string
 // value in Redis's format (package hll), so GET/SET move it between Redis
 // and Persimmon unchanged.
 //
-// Each write is one batch. A change to a large HLL (a dense one is 12304
-// bytes) logs only the changed byte spans as SETRANGE patches; a small
-// one is rewritten whole, keeping its TTL.
+// Each write is one batch. PFADD on an existing HLL logs the registers it
+// raises (keyspace's opHLLAdd, a few bytes; a sparse HLL under
+// patchThreshold is rewritten whole instead); PFMERGE's change to a large
+// HLL (a dense one is 12304 bytes) logs only the changed byte spans as
+// SETRANGE patches; a small one is rewritten whole, keeping its TTL.
 //
 // PFCOUNT of one key whose cached cardinality is invalid computes it and,
 // as Redis does, writes it back into the header. Persimmon writes that
@@ -122,40 +125,73 @@ func diffSpans(a, b []byte, gap int) [][2]int {
 	return out
 }
 
-// PFADD key [element ...]
+// PFADD key [element ...]. A new key, and a sparse one under
+// patchThreshold bytes, is written whole; a change to a larger one logs
+// only the registers it raises (Batch.HLLAdd): for a dense HLL they are
+// found by reading the registers in place, with no copy; for a sparse one
+// by running the insertions on a copy, whose bytes the logged operation
+// reproduces when it is applied.
 func cmdPFAdd(c *Client, args [][]byte) {
 	key := args[1]
 	old, ok := hllAt(c, key)
 	if !ok {
 		return
 	}
-	var v []byte
-	updated := false
-	if old == nil {
-		v = hll.New()
-		updated = true
-	} else {
-		v = append([]byte(nil), old...) // old stays as read, for writeHLL's patches
-	}
 	maxSparse := hllSparseMax(c)
-	for _, e := range args[2:] {
-		var changed bool
-		var err error
-		v, changed, err = hll.Add(v, e, maxSparse)
-		if err != nil {
-			c.WriteError(errHLLCorrupt)
-			return
+	if old == nil {
+		v := hll.New()
+		for _, e := range args[2:] {
+			v, _, _ = hll.Add(v, e, maxSparse) // a fresh HLL always decodes
 		}
-		updated = updated || changed
+		hll.Invalidate(v)
+		mark := len(c.Out)
+		c.WriteInt(1)
+		b := c.KS.NewBatch()
+		b.Set(c.DB, key, v, 0)
+		commitReply(c, b, mark)
+		return
 	}
-	if !updated {
+	var buf [8]keyspace.HLLRegister
+	regs := buf[:0]
+	var v []byte // a sparse HLL's new bytes
+	if hll.IsDense(old) {
+		for _, e := range args[2:] {
+			i, n := hll.PatLen(e)
+			if hll.Register(old, i) < n {
+				regs = append(regs, keyspace.HLLRegister{Index: uint16(i), Value: n})
+			}
+		}
+	} else {
+		v = append([]byte(nil), old...)
+		for _, e := range args[2:] {
+			i, n := hll.PatLen(e)
+			var changed bool
+			var err error
+			if v, changed, err = hll.Set(v, i, n, maxSparse); err != nil {
+				c.WriteError(errHLLCorrupt)
+				return
+			}
+			if changed {
+				regs = append(regs, keyspace.HLLRegister{Index: uint16(i), Value: n})
+			}
+		}
+	}
+	if len(regs) == 0 {
 		c.WriteInt(0)
 		return
 	}
-	hll.Invalidate(v)
 	mark := len(c.Out)
 	c.WriteInt(1)
-	if writeHLL(c, key, old, v, mark) {
+	b := c.KS.NewBatch()
+	if v != nil && len(v) < patchThreshold {
+		// A small sparse HLL is cheaper rewritten whole than moved into
+		// DRAM as a patched string.
+		hll.Invalidate(v)
+		b.Set(c.DB, key, v, expireAtOf(c, key))
+	} else {
+		b.HLLAdd(c.DB, key, maxSparse, regs)
+	}
+	if commitReply(c, b, mark) {
 		c.Notify(notifyString, "pfadd", key)
 	}
 }

@@ -148,13 +148,16 @@ func zsetAt(c *Client, key []byte) (*keyspace.ZSet, bool) {
 // ---- ZADD, ZINCRBY ----
 
 // ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...]
-func cmdZAdd(c *Client, args [][]byte) { zaddGeneric(c, args, false) }
+func cmdZAdd(c *Client, args [][]byte) { zaddGeneric(c, args, false, nil) }
 
 // ZINCRBY key increment member: ZADD key INCR increment member, through
 // the same parser as in Redis (so "ZINCRBY k nx m" is a syntax error).
-func cmdZIncrBy(c *Client, args [][]byte) { zaddGeneric(c, args, true) }
+func cmdZIncrBy(c *Client, args [][]byte) { zaddGeneric(c, args, true, nil) }
 
-func zaddGeneric(c *Client, args [][]byte, incr bool) {
+// zaddGeneric runs ZADD's args. parsed, when not nil, holds the scores
+// already (GEOADD's geohashes), one per score-member pair, and the score
+// arguments are not read.
+func zaddGeneric(c *Client, args [][]byte, incr bool, parsed []float64) {
 	var nx, xx, gt, lt, ch bool
 	i := 2
 options:
@@ -194,14 +197,17 @@ options:
 		return
 	}
 	n := len(pairs) / 2
-	scores := make([]float64, n)
-	for j := range scores {
-		f, err := argFloat64(pairs[2*j])
-		if err != nil {
-			c.WriteErr(err)
-			return
+	scores := parsed
+	if scores == nil {
+		scores = make([]float64, n)
+		for j := range scores {
+			f, err := argFloat64(pairs[2*j])
+			if err != nil {
+				c.WriteErr(err)
+				return
+			}
+			scores[j] = f
 		}
-		scores[j] = f
 	}
 	key := args[1]
 	z, ok := zsetAt(c, key)

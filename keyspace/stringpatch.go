@@ -33,6 +33,29 @@ func (s *stringObj) rebuild(ks *Keyspace, b *Batch, db int, key []byte) {
 
 func registerStringOps(m map[byte]objectApplier) {
 	registerOp(m, opSetRange, applySetRange)
+	registerOp(m, opHLLAdd, applyHLLAdd)
+}
+
+// patchedString returns the DRAM copy of the string at e (which exists),
+// moving it out of the log on its first patch with room for size bytes,
+// and the entry, which that move may replace (a key-index entry becomes a
+// DRAM one). errOpType when e holds a collection.
+func (ks *Keyspace) patchedString(db int, e *entry, size int) (*stringObj, *entry, error) {
+	if e.obj != nil {
+		if s, ok := e.obj.coll.(*stringObj); ok {
+			return s, e, nil
+		}
+		return nil, e, errOpType
+	}
+	if e.kix {
+		e = ks.kixMaterialize(db, e)
+	}
+	v := ks.value(e)
+	s := &stringObj{val: append(make([]byte, 0, max(len(v), size)), v...)}
+	ks.liveBytes -= int64(e.size)
+	e.obj = &object{coll: s, firstSeg: e.loc >> 40}
+	e.loc, e.size = 0, 0
+	return s, e, nil
 }
 
 // SetRange appends an operation overwriting the string at key from offset
@@ -44,7 +67,7 @@ func (b *Batch) SetRange(db int, key []byte, offset int64, p []byte) {
 	b.ObjectOp(opSetRange, db, key, body)
 }
 
-func applySetRange(ks *Keyspace, o op, e *entry) error {
+func applySetRange(ks *Keyspace, o op, e *entry) (err error) {
 	off, w := binary.Uvarint(o.body)
 	if w <= 0 {
 		return fmt.Errorf("%w: setrange offset", errBadOp)
@@ -54,25 +77,11 @@ func applySetRange(ks *Keyspace, o op, e *entry) error {
 		return fmt.Errorf("%w: setrange bytes", errBadOp)
 	}
 	var s *stringObj
-	switch {
-	case e == nil:
+	if e == nil {
 		s = &stringObj{}
 		e = ks.createObject(o.db, o.key, s, o.loc)
-	case e.obj == nil:
-		// First patch: move the value out of the log into DRAM.
-		if e.kix {
-			e = ks.kixMaterialize(o.db, e)
-		}
-		v := ks.value(e)
-		s = &stringObj{val: append(make([]byte, 0, max(len(v), int(off)+len(p))), v...)}
-		ks.liveBytes -= int64(e.size)
-		e.obj = &object{coll: s, firstSeg: e.loc >> 40}
-		e.loc, e.size = 0, 0
-	default:
-		var isString bool
-		if s, isString = e.obj.coll.(*stringObj); !isString {
-			return fmt.Errorf("%w: SETRANGE on a %s", errOpType, ks.typeOf(e))
-		}
+	} else if s, e, err = ks.patchedString(o.db, e, int(off)+len(p)); err != nil {
+		return fmt.Errorf("%w: SETRANGE on a %s", err, ks.typeOf(e))
 	}
 	end := int(off) + len(p)
 	if end > len(s.val) {

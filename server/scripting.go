@@ -88,6 +88,7 @@ const (
 
 // cachedScript is one compiled script body.
 type cachedScript struct {
+	sha      string // its key in the cache
 	proto    *lua.FunctionProto
 	noWrites bool           // shebang flags=no-writes: runs as EVAL_RO
 	shebang  bool           // has a #!lua line (Redis 7's non-compatible mode)
@@ -120,6 +121,16 @@ type scriptEngine struct {
 	errFunc    *lua.LFunction // runs where an error is raised: notes its line
 	rand       *lualib.Rand48 // math.random's generator
 	count      *atomic.Int64  // the server's cachedScripts
+
+	// redis.call's arguments: bytes, where each ends, the slices
+	// (reused from call to call, see luaCall).
+	callBuf  []byte
+	callEnds []int
+	callArgs [][]byte
+	// argTable's count of a table's entries (countEntry, made once:
+	// a closure passed to ForEach would be allocated on every run).
+	entries    int
+	countEntry func(lua.LValue, lua.LValue)
 }
 
 // scriptEngine returns the server's script engine, made on first use.
@@ -134,6 +145,7 @@ func (s *Server) scriptEngine() *scriptEngine {
 
 func newScriptEngine(logf func(string, ...any)) *scriptEngine {
 	e := &scriptEngine{scripts: make(map[string]*cachedScript), logf: logf}
+	e.countEntry = func(lua.LValue, lua.LValue) { e.entries++ }
 	e.reset()
 	return e
 }
@@ -336,20 +348,20 @@ func (e *scriptEngine) reset() {
 		L.Push(t)
 		return 1
 	}))
+	// A global read falls through env to g by table (no Go call, no
+	// allocation: every redis.call, KEYS and ARGV is one); only a name g
+	// does not hold reaches g's __index, which raises, as Redis 7's
+	// globals table does (so _G.x of an undefined x raises too).
 	gmeta := L.NewTable()
 	gmeta.RawSetString("__newindex", readonly)
+	gmeta.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.Get(2).String())
+		return 0
+	}))
 	L.SetMetatable(g, gmeta)
 	env := L.NewTable()
 	meta := L.NewTable()
-	meta.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-		k := L.Get(2)
-		v := g.RawGet(k)
-		if v == lua.LNil {
-			L.RaiseError("Script attempted to access nonexistent global variable '%s'", k.String())
-		}
-		L.Push(v)
-		return 1
-	}))
+	meta.RawSetString("__index", g)
 	meta.RawSetString("__newindex", readonly)
 	meta.RawSetString("__metatable", lua.LFalse)
 	L.SetMetatable(env, meta)
@@ -507,8 +519,12 @@ func evalGeneric(c *Client, args [][]byte, bySHA, readOnly bool) {
 	var sha string
 	var sc *cachedScript
 	if bySHA {
-		sha = strings.ToLower(string(args[1]))
-		if sc = e.scripts[sha]; sc == nil {
+		if sc = e.scripts[string(args[1])]; sc != nil { // the usual lower-case SHA: no copy
+			sha = sc.sha
+		} else if sha = strings.ToLower(string(args[1])); sha != string(args[1]) {
+			sc = e.scripts[sha]
+		}
+		if sc == nil {
 			c.WriteError(errNoScript)
 			return
 		}
@@ -613,9 +629,9 @@ func (e *scriptEngine) runScript(c *Client, sha string, sc *cachedScript, keys, 
 // new table when a run before gave t anything but array elements (Redis
 // makes fresh tables for each run; reusing them saves two allocations).
 func (e *scriptEngine) argTable(t *lua.LTable, args [][]byte) *lua.LTable {
-	entries := 0
-	t.ForEach(func(lua.LValue, lua.LValue) { entries++ })
-	if entries != t.Len() {
+	e.entries = 0
+	t.ForEach(e.countEntry)
+	if e.entries != t.Len() {
 		t = e.L.CreateTable(len(args), 0)
 	}
 	for n := t.Len(); n > len(args); n-- {
@@ -783,7 +799,11 @@ func (e *scriptEngine) load(body []byte) (sha string, sc *cachedScript, msg stri
 	if err != nil {
 		return "", nil, compileError(err)
 	}
-	sc = &cachedScript{proto: proto, noWrites: noWrites, shebang: shebang}
+	// gopher-lua marks the main chunk as needing Lua 5.0's arg table, and
+	// builds one (a hashed table) on every run, but gives the chunk no
+	// local to reach it (nor does Lua 5.1): nothing can see it.
+	proto.IsVarArg &^= lua.VarArgNeedsArg
+	sc = &cachedScript{sha: sha, proto: proto, noWrites: noWrites, shebang: shebang}
 	e.scripts[sha] = sc
 	if e.count != nil {
 		e.count.Store(int64(len(e.scripts)))
@@ -849,18 +869,31 @@ func (e *scriptEngine) luaCall(L *lua.LState, raise bool) int {
 	if n == 0 {
 		return luaFail(L, raise, errScriptNoArgs)
 	}
-	args := make([][]byte, n)
+	// The arguments are copied into buffers the engine reuses: like a
+	// request's arguments in the connection's read buffer, a command may
+	// not keep them past its call, and calls from scripts never nest.
+	buf, ends := e.callBuf[:0], e.callEnds[:0]
 	for i := 1; i <= n; i++ {
 		switch v := L.Get(i).(type) {
 		case lua.LString:
-			args[i-1] = []byte(v)
+			buf = append(buf, v...)
 		case lua.LNumber:
 			// Redis formats numbers with %.17g, not Lua's lossy %.14g.
-			args[i-1] = strconv.AppendFloat(nil, float64(v), 'g', 17, 64)
+			buf = strconv.AppendFloat(buf, float64(v), 'g', 17, 64)
 		default:
 			return luaFail(L, raise, errScriptArgType)
 		}
+		ends = append(ends, len(buf))
 	}
+	args := e.callArgs[:0]
+	for i, end := range ends {
+		start := 0
+		if i > 0 {
+			start = ends[i-1]
+		}
+		args = append(args, buf[start:end:end])
+	}
+	e.callBuf, e.callEnds, e.callArgs = buf, ends, args
 	c := r.c
 	// reject: the command does not run; its error counts here, once
 	// (errorstats.go), and the script passes it on uncounted.
@@ -962,7 +995,7 @@ func errorTable(L *lua.LState, msg string) *lua.LTable {
 		msg = "ERR " + msg
 	}
 	msg = strings.TrimRight(msg, "\r\n")
-	t := L.NewTable()
+	t := L.CreateTable(0, 3) // err, and source and line when raised
 	t.RawSetString("err", lua.LString(msg))
 	return t
 }
@@ -1332,7 +1365,7 @@ func respToLua(L *lua.LState, b []byte) (lua.LValue, []byte) {
 	line, rest := b[1:i], b[i+2:]
 	switch b[0] {
 	case '+':
-		t := L.NewTable()
+		t := L.CreateTable(0, 1) // NewTable's hash part starts at 32 slots
 		t.RawSetString("ok", lua.LString(line))
 		return t, rest
 	case '-':

@@ -1,0 +1,94 @@
+package keyspace
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/persimmon-db/persimmon/hll"
+)
+
+// HyperLogLog register updates.
+//
+// A PFADD that changes an existing HyperLogLog logs the registers it
+// raises, a few bytes, instead of the string (a dense HLL is 12304 bytes;
+// a sparse one up to hll-sparse-max-bytes, which its insertions shift, so
+// a byte patch of it is as long as the string). The string becomes a
+// patched string (stringpatch.go): its bytes live in DRAM from the first
+// such operation on, and every read, DUMP, COPY and the cleaner's rewrite
+// see the plain string Redis would hold.
+//
+//	opHLLAdd  body: sparse limit uvarint | n × (register u16 LE | value u8)
+//
+// Applying it raises the registers in order with hll.Set under the logged
+// sparse limit (hll-sparse-max-bytes when the command ran), then, if any
+// register changed, marks the cached cardinality invalid, as PFADD does.
+// hll.Set is Redis's algorithm and deterministic, so the same string and
+// the same operation give the same bytes, live and at recovery, whatever
+// the limit is configured to by then. A missing key (it expired between the
+// command's read and the apply, or at recovery an incarnation the cleaner
+// removed) starts from an empty HLL; a value that is no longer an HLL, or
+// whose sparse opcodes do not decode, is a stale operation.
+const opHLLAdd = 51
+
+// HLLRegister is one register an opHLLAdd raises: Index below
+// hll.Registers, Value 1..64-hll.P+1.
+type HLLRegister struct {
+	Index uint16
+	Value uint8
+}
+
+// HLLAdd appends an operation raising the given registers of the
+// HyperLogLog string at key (which the caller has checked is one), in
+// order, with the sparse limit maxSparse (bytes; hll-sparse-max-bytes).
+// The key's expiry is kept.
+func (b *Batch) HLLAdd(db int, key []byte, maxSparse int, regs []HLLRegister) {
+	b.head(opHLLAdd, db)
+	b.bytes(key)
+	var lim [binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(lim[:], uint64(maxSparse))
+	b.buf = binary.AppendUvarint(b.buf, uint64(n+3*len(regs)))
+	b.buf = append(b.buf, lim[:n]...)
+	for _, r := range regs {
+		b.buf = append(b.buf, byte(r.Index), byte(r.Index>>8), r.Value)
+	}
+}
+
+// hllMaxValue is the largest register value PatLen proposes.
+const hllMaxValue = 64 - hll.P + 1
+
+func applyHLLAdd(ks *Keyspace, o op, e *entry) (err error) {
+	limit, w := binary.Uvarint(o.body)
+	if w <= 0 || limit > 1<<31 || (len(o.body)-w)%3 != 0 {
+		return fmt.Errorf("%w: hll body", errBadOp)
+	}
+	regs := o.body[w:]
+	for i := 0; i < len(regs); i += 3 {
+		if idx, v := binary.LittleEndian.Uint16(regs[i:]), regs[i+2]; idx >= hll.Registers || v == 0 || v > hllMaxValue {
+			return fmt.Errorf("%w: hll register %d value %d", errBadOp, idx, v)
+		}
+	}
+	var s *stringObj
+	if e == nil {
+		s = &stringObj{val: hll.New()}
+		e = ks.createObject(o.db, o.key, s, o.loc)
+	} else if s, e, err = ks.patchedString(o.db, e, 0); err != nil {
+		return fmt.Errorf("%w: PFADD on a %s", err, ks.typeOf(e))
+	}
+	if hll.Check(s.val) != nil {
+		return fmt.Errorf("%w: PFADD on a string that is not an HLL", errStaleOp)
+	}
+	changed := false
+	for i := 0; i < len(regs); i += 3 {
+		v, ch, err := hll.Set(s.val, int(binary.LittleEndian.Uint16(regs[i:])), regs[i+2], int(limit))
+		if err != nil {
+			return fmt.Errorf("%w: PFADD on a corrupt HLL", errStaleOp)
+		}
+		s.val = v
+		changed = changed || ch
+	}
+	if changed {
+		hll.Invalidate(s.val)
+	}
+	ks.objectChanged(o.db, e)
+	return nil
+}
