@@ -115,6 +115,9 @@ type conn struct {
 	// command or for CLIENT PAUSE (flag b; loop mode has parked and
 	// pauseWait).
 	blockedNow atomic.Bool
+	// pauseKilled: goroutine mode, closed by CLIENT KILL while the
+	// connection waits for the pause (pause.go; pauseState.mu).
+	pauseKilled chan struct{}
 }
 
 // clientInfo is a connection's state as published for other connections,
@@ -204,6 +207,7 @@ func (c *conn) shutdown() {
 // kill closes the connection at once (CLIENT KILL).
 func (c *conn) kill() {
 	c.killed.Store(true)
+	c.killedWhilePaused()
 	if c.closeOnLoop() {
 		return
 	}

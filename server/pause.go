@@ -178,6 +178,8 @@ func (c *conn) holdForPause(args [][]byte) bool {
 			return true
 		}
 		ch := p.changed
+		killed := make(chan struct{}) // closed by CLIENT KILL (killedWhilePaused)
+		c.pauseKilled = killed
 		p.mu.Unlock()
 		if !c.flush() { // the replies before the held command go out
 			c.closeAfterReply = true
@@ -187,14 +189,30 @@ func (c *conn) holdForPause(args [][]byte) bool {
 		c.blockedNow.Store(true)
 		select {
 		case <-ch:
+		case <-killed:
 		case <-s.closing:
 		}
 		c.blockedNow.Store(false)
 		p.waiting.Add(-1)
+		p.mu.Lock()
+		c.pauseKilled = nil
+		p.mu.Unlock()
 		if c.killed.Load() {
 			return true
 		}
 	}
+}
+
+// killedWhilePaused ends the wait of a goroutine-mode connection held by
+// the pause when it is killed (CLIENT KILL), so that it closes at once.
+func (c *conn) killedWhilePaused() {
+	p := &c.srv.pause
+	p.mu.Lock()
+	if c.pauseKilled != nil {
+		close(c.pauseKilled)
+		c.pauseKilled = nil
+	}
+	p.mu.Unlock()
 }
 
 // forgetPause drops a closing connection from the held ones.

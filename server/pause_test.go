@@ -85,6 +85,18 @@ func testClientPause(t *testing.T, addr string) {
 	b.expectReply("$1\r\n1\r\n")
 	c.expectReply(":7\r\n")
 
+	// A held client that is killed goes at once; its command never runs.
+	d := dialAddr(t, addr)
+	dID := d.clientID()
+	a.expect("+OK\r\n", "CLIENT", "PAUSE", "100000", "WRITE")
+	d.send(multibulk("SET", "killed", "1"))
+	a.waitBlocked(1)
+	a.expect(":1\r\n", "CLIENT", "KILL", "ID", dID)
+	a.waitBlocked(0) // while the pause lasts
+	d.expectClosed()
+	a.expect("+OK\r\n", "CLIENT", "UNPAUSE")
+	a.expect("$-1\r\n", "GET", "killed")
+
 	// Expiry is paused with the clients: the key reads as missing but is
 	// not removed (expired_keys stays) until the pause ends.
 	expired, _ := strconv.Atoi(a.infoField("expired_keys"))
