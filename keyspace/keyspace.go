@@ -48,6 +48,7 @@ type Keyspace struct {
 
 	keyReadyFn func(db int, key []byte) // OnKeyReady: wakes blocked clients
 	touchedFn  func(db int, key []byte) // OnKeyTouched (stream.go): wakes blocked group readers
+	expiredFn  func(db int, key string) // OnExpired: the replication stream's DEL
 
 	// recovery state
 	pending       []pendingRecord
@@ -169,9 +170,18 @@ func (ks *Keyspace) ResetStats() {
 	ks.misses.Store(0)
 }
 
+// OnExpired sets fn, called under the lock each time a key is removed
+// because its expiry passed (read lazily or by the background cycle),
+// before it goes: a master propagates it as DEL, as Redis does, so its
+// replicas drop it too. Set it before serving; nil turns it off.
+func (ks *Keyspace) OnExpired(fn func(db int, key string)) { ks.expiredFn = fn }
+
 // expire removes a key whose time has come (no record: recovery drops it
 // again because its expiry is absolute).
 func (ks *Keyspace) expire(dbi int, key string) {
+	if ks.expiredFn != nil {
+		ks.expiredFn(dbi, key)
+	}
 	ks.removeKey(dbi, key)
 	ks.expiredKeys.Add(1)
 }

@@ -160,10 +160,12 @@ func (m *Master) Streaming() bool { return m.streaming.Load() }
 // the order writes apply (under the same lock), for the writes of a
 // MULTI/EXEC block between MULTI and EXEC. Until a replica first attaches
 // it records nothing (the offset stays where it started), as Redis does
-// before it has a backlog.
+// before it has a backlog; while the stream is relayed (FeedRaw, until
+// Promote) it records nothing either: a replica's own changes (a key it
+// expired) must not shift its master's offsets.
 func (m *Master) Propagate(db int, argv ...[]byte) {
 	m.mu.Lock()
-	if !m.active {
+	if !m.active || m.relay { // a relaying master adds nothing of its own
 		m.mu.Unlock()
 		return
 	}

@@ -40,6 +40,9 @@ type replicaState struct {
 	mu   sync.Mutex // REPLICAOF's
 	link *replicaLink
 	cur  atomic.Pointer[replicaLink] // link, for the write path's check
+	// lazyExpire is lazyfree-lazy-expire: expiries go to the stream as
+	// UNLINK rather than DEL (replication_effects.go).
+	lazyExpire atomic.Bool
 }
 
 // replicaApplier applies a master's stream to the server.

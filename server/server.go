@@ -235,6 +235,8 @@ type Server struct {
 func NewServer(cfg Config, ks *keyspace.Keyspace, logf func(string, ...any), families []Command) *Server {
 	s := newServer(cfg, keyspaceEnv(ks), logf, newCommandTable(families))
 	s.ks = ks
+	// replication_effects.go: expiry propagated as DEL
+	ks.OnExpired(s.propagateExpired)
 	s.acl.dir = cfg.Dir // the ACL state lives beside the keyspace (protocol tests have none)
 	ks.Lock()
 	s.loadFunctions(ks.Functions())
