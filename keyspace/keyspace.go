@@ -39,6 +39,7 @@ type Keyspace struct {
 	failed    error // set when the in-memory state may be ahead of the log
 	liveBytes int64
 	fn        functionsState // the function libraries (functions.go)
+	repl      replPosition   // a replica's replication position (replpos.go)
 
 	expires expiryHeap
 	watched map[watchKey][]*Watcher
@@ -703,6 +704,8 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 		ks.flushAllSeg = loc >> 40
 	case opFunctions:
 		return ks.applyFunctions(o, loc)
+	case opReplPosition:
+		return ks.applyReplPosition(o, loc)
 	case opSwapDB:
 		if ks.kixOn() && (ks.kixLen(o.db) > 0 || ks.kixLen(o.db2) > 0) {
 			// The operations of indexed keys name the database they were

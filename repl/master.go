@@ -353,6 +353,29 @@ func (m *Master) dropLocked() {
 	}
 }
 
+// Position is where this master's stream is: its replication ID, its
+// offset and the database selected there (0 when the stream has not
+// selected one since it was reset: its next write then selects). A
+// server that becomes a replica asks its new master for what follows
+// (PSYNC ID offset+1), as Redis 7.0 does from its own history.
+func (m *Master) Position() (replid string, offset int64, db int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	db, _ = m.feed.DB()
+	return m.ids.ID, m.backlog.Offset(), db
+}
+
+// BeginRelay is REPLICAOF host port: from now on the stream is the new
+// master's (FeedRaw), so this one adds nothing of its own (no PING, no
+// GETACK, no Propagate); its replicas are dropped and come back to follow
+// the new history.
+func (m *Master) BeginRelay() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.relay = true
+	m.dropLocked()
+}
+
 // Promote is REPLICAOF NO ONE on the replica this master's stream
 // continues: the old history becomes ID2 (see ReplIDs.Shift).
 func (m *Master) Promote() {

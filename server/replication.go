@@ -33,8 +33,9 @@ import (
 //     for its duration; streams and roaring bitmaps are left out of it
 //     (rdb has no stream encoding; Redis refuses type 80);
 //   - on the event loop WAIT answers at once (the loop must not block);
-//   - the replication ID and offset are not stored: a restart starts a new
-//     history (replicas resync fully).
+//   - a master's replication ID and offset are not stored: a restart
+//     starts a new history (its replicas resync fully); a replica's are
+//     (replica.go).
 
 // DumpValueFunc reads one key as an rdb.Value (ok false when missing);
 // package commands provides it (commands.DumpValue).

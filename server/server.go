@@ -241,6 +241,7 @@ func NewServer(cfg Config, ks *keyspace.Keyspace, logf func(string, ...any), fam
 	ks.Lock()
 	s.loadFunctions(ks.Functions())
 	ks.Unlock()
+	s.resumeReplication() // replica.go: replicaof configured, from the stored position
 	return s
 }
 
