@@ -470,6 +470,9 @@ func wireConfigTable(t []configParam) {
 		}
 	}
 	liveInt("proto-max-bulk-len", func(s *Server) interface{ Store(int64) } { return &s.live.protoMaxBulkLen })
+	// replication_wait.go: NOREPLICAS
+	liveInt("min-replicas-to-write", func(s *Server) interface{ Store(int64) } { return &s.replica.minToWrite })
+	liveInt("min-replicas-max-lag", func(s *Server) interface{ Store(int64) } { return &s.replica.minMaxLag })
 	liveInt("maxclients", func(s *Server) interface{ Store(int64) } { return &s.live.maxClients })
 	liveInt("timeout", func(s *Server) interface{ Store(int64) } { return &s.live.timeout })
 	liveInt("slowlog-log-slower-than", func(s *Server) interface{ Store(int64) } { return &s.live.slowlogSlowerThan })

@@ -61,6 +61,10 @@ func (c *conn) execute(args [][]byte) {
 		c.reject(cmd, "READONLY You can't write against a read only replica.") // replica.go
 		return
 	}
+	if cmd.Flags&FlagWrite != 0 && c.srv.minReplicasRefuse() {
+		c.reject(cmd, errNoReplicas) // replication_wait.go
+		return
+	}
 	if c.InMulti && !cmd.Immediate {
 		if cmd.Flags&FlagNoMulti != 0 {
 			c.reject(cmd, errNotInMultiAllowed)

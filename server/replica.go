@@ -48,6 +48,9 @@ type replicaState struct {
 	// lazyExpire is lazyfree-lazy-expire: expiries go to the stream as
 	// UNLINK rather than DEL (replication_effects.go).
 	lazyExpire atomic.Bool
+	// min-replicas-to-write and min-replicas-max-lag (seconds), for the
+	// write path's NOREPLICAS check (replication_wait.go).
+	minToWrite, minMaxLag atomic.Int64
 	// pos is the replication position the data is at while this server
 	// is a replica: the last unit applied, as also logged (durably, in
 	// the unit's transaction group) for a restart; guarded by the

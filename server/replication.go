@@ -3,7 +3,6 @@ package server
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"io"
 	"net"
 	"strconv"
@@ -32,7 +31,6 @@ import (
 //   - the snapshot is copied under the keyspace lock, which stops writes
 //     for its duration; streams and roaring bitmaps are left out of it
 //     (rdb has no stream encoding; Redis refuses type 80);
-//   - on the event loop WAIT answers at once (the loop must not block);
 //   - a master's replication ID and offset are not stored: a restart
 //     starts a new history (its replicas resync fully); a replica's are
 //     (replica.go).
@@ -447,44 +445,6 @@ func roleCommand(c *Client, _ [][]byte) {
 		c.WriteBulkString(strconv.Itoa(r.Port))
 		c.WriteBulkString(strconv.FormatInt(r.Offset, 10))
 	}
-}
-
-// waitCommand: semantics: redis.io WAIT numreplicas timeout. Reply: the
-// number of replicas that acknowledged the client's last write (every
-// replica when it wrote nothing yet), waiting up to timeout ms (0:
-// forever) for numreplicas of them. Errors as Redis: a numreplicas or
-// timeout that is not an integer, a negative timeout.
-func waitCommand(c *Client, args [][]byte) {
-	n, ok := ParseInt64(args[1])
-	if !ok {
-		c.WriteErr(ErrNotIntegerReply)
-		return
-	}
-	ms, ok := ParseInt64(args[2])
-	switch {
-	case !ok:
-		c.WriteError("ERR timeout is not an integer or out of range")
-		return
-	case ms < 0:
-		c.WriteError("ERR timeout is negative")
-		return
-	}
-	m, cn := c.Srv.master, c.conn
-	if m == nil || cn == nil {
-		c.WriteInt(0)
-		return
-	}
-	if cn.gc != nil || cn.inExec { // the event loop, or EXEC holding the keyspace lock, must not block
-		c.WriteInt(int64(m.Acked(cn.replOff)))
-		return
-	}
-	ctx := context.Background()
-	if ms > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
-		defer cancel()
-	}
-	c.WriteInt(int64(m.WaitAcked(ctx, int(n), cn.replOff)))
 }
 
 // loopLink is a net.Conn over an event-loop connection, for a replica
