@@ -203,6 +203,7 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 		if v, ok := s.ConfigValue("replica-announced"); ok {
 			ic.Announced = v == "yes"
 		}
+		ic.FailoverState = s.failoverInfo() // failover.go
 		if l := s.replicaStatus(); l != nil {
 			r, ic.MasterHost, ic.MasterPort = l.r, l.host, l.port
 		}

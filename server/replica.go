@@ -51,6 +51,9 @@ type replicaState struct {
 	// min-replicas-to-write and min-replicas-max-lag (seconds), for the
 	// write path's NOREPLICAS check (replication_wait.go).
 	minToWrite, minMaxLag atomic.Int64
+	// FAILOVER (failover.go): its state, and writes refused meanwhile.
+	failover     failoverState
+	writesPaused atomic.Bool
 	// pos is the replication position the data is at while this server
 	// is a replica: the last unit applied, as also logged (durably, in
 	// the unit's transaction group) for a restart; guarded by the
@@ -342,7 +345,15 @@ func (s *Server) replicaofNoOne() error {
 // its own stream's position as a master), as Redis 7.0 does: after a
 // failover the new master knows that history as its replid2 and answers
 // +CONTINUE. Call it under the keyspace lock.
-func (s *Server) startReplicaof(host string, port int) {
+func (s *Server) startReplicaof(host string, port int) { s.startReplicaofWith(host, port, false) }
+
+// startReplicaofFailover is startReplicaof whose first PSYNC carries
+// FAILOVER (failover.go).
+func (s *Server) startReplicaofFailover(host string, port int) {
+	s.startReplicaofWith(host, port, true)
+}
+
+func (s *Server) startReplicaofWith(host string, port int, failover bool) {
 	s.replica.mu.Lock()
 	defer s.replica.mu.Unlock()
 	pos := s.replica.pos
@@ -363,7 +374,7 @@ func (s *Server) startReplicaof(host string, port int) {
 	}
 	r := repl.NewReplica(repl.ReplicaConfig{Addr: net.JoinHostPort(host, strconv.Itoa(port)),
 		User: user, Password: pass, ListeningPort: lport, AnnounceIP: announce, Logf: s.logf,
-		ReplID: pos.replid, Offset: pos.offset, DB: pos.db}, app)
+		ReplID: pos.replid, Offset: pos.offset, DB: pos.db, Failover: failover}, app)
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &replicaLink{host: host, port: port, r: r, cancel: cancel, done: make(chan struct{})}
 	app.link = l

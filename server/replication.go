@@ -368,6 +368,24 @@ func psyncCommand(c *Client, args [][]byte) {
 		c.WriteErr(ErrNotIntegerReply)
 		return
 	}
+	if len(args) > 3 && ArgIs(args[3], "failover") {
+		// PSYNC replid offset FAILOVER: our master hands its role over
+		// (its FAILOVER TO): promote, then serve the PSYNC (+CONTINUE
+		// from the history it shares with us).
+		s := c.Srv
+		if s.replicaStatus() == nil || string(args[1]) != s.master.IDs().ID {
+			c.WriteError("ERR PSYNC FAILOVER replid must match my replid.")
+			return
+		}
+		s.env.lock()
+		err := s.replicaofNoOne()
+		s.env.unlock()
+		if err != nil {
+			c.WriteErr(err)
+			return
+		}
+		s.logf("replication: promoted by the master's FAILOVER")
+	}
 	c.startSync(repl.SyncRequest{PSYNC: true, ReplID: string(args[1]), Offset: off})
 }
 

@@ -99,6 +99,8 @@ func newCommandTable(families []Command) map[string]*Command {
 			Summary: "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.",
 			Run:     waitCommand, NoLock: true, ACL: []string{"@connection", "-@keyspace"},
 			Tips: []string{"request_policy:all_shards", "response_policy:agg_min"}},
+		{Name: "failover", Arity: -1, Flags: adminFlags | FlagNoScript | FlagStale, Group: "server", Since: "6.2.0",
+			Summary: "Start a coordinated failover between this server and one of its replicas.", Run: failoverCommand, NoLock: true},
 		{Name: "waitaof", Arity: 4, Flags: FlagNoScript, Group: "generic", Since: "7.2.0",
 			Summary: "Blocks until all of the preceding write commands sent by the connection are written to the append-only file of the master and/or replicas.",
 			Run:     waitaofCommand, NoLock: true, ACL: []string{"@connection", "-@keyspace"},
