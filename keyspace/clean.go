@@ -194,6 +194,10 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 		ks.Unlock()
 		return false
 	}
+	if !ks.cleanReplPosition(seg.ID()) { // replpos.go
+		ks.Unlock()
+		return false
+	}
 	ks.Unlock()
 	for off < end {
 		ks.mu.Lock()

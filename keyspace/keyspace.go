@@ -45,6 +45,7 @@ type Keyspace struct {
 	failed    error // set when the in-memory state may be ahead of the log
 	liveBytes int64
 	fn        functionsState // the function libraries (functions.go)
+	repl      replPosition   // a replica's replication position (replpos.go)
 
 	expires expiryHeap
 	watched map[watchKey][]*Watcher
@@ -55,6 +56,7 @@ type Keyspace struct {
 	keyReadyFn func(db int, key []byte) // OnKeyReady: wakes blocked clients
 	events     eventHooks               // OnKeyEvents (notify.go): keyspace notifications
 	touchedFn  func(db int, key []byte) // OnKeyTouched (stream.go): blocked group readers, tracking
+	expiredFn  func(db int, key string) // OnExpired: the replication stream's DEL
 
 	// recovery state
 	pending       []pendingRecord
@@ -201,12 +203,21 @@ func (ks *Keyspace) ResetStats() {
 	ks.misses.Store(0)
 }
 
+// OnExpired sets fn, called under the lock each time a key is removed
+// because its expiry passed (read lazily or by the background cycle),
+// before it goes: a master propagates it as DEL, as Redis does, so its
+// replicas drop it too. Set it before serving; nil turns it off.
+func (ks *Keyspace) OnExpired(fn func(db int, key string)) { ks.expiredFn = fn }
+
 // expire removes a key whose time has come (no record: recovery drops it
 // again because its expiry is absolute).
 // expire removes a key whose time has passed (lazily, at a lookup, or by
 // active expiry) and tells the OnKeyTouched hooks (client-side caching
 // invalidates it, as Redis's deleteExpiredKeyAndPropagate does).
 func (ks *Keyspace) expire(dbi int, key string) {
+	if ks.expiredFn != nil {
+		ks.expiredFn(dbi, key)
+	}
 	ks.removeKey(dbi, key)
 	ks.expiredKeys.Add(1)
 	ks.keyExpired(dbi, key)
@@ -748,6 +759,8 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 		ks.flushAllSeg = loc >> 40
 	case opFunctions:
 		return ks.applyFunctions(o, loc)
+	case opReplPosition:
+		return ks.applyReplPosition(o, loc)
 	case opSwapDB:
 		if ks.kixOn() && (ks.kixLen(o.db) > 0 || ks.kixLen(o.db2) > 0) {
 			// The operations of indexed keys name the database they were

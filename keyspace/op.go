@@ -19,6 +19,7 @@ import (
 //	opFlushAll (empty; db is 0)
 //	opSwapDB   other db u8
 //	opFunctions (6) the function libraries: see functions.go
+//	opReplPosition (7) a replica's replication position: see replpos.go
 //
 // where key and value are a uvarint length followed by the bytes. Kinds 16
 // and up are object operations (collections, patched strings, the
@@ -93,6 +94,10 @@ func decodeOp(p []byte) (op, error) {
 	case opFunctions: // functions.go
 		if o.body, i, ok = readBytes(p, i); !ok {
 			return op{}, fmt.Errorf("%w: truncated functions", errBadOp)
+		}
+	case opReplPosition: // replpos.go
+		if o.body, i, ok = readBytes(p, i); !ok {
+			return op{}, fmt.Errorf("%w: truncated replication position", errBadOp)
 		}
 	case opSwapDB:
 		if len(p) < 3 || int(p[2]) >= NumDBs {
@@ -306,6 +311,10 @@ func DescribePayload(p []byte) ([]string, error) {
 			out = append(out, "flushall")
 		case opSwapDB:
 			out = append(out, fmt.Sprintf("swapdb %d %d", o.db, o.db2))
+		case opReplPosition:
+			if rp, err := decodeReplPosition(o.body); err == nil {
+				out = append(out, fmt.Sprintf("replication position replid=%q offset=%d db=%d", rp.replid, rp.offset, rp.db))
+			}
 		default:
 			out = append(out, fmt.Sprintf("object op %d db=%d key=%q body_bytes=%d", o.kind, o.db, clip(o.key), len(o.body)))
 		}

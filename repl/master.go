@@ -160,10 +160,12 @@ func (m *Master) Streaming() bool { return m.streaming.Load() }
 // the order writes apply (under the same lock), for the writes of a
 // MULTI/EXEC block between MULTI and EXEC. Until a replica first attaches
 // it records nothing (the offset stays where it started), as Redis does
-// before it has a backlog.
+// before it has a backlog; while the stream is relayed (FeedRaw, until
+// Promote) it records nothing either: a replica's own changes (a key it
+// expired) must not shift its master's offsets.
 func (m *Master) Propagate(db int, argv ...[]byte) {
 	m.mu.Lock()
-	if !m.active {
+	if !m.active || m.relay { // a relaying master adds nothing of its own
 		m.mu.Unlock()
 		return
 	}
@@ -349,6 +351,29 @@ func (m *Master) dropLocked() {
 	for l := range m.links {
 		l.conn.Close()
 	}
+}
+
+// Position is where this master's stream is: its replication ID, its
+// offset and the database selected there (0 when the stream has not
+// selected one since it was reset: its next write then selects). A
+// server that becomes a replica asks its new master for what follows
+// (PSYNC ID offset+1), as Redis 7.0 does from its own history.
+func (m *Master) Position() (replid string, offset int64, db int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	db, _ = m.feed.DB()
+	return m.ids.ID, m.backlog.Offset(), db
+}
+
+// BeginRelay is REPLICAOF host port: from now on the stream is the new
+// master's (FeedRaw), so this one adds nothing of its own (no PING, no
+// GETACK, no Propagate); its replicas are dropped and come back to follow
+// the new history.
+func (m *Master) BeginRelay() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.relay = true
+	m.dropLocked()
 }
 
 // Promote is REPLICAOF NO ONE on the replica this master's stream

@@ -89,6 +89,10 @@ type ReplicaConfig struct {
 	ReplID string
 	Offset int64 // the offset of the last byte applied
 	DB     int   // the database selected at Offset
+	// Failover makes the first PSYNC "PSYNC replid offset FAILOVER": the
+	// master's FAILOVER TO handing over to its replica, which promotes
+	// itself when replid is its master's (Redis 6.2+ does the same).
+	Failover bool
 
 	Timeout     time.Duration // repl-timeout; 60 s when zero
 	AckPeriod   time.Duration // between REPLCONF ACKs; 1 s when zero
@@ -270,7 +274,14 @@ func (r *Replica) session(ctx context.Context) error {
 	if replid == "" {
 		replid, psyncOff = "?", -1
 	}
-	if err := lk.write(command("PSYNC", replid, strconv.FormatInt(psyncOff, 10))); err != nil {
+	psync := []string{"PSYNC", replid, strconv.FormatInt(psyncOff, 10)}
+	r.mu.Lock()
+	if r.cfg.Failover {
+		psync = append(psync, "FAILOVER")
+		r.cfg.Failover = false // the first attempt only
+	}
+	r.mu.Unlock()
+	if err := lk.write(command(psync...)); err != nil {
 		return err
 	}
 	reply, err := readReply(br)

@@ -425,6 +425,8 @@ func wireConfigTable(t []configParam) {
 	}
 
 	// Parameters the server honours.
+	// replication_effects.go: expiries propagated as UNLINK
+	by["lazyfree-lazy-expire"].apply = func(s *Server, v string) error { s.replica.lazyExpire.Store(v == "yes"); return nil }
 	by["bind"].apply, by["bind"].group = applyListen, "listen"
 	by["bind"].get = func(s *Server) string { return *s.live.bind.Load() }
 	by["port"].apply, by["port"].group = applyListen, "listen"
@@ -471,6 +473,9 @@ func wireConfigTable(t []configParam) {
 		}
 	}
 	liveInt("proto-max-bulk-len", func(s *Server) interface{ Store(int64) } { return &s.live.protoMaxBulkLen })
+	// replication_wait.go: NOREPLICAS
+	liveInt("min-replicas-to-write", func(s *Server) interface{ Store(int64) } { return &s.replica.minToWrite })
+	liveInt("min-replicas-max-lag", func(s *Server) interface{ Store(int64) } { return &s.replica.minMaxLag })
 	liveInt("maxclients", func(s *Server) interface{ Store(int64) } { return &s.live.maxClients })
 	liveInt("timeout", func(s *Server) interface{ Store(int64) } { return &s.live.timeout })
 	liveInt("slowlog-log-slower-than", func(s *Server) interface{ Store(int64) } { return &s.live.slowlogSlowerThan })

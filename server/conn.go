@@ -93,6 +93,8 @@ type conn struct {
 	takeover bool
 	replOff  int64
 	feedTx   bool
+	// replWait: loop mode, WAIT is waiting off the loop (replication_wait.go)
+	replWait bool
 	link     *loopLink // loop mode: the replica link this connection became
 	// CLIENT REPLY: replyOff drops every reply; replySkip drops the
 	// reply of the command running, replySkipNext that of the next one.
@@ -307,7 +309,7 @@ func (c *conn) processInput() bool {
 		data = data[len(data):]
 	}
 	c.tick = time.Now()
-	for len(data) > 0 && !c.closeAfterReply && c.blk.b == nil && !c.held {
+	for len(data) > 0 && !c.closeAfterReply && c.blk.b == nil && !c.held && !c.replWait {
 		c.scans++
 		req := data
 		args, rest, n, perr := c.reader.Next(data, c.limits())

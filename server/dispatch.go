@@ -57,8 +57,12 @@ func (c *conn) execute(args [][]byte) {
 		c.reject(cmd, msg) // a full disk (diskerror.go)
 		return
 	}
-	if cmd.Flags&FlagWrite != 0 && c.srv.replicaStatus() != nil {
+	if cmd.Flags&FlagWrite != 0 && (c.srv.replicaStatus() != nil || c.srv.replica.writesPaused.Load()) {
 		c.reject(cmd, "READONLY You can't write against a read only replica.") // replica.go
+		return
+	}
+	if cmd.Flags&FlagWrite != 0 && c.srv.minReplicasRefuse() {
+		c.reject(cmd, errNoReplicas) // replication_wait.go
 		return
 	}
 	if c.InMulti && !cmd.Immediate {

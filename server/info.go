@@ -82,6 +82,7 @@ type infoData struct {
 	lastSave int64 // Unix seconds
 	// replication is the replication section's lines (repl.InfoReplication).
 	replication string
+	syncStats   repl.MasterStats // INFO stats sync_full, sync_partial_ok, sync_partial_err
 
 	pubsubChannels, pubsubPatterns int
 	pubsubShard                    int // pubsubshard_channels
@@ -224,10 +225,20 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 	if sel&secReplication != 0 && s.master != nil {
 		var r *repl.Replica
 		ic := repl.InfoConfig{ReplicaPriority: 100, ReadOnly: true, Announced: true}
+		if v, ok := s.ConfigValue("replica-priority"); ok {
+			ic.ReplicaPriority, _ = strconv.Atoi(v)
+		}
+		if v, ok := s.ConfigValue("replica-announced"); ok {
+			ic.Announced = v == "yes"
+		}
+		ic.FailoverState = s.failoverInfo() // failover.go
 		if l := s.replicaStatus(); l != nil {
 			r, ic.MasterHost, ic.MasterPort = l.r, l.host, l.port
 		}
 		d.replication = repl.InfoReplication(s.master, r, ic, d.now)
+	}
+	if sel&secStats != 0 && s.master != nil {
+		d.syncStats = s.master.Stats()
 	}
 	return d
 }
@@ -434,6 +445,9 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("instantaneous_input_kbps", strconv.FormatFloat(d.inKbps, 'f', 2, 64))
 		line("instantaneous_output_kbps", strconv.FormatFloat(d.outKbps, 'f', 2, 64))
 		line("rejected_connections", d.connsRejected)
+		line("sync_full", d.syncStats.FullSyncs)
+		line("sync_partial_ok", d.syncStats.PartialOK)
+		line("sync_partial_err", d.syncStats.PartialErr)
 		line("expired_keys", d.ks.ExpiredKeys)
 		line("evicted_keys", 0)
 		line("keyspace_hits", d.ks.KeyspaceHits)

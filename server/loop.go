@@ -152,8 +152,8 @@ func (h *loopHandler) OnTraffic(gc gnet.Conn) gnet.Action {
 		c.srv.stats.netIn.Add(int64(len(buf)))
 		c.srv.stats.reads.Add(1)
 	}
-	if c.blk.b != nil {
-		return gnet.None // parked: the input waits for the blocked command
+	if c.blk.b != nil || c.replWait {
+		return gnet.None // parked: the input waits for the blocked command (or WAIT)
 	}
 	if !c.processInput() {
 		return gnet.Close

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -22,9 +23,13 @@ import (
 // durable. REPLICAOF NO ONE stops the link and promotes (replid shifted to
 // replid2). While a replica, writes from clients get READONLY.
 //
-// Gaps: the position (replid, offset) is not stored, so a restarted
-// replica resyncs fully; a full resync flushes the dataset before it
-// loads (a failed transfer leaves it partial until the next one);
+// The position (master replid, offset, selected db) is logged in each
+// unit's transaction group (keyspace.SetReplPosition), so a restart or a
+// kill -9 recovers data and position together and, with replicaof
+// configured, resumes with PSYNC from there (resumeReplication).
+//
+// Gaps: a full resync flushes the dataset before it loads (a failed
+// transfer leaves it partial, and positionless, until the next one);
 // masterauth and masteruser are read when REPLICAOF runs (a CONFIG SET
 // after it applies at the next REPLICAOF).
 
@@ -40,14 +45,50 @@ type replicaState struct {
 	mu   sync.Mutex // REPLICAOF's
 	link *replicaLink
 	cur  atomic.Pointer[replicaLink] // link, for the write path's check
+	// lazyExpire is lazyfree-lazy-expire: expiries go to the stream as
+	// UNLINK rather than DEL (replication_effects.go).
+	lazyExpire atomic.Bool
+	// min-replicas-to-write and min-replicas-max-lag (seconds), for the
+	// write path's NOREPLICAS check (replication_wait.go).
+	minToWrite, minMaxLag atomic.Int64
+	// FAILOVER (failover.go): its state, and writes refused meanwhile.
+	failover     failoverState
+	writesPaused atomic.Bool
+	// pos is the replication position the data is at while this server
+	// is a replica: the last unit applied, as also logged (durably, in
+	// the unit's transaction group) for a restart; guarded by the
+	// keyspace lock.
+	pos replPos
+}
+
+// replPos is a position in a master's stream: its replication ID, the
+// offset of the last byte applied and the database selected there.
+type replPos struct {
+	replid string
+	offset int64
+	db     int
+}
+
+// logPosition appends the operation recording p (replid "" for none) to
+// the open group or as a record of its own; call it under the keyspace
+// lock. The caller waits for durability with the writes it goes with.
+func (s *Server) logPosition(p replPos) error {
+	s.replica.pos = p
+	if s.ks == nil {
+		return nil
+	}
+	b := s.ks.NewBatch()
+	b.SetReplPosition(p.replid, p.offset, p.db)
+	return s.ks.Commit(b)
 }
 
 // replicaApplier applies a master's stream to the server.
 type replicaApplier struct {
-	s   *Server
-	c   Client // the internal client the writes run on
-	mu  sync.Mutex
-	dur int64 // DurableOffset
+	s    *Server
+	link *replicaLink // refuses units once it is not the current link
+	c    Client       // the internal client the writes run on
+	mu   sync.Mutex
+	dur  int64 // DurableOffset
 }
 
 func (a *replicaApplier) run(db int, args ...[]byte) error {
@@ -66,6 +107,13 @@ func (a *replicaApplier) run(db int, args ...[]byte) error {
 	return nil
 }
 
+// errLinkReplaced ends a link REPLICAOF replaced or stopped.
+var errLinkReplaced = errors.New("replication: the link was replaced by REPLICAOF")
+
+// current reports, under the keyspace lock, whether a's link is still
+// the server's (REPLICAOF changes it under that lock).
+func (a *replicaApplier) current() bool { return a.s.replica.cur.Load() == a.link }
+
 func (a *replicaApplier) waitDurable(lsn uint64) error {
 	if a.s.env.waitDurable == nil {
 		return nil
@@ -76,19 +124,33 @@ func (a *replicaApplier) waitDurable(lsn uint64) error {
 func (a *replicaApplier) Apply(u *repl.Unit) error {
 	env := &a.s.env
 	env.lock()
-	if len(u.Cmds) > 1 {
-		env.beginTxn()
+	if !a.current() {
+		env.unlock()
+		return errLinkReplaced
 	}
+	if len(u.Cmds) == 0 {
+		// Link traffic alone (PING, REPLCONF GETACK): nothing to make
+		// durable; a restart that asks for these bytes again is harmless.
+		a.s.master.FeedRaw(u.Raw)
+		env.unlock()
+		a.mu.Lock()
+		a.dur = u.Offset // every unit before it returned durable
+		a.mu.Unlock()
+		return nil
+	}
+	// The unit's writes and the position after them, one group: a
+	// restart resumes exactly after the last unit recovered.
+	env.beginTxn()
 	for _, c := range u.Cmds {
 		if err := a.run(c.DB, c.Argv...); err != nil {
 			a.s.logf("replication: %v", err)
 		}
 	}
-	var err error
-	if len(u.Cmds) > 1 {
-		err = env.endTxn()
-	}
 	a.s.master.FeedRaw(u.Raw)
+	err := a.s.logPosition(replPos{a.s.master.IDs().ID, u.Offset, u.DB})
+	if err2 := env.endTxn(); err == nil {
+		err = err2
+	}
 	lsn := env.lastLSN()
 	env.unlock()
 	if err == nil {
@@ -104,8 +166,22 @@ func (a *replicaApplier) Apply(u *repl.Unit) error {
 }
 
 func (a *replicaApplier) ChangeReplID(replid string, offset int64) error {
+	env := &a.s.env
+	env.lock()
+	if !a.current() {
+		env.unlock()
+		return errLinkReplaced
+	}
 	a.s.master.ChangeID(replid, offset)
-	return nil
+	p := a.s.replica.pos
+	p.replid = replid
+	err := a.s.logPosition(p)
+	lsn := env.lastLSN()
+	env.unlock()
+	if err != nil {
+		return err
+	}
+	return a.waitDurable(lsn)
 }
 
 func (a *replicaApplier) DurableOffset() int64 {
@@ -133,7 +209,20 @@ func (l *replicaLoader) flush() error {
 	env := &l.a.s.env
 	env.lock()
 	defer env.unlock()
-	return l.a.run(0, []byte("FLUSHALL"))
+	if !l.a.current() {
+		return errLinkReplaced
+	}
+	// The old data goes with the old position: until Commit the data is
+	// no position's (a restart then resyncs fully).
+	env.beginTxn()
+	err := l.a.run(0, []byte("FLUSHALL"))
+	if err == nil {
+		err = l.a.s.logPosition(replPos{})
+	}
+	if err2 := env.endTxn(); err == nil {
+		err = err2
+	}
+	return err
 }
 
 func (l *replicaLoader) Load(e *rdb.Entry) error {
@@ -147,6 +236,9 @@ func (l *replicaLoader) Load(e *rdb.Entry) error {
 	env := &l.a.s.env
 	env.lock()
 	defer env.unlock()
+	if !l.a.current() {
+		return errLinkReplaced
+	}
 	return l.a.run(e.DB, []byte("RESTORE"), e.Key, strconv.AppendInt(nil, e.ExpireAtMs, 10), payload, []byte("ABSTTL"), []byte("REPLACE"))
 }
 
@@ -157,6 +249,9 @@ func (l *replicaLoader) LoadFunction(code []byte) error {
 	env := &l.a.s.env
 	env.lock()
 	defer env.unlock()
+	if !l.a.current() {
+		return errLinkReplaced
+	}
 	return l.a.run(0, []byte("FUNCTION"), []byte("LOAD"), []byte("REPLACE"), code)
 }
 
@@ -166,9 +261,17 @@ func (l *replicaLoader) Commit() error {
 	}
 	env := &l.a.s.env
 	env.lock()
-	lsn := env.lastLSN()
+	if !l.a.current() {
+		env.unlock()
+		return errLinkReplaced
+	}
 	l.a.s.master.ResetHistory(l.replid, l.off)
+	err := l.a.s.logPosition(replPos{l.replid, l.off, 0})
+	lsn := env.lastLSN()
 	env.unlock()
+	if err != nil {
+		return err
+	}
 	if err := l.a.waitDurable(lsn); err != nil {
 		return err
 	}
@@ -182,48 +285,99 @@ func (l *replicaLoader) Abort() {}
 
 // replicaofCommand: semantics: redis.io REPLICAOF host port | NO ONE
 // (SLAVEOF too). Reply: +OK ("+OK Already connected to specified master"
-// when it is); a port that is not an integer: ERR.
+// when it is); a port that is not an integer: ERR. It runs under the
+// keyspace lock (taken here, or held by the EXEC it is in, as Sentinel
+// sends it), so no unit of the old link applies after it: an applier
+// whose link is no longer current refuses its unit.
 func replicaofCommand(c *Client, args [][]byte) {
 	s := c.Srv
-	if ArgIs(args[1], "no") && ArgIs(args[2], "one") {
-		s.replica.mu.Lock()
-		l := s.replica.link
-		s.replica.link = nil
-		s.replica.cur.Store(nil)
-		s.replica.mu.Unlock()
-		if l != nil {
-			l.cancel()
-			<-l.done
-			s.master.Promote()
-			s.master.DropReplicas() // they learn the new ID with +CONTINUE
-			s.logf("replication: REPLICAOF NO ONE: now a master (replid %s, the old one valid as replid2)", s.master.IDs().ID)
+	noOne := ArgIs(args[1], "no") && ArgIs(args[2], "one")
+	port, ok := ParseInt64(args[2])
+	if !noOne && (!ok || port < 0 || port > 65535) {
+		c.WriteError("ERR Invalid master port")
+		return
+	}
+	if cn := c.conn; cn == nil || !cn.inExec {
+		s.env.lock()
+		defer s.env.unlock()
+	}
+	if noOne {
+		if err := s.replicaofNoOne(); err != nil {
+			c.WriteErr(err)
+			return
 		}
 		c.WriteOK()
 		return
 	}
-	port, ok := ParseInt64(args[2])
-	if !ok || port < 0 || port > 65535 {
-		c.WriteError("ERR Invalid master port")
+	host := string(args[1])
+	if l := s.replica.cur.Load(); l != nil && l.host == host && l.port == int(port) {
+		c.WriteString("OK Already connected to specified master")
 		return
 	}
-	host := string(args[1])
+	s.startReplicaof(host, int(port))
+	c.WriteOK()
+}
+
+// replicaofNoOne stops the link and promotes: the master's history goes
+// on under a new ID (the old one valid as replid2), and the stored
+// position is cleared (the data moves on as this server's own). Call it
+// under the keyspace lock.
+func (s *Server) replicaofNoOne() error {
+	s.replica.mu.Lock()
+	l := s.replica.link
+	s.replica.link = nil
+	s.replica.cur.Store(nil)
+	s.replica.mu.Unlock()
+	s.setReplicaofConfig("")
+	if l == nil {
+		return nil
+	}
+	l.cancel()
+	s.master.Promote()
+	s.master.DropReplicas() // they learn the new ID with +CONTINUE
+	err := s.logPosition(replPos{})
+	s.logf("replication: REPLICAOF NO ONE: now a master (replid %s, the old one valid as replid2)", s.master.IDs().ID)
+	return err
+}
+
+// startReplicaof makes this server a replica of host:port, resuming from
+// where its data is (the last unit applied from its previous master, or
+// its own stream's position as a master), as Redis 7.0 does: after a
+// failover the new master knows that history as its replid2 and answers
+// +CONTINUE. Call it under the keyspace lock.
+func (s *Server) startReplicaof(host string, port int) { s.startReplicaofWith(host, port, false) }
+
+// startReplicaofFailover is startReplicaof whose first PSYNC carries
+// FAILOVER (failover.go).
+func (s *Server) startReplicaofFailover(host string, port int) {
+	s.startReplicaofWith(host, port, true)
+}
+
+func (s *Server) startReplicaofWith(host string, port int, failover bool) {
 	s.replica.mu.Lock()
 	defer s.replica.mu.Unlock()
-	if l := s.replica.link; l != nil {
-		if l.host == host && l.port == int(port) {
-			c.WriteString("OK Already connected to specified master")
-			return
-		}
-		l.cancel()
-		<-l.done
+	pos := s.replica.pos
+	if old := s.replica.link; old != nil {
+		old.cancel() // its applier refuses what it still has (not current)
+	} else if pos.replid == "" {
+		pos.replid, pos.offset, pos.db = s.master.Position()
 	}
-	app := &replicaApplier{s: s, c: Client{ID: -1, KS: s.ks, Srv: s, Authed: true}}
+	s.master.BeginRelay()
+	s.setReplicaofConfig(host + " " + strconv.Itoa(port))
+	app := &replicaApplier{s: s, c: Client{ID: -1, KS: s.ks, Srv: s, Authed: true}, dur: pos.offset}
 	user, _ := s.ConfigValue("masteruser")
 	pass, _ := s.ConfigValue("masterauth")
-	r := repl.NewReplica(repl.ReplicaConfig{Addr: net.JoinHostPort(host, strconv.Itoa(int(port))),
-		User: user, Password: pass, ListeningPort: int(s.live.port.Load()), Logf: s.logf}, app)
+	announce, _ := s.ConfigValue("replica-announce-ip")
+	lport := int(s.live.port.Load())
+	if v, _ := s.ConfigValue("replica-announce-port"); v != "" && v != "0" {
+		lport, _ = strconv.Atoi(v)
+	}
+	r := repl.NewReplica(repl.ReplicaConfig{Addr: net.JoinHostPort(host, strconv.Itoa(port)),
+		User: user, Password: pass, ListeningPort: lport, AnnounceIP: announce, Logf: s.logf,
+		ReplID: pos.replid, Offset: pos.offset, DB: pos.db, Failover: failover}, app)
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &replicaLink{host: host, port: int(port), r: r, cancel: cancel, done: make(chan struct{})}
+	l := &replicaLink{host: host, port: port, r: r, cancel: cancel, done: make(chan struct{})}
+	app.link = l
 	s.replica.link = l
 	s.replica.cur.Store(l)
 	go func() {
@@ -237,8 +391,48 @@ func replicaofCommand(c *Client, args [][]byte) {
 		case <-l.done:
 		}
 	}()
-	s.logf("replication: REPLICAOF %s %d: connecting to the master", host, port)
-	c.WriteOK()
+	s.logf("replication: REPLICAOF %s %d: connecting to the master, resuming from replid %s offset %d", host, port, pos.replid, pos.offset)
+}
+
+// setReplicaofConfig keeps the replicaof parameter what REPLICAOF made
+// it ("host port", or "" for none), for CONFIG GET and CONFIG REWRITE
+// (Sentinel rewrites the configuration after it reconfigures a server).
+func (s *Server) setReplicaofConfig(v string) {
+	s.conf.mu.Lock()
+	s.conf.vals["replicaof"] = v
+	s.conf.mu.Unlock()
+}
+
+// resumeReplication runs at start-up: the position recovered from the
+// log (the keyspace's) is where the data is; with replicaof configured
+// the server resumes replicating from it (PSYNC, a partial resync when
+// the master still has the bytes after it). Without, the position is
+// cleared: writes taken as a master would make it a lie.
+func (s *Server) resumeReplication() {
+	if s.ks == nil {
+		return
+	}
+	s.env.lock()
+	defer s.env.unlock()
+	replid, off, db, ok := s.ks.ReplPosition()
+	target, _ := s.ConfigValue("replicaof")
+	host, portStr, _ := strings.Cut(target, " ")
+	port, perr := strconv.Atoi(portStr)
+	if target == "" || perr != nil {
+		if ok {
+			s.logf("replication: the stored position (replid %s offset %d) is dropped: not configured as a replica", replid, off)
+			if err := s.logPosition(replPos{}); err != nil {
+				s.logf("replication: clearing the stored position: %v", err)
+			}
+		}
+		return
+	}
+	if ok {
+		s.replica.pos = replPos{replid, off, db}
+		s.master.ResetHistory(replid, off) // the relayed stream goes on from there
+		s.logf("replication: stored position: replid %s offset %d (db %d)", replid, off, db)
+	}
+	s.startReplicaof(host, port)
 }
 
 // replicaStatus returns the link while this server is a replica.

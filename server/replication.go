@@ -3,7 +3,6 @@ package server
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"io"
 	"net"
 	"strconv"
@@ -25,21 +24,16 @@ import (
 // at one instant with the stream's offset.
 //
 // Limits of this first wiring, each a known gap:
-//   - writes are propagated as the client sent them, not rewritten into
-//     their effects as Redis does (SPOP, SRANDMEMBER-like picks and
-//     INCRBYFLOAT run on the replica as sent; relative expiries are
-//     rewritten to the absolute time, and blocking pops are, as
-//     Redis does: BLPOP as LPOP of the key it popped, BLMOVE as LMOVE...,
-//     whether served at once or later; XREADGROUP's served later is not);
-//     keys the master expires are not propagated as DEL;
+//   - writes reach the stream as their effects (replication_effects.go)
+//     except XREADGROUP served later, XCLAIM/XAUTOCLAIM (their times)
+//     and approximate stream trimming (~), which go as sent;
 //   - a write reaches the stream when it applies, before it is durable;
 //   - the snapshot is copied under the keyspace lock, which stops writes
 //     for its duration; streams and roaring bitmaps are left out of it
 //     (rdb has no stream encoding; Redis refuses type 80);
-//   - on the event loop WAIT answers at once (the loop must not block);
-//   - the replication ID and offset are not stored: a restart starts a new
-//     history (replicas resync fully);
-//   - REPLICAOF, the replica side, is not wired yet (repl.Replica is).
+//   - a master's replication ID and offset are not stored: a restart
+//     starts a new history (its replicas resync fully); a replica's are
+//     (replica.go).
 
 // DumpValueFunc reads one key as an rdb.Value (ok false when missing);
 // package commands provides it (commands.DumpValue).
@@ -150,14 +144,9 @@ func (c *conn) feed(cmd *Command, args [][]byte, start int, nested bool) {
 		if args = c.migrateEffect(args); args == nil {
 			return // COPY, or nothing moved (migrate.go)
 		}
-	} else if eff, blocking := blockingEffect(cmd.Name, args, reply); blocking {
+	} else if eff, rewritten := c.effect(cmd.Name, args, reply); rewritten {
 		if eff == nil {
-			return // blocked, or timed out: nothing happened yet
-		}
-		args = eff
-	} else if eff, relative := c.expireEffect(cmd.Name, args, reply); relative {
-		if eff == nil {
-			return // it changed nothing
+			return // it changed nothing (or blocked: nothing happened yet)
 		}
 		args = eff
 	}
@@ -200,31 +189,35 @@ func (c *conn) expireEffect(name string, args [][]byte, reply []byte) (eff [][]b
 		}
 		return nil, false
 	case "set":
-		out := [][]byte{args[0], key, args[2]}
-		rel, get := false, false
+		// Applied, it is SET key value PXAT ms whatever the options
+		// (NX, XX, GET decided on the master, as Redis 7.0 propagates it).
+		rel, nx, xx, get := false, false, false, false
 		for i := 3; i < len(args); i++ {
 			switch {
 			case (ArgIs(args[i], "ex") || ArgIs(args[i], "px")) && i+1 < len(args):
 				rel = true
 				i++
+			case ArgIs(args[i], "nx"):
+				nx = true
+			case ArgIs(args[i], "xx"):
+				xx = true
 			case ArgIs(args[i], "get"):
 				get = true
-				out = append(out, args[i])
-			default:
-				out = append(out, args[i])
 			}
 		}
 		if !rel {
 			return nil, false
 		}
-		if null && !get {
+		ok := bytes.HasPrefix(reply, []byte("+OK"))
+		switch {
+		case nx && (get && !null || !get && !ok), xx && (get && null || !get && !ok):
 			return nil, true // NX/XX refused it
 		}
-		ms, ok := at()
-		if !ok {
-			return nil, false
+		ms, exists := at()
+		if !exists {
+			return [][]byte{[]byte("DEL"), key}, true
 		}
-		return append(out, []byte("PXAT"), ms), true
+		return [][]byte{[]byte("SET"), key, args[2], []byte("PXAT"), ms}, true
 	case "getex":
 		for i := 2; i < len(args); i++ {
 			if ArgIs(args[i], "persist") {
@@ -382,6 +375,24 @@ func psyncCommand(c *Client, args [][]byte) {
 		c.WriteErr(ErrNotIntegerReply)
 		return
 	}
+	if len(args) > 3 && ArgIs(args[3], "failover") {
+		// PSYNC replid offset FAILOVER: our master hands its role over
+		// (its FAILOVER TO): promote, then serve the PSYNC (+CONTINUE
+		// from the history it shares with us).
+		s := c.Srv
+		if s.replicaStatus() == nil || string(args[1]) != s.master.IDs().ID {
+			c.WriteError("ERR PSYNC FAILOVER replid must match my replid.")
+			return
+		}
+		s.env.lock()
+		err := s.replicaofNoOne()
+		s.env.unlock()
+		if err != nil {
+			c.WriteErr(err)
+			return
+		}
+		s.logf("replication: promoted by the master's FAILOVER")
+	}
 	c.startSync(repl.SyncRequest{PSYNC: true, ReplID: string(args[1]), Offset: off})
 }
 
@@ -460,44 +471,6 @@ func roleCommand(c *Client, _ [][]byte) {
 		c.WriteBulkString(strconv.Itoa(r.Port))
 		c.WriteBulkString(strconv.FormatInt(r.Offset, 10))
 	}
-}
-
-// waitCommand: semantics: redis.io WAIT numreplicas timeout. Reply: the
-// number of replicas that acknowledged the client's last write (every
-// replica when it wrote nothing yet), waiting up to timeout ms (0:
-// forever) for numreplicas of them. Errors as Redis: a numreplicas or
-// timeout that is not an integer, a negative timeout.
-func waitCommand(c *Client, args [][]byte) {
-	n, ok := ParseInt64(args[1])
-	if !ok {
-		c.WriteErr(ErrNotIntegerReply)
-		return
-	}
-	ms, ok := ParseInt64(args[2])
-	switch {
-	case !ok:
-		c.WriteError("ERR timeout is not an integer or out of range")
-		return
-	case ms < 0:
-		c.WriteError("ERR timeout is negative")
-		return
-	}
-	m, cn := c.Srv.master, c.conn
-	if m == nil || cn == nil {
-		c.WriteInt(0)
-		return
-	}
-	if cn.gc != nil || cn.inExec { // the event loop, or EXEC holding the keyspace lock, must not block
-		c.WriteInt(int64(m.Acked(cn.replOff)))
-		return
-	}
-	ctx := context.Background()
-	if ms > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
-		defer cancel()
-	}
-	c.WriteInt(int64(m.WaitAcked(ctx, int(n), cn.replOff)))
 }
 
 // loopLink is a net.Conn over an event-loop connection, for a replica

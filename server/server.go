@@ -252,12 +252,15 @@ func NewServer(cfg Config, ks *keyspace.Keyspace, logf func(string, ...any), fam
 	s := newServer(cfg, keyspaceEnv(ks), logf, newCommandTable(families))
 	s.ks = ks
 	s.installNotify()
+	// replication_effects.go: expiry propagated as DEL
+	ks.OnExpired(s.propagateExpired)
 	s.acl.dir = cfg.Dir // the ACL state lives beside the keyspace (protocol tests have none)
 	ks.Lock()
 	s.loadFunctions(ks.Functions())
 	ks.OnKeyTouched(s.track.keyTouched) // tracking.go
 	ks.SetLatencyObserver(s.latencyEvent)
 	ks.Unlock()
+	s.resumeReplication() // replica.go: replicaof configured, from the stored position
 	return s
 }
 

@@ -1,0 +1,90 @@
+package keyspace_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/persimmon-db/persimmon/keyspace"
+)
+
+func replPosition(ks *keyspace.Keyspace) string {
+	ks.Lock()
+	defer ks.Unlock()
+	id, off, db, ok := ks.ReplPosition()
+	return fmt.Sprintf("%s %d %d %v", id, off, db, ok)
+}
+
+// TestReplPositionRecoveredWithItsGroup: the position is recovered with
+// the writes of its transaction group, whole or not at all (a group cut
+// short leaves the previous position and none of its writes); FLUSHALL
+// leaves it; an empty replid is recovered as no position; cleaning
+// copies it forward, even past a FLUSHALL that empties its segment.
+func TestReplPositionRecoveredWithItsGroup(t *testing.T) {
+	dir := t.TempDir()
+	ks := openKS(t, dir, 64<<10)
+	id := strings.Repeat("a", 40)
+	group := func(off int64, key string, end bool) {
+		ks.Lock()
+		defer ks.Unlock()
+		ks.BeginTxn()
+		b := ks.NewBatch()
+		b.Set(0, []byte(key), []byte("v"), 0)
+		if err := ks.Commit(b); err != nil {
+			t.Fatal(err)
+		}
+		b = ks.NewBatch()
+		b.SetReplPosition(id, off, 3)
+		if err := ks.Commit(b); err != nil {
+			t.Fatal(err)
+		}
+		if end {
+			if err := ks.EndTxn(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	group(100, "a", true)
+	commit(t, ks, func(b *keyspace.Batch) { b.FlushAll() })
+	group(200, "b", true)
+	group(300, "c", false) // never committed: a kill -9 before its marker
+	ks.Close()
+	ks = openKS(t, dir, 64<<10)
+	if got, want := replPosition(ks), id+" 200 3 true"; got != want {
+		t.Fatalf("after reopen: %q, want %q", got, want)
+	}
+	if has(t, ks, "c") || !has(t, ks, "b") {
+		t.Fatal("the recovered keys do not match the recovered position")
+	}
+	pad := strings.Repeat("p", 900)
+	for i := range 300 {
+		commit(t, ks, func(b *keyspace.Batch) { b.Set(0, []byte(fmt.Sprint("k", i%10)), []byte(pad), 0) })
+	}
+	commit(t, ks, func(b *keyspace.Batch) { b.FlushAll() })
+	first := ks.OldestSegment()
+	for ks.CleanOldest() {
+	}
+	if ks.OldestSegment() == first {
+		t.Fatal("nothing was cleaned")
+	}
+	ks.Close()
+	ks = openKS(t, dir, 64<<10)
+	if got, want := replPosition(ks), id+" 200 3 true"; got != want {
+		t.Fatalf("after cleaning and reopen: %q, want %q", got, want)
+	}
+	commit(t, ks, func(b *keyspace.Batch) { b.SetReplPosition("", 0, 0) })
+	ks.Close()
+	ks = openKS(t, dir, 64<<10)
+	defer ks.Close()
+	if got := replPosition(ks); got != " 0 0 false" {
+		t.Fatalf("after clearing: %q", got)
+	}
+}
+
+func has(t *testing.T, ks *keyspace.Keyspace, key string) bool {
+	t.Helper()
+	ks.Lock()
+	defer ks.Unlock()
+	_, ok, _ := ks.Get(0, []byte(key))
+	return ok
+}
