@@ -97,5 +97,15 @@ func shardTranscript(t *testing.T, addr string, resp3 bool) []string {
 	send(pub, 1, "EXEC")
 	send(pub, 1, "EVAL", "return redis.call('spublish', 's1', 'x')", "0")
 	send(pub, 1, "EVAL", "return redis.call('ssubscribe', 's1')", "0")
+	if resp3 { // (RESP2's subscribed state refuses CLIENT REPLY ON, silently once OFF)
+		// CLIENT REPLY OFF silences replies, not the confirmations (pushes).
+		send(sub, 0, "CLIENT", "REPLY", "OFF")
+		send(sub, 1, "SSUBSCRIBE", "r1")
+		send(sub, 1, "SUBSCRIBE", "r2")
+		send(sub, 0, "CLIENT", "REPLY", "SKIP")
+		send(sub, 1, "SUNSUBSCRIBE", "r1")
+		send(sub, 1, "CLIENT", "REPLY", "ON")
+		send(sub, 1, "UNSUBSCRIBE", "r2")
+	}
 	return out
 }
