@@ -60,12 +60,15 @@ func TestNotifyDiffRedis(t *testing.T) {
 		t.Skip("redis-server is not installed: nothing to compare with")
 	}
 	redisAddr := startRedis(t, "--enable-debug-command", "yes")
-	s := startServer(t, t.TempDir())
+	servers := map[string]*server{"goroutine": startServer(t, t.TempDir(), "--io", "goroutine"), "loop": startServer(t, t.TempDir(), "--io", "loop")}
 	for _, tc := range []struct {
 		flags string
 		resp3 bool
-	}{{"KEA", false}, {"KEAm", false}, {"KEn", false}, {"KEA", true}, {"Kx$", false}, {"Eg", false}} {
-		name := tc.flags
+		io    string
+	}{{"KEA", false, "goroutine"}, {"KEAm", false, "goroutine"}, {"KEn", false, "goroutine"}, {"KEA", true, "goroutine"},
+		{"Kx$", false, "goroutine"}, {"Eg", false, "goroutine"}, {"KEAmn", false, "loop"}, {"KEAmn", true, "loop"}} {
+		s := servers[tc.io]
+		name := tc.flags + "/" + tc.io
 		if tc.resp3 {
 			name += "/resp3"
 		}

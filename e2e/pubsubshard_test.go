@@ -17,9 +17,14 @@ func TestPubSubShardDiffRedis(t *testing.T) {
 		t.Skip("redis-server is not installed: nothing to compare with")
 	}
 	redisAddr := startRedis(t)
-	s := startServer(t, t.TempDir())
+	loop := startServer(t, t.TempDir(), "--io", "loop")
+	s := startServer(t, t.TempDir(), "--io", "goroutine")
 	for _, resp3 := range []bool{false, true} {
 		want := shardTranscript(t, redisAddr, resp3)
+		if got := shardTranscript(t, loop.Addr, resp3); strings.Join(want, "\n") != strings.Join(got, "\n") {
+			t.Fatalf("loop, resp3=%v: transcripts differ\nredis-server:\n%s\npersimmon:\n%s", resp3,
+				strings.Join(want, "\n"), strings.Join(got, "\n"))
+		}
 		got := shardTranscript(t, s.Addr, resp3)
 		if !strings.Contains(strings.Join(want, "\n"), `"smessage", "s1", "hello"`) {
 			t.Fatalf("redis-server's transcript has no smessage: the script tests nothing\n%s", strings.Join(want, "\n"))
