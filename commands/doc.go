@@ -14,7 +14,8 @@
 // (WriteBulk, WriteMap, WriteSet, WriteDouble, WritePairs...: the
 // protocol version is not the handler's business), and makes a write
 // durable by committing a keyspace batch before its reply counts
-// (commitReply). Blocking commands use the Client's blocking calls
+// (commitReply), then names each change it made with c.Notify(class,
+// event, key) in Redis's order (keyspace notifications; notify.go). Blocking commands use the Client's blocking calls
 // (BlockOn, ServingOrder, YieldsTo...), which package server implements.
 //
 // Invariants: a handler replies exactly once, with Redis 7.0's reply for

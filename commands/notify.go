@@ -47,6 +47,16 @@ func bitfieldWrote(ops []bitfieldOp, res []bitfieldResult) bool {
 	return false
 }
 
+// appendNewConsumer appends key to keys if group has no consumer of that
+// name yet: the write about to be committed creates it, and Redis sends
+// "xgroup-createconsumer" (XREADGROUP, XCLAIM, XAUTOCLAIM).
+func appendNewConsumer(c *Client, keys [][]byte, key, group, consumer []byte) [][]byte {
+	if _, ok := c.KS.StreamConsumer(c.DB, key, group, consumer); !ok {
+		keys = append(keys, key)
+	}
+	return keys
+}
+
 // notifyStore sends a *STORE command's event: event for dst if the result
 // was stored, "del" if the empty result deleted an existing dst (existed),
 // nothing otherwise.

@@ -1332,6 +1332,7 @@ func cmdXReadGroup(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	served := 0
+	var created [][]byte // streams whose group gets the consumer now (notifications)
 	mark := len(c.Out)
 	c.WriteArray(0) // patched below
 	hdr := len(c.Out)
@@ -1361,6 +1362,7 @@ func cmdXReadGroup(c *Client, args [][]byte) {
 			patchArray(c, emark, ehdr, len(delivered))
 			er := c.KS.StreamReadCounter(c.DB, key, group, delivered)
 			b.XGroupSetID(c.DB, key, string(group), delivered[len(delivered)-1], er)
+			created = appendNewConsumer(c, created, key, group, consumer)
 			b.XPelSet(c.DB, key, string(group), string(consumer), now, sets)
 			served++
 			continue
@@ -1396,6 +1398,7 @@ func cmdXReadGroup(c *Client, args [][]byte) {
 			})
 		}
 		patchArray(c, emark, ehdr, k)
+		created = appendNewConsumer(c, created, key, group, consumer)
 		b.XPelSet(c.DB, key, string(group), string(consumer), now, sets)
 		served++
 	}
@@ -1407,6 +1410,7 @@ func cmdXReadGroup(c *Client, args [][]byte) {
 		if !commitReply(c, b, mark) {
 			return
 		}
+		notifyEach(c, notifyStream, "xgroup-createconsumer", created, 1)
 		return
 	}
 	c.Out = c.Out[:mark]
@@ -1738,11 +1742,12 @@ func cmdXClaim(c *Client, args [][]byte) {
 	if len(gone) > 0 {
 		b.XAck(c.DB, key, string(group), gone)
 	}
+	created := len(sets) > 0 && len(appendNewConsumer(c, nil, key, group, consumer)) > 0
 	if len(sets) > 0 {
 		b.XPelSet(c.DB, key, string(group), string(consumer), now, sets)
 	}
-	if b.Len() > 0 {
-		commitReply(c, b, mark)
+	if b.Len() > 0 && commitReply(c, b, mark) && created {
+		c.Notify(notifyStream, "xgroup-createconsumer", key)
 	}
 }
 
@@ -1856,11 +1861,12 @@ func cmdXAutoClaim(c *Client, args [][]byte) {
 	if len(gone) > 0 {
 		b.XAck(c.DB, key, string(group), gone)
 	}
+	created := len(sets) > 0 && len(appendNewConsumer(c, nil, key, group, consumer)) > 0
 	if len(sets) > 0 {
 		b.XPelSet(c.DB, key, string(group), string(consumer), now, sets)
 	}
-	if b.Len() > 0 {
-		commitReply(c, b, mark)
+	if b.Len() > 0 && commitReply(c, b, mark) && created {
+		c.Notify(notifyStream, "xgroup-createconsumer", key)
 	}
 }
 

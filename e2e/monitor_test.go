@@ -29,11 +29,13 @@ func TestMonitorDiffRedis(t *testing.T) {
 		t.Skip("redis-server is not installed: nothing to compare with")
 	}
 	redisAddr := startRedis(t)
-	s := startServer(t, t.TempDir())
 	want := monitorLines(t, redisAddr)
-	got := monitorLines(t, s.Addr)
-	if strings.Join(want, "\n") != strings.Join(got, "\n") {
-		t.Fatalf("MONITOR lines differ\nredis-server:\n%s\npersimmon:\n%s", strings.Join(want, "\n"), strings.Join(got, "\n"))
+	for _, io := range []string{"goroutine", "loop"} {
+		s := startServer(t, t.TempDir(), "--io", io)
+		got := monitorLines(t, s.Addr)
+		if strings.Join(want, "\n") != strings.Join(got, "\n") {
+			t.Fatalf("%s: MONITOR lines differ\nredis-server:\n%s\npersimmon:\n%s", io, strings.Join(want, "\n"), strings.Join(got, "\n"))
+		}
 	}
 }
 

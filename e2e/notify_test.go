@@ -43,7 +43,9 @@ var notifyScript = []string{
 	"XADD x1 1-1 f v", "XADD x1 MAXLEN 1 2-1 f v", "XADD x1 NOMKSTREAM 3-1 f v", "XADD nox NOMKSTREAM 3-1 f v", "XDEL x1 2-1", "XDEL x1 2-1",
 	"XADD x1 4-1 f v", "XTRIM x1 MAXLEN 0", "XTRIM x1 MAXLEN 0", "XSETID x1 5-0",
 	"XGROUP CREATE x2 g $ MKSTREAM", "XGROUP CREATECONSUMER x2 g c1", "XGROUP CREATECONSUMER x2 g c1", "XGROUP DELCONSUMER x2 g c1",
-	"XGROUP SETID x2 g 0", "XGROUP DESTROY x2 g", "XGROUP DESTROY x2 g",
+	"XGROUP SETID x2 g 0", "XADD x2 1-1 f v", "XREADGROUP GROUP g alice STREAMS x2 >", "XREADGROUP GROUP g carol STREAMS x2 >",
+	"XREADGROUP GROUP g dave STREAMS x2 0", "XCLAIM x2 g mike 0 1-1 FORCE", "XCLAIM x2 g mike 0 1-1", "XAUTOCLAIM x2 g bob 0 0", "XAUTOCLAIM x2 g bob 0 0",
+	"XGROUP DESTROY x2 g", "XGROUP DESTROY x2 g",
 	"GEOADD g1 13.361389 38.115556 Palermo 15.087269 37.502669 Catania", "GEOSEARCHSTORE g2 g1 FROMLONLAT 15 37 BYRADIUS 200 km",
 	"GEORADIUS g1 15 37 200 km STORE g3", "GEOSEARCHSTORE g2 nosuch FROMLONLAT 15 37 BYRADIUS 200 km",
 	"RPUSH sl 3 1 2", "SORT sl STORE sl2", "SORT nosuch STORE sl2",
@@ -58,12 +60,15 @@ func TestNotifyDiffRedis(t *testing.T) {
 		t.Skip("redis-server is not installed: nothing to compare with")
 	}
 	redisAddr := startRedis(t, "--enable-debug-command", "yes")
-	s := startServer(t, t.TempDir())
+	servers := map[string]*server{"goroutine": startServer(t, t.TempDir(), "--io", "goroutine"), "loop": startServer(t, t.TempDir(), "--io", "loop")}
 	for _, tc := range []struct {
 		flags string
 		resp3 bool
-	}{{"KEA", false}, {"KEAm", false}, {"KEn", false}, {"KEA", true}, {"Kx$", false}, {"Eg", false}} {
-		name := tc.flags
+		io    string
+	}{{"KEA", false, "goroutine"}, {"KEAm", false, "goroutine"}, {"KEn", false, "goroutine"}, {"KEA", true, "goroutine"},
+		{"Kx$", false, "goroutine"}, {"Eg", false, "goroutine"}, {"KEAmn", false, "loop"}, {"KEAmn", true, "loop"}} {
+		s := servers[tc.io]
+		name := tc.flags + "/" + tc.io
 		if tc.resp3 {
 			name += "/resp3"
 		}

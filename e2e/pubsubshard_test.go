@@ -17,9 +17,14 @@ func TestPubSubShardDiffRedis(t *testing.T) {
 		t.Skip("redis-server is not installed: nothing to compare with")
 	}
 	redisAddr := startRedis(t)
-	s := startServer(t, t.TempDir())
+	loop := startServer(t, t.TempDir(), "--io", "loop")
+	s := startServer(t, t.TempDir(), "--io", "goroutine")
 	for _, resp3 := range []bool{false, true} {
 		want := shardTranscript(t, redisAddr, resp3)
+		if got := shardTranscript(t, loop.Addr, resp3); strings.Join(want, "\n") != strings.Join(got, "\n") {
+			t.Fatalf("loop, resp3=%v: transcripts differ\nredis-server:\n%s\npersimmon:\n%s", resp3,
+				strings.Join(want, "\n"), strings.Join(got, "\n"))
+		}
 		got := shardTranscript(t, s.Addr, resp3)
 		if !strings.Contains(strings.Join(want, "\n"), `"smessage", "s1", "hello"`) {
 			t.Fatalf("redis-server's transcript has no smessage: the script tests nothing\n%s", strings.Join(want, "\n"))
@@ -97,5 +102,15 @@ func shardTranscript(t *testing.T, addr string, resp3 bool) []string {
 	send(pub, 1, "EXEC")
 	send(pub, 1, "EVAL", "return redis.call('spublish', 's1', 'x')", "0")
 	send(pub, 1, "EVAL", "return redis.call('ssubscribe', 's1')", "0")
+	if resp3 { // (RESP2's subscribed state refuses CLIENT REPLY ON, silently once OFF)
+		// CLIENT REPLY OFF silences replies, not the confirmations (pushes).
+		send(sub, 0, "CLIENT", "REPLY", "OFF")
+		send(sub, 1, "SSUBSCRIBE", "r1")
+		send(sub, 1, "SUBSCRIBE", "r2")
+		send(sub, 0, "CLIENT", "REPLY", "SKIP")
+		send(sub, 1, "SUNSUBSCRIBE", "r1")
+		send(sub, 1, "CLIENT", "REPLY", "ON")
+		send(sub, 1, "UNSUBSCRIBE", "r2")
+	}
 	return out
 }

@@ -191,6 +191,7 @@ func ssubscribeCommand(c *Client, args [][]byte) {
 
 // subscribe adds channels (patterns, shard channels) and confirms each.
 func (c *conn) subscribe(names [][]byte, k subKind) {
+	defer c.pushPast(len(c.Out))
 	h := c.srv.pubsub
 	h.mu.Lock()
 	all, mine, kind, _ := c.maps(h, k)
@@ -217,6 +218,7 @@ func (c *conn) subscribe(names [][]byte, k subKind) {
 // unsubscribe removes the named channels (or patterns), or all of them,
 // and confirms each; with none to remove it confirms a null name.
 func (c *conn) unsubscribe(names [][]byte, k subKind) {
+	defer c.pushPast(len(c.Out))
 	h := c.srv.pubsub
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -236,6 +238,18 @@ func (c *conn) unsubscribe(names [][]byte, k subKind) {
 		c.dropLocked(h, string(n), k)
 		writeSubReply(&c.Writer, kind, n, false, c.subReplyCount(k))
 	}
+}
+
+// pushPast sends the confirmations written since mark as messages when
+// CLIENT REPLY OFF or SKIP would drop them: in Redis they are pushes, which
+// those settings do not silence.
+func (c *conn) pushPast(mark int) {
+	if !(c.replyOff || c.replySkip) || len(c.Out) <= mark {
+		return
+	}
+	b := append([]byte(nil), c.Out[mark:]...)
+	c.Out = c.Out[:mark]
+	c.push(b)
 }
 
 // dropLocked removes one subscription of c, if it has it (h.mu held).
