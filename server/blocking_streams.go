@@ -107,8 +107,12 @@ func (c *Client) MarkGroupRead() { c.conn.blk.b.groupRead = true }
 func (c *Client) HLLSparseMaxBytes() int { return int(c.Srv.live.hllSparseMaxBytes.Load()) }
 
 // StreamNodeLimits are stream-node-max-entries and stream-node-max-bytes
-// as CONFIG SET last set them.
+// as CONFIG SET last set them (Redis's defaults for a client without a
+// server: a handler run in a unit test or benchmark).
 func (c *Client) StreamNodeLimits() keyspace.StreamNodeLimits {
+	if c.Srv == nil {
+		return keyspace.StreamNodeLimits{MaxEntries: 100, MaxBytes: 4096}
+	}
 	return keyspace.StreamNodeLimits{MaxEntries: c.Srv.live.streamNodeEntries.Load(), MaxBytes: c.Srv.live.streamNodeBytes.Load()}
 }
 
