@@ -747,6 +747,9 @@ func cmdObjectEncoding(c *Client, args [][]byte) {
 // lfuPolicy reports whether maxmemory-policy is an LFU one: keys then
 // count access frequency, not time (package keyspace, lru.go).
 func lfuPolicy(c *Client) bool {
+	if c.Srv == nil {
+		return false // a client without a server: Redis's default policy (noeviction)
+	}
 	p, _ := c.Srv.ConfigValue("maxmemory-policy")
 	return strings.HasSuffix(p, "lfu")
 }
