@@ -38,47 +38,12 @@ func (s *Server) failoverInfo() string {
 // master_failover_state follows it); errors as Redis 7.0.
 func failoverCommand(c *Client, args [][]byte) {
 	s := c.Srv
-	var host string
-	port, timeout := -1, int64(0)
-	force, abort := false, false
-	for i := 1; i < len(args); i++ {
-		switch {
-		case ArgIs(args[i], "to") && i+2 < len(args) && host == "":
-			host = string(args[i+1])
-			p, ok := ParseInt64(args[i+2])
-			if !ok || p < 0 || p > 65535 {
-				c.WriteError("ERR Invalid port")
-				return
-			}
-			port = int(p)
-			i += 2
-		case ArgIs(args[i], "force"):
-			force = true
-		case ArgIs(args[i], "abort"):
-			abort = true
-		case ArgIs(args[i], "timeout") && i+1 < len(args) && timeout == 0:
-			t, ok := ParseInt64(args[i+1])
-			if !ok || t <= 0 {
-				c.WriteError("ERR FAILOVER timeout must be greater than 0")
-				return
-			}
-			timeout = t
-			i++
-		default:
-			c.WriteErr(ErrSyntaxReply)
-			return
-		}
-	}
 	f := &s.replica.failover
-	if abort {
-		if host != "" || force || timeout != 0 {
-			c.WriteErr(ErrSyntaxReply)
-			return
-		}
+	if len(args) == 2 && ArgIs(args[1], "abort") {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		if f.state == "" {
-			c.WriteError("ERR FAILOVER is not in progress.")
+			c.WriteError("ERR No failover in progress.")
 			return
 		}
 		close(f.abort)
@@ -86,17 +51,54 @@ func failoverCommand(c *Client, args [][]byte) {
 		c.WriteOK()
 		return
 	}
-	if s.replicaStatus() != nil {
-		c.WriteError("ERR FAILOVER is not valid when server is a replica.")
+	var host string
+	port, timeout := -1, int64(0)
+	force := false
+	// Redis 7.0's order: the syntax, then the state, then the target.
+	for i := 1; i < len(args); i++ {
+		switch {
+		case ArgIs(args[i], "timeout") && i+1 < len(args) && timeout == 0:
+			t, ok := ParseInt64(args[i+1])
+			if !ok {
+				c.WriteErr(ErrNotIntegerReply)
+				return
+			}
+			if t <= 0 {
+				c.WriteError("ERR FAILOVER timeout must be greater than 0")
+				return
+			}
+			timeout = t
+			i++
+		case ArgIs(args[i], "to") && i+2 < len(args) && host == "":
+			p, ok := ParseInt64(args[i+2])
+			if !ok {
+				c.WriteErr(ErrNotIntegerReply)
+				return
+			}
+			host, port = string(args[i+1]), int(p)
+			i += 2
+		case ArgIs(args[i], "force") && !force:
+			force = true
+		default:
+			c.WriteErr(ErrSyntaxReply)
+			return
+		}
+	}
+	if s.failoverInfo() != "" {
+		c.WriteError("ERR FAILOVER already in progress.")
 		return
 	}
-	if force && (host == "" || timeout == 0) {
-		c.WriteError("ERR FAILOVER with force option requires both a timeout and target HOST and IP.")
+	if s.replicaStatus() != nil {
+		c.WriteError("ERR FAILOVER is not valid when server is a replica.")
 		return
 	}
 	reps := s.master.Replicas()
 	if len(reps) == 0 {
 		c.WriteError("ERR FAILOVER requires connected replicas.")
+		return
+	}
+	if force && (host == "" || timeout == 0) {
+		c.WriteError("ERR FAILOVER with force option requires both a timeout and target HOST and IP.")
 		return
 	}
 	if host != "" {

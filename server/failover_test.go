@@ -11,9 +11,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// TestFailoverCommand: FAILOVER's errors as Redis (no replicas, a target
-// that is not a replica, FORCE without TO and TIMEOUT, ABORT with none in
-// progress, on a replica); then FAILOVER TO its replica: the master waits
+// TestFailoverCommand: FAILOVER's errors as Redis 7.0 orders them (syntax,
+// no replicas, on a replica, FORCE without TO and TIMEOUT, a target that
+// is not a replica, ABORT with none in progress); then FAILOVER TO its replica: the master waits
 // for the replica to hold its whole stream, the replica promotes itself
 // on "PSYNC ... FAILOVER", the old master becomes its replica with a
 // partial resync (no full one), both hold the same data, and a write on
@@ -35,8 +35,9 @@ func TestFailoverCommand(t *testing.T) {
 		}
 	}
 	errIs(ca.Do(ctx, "FAILOVER").Err(), "FAILOVER requires connected replicas")
-	errIs(ca.Do(ctx, "FAILOVER", "ABORT").Err(), "FAILOVER is not in progress")
-	errIs(ca.Do(ctx, "FAILOVER", "FORCE").Err(), "requires both a timeout and target")
+	errIs(ca.Do(ctx, "FAILOVER", "ABORT").Err(), "No failover in progress")
+	errIs(ca.Do(ctx, "FAILOVER", "FORCE", "FORCE").Err(), "syntax error")
+	errIs(ca.Do(ctx, "FAILOVER", "TIMEOUT", "0").Err(), "FAILOVER timeout must be greater than 0")
 	for i := range 50 {
 		ca.Set(ctx, "k"+strconv.Itoa(i), i, 0)
 		ca.RPush(ctx, "list", i)
@@ -57,6 +58,7 @@ func TestFailoverCommand(t *testing.T) {
 	poll("B to replicate A", func() bool { return len(a.master.Replicas()) == 1 && a.master.Replicas()[0].State == "online" })
 	errIs(cb.Do(ctx, "FAILOVER").Err(), "FAILOVER is not valid when server is a replica")
 	errIs(ca.Do(ctx, "FAILOVER", "TO", "127.0.0.1", "1").Err(), "FAILOVER target HOST and PORT is not a replica")
+	errIs(ca.Do(ctx, "FAILOVER", "FORCE").Err(), "requires both a timeout and target")
 	ca.Incr(ctx, "last")
 
 	if err := ca.Do(ctx, "FAILOVER", "TO", "127.0.0.1", bPort, "TIMEOUT", "10000").Err(); err != nil {
