@@ -46,9 +46,10 @@ type migration struct {
 	nx         *Index // the new table, in the side file
 	pos        int    // the next old slot to copy
 	delta      []deltaWrite
-	persisted  bool // the whole side file was persisted (GrowJob)
-	persisting bool // a GrowJob is running without the lock
-	abandoned  bool // dropped while persisting: EndGrowPersist unmaps it
+	persisted  bool     // the whole side file was persisted (GrowJob)
+	persisting bool     // a GrowJob is running without the lock
+	removed    []uint64 // segments removed since the copy started (SegmentRemoved)
+	abandoned  bool     // dropped while persisting: EndGrowPersist unmaps it
 }
 
 type deltaWrite struct {
@@ -213,6 +214,9 @@ func (ix *Index) finishMigration() error {
 		return ix.grow()
 	}
 	nx.newest = ix.newest
+	if len(m.removed) > 0 {
+		nx.dropRemoved(m.removed)
+	}
 	nx.repair = true
 	for _, d := range m.delta {
 		if err := nx.Apply([]byte(d.key), d.loc, d.expiring); err != nil {
@@ -305,6 +309,35 @@ func (ix *Index) abandonMigration() {
 		m.nx.region.Close()
 	}
 	ix.mig = nil
+}
+
+// SegmentRemoved tells the index that the caller removed segment id (after
+// a checkpoint that moved every slot naming it): a migration's copies made
+// before may still name it, and are dropped before its delta is applied
+// (a delta write for such a key cannot match a copy whose key is gone).
+func (ix *Index) SegmentRemoved(id uint64) {
+	if ix.mig != nil {
+		ix.mig.removed = append(ix.mig.removed, id)
+	}
+}
+
+// dropRemoved tombstones every live slot naming one of the segments ids
+// (slot words only: no key is read).
+func (ix *Index) dropRemoved(ids []uint64) {
+	for i, w := range ix.slots {
+		if w == 0 || w&offMask == 0 {
+			continue
+		}
+		seg := ix.unpack(w) >> 40
+		for _, id := range ids {
+			if seg == id {
+				ix.store(i, tombstone)
+				ix.live--
+				ix.tombs++
+				break
+			}
+		}
+	}
 }
 
 // recordDelta notes a write applied to the table while a migration runs.
