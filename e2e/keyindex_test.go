@@ -289,7 +289,7 @@ func TestKillKeyIndexRestarts(t *testing.T) {
 // checkpointing (pages persisted, block not yet; block written); every
 // acknowledged write must be there after the restart.
 func TestKillKeyIndexGrowthCheckpoint(t *testing.T) {
-	for _, stage := range []string{"grow:built:3", "grow:renamed:3", "ckpt:applying:3", "ckpt:pages:3", "ckpt:block:3"} {
+	for _, stage := range []string{"grow:step:5", "grow:persisted:2", "grow:built:3", "grow:renamed:3", "ckpt:applying:3", "ckpt:pages:3", "ckpt:block:3"} {
 		t.Run(stage, func(t *testing.T) {
 			dir := t.TempDir()
 			t.Setenv("PERSIMMON_KEYINDEX_PAUSE", stage)

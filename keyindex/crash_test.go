@@ -31,8 +31,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// crashChild writes records for ever, staging each, and every 3000
-// records fsyncs the log and checkpoints.
+// crashChild writes records for ever, staging each, every 250 records
+// takes a growth step (the keyspace's grower: a migration copied in steps,
+// checkpoints landing in between), and every 3000 records fsyncs the log
+// and checkpoints.
 // At stage it prints "AT stage" and waits to be killed.
 func crashChild(dir, stage string) {
 	f, err := os.OpenFile(filepath.Join(dir, "log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
@@ -69,6 +71,18 @@ func crashChild(dir, stage string) {
 		if err := ix.Stage([]byte(k), loc, false); err != nil {
 			panic(err)
 		}
+		if lsn%250 == 0 { // the keyspace's grower, between checkpoints
+			phase, err := ix.GrowStep(2048) // faster than the inserts fill the table: the migration ends by steps
+			if err != nil {
+				panic(err)
+			}
+			if phase == GrowNeedsPersist {
+				j := ix.BeginGrowPersist()
+				if err := ix.EndGrowPersist(j, j.Run()); err != nil {
+					panic(err)
+				}
+			}
+		}
 		if lsn%3000 == 0 {
 			if err := f.Sync(); err != nil { // the records up to lsn are durable
 				panic(err)
@@ -92,7 +106,7 @@ func TestCrashKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("re-executes the test binary")
 	}
-	stages := []string{"grow:built", "grow:renamed", "ckpt:applying", "ckpt:pages", "ckpt:block", "random", "random"}
+	stages := []string{"grow:started", "grow:step", "grow:persisted", "grow:built", "grow:renamed", "ckpt:applying", "ckpt:pages", "ckpt:block", "random", "random"}
 	for _, stage := range stages {
 		t.Run(stage, func(t *testing.T) {
 			dir := t.TempDir()

@@ -60,12 +60,17 @@
 //   - After a crash between checkpoints the table is exactly C's state:
 //     recovery replays the log after C through Stage, with exact
 //     accounting, and checkpoints before serving.
-//   - Growth (inside a checkpoint's second step, or a repair replay)
-//     builds the new table in a side file, persists all of it with the
-//     current block, renames it over the table and syncs the directory:
-//     a crash before the rename leaves the old file (the side file is
-//     removed at Open), one after it the new, each a valid state as of
-//     the same block.
+//   - Growth builds the new table in a side file, persists all of it with
+//     the current block, renames it over the table and syncs the
+//     directory: a crash before the rename leaves the old file (the side
+//     file is removed at Open), one after it the new, each a valid state
+//     as of the same block. Normally it is incremental (grow.go): started
+//     at 5/8 of the slots used, copied in steps under the caller's lock
+//     with checkpoints in between (their writes kept as a delta), the side
+//     file persisted without the lock, the delta applied in repair mode
+//     and the swap done between checkpoints. In one go (a stall) only when
+//     the table reaches 7/8 before the steps are done, or 3/4 with no
+//     migration (recovery's replay, a table nobody steps).
 //   - Invalidate voids both blocks durably before a bulk change (Clear,
 //     RemoveIf: FLUSHALL, FLUSHDB, SWAPDB), which stores without waiting
 //     for a checkpoint: until the next one, Open finds no checkpoint and

@@ -104,6 +104,7 @@ type Index struct {
 
 	overlay map[string]staged // writes since the last checkpoint
 	newest  uint64
+	mig     *migration // a growth in progress (grow.go)
 
 	Grows int // growths and rebuilds since Open
 }
@@ -291,6 +292,7 @@ func (ix *Index) Close() error {
 	if ix.region == nil {
 		return nil
 	}
+	ix.abandonMigration()
 	err := ix.region.Close()
 	ix.region, ix.slots = nil, nil
 	return err
@@ -413,6 +415,7 @@ func (ix *Index) Repairing() bool { return ix.repair }
 // tombstoned. It reads every slot word and the keys of the slots after
 // from; it returns the number of slots removed.
 func (ix *Index) Sweep(from uint64) (removed int, err error) {
+	ix.abandonMigration()
 	for i, w := range ix.slots {
 		if w == 0 || w&offMask == 0 {
 			continue
@@ -449,6 +452,7 @@ func (ix *Index) Apply(key []byte, loc uint64, expiring bool) error {
 			return err
 		}
 	}
+	ix.recordDelta(key, loc, expiring)
 	free := -1 // first tombstone seen
 	done := false
 	i := home
@@ -488,7 +492,16 @@ func (ix *Index) Apply(key []byte, loc uint64, expiring bool) error {
 		ix.live++
 		return nil
 	}
-	if (ix.live+ix.tombs+1)*4 > len(ix.slots)*3 {
+	if ix.mig != nil {
+		used := ix.live + ix.tombs + 1
+		if used*16 > len(ix.slots)*15 || !ix.mig.persisting && used*growDen > len(ix.slots)*growLimitNum {
+			// The migration fell behind: finish it now (a stall).
+			if err := ix.finishMigration(); err != nil {
+				return err
+			}
+			return ix.Apply(key, loc, expiring)
+		}
+	} else if (ix.live+ix.tombs+1)*4 > len(ix.slots)*3 {
 		if err := ix.grow(); err != nil {
 			return err
 		}
@@ -728,6 +741,7 @@ func (ix *Index) Range(fn func(loc uint64) bool) {
 // Clear empties the table (FLUSHALL): staged writes are dropped too. Only
 // once the record that clears is durable (see the package doc).
 func (ix *Index) Clear() {
+	ix.abandonMigration()
 	clear(ix.overlay)
 	for i, w := range ix.slots {
 		if w != 0 {
@@ -742,6 +756,7 @@ func (ix *Index) Clear() {
 // table is not a consistent point and Open reports none (the caller
 // rebuilds from the log). For bulk changes (Clear, RemoveIf).
 func (ix *Index) Invalidate() error {
+	ix.abandonMigration()
 	if ix.valid {
 		b := ix.region.Bytes()
 		clear(b[blockA : blockA+blockWords*8])
@@ -763,6 +778,7 @@ func (ix *Index) Invalidate() error {
 // RemoveIf tombstones every published live slot whose location drop
 // accepts (after Invalidate: a bulk change).
 func (ix *Index) RemoveIf(drop func(loc uint64) bool) {
+	ix.abandonMigration()
 	for i, w := range ix.slots {
 		if w != 0 && w&offMask != 0 && drop(ix.unpack(w)) {
 			ix.store(i, tombstone)

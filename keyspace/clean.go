@@ -284,6 +284,9 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 	if err := ks.arena.Remove(seg.ID()); err != nil {
 		return false
 	}
+	if ks.kixOn() {
+		ks.kix.ix.SegmentRemoved(seg.ID()) // a growth's copies may name it
+	}
 	delete(ks.deadSets, seg.ID())
 	ks.cleanedBytes.Add(size)
 	return true

@@ -26,10 +26,12 @@
 // 8-byte slot per key (16-bit hash tag, 16 segment bits, 32-bit offset;
 // package keyindex) keeps DRAM out of the picture entirely: the table is a
 // file-backed mapping beside the segments, its keys are read back from the
-// records. Extendible hashing (CCEH, Dash) would bound growth pauses; this
-// slice doubles the table inside a checkpoint instead (a known latency
-// spike, measured below), and keeps SCAN simple (a cursor over slot
-// positions that restarts when the table grows).
+// records. Extendible hashing (CCEH, Dash) would bound growth pauses by
+// splitting one segment at a time; this table keeps one flat array (SCAN
+// stays a cursor over slot positions that restarts when the table grows)
+// and bounds them instead by migrating to the doubled table in steps
+// beside the commands (kixGrow; keyindex/grow.go), swapping it in between
+// two checkpoints.
 //
 // Scope. The index holds string keys whose value is one set operation,
 // with or without an expiry (the expiry is read from that operation; the

@@ -103,6 +103,7 @@ func (ks *Keyspace) background() {
 		if tick%kixCheckpointTicks == 0 {
 			ks.kixCheckpoint() // an error is sticky in the wal: the next write reports it
 		}
+		ks.kixMaybeGrow()
 		ks.snapshotIndex()
 		ks.snapshotCounts()
 		ks.Unlock()

@@ -59,7 +59,11 @@ type kixState struct {
 	ttlCounts  [NumDBs]int // indexed keys with an expiry per database
 	expPos     int         // the active-expiry cursor: the next slot position
 	expGen     int         // the table generation expPos belongs to
-	lastDRAM   uint64      // DRAM entries at the last checkpoint
+
+	growing     bool          // kixGrow is running
+	growStepMax time.Duration // longest growth step under the lock
+	growErr     error         // the last growth's failure
+	lastDRAM    uint64        // DRAM entries at the last checkpoint
 
 	endSeg, endOff uint64 // where the record after the last one appended (or replayed) starts
 
@@ -702,3 +706,60 @@ func (ks *Keyspace) kixActiveExpire(now int64, limit int) int {
 // every string the log holds, whatever its expiry). For a model keyspace
 // only, before any record is replayed.
 func (ks *Keyspace) FreezeClockForReplay() { ks.clockSkew.Store(-time.Now().UnixMilli() - 1) }
+
+// Growth of the index runs beside the commands (keyindex's incremental
+// growth): when the table wants it, the background loop starts kixGrow,
+// which copies kixGrowBudget slots per step under the lock, then sleeps as
+// long as the step took (so commands get at least half the time), persists
+// the finished side file without the lock, and swaps it in under the lock.
+const kixGrowBudget = 8192
+
+// kixMaybeGrow starts kixGrow if the table wants to grow (lock held).
+func (ks *Keyspace) kixMaybeGrow() {
+	if !ks.kixOn() || ks.kix.growing || ks.closed || !ks.kix.ix.WantsGrow() {
+		return
+	}
+	ks.kix.growing = true
+	ks.stopped.Add(1)
+	go ks.kixGrow()
+}
+
+func (ks *Keyspace) kixGrow() {
+	defer ks.stopped.Done()
+	for {
+		select {
+		case <-ks.stop:
+			ks.mu.Lock()
+			ks.kix.growing = false
+			ks.mu.Unlock()
+			return
+		default:
+		}
+		ks.mu.Lock()
+		start := time.Now()
+		phase, err := ks.kix.ix.GrowStep(kixGrowBudget)
+		var job *keyindex.GrowJob
+		if err == nil && phase == keyindex.GrowNeedsPersist {
+			job = ks.kix.ix.BeginGrowPersist()
+		}
+		took := time.Since(start)
+		ks.kix.growStepMax = max(ks.kix.growStepMax, took)
+		if err != nil || phase == keyindex.GrowIdle {
+			ks.kix.growing = false
+			if err != nil {
+				ks.kix.growErr = err // a later growth in one go meets it again, in a checkpoint
+			}
+			ks.mu.Unlock()
+			return
+		}
+		ks.mu.Unlock()
+		if job != nil {
+			err := job.Run()
+			ks.mu.Lock()
+			ks.kix.ix.EndGrowPersist(job, err)
+			ks.mu.Unlock()
+			continue
+		}
+		time.Sleep(took) // pacing, not synchronisation: half the time to the commands
+	}
+}

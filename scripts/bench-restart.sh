@@ -15,7 +15,8 @@
 # row restarts from the RDB of a BGSAVE taken after the load), redis-server
 # with AOF everysec (kill -9, then start; the clean row is SHUTDOWN, which
 # fsyncs the AOF), Persimmon pmem (kill -9 / SHUTDOWN, then start), and
-# Persimmon pmem with the persistent key index (--key-index yes).
+# Persimmon pmem without the key index (--key-index no) and with it (--key-index
+# yes, the default).
 #
 #   scripts/bench-restart.sh             # N=2000000
 #   N=10000000 scripts/bench-restart.sh
@@ -129,7 +130,7 @@ echo "| $N keys, 16 B names, 16 B values$ttlnote | RSS | anon RSS | file RSS | B
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 [ -n "${row[rdb]:-}" ] && echo "| redis-server $(redis-server --version | grep -o 'v=[0-9.]*' | cut -c3-), RDB (kill -9 row: restart from a BGSAVE after the load) | ${row[rdb]} |"
 [ -n "${row[aof]:-}" ] && echo "| redis-server, AOF everysec | ${row[aof]} |"
-[ -n "${row[pmem]:-}" ] && echo "| Persimmon pmem | ${row[pmem]%% | recovery:*} |"
+[ -n "${row[pmem]:-}" ] && echo "| Persimmon pmem, --key-index no | ${row[pmem]%% | recovery:*} |"
 [ -n "${row[kix]:-}" ] && echo "| Persimmon pmem, --key-index yes | ${row[kix]%% | recovery:*} |"
 echo
 [ -n "${row[pmem]:-}" ] && echo "Persimmon's last start-up line: recovery:${row[pmem]#* | recovery:}"

@@ -1,0 +1,354 @@
+package keyindex
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/persimmon-db/persimmon/pmem"
+)
+
+// Incremental growth.
+//
+// A growth in one go (grow) reads every slot, reads every key back from
+// its record to rehash it, and persists the whole new file, all with the
+// caller's lock held: at millions of keys a stall of a second or more.
+// Instead, once live slots and tombstones reach growStart of the table,
+// the caller drives a migration in small steps (GrowStep, under its lock
+// like every other call), each copying up to a budget of slots into the
+// new table in the side file, which nothing else reads. The old table
+// stays the only one lookups and checkpoints use; every Apply to it while
+// a migration runs is also recorded in the migration's delta. When every
+// slot is copied, the caller persists the whole side file without its lock
+// (a GrowJob: nothing else writes it), then one last step applies the
+// delta to the new table in repair mode (scanning a key's whole probe run
+// and tombstoning every duplicate: a key may have been copied twice, from
+// its old slot and from a slot it was re-inserted in after it was
+// deleted; the delta's newest state of the key wins), persists the pages
+// that changed, writes the current checkpoint block into it (the new
+// table then holds exactly the old one's state, which between checkpoints
+// is the block's), renames it over the table and syncs the directory, as
+// grow does. The crash invariants are grow's: before the rename the old
+// file stands (the side file is removed at Open), after it the new one,
+// each valid as of the same block.
+//
+// The old table may fill up to growLimit while the migration runs; past
+// that, Apply finishes the migration at once (grow's stall, as a last
+// resort). A bulk change (Clear, RemoveIf, Sweep) abandons a migration.
+
+const (
+	growStartNum, growDen = 5, 8 // a migration starts at 5/8 of the slots used
+	growLimitNum          = 7    // and must end before 7/8
+)
+
+// migration is a growth in progress.
+type migration struct {
+	nx         *Index // the new table, in the side file
+	pos        int    // the next old slot to copy
+	delta      []deltaWrite
+	persisted  bool     // the whole side file was persisted (GrowJob)
+	persisting bool     // a GrowJob is running without the lock
+	removed    []uint64 // segments removed since the copy started (SegmentRemoved)
+	abandoned  bool     // dropped while persisting: EndGrowPersist unmaps it
+}
+
+type deltaWrite struct {
+	key      string
+	loc      uint64
+	expiring bool
+}
+
+// Growing reports whether a migration is in progress.
+func (ix *Index) Growing() bool { return ix.mig != nil }
+
+// GrowPhase says what a migration needs next from its caller.
+type GrowPhase int
+
+// GrowPhase values.
+const (
+	GrowIdle         GrowPhase = iota // no migration (none needed)
+	GrowCopying                       // call GrowStep again
+	GrowNeedsPersist                  // run BeginGrowPersist's job without the lock, then GrowStep
+)
+
+// GrowStep starts a migration if the table needs one, or advances the one
+// in progress by up to budget slots copied; once every slot is copied and
+// the side file persisted (a GrowJob), it applies the delta and swaps
+// the tables. Call it with the caller's lock held, outside Checkpoint, as
+// every other method. It returns what the migration needs next.
+func (ix *Index) GrowStep(budget int) (GrowPhase, error) {
+	m := ix.mig
+	if m == nil {
+		if (ix.live+ix.tombs)*growDen < len(ix.slots)*growStartNum || ix.repair || !ix.valid {
+			return GrowIdle, nil
+		}
+		capacity := uint64(len(ix.slots))
+		if ix.live*8 >= len(ix.slots)*3 {
+			capacity *= 2 // else the same size: tombstones dropped
+		}
+		nx, err := create(ix.path, ix.opts, capacity, Checkpoint{}, false)
+		if err != nil {
+			return GrowIdle, err
+		}
+		m = &migration{nx: nx}
+		ix.mig = m
+		ix.hook("grow:started")
+	}
+	if m.pos < len(ix.slots) {
+		end := min(len(ix.slots), m.pos+budget)
+		for ; m.pos < end; m.pos++ {
+			ix.copySlot(m.nx, ix.slots[m.pos])
+		}
+		ix.hook("grow:step")
+		if m.pos < len(ix.slots) {
+			return GrowCopying, nil
+		}
+	}
+	if !m.persisted {
+		return GrowNeedsPersist, nil
+	}
+	if err := ix.finishMigration(); err != nil {
+		return GrowIdle, err
+	}
+	return GrowIdle, nil
+}
+
+// GrowJob is the persist of a migration's side file, run without the
+// caller's lock (it takes as long as writing the file out).
+type GrowJob struct {
+	ix *Index
+	m  *migration
+}
+
+// BeginGrowPersist (under the lock, after GrowStep returned GrowNeedsPersist)
+// returns the job to Run without the lock; EndGrowPersist, under the lock
+// again, records its outcome. Nothing else writes the side file meanwhile
+// (deltas wait in memory), and a migration abandoned meanwhile keeps its
+// mapping until EndGrowPersist.
+func (ix *Index) BeginGrowPersist() *GrowJob {
+	if ix.mig == nil {
+		return &GrowJob{}
+	}
+	ix.mig.persisting = true
+	return &GrowJob{ix, ix.mig}
+}
+
+// Run persists the side file (without the lock).
+func (j *GrowJob) Run() error {
+	if j.m == nil {
+		return nil
+	}
+	if err := persistWhole(j.m.nx); err != nil {
+		return err
+	}
+	j.ix.hook("grow:persisted")
+	return nil
+}
+
+// EndGrowPersist records the job's outcome (under the lock): on success
+// the next GrowStep finishes the migration; on an error the migration is
+// abandoned (the error is returned).
+func (ix *Index) EndGrowPersist(j *GrowJob, err error) error {
+	m := j.m
+	if m == nil {
+		return nil
+	}
+	m.persisting = false
+	if m.abandoned {
+		m.nx.region.Close()
+		return nil
+	}
+	if ix.mig != m {
+		return nil // finished at once by Apply meanwhile
+	}
+	if err != nil {
+		ix.abandonMigration()
+		return err
+	}
+	m.persisted = true
+	clear(m.nx.dirty) // persisted whole: the delta dirties pages anew
+	return nil
+}
+
+// persistWhole persists all of nx's file (and, for pmem mode off DAX,
+// writes it back: see finishFile).
+func persistWhole(nx *Index) error {
+	if err := nx.region.Persist(0, nx.region.Size()); err != nil {
+		return err
+	}
+	if nx.opts.Mode == pmem.ModePmem && !nx.region.DAX() {
+		return nx.region.Msync(0, nx.region.Size())
+	}
+	return nil
+}
+
+// copySlot places the live slot word w of ix into nx by its key's home.
+func (ix *Index) copySlot(nx *Index, w uint64) {
+	if w == 0 || w&offMask == 0 {
+		return
+	}
+	k, ok := ix.opts.KeyAt(ix.unpack(w))
+	if !ok {
+		return // no key: a slot no lookup can match
+	}
+	j := xxhash.Sum64(k) & nx.mask
+	for nx.slots[j] != 0 {
+		j = (j + 1) & nx.mask
+	}
+	nx.store(int(j), w)
+	nx.live++
+}
+
+// finishMigration applies the delta to the new table, persists it with the
+// current block and swaps it in (see the comment at the top).
+func (ix *Index) finishMigration() error {
+	m := ix.mig
+	nx := m.nx
+	for ; m.pos < len(ix.slots); m.pos++ { // finishing at once (Apply): the rest of the copy
+		ix.copySlot(nx, ix.slots[m.pos])
+	}
+	if (nx.live+len(m.delta)+1)*4 > len(nx.slots)*3 {
+		// The delta could overfill the new table (a same-size rebuild
+		// outrun by inserts): grow in one go instead.
+		ix.abandonMigration()
+		return ix.grow()
+	}
+	nx.newest = ix.newest
+	if len(m.removed) > 0 {
+		nx.dropRemoved(m.removed)
+	}
+	nx.repair = true
+	for _, d := range m.delta {
+		if err := nx.Apply([]byte(d.key), d.loc, d.expiring); err != nil {
+			ix.abandonMigration()
+			return err
+		}
+	}
+	nx.repair = false
+	if !m.persisted {
+		if err := persistWhole(nx); err != nil {
+			ix.abandonMigration()
+			return err
+		}
+	} else if err := nx.persistDirtyWritten(); err != nil {
+		ix.abandonMigration()
+		return err
+	}
+	nx.cp, nx.hasCP, nx.valid = ix.cp, ix.hasCP, ix.valid
+	if nx.hasCP {
+		nx.tombs = 0
+		nx.writeBlock(blockOff(nx.cp.gen), nx.cp) // with the new table's counts
+		if err := nx.region.Persist(0, headerSize); err != nil {
+			ix.abandonMigration()
+			return err
+		}
+	}
+	if err := nx.renameOver(); err != nil {
+		ix.abandonMigration()
+		return err
+	}
+	ix.mig = nil
+	ix.region.Close()
+	nx.opts, nx.overlay, nx.repair, nx.Grows, nx.newest = ix.opts, ix.overlay, ix.repair, ix.Grows+1, ix.newest
+	nx.cp, nx.hasCP = ix.cp, ix.hasCP
+	*ix = *nx
+	return nil
+}
+
+// persistDirtyWritten persists the pages written since the last persist
+// and, for pmem mode off DAX, writes them back too (they must be on disk
+// before the rename).
+func (ix *Index) persistDirtyWritten() error {
+	if ix.opts.Mode != pmem.ModePmem || ix.region.DAX() {
+		return ix.persistDirty()
+	}
+	for i, word := range ix.dirty {
+		for b := 0; word != 0; b++ {
+			if word&1 != 0 {
+				p := int64(i*64+b) * pageSize
+				if err := ix.region.Persist(p, pageSize); err != nil {
+					return err
+				}
+				if err := ix.region.Msync(p, pageSize); err != nil {
+					return err
+				}
+			}
+			word >>= 1
+		}
+		ix.dirty[i] = 0
+	}
+	return nil
+}
+
+// renameOver renames the side file over the table and syncs the directory
+// (finishFile's last steps).
+func (ix *Index) renameOver() error {
+	ix.hook("grow:built")
+	if err := os.Rename(ix.path+".grow", ix.path); err != nil {
+		return err
+	}
+	if err := pmem.SyncDir(filepath.Dir(ix.path)); err != nil {
+		return err
+	}
+	ix.hook("grow:renamed")
+	return nil
+}
+
+// abandonMigration drops the migration in progress: its side file is
+// removed and unmapped (a bulk change, an error), or unmapped by
+// EndGrowPersist if a GrowJob is using it.
+func (ix *Index) abandonMigration() {
+	m := ix.mig
+	if m == nil {
+		return
+	}
+	os.Remove(ix.path + ".grow") // the mapping outlives the name
+	if m.persisting {
+		m.abandoned = true
+	} else {
+		m.nx.region.Close()
+	}
+	ix.mig = nil
+}
+
+// SegmentRemoved tells the index that the caller removed segment id (after
+// a checkpoint that moved every slot naming it): a migration's copies made
+// before may still name it, and are dropped before its delta is applied
+// (a delta write for such a key cannot match a copy whose key is gone).
+func (ix *Index) SegmentRemoved(id uint64) {
+	if ix.mig != nil {
+		ix.mig.removed = append(ix.mig.removed, id)
+	}
+}
+
+// dropRemoved tombstones every live slot naming one of the segments ids
+// (slot words only: no key is read).
+func (ix *Index) dropRemoved(ids []uint64) {
+	for i, w := range ix.slots {
+		if w == 0 || w&offMask == 0 {
+			continue
+		}
+		seg := ix.unpack(w) >> 40
+		for _, id := range ids {
+			if seg == id {
+				ix.store(i, tombstone)
+				ix.live--
+				ix.tombs++
+				break
+			}
+		}
+	}
+}
+
+// recordDelta notes a write applied to the table while a migration runs.
+func (ix *Index) recordDelta(key []byte, loc uint64, expiring bool) {
+	if ix.mig != nil {
+		ix.mig.delta = append(ix.mig.delta, deltaWrite{string(key), loc, expiring})
+	}
+}
+
+// WantsGrow reports whether GrowStep has work: a migration in progress,
+// or a table used past growStart.
+func (ix *Index) WantsGrow() bool {
+	return ix.mig != nil || ix.valid && !ix.repair && (ix.live+ix.tombs)*growDen >= len(ix.slots)*growStartNum
+}
