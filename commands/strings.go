@@ -244,13 +244,20 @@ func cmdSet(c *Client, args [][]byte) {
 
 // setString runs a parsed SET (also SETNX, SETEX, PSETEX).
 func setString(c *Client, key, val []byte, o setOptions, expireAt, now int64) {
-	old, found, err := c.KS.Get(c.DB, key)
-	if err != nil {
-		if o.get {
+	var old []byte
+	var found bool
+	if o.get {
+		var err error
+		if old, found, err = c.KS.Get(c.DB, key); err != nil {
 			c.WriteErr(err)
 			return
 		}
-		found = true // a value of another type: SET overwrites it
+	} else {
+		// Only whether the key exists (of any type: SET overwrites it):
+		// the same lookup and lazy expiry, without decoding the old value
+		// from the arena (a cache miss that was a tenth of SET's CPU at
+		// -P 16).
+		found = c.KS.Exists(c.DB, key)
 	}
 	mark := len(c.Out)
 	if (o.nx && found) || (o.xx && !found) {

@@ -492,6 +492,17 @@ func TestStringCommands(t *testing.T) {
 			{[]string{"GET", "k"}, "$0\r\n\r\n"},
 			{[]string{"STRLEN", "k"}, ":0\r\n"},
 		}},
+		{"set over another type", []scriptStep{
+			{[]string{"RPUSH", "l", "a"}, ":1\r\n"},
+			{[]string{"SET", "l", "v", "NX"}, "$-1\r\n"},
+			{[]string{"TYPE", "l"}, "+list\r\n"},
+			{[]string{"SET", "l", "v", "NX", "GET"}, "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"},
+			{[]string{"SET", "l", "v", "XX"}, "+OK\r\n"},
+			{[]string{"TYPE", "l"}, "+string\r\n"},
+			{[]string{"SET", "gone", "v3", "XX"}, "$-1\r\n"},
+			{[]string{"SET", "gone", "v3", "NX"}, "+OK\r\n"},
+			{[]string{"GET", "gone"}, "$2\r\nv3\r\n"},
+		}},
 		{"getex", []scriptStep{
 			{[]string{"GETEX", "missing", "ex", "-1"}, "$-1\r\n"},
 			{[]string{"GETEX", "missing", "ex", "x"}, "$-1\r\n"},
