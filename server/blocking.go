@@ -292,6 +292,11 @@ func blockedClients(ks *keyspace.Keyspace) int64 {
 // registries maps a *keyspace.Keyspace to its *blockRegistry.
 var registries sync.Map
 
+// registriesMade is set once any registry exists, so that the loop's
+// per-command check (loopRegistry) costs an atomic load, not a sync.Map
+// lookup, on a server where no client ever blocked.
+var registriesMade atomic.Bool
+
 // LoadRegistry returns the registry of ks, or nil if no client ever
 // blocked on it.
 func LoadRegistry(ks any) *BlockRegistry {
@@ -309,6 +314,7 @@ func registryOf(ks *keyspace.Keyspace) *BlockRegistry {
 	}
 	r := &BlockRegistry{waiters: map[BlockKey][]*blocker{}}
 	registries.Store(ks, r)
+	registriesMade.Store(true)
 	ks.OnKeyReady(r.signal)
 	ks.OnKeyTouched(r.streamKeyTouched) // streams.go
 	return r

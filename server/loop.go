@@ -114,6 +114,9 @@ func (c *conn) loopRegistry() *BlockRegistry {
 	}
 	r := c.srv.blockReg
 	if r == nil {
+		if !registriesMade.Load() {
+			return nil
+		}
 		if r = LoadRegistry(c.KS); r == nil {
 			return nil
 		}
