@@ -233,7 +233,10 @@ func cmdSet(c *Client, args [][]byte) {
 		c.WriteErr(err)
 		return
 	}
-	now := c.KS.NowMs()
+	var now int64 // read only when an expiry needs it: putString ignores it for expireAt 0
+	if o.expire != expireNone || o.keepTTL {
+		now = c.KS.NowMs()
+	}
 	expireAt, err := expireAtMs(o.expire, o.expireAt, now, "set")
 	if err != nil {
 		c.WriteErr(err)
