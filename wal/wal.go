@@ -32,9 +32,13 @@ type WAL struct {
 	mu      sync.Mutex // serialises appends (LSN assignment + arena allocation)
 	lastLSN atomic.Uint64
 
-	syncMu  sync.Mutex    // guards leading
-	leading chan struct{} // non-nil while a leader persists; closed when it is done
-	durable atomic.Uint64 // every record with LSN <= durable is durable
+	syncMu  sync.Mutex // guards leading and leadDone
+	leading bool       // a leader persists
+	// leadDone is closed when the current leader is done; made by the
+	// first waiter, so a leader nobody waits for allocates nothing (in
+	// pmem mode on the event loop that is every group commit).
+	leadDone chan struct{}
+	durable  atomic.Uint64 // every record with LSN <= durable is durable
 	// flushed packs the active segment id (high 24 bits) and the offset up
 	// to which it has been persisted (low 40 bits).
 	flushed atomic.Uint64
@@ -237,22 +241,25 @@ func (w *WAL) WaitDurable(lsn uint64) error {
 			w.syncMu.Unlock()
 			return nil
 		}
-		if w.leading != nil {
-			done := w.leading
+		if w.leading {
+			done := w.leaderDone()
 			w.syncMu.Unlock()
 			<-done
 			continue
 		}
-		done := make(chan struct{})
-		w.leading = done
+		w.leading = true
 		w.syncMu.Unlock()
 
 		err := w.persistPending()
 
 		w.syncMu.Lock()
-		w.leading = nil
+		w.leading = false
+		done := w.leadDone
+		w.leadDone = nil
 		w.syncMu.Unlock()
-		close(done)
+		if done != nil {
+			close(done)
+		}
 		if err != nil {
 			return err
 		}
@@ -343,11 +350,22 @@ func (w *WAL) flushedIn(seg *arena.Segment) int64 {
 // flush is in progress on a segment that was not active at the call.
 func (w *WAL) Barrier() {
 	w.syncMu.Lock()
-	done := w.leading
-	w.syncMu.Unlock()
-	if done != nil {
-		<-done
+	if !w.leading {
+		w.syncMu.Unlock()
+		return
 	}
+	done := w.leaderDone()
+	w.syncMu.Unlock()
+	<-done
+}
+
+// leaderDone returns the channel closed when the current leader is done,
+// making it if no one waited yet. Call with syncMu held while leading.
+func (w *WAL) leaderDone() chan struct{} {
+	if w.leadDone == nil {
+		w.leadDone = make(chan struct{})
+	}
+	return w.leadDone
 }
 
 // Sync makes everything appended so far durable.
