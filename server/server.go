@@ -206,13 +206,15 @@ type Server struct {
 
 	cachedScripts atomic.Int64 // len(scripting.scripts), for INFO (which takes no lock)
 
-	started  time.Time
-	lastSave atomic.Int64 // LASTSAVE: Unix seconds of the last SAVE/BGSAVE, or of the start
-	runID    string
-	stats    serverStats
-	errors   errorStats     // INFO errorstats (errorstats.go)
-	latency  latencyMonitor // LATENCY's event series (latency.go)
-	ops      opsSampler
+	started     time.Time
+	lastSave    atomic.Int64 // LASTSAVE: Unix seconds of the last SAVE/BGSAVE, or of the start
+	runID       string
+	stats       serverStats
+	loadingGate // serving before the keyspace is attached (loading.go)
+
+	errors  errorStats     // INFO errorstats (errorstats.go)
+	latency latencyMonitor // LATENCY's event series (latency.go)
+	ops     opsSampler
 
 	nextID atomic.Int64
 
@@ -336,6 +338,14 @@ func (s *Server) ListenAndServe() error {
 	if err := s.Listen(); err != nil {
 		return err
 	}
+	return s.AnnounceAndWait()
+}
+
+// AnnounceAndWait logs "ready to accept connections" for each listener
+// Listen opened (a binary that listens while it loads logs it once the
+// keyspace is attached, as Redis logs it once its data is loaded), then
+// waits until the server closes.
+func (s *Server) AnnounceAndWait() error {
 	s.mu.Lock()
 	for _, ln := range s.lns {
 		s.logf("ready to accept connections tcp %s", ln.Addr())
