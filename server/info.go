@@ -80,6 +80,7 @@ type infoData struct {
 	now      time.Time
 	started  time.Time
 	lastSave int64 // Unix seconds
+	saveLSN  uint64
 	// replication is the replication section's lines (repl.InfoReplication).
 	replication string
 
@@ -138,6 +139,7 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 		now:        time.Now(),
 		started:    s.started,
 		lastSave:   s.lastSave.Load(),
+		saveLSN:    s.saveLSN.Load(),
 		runID:      s.runID,
 		pid:        os.Getpid(),
 		port:       int(s.live.port.Load()),
@@ -371,7 +373,10 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		section("Persistence")
 		line("loading", boolInt(d.loading.on))
 		line("async_loading", 0)
-		line("rdb_changes_since_last_save", 0)
+		// Records logged since the last SAVE/BGSAVE (or the start): one
+		// per write command or transaction group, Redis's count of changes
+		// to the dataset for a snapshot that Persimmon does not need.
+		line("rdb_changes_since_last_save", d.ks.LastLSN-min(d.saveLSN, d.ks.LastLSN))
 		line("rdb_bgsave_in_progress", 0)
 		line("rdb_last_save_time", d.lastSave)
 		line("rdb_last_bgsave_status", "ok")

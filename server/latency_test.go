@@ -200,3 +200,23 @@ func TestObjectIdleFreqByPolicy(t *testing.T) {
 		t.Errorf("FREQ of a missing key = %q", r)
 	}
 }
+
+// rdb_changes_since_last_save counts the writes logged since the last
+// SAVE/BGSAVE (or the start), as Redis counts changes since its snapshot.
+func TestRDBChangesSinceLastSave(t *testing.T) {
+	s := startKeyspaceServer(t, t.TempDir(), pmem.ModePmem)
+	w := dialAddr(t, s.addr)
+	changes := func() string { return infoLine(w, "persistence", "rdb_changes_since_last_save") }
+	wantInfo(t, changes(), "0", "rdb_changes_since_last_save at start")
+	w.do("SET", "a", "1")
+	w.do("SET", "b", "2")
+	w.do("GET", "a")
+	w.do("INCR", "a")
+	wantInfo(t, changes(), "3", "rdb_changes_since_last_save after 3 writes")
+	w.do("BGSAVE")
+	wantInfo(t, changes(), "0", "rdb_changes_since_last_save after BGSAVE")
+	w.do("DEL", "b")
+	wantInfo(t, changes(), "1", "rdb_changes_since_last_save after DEL")
+	w.do("SAVE")
+	wantInfo(t, changes(), "0", "rdb_changes_since_last_save after SAVE")
+}

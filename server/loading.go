@@ -89,6 +89,7 @@ func (s *Server) Attach(ks *keyspace.Keyspace) {
 		s.commit = newCommitter(s)
 	}
 	s.lastSave.Store(time.Now().Unix())
+	s.saveLSN.Store(ks.LastLSN())
 	s.loading.Store(nil)
 }
 

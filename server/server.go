@@ -206,8 +206,11 @@ type Server struct {
 
 	cachedScripts atomic.Int64 // len(scripting.scripts), for INFO (which takes no lock)
 
-	started     time.Time
-	lastSave    atomic.Int64 // LASTSAVE: Unix seconds of the last SAVE/BGSAVE, or of the start
+	started  time.Time
+	lastSave atomic.Int64 // LASTSAVE: Unix seconds of the last SAVE/BGSAVE, or of the start
+	// saveLSN is the last LSN at the last SAVE/BGSAVE or at the start:
+	// INFO's rdb_changes_since_last_save counts the records after it.
+	saveLSN     atomic.Uint64
 	runID       string
 	stats       serverStats
 	loadingGate // serving before the keyspace is attached (loading.go)
@@ -244,6 +247,7 @@ func NewServer(cfg Config, ks *keyspace.Keyspace, logf func(string, ...any), fam
 	s := newServer(cfg, keyspaceEnv(ks), logf, newCommandTable(families))
 	s.ks = ks
 	s.acl.dir = cfg.Dir // the ACL state lives beside the keyspace (protocol tests have none)
+	s.saveLSN.Store(ks.LastLSN())
 	ks.Lock()
 	s.loadFunctions(ks.Functions())
 	ks.SetLatencyObserver(s.latencyEvent)
