@@ -36,11 +36,11 @@ test: build
 
 # The long runs of the crash tests (full counts; minutes).
 test-long: build
+	PERSIMMON_LOADING_KEYS=1000000 $(GO) test -count=1 -timeout 30m -run TestLoadingBeforeRecovery -v ./e2e/
 	PERSIMMON_CRASH_IMAGES=100000 $(GO) test -count=1 -tags pmemtrace -timeout 60m -run TestCrashImages -v ./crashimage/
 	PERSIMMON_POWERCUT_CUTS=200 $(GO) test -count=1 -timeout 60m -run TestPowerCut -v ./e2e/
 	PERSIMMON_KIX_ROUNDS=100 $(GO) test -count=1 -timeout 30m -run TestKillKeyIndexRestarts -v ./e2e/
 	PERSIMMON_FUZZ_SECONDS=600 $(GO) test -count=1 -timeout 0 -run TestCommandFuzz ./e2e/
-	PERSIMMON_LOADING_KEYS=1000000 $(GO) test -count=1 -timeout 30m -run TestLoadingBeforeRecovery -v ./e2e/
 
 # The README's quick start, run as written on a fresh clone in a temporary
 # directory with a free port (.ci/run runs it too).
