@@ -36,6 +36,7 @@ test: build
 
 # The long runs of the crash tests (full counts; minutes).
 test-long: build
+	PERSIMMON_LOADING_KEYS=1000000 $(GO) test -count=1 -timeout 30m -run TestLoadingBeforeRecovery -v ./e2e/
 	PERSIMMON_CRASH_IMAGES=100000 $(GO) test -count=1 -tags pmemtrace -timeout 60m -run TestCrashImages -v ./crashimage/
 	PERSIMMON_POWERCUT_CUTS=200 $(GO) test -count=1 -timeout 60m -run TestPowerCut -v ./e2e/
 	PERSIMMON_KIX_ROUNDS=100 $(GO) test -count=1 -timeout 30m -run TestKillKeyIndexRestarts -v ./e2e/

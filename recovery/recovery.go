@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/persimmon-db/persimmon/arena"
@@ -29,6 +30,16 @@ type Options struct {
 	// Logf receives the one-line recovery summary (and progress lines when
 	// recovery takes longer than a second). nil discards them.
 	Logf func(format string, args ...any)
+	// Progress, if set, is kept up to date while Open runs (the server's
+	// INFO loading fields read it from another goroutine).
+	Progress *Progress
+}
+
+// Progress is how far a recovery is: the bytes of the segments it has to
+// scan (their mapped size), and the record bytes scanned so far (updated
+// every 1024 records and at each segment's end).
+type Progress struct {
+	Total, Loaded atomic.Int64
 }
 
 // Report summarises one recovery.
@@ -87,6 +98,13 @@ func Open(opts Options) (*keyspace.Keyspace, Report, error) {
 	}
 	segs := a.Segments()
 	var rep Report
+	if p := opts.Progress; p != nil {
+		var total int64
+		for _, seg := range segs {
+			total += seg.Size()
+		}
+		p.Total.Store(total)
+	}
 	var indexKS **keyspace.Keyspace
 	var ix *keyindex.Index
 	var cp keyindex.Checkpoint
@@ -165,12 +183,18 @@ attempt:
 		end, last, err := wal.ScanSegmentFrom(seg, scanFrom, after, func(rec wal.Record) error {
 			rep.Records++
 			rep.Bytes += rec.Size
+			if p := opts.Progress; p != nil && rep.Records&1023 == 0 {
+				p.Loaded.Store(rep.Bytes)
+			}
 			if now := time.Now(); now.After(nextProgress) {
 				nextProgress = now.Add(time.Second)
 				logf("recovery: segment %d/%d, %d records, %d keys so far, %.1fs", i+1, len(segs), rep.Records, ks.KeyCount(), now.Sub(start).Seconds())
 			}
 			return ks.ReplayRecord(seg, rec)
 		})
+		if p := opts.Progress; p != nil {
+			p.Loaded.Store(rep.Bytes)
+		}
 		// Alloc and Rotate create the new segment before they seal the old
 		// one: a crash in between leaves the one before the newest unsealed.
 		// Its records end where the scan stopped (a torn record there is

@@ -48,7 +48,7 @@ const (
 	cfgHidden                              // not matched by patterns, only by its exact name
 	cfgSensitive                           // value never logged
 	cfgMultiArg                            // the value is a space-separated list
-	cfgDenyLoading                         // refused while loading (no effect here: the port opens after recovery)
+	cfgDenyLoading                         // refused while loading (not enforced yet: loading.go)
 )
 
 // maxUint64 is the upper bound of Redis's unsigned long long parameters,

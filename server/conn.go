@@ -166,7 +166,9 @@ func newConn(s *Server, nc net.Conn, id int64) *conn {
 		rbuf:    make([]byte, 0, readBufSize),
 	}
 	c.ID = id
-	c.KS = s.ks
+	if s.loading.Load() == nil { // loading.go: else the first command after Attach sets it
+		c.KS = s.ks
+	}
 	c.Srv = s
 	c.conn = c
 	c.OnError = c.noteError

@@ -49,6 +49,14 @@ func (c *conn) execute(args [][]byte) {
 		c.reject(cmd, subscribedContextError(cmd.Name)) // RESP2's subscribed state (pubsub.go); RESP3 has none
 		return
 	}
+	if c.srv.loading.Load() != nil { // loading.go: the keyspace is not attached yet
+		if refusedWhileLoading(cmd) {
+			c.reject(cmd, errLoading)
+			return
+		}
+	} else if c.KS == nil {
+		c.KS = c.srv.ks // a connection made while loading
+	}
 	if c.srv.busy.Load() != nil && !(cmd.NoLock && cmd.Flags&FlagAllowBusy != 0) {
 		c.reject(cmd, c.srv.busyReply()) // a script ran past busy-reply-threshold (scriptbusy.go)
 		return
@@ -109,6 +117,15 @@ func (c *conn) reject(cmd *Command, msg string) {
 // (EXEC) already holds the lock, and records the LSN the batch must wait
 // for before its replies leave.
 func (c *conn) call(cmd *Command, args [][]byte, locked bool) {
+	if !locked && c.srv.loading.Load() != nil {
+		c.callWhileLoading(cmd, args) // loading.go
+		return
+	}
+	c.callNow(cmd, args, locked)
+}
+
+// callNow is call once the loading state is settled.
+func (c *conn) callNow(cmd *Command, args [][]byte, locked bool) {
 	c.errPrev, c.failedUncounted = c.errCount, false // errorstats.go
 	start := len(c.Out)
 	c.lastCmd = cmd

@@ -80,6 +80,7 @@ type infoData struct {
 	now      time.Time
 	started  time.Time
 	lastSave int64 // Unix seconds
+	saveLSN  uint64
 	// replication is the replication section's lines (repl.InfoReplication).
 	replication string
 	syncStats   repl.MasterStats // INFO stats sync_full, sync_partial_ok, sync_partial_err
@@ -117,8 +118,9 @@ type infoData struct {
 
 	cpuSys, cpuUser float64
 
-	cmds   []cmdStatLine
-	errors []errorStatLine
+	cmds    []cmdStatLine
+	errors  []errorStatLine
+	loading loadingInfo
 
 	latencyTracking bool
 	percentiles     []float64
@@ -143,12 +145,16 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 		now:        time.Now(),
 		started:    s.started,
 		lastSave:   s.lastSave.Load(),
+		saveLSN:    s.saveLSN.Load(),
 		runID:      s.runID,
 		pid:        os.Getpid(),
 		port:       int(s.live.port.Load()),
 		configFile: s.cfg.ConfigFile,
 		commit:     s.commit,
 		maxClients: s.live.maxClients.Load(),
+	}
+	if sel&secPersistence != 0 {
+		d.loading = s.loadingInfo(d.now)
 	}
 	if sel&secServer != 0 {
 		d.executable, _ = os.Executable()
@@ -385,9 +391,12 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 	}
 	if sel&secPersistence != 0 {
 		section("Persistence")
-		line("loading", 0)
+		line("loading", boolInt(d.loading.on))
 		line("async_loading", 0)
-		line("rdb_changes_since_last_save", 0)
+		// Records logged since the last SAVE/BGSAVE (or the start): one
+		// per write command or transaction group, Redis's count of changes
+		// to the dataset for a snapshot that Persimmon does not need.
+		line("rdb_changes_since_last_save", d.ks.LastLSN-min(d.saveLSN, d.ks.LastLSN))
 		line("rdb_bgsave_in_progress", 0)
 		line("rdb_last_save_time", d.lastSave)
 		line("rdb_last_bgsave_status", "ok")
@@ -397,6 +406,9 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("aof_rewrite_in_progress", 0)
 		line("aof_rewrite_scheduled", 0)
 		line("aof_last_write_status", okOrErr(d.ks.WriteFailing))
+		if d.loading.on {
+			b = appendLoadingInfo(b, d.loading, d.now.Unix())
+		}
 		line("durability_mode", d.ks.Mode)
 		line("wal_last_lsn", d.ks.LastLSN)
 		line("wal_durable_lsn", d.ks.DurableLSN)
@@ -671,6 +683,14 @@ func (o *opsSampler) rates() (ops int64, inKbps, outKbps float64) {
 	}
 	n := float64(len(o.ops))
 	return int64(so / n), si / n / 1024, sout / n / 1024
+}
+
+// boolInt is a Redis 0/1 field.
+func boolInt(on bool) int {
+	if on {
+		return 1
+	}
+	return 0
 }
 
 // okOrErr is a Redis status field: "err" when failing, else "ok".

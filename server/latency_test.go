@@ -200,3 +200,55 @@ func TestObjectIdleFreqByPolicy(t *testing.T) {
 		t.Errorf("FREQ of a missing key = %q", r)
 	}
 }
+
+// rdb_changes_since_last_save counts the writes logged since the last
+// SAVE/BGSAVE (or the start), as Redis counts changes since its snapshot.
+func TestRDBChangesSinceLastSave(t *testing.T) {
+	s := startKeyspaceServer(t, t.TempDir(), pmem.ModePmem)
+	w := dialAddr(t, s.addr)
+	changes := func() string { return infoLine(w, "persistence", "rdb_changes_since_last_save") }
+	wantInfo(t, changes(), "0", "rdb_changes_since_last_save at start")
+	w.do("SET", "a", "1")
+	w.do("SET", "b", "2")
+	w.do("GET", "a")
+	w.do("INCR", "a")
+	wantInfo(t, changes(), "3", "rdb_changes_since_last_save after 3 writes")
+	w.do("BGSAVE")
+	wantInfo(t, changes(), "0", "rdb_changes_since_last_save after BGSAVE")
+	w.do("DEL", "b")
+	wantInfo(t, changes(), "1", "rdb_changes_since_last_save after DEL")
+	w.do("SAVE")
+	wantInfo(t, changes(), "0", "rdb_changes_since_last_save after SAVE")
+}
+
+// MEMORY STATS has Redis 7.0's fields, in its order; MEMORY DOCTOR answers.
+func TestMemoryStatsShape(t *testing.T) {
+	s := startKeyspaceServer(t, t.TempDir(), pmem.ModePmem)
+	rc := goRedis(t, s.addr)
+	ctx := context.Background()
+	rc.Set(ctx, "k", "v", 0)
+	v, err := rc.Do(ctx, "MEMORY", "STATS").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := v.(map[any]any)
+	want := strings.Fields(`peak.allocated total.allocated startup.allocated replication.backlog clients.slaves
+		clients.normal cluster.links aof.buffer lua.caches functions.caches db.0 overhead.total keys.count
+		keys.bytes-per-key dataset.bytes dataset.percentage peak.percentage allocator.allocated allocator.active
+		allocator.resident allocator-fragmentation.ratio allocator-fragmentation.bytes allocator.rss-ratio
+		allocator.rss-bytes rss-overhead.ratio rss-overhead.bytes fragmentation fragmentation.bytes`)
+	if len(m) != len(want) {
+		t.Errorf("MEMORY STATS has %d fields, want %d: %v", len(m), len(want), m)
+	}
+	for _, f := range want {
+		if _, ok := m[f]; !ok {
+			t.Errorf("MEMORY STATS lacks %s", f)
+		}
+	}
+	if m["keys.count"] != int64(1) {
+		t.Errorf("keys.count = %v", m["keys.count"])
+	}
+	if d, err := rc.Do(ctx, "MEMORY", "DOCTOR").Text(); err != nil || !strings.HasPrefix(d, "Hi Sam") {
+		t.Errorf("MEMORY DOCTOR = %q, %v", d, err)
+	}
+}

@@ -3,6 +3,9 @@ package server
 import (
 	"runtime"
 	"runtime/debug"
+	"strconv"
+
+	"github.com/persimmon-db/persimmon/keyspace"
 )
 
 // memoryCommands is MEMORY (semantics: redis.io MEMORY PURGE): PURGE runs a
@@ -19,6 +22,12 @@ func memoryCommands() []Command {
 				{Name: "memory|usage", Arity: -3, Flags: FlagReadonly, Group: "server", Since: "4.0.0",
 					Summary: "Estimate the memory usage of a key", Run: cmdMemoryUsage,
 					FirstKey: 2, LastKey: 2, Step: 1, KeySpecs: []KeySpec{KeyRange(KeyRO, 2, 0, 1)}},
+				{Name: "memory|stats", Arity: 2, Group: "server", Since: "4.0.0",
+					Summary: "Show memory usage details", Run: cmdMemoryStats, NoLock: true,
+					Tips: []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}},
+				{Name: "memory|doctor", Arity: 2, Group: "server", Since: "4.0.0",
+					Summary: "Outputs memory problems report", Run: cmdMemoryDoctor, NoLock: true,
+					Tips: []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}},
 				{Name: "memory|help", Arity: 2, Flags: FlagLoading | FlagStale, Group: "server", Since: "4.0.0",
 					Summary: "Show helpful text about the different subcommands", Run: cmdMemoryHelp, NoLock: true},
 			}},
@@ -60,10 +69,136 @@ func cmdMemoryUsage(c *Client, args [][]byte) {
 	c.WriteInt(n)
 }
 
+// memoryStats are MEMORY STATS' figures: the Go heap stands for Redis's
+// allocator, the resident set for its RSS; the arena's mapped segments
+// are file-backed memory outside the heap.
+type memoryStats struct {
+	heap, heapInuse, rss uint64
+	keys                 int64
+	dbs                  []dbMemory
+	scripts              int64
+}
+
+type dbMemory struct {
+	db             int
+	keys, expires  int
+	overheadMain   int64
+	overheadExpire int64
+}
+
+// memoryStats gathers them; locked says the caller (EXEC) holds the
+// keyspace lock already.
+func (s *Server) memoryStats(locked bool) memoryStats {
+	var m memoryStats
+	m.heap, m.heapInuse = goHeap()
+	m.rss, _, _ = residentBytes()
+	m.scripts = s.cachedScripts.Load()
+	if s.env.dbInfo == nil {
+		return m
+	}
+	if !locked {
+		s.env.lock()
+		defer s.env.unlock()
+	}
+	for db := range keyspace.NumDBs {
+		in := s.env.dbInfo(db) // exact now, as INFO keyspace
+		if in.Keys == 0 {
+			continue
+		}
+		m.keys += int64(in.Keys)
+		m.dbs = append(m.dbs, dbMemory{db: db, keys: in.Keys, expires: in.Expires,
+			overheadMain: int64(in.Keys) * 72, overheadExpire: int64(in.Expires) * 24})
+	}
+	return m
+}
+
+// cmdMemoryStats: MEMORY STATS (semantics: redis.io MEMORY STATS): Redis's
+// map of fields, filled with what Persimmon has (the Go heap as the
+// allocator, per-key overheads as MEMORY USAGE estimates them, 0 where
+// Persimmon has no such thing: replication backlog in memory, AOF buffer,
+// cluster links).
+func cmdMemoryStats(c *Client, _ [][]byte) {
+	m := c.Srv.memoryStats(c.conn != nil && c.conn.inExec)
+	var overheadDB int64
+	for _, d := range m.dbs {
+		overheadDB += d.overheadMain + d.overheadExpire
+	}
+	overhead := overheadDB
+	dataset := max(int64(m.heap)-overhead, 0)
+	ratio := func(a, b uint64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return float64(a) / float64(b)
+	}
+	perKey := int64(0)
+	if m.keys > 0 {
+		perKey = int64(m.heap) / m.keys
+	}
+	c.WriteMap(27 + len(m.dbs))
+	ints := func(name string, v int64) {
+		c.WriteBulkString(name)
+		c.WriteInt(v)
+	}
+	dbl := func(name string, v float64) {
+		c.WriteBulkString(name)
+		c.WriteDouble(v)
+	}
+	ints("peak.allocated", int64(m.heapInuse))
+	ints("total.allocated", int64(m.heap))
+	ints("startup.allocated", 0)
+	ints("replication.backlog", 0)
+	ints("clients.slaves", 0)
+	ints("clients.normal", 0)
+	ints("cluster.links", 0)
+	ints("aof.buffer", 0)
+	ints("lua.caches", m.scripts)
+	ints("functions.caches", 0)
+	for _, d := range m.dbs {
+		c.WriteBulkString("db." + strconv.Itoa(d.db))
+		c.WriteMap(2)
+		ints("overhead.hashtable.main", d.overheadMain)
+		ints("overhead.hashtable.expires", d.overheadExpire)
+	}
+	ints("overhead.total", overhead)
+	ints("keys.count", m.keys)
+	ints("keys.bytes-per-key", perKey)
+	ints("dataset.bytes", dataset)
+	dbl("dataset.percentage", 100*ratio(uint64(dataset), m.heap))
+	dbl("peak.percentage", 100*ratio(m.heap, m.heapInuse))
+	ints("allocator.allocated", int64(m.heap))
+	ints("allocator.active", int64(m.heapInuse))
+	ints("allocator.resident", int64(m.rss))
+	dbl("allocator-fragmentation.ratio", ratio(m.heapInuse, m.heap))
+	ints("allocator-fragmentation.bytes", int64(m.heapInuse)-int64(m.heap))
+	dbl("allocator.rss-ratio", ratio(m.rss, m.heapInuse))
+	ints("allocator.rss-bytes", int64(m.rss)-int64(m.heapInuse))
+	dbl("rss-overhead.ratio", 1)
+	ints("rss-overhead.bytes", 0)
+	dbl("fragmentation", ratio(m.rss, m.heap))
+	ints("fragmentation.bytes", int64(m.rss)-int64(m.heap))
+}
+
+// cmdMemoryDoctor: MEMORY DOCTOR: Redis's report when it finds nothing
+// to say, or its "too little data" answer for a small instance (Persimmon
+// keeps its data in the mapped arena, outside what a heap doctor sees).
+func cmdMemoryDoctor(c *Client, _ [][]byte) {
+	heap, _ := goHeap()
+	if heap < 5<<20 {
+		c.WriteVerbatimString("txt", "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n")
+		return
+	}
+	c.WriteVerbatimString("txt", "Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.\n")
+}
+
 func cmdMemoryHelp(c *Client, _ [][]byte) {
 	writeHelp(c, "MEMORY", []string{
+		"DOCTOR",
+		"    Return memory problems reports.",
 		"PURGE",
 		"    Attempt to purge dirty pages for reclamation by the allocator.",
+		"STATS",
+		"    Return information about the memory usage of the server.",
 		"USAGE <key> [SAMPLES <count>]",
 		"    Return memory in bytes used by <key> and its value. Nested values are",
 		"    sampled up to <count> times (default: 5, 0 means sample all).",

@@ -17,6 +17,7 @@ import "time"
 // saveCommand: semantics: redis.io SAVE. Reply: +OK.
 func saveCommand(c *Client, _ [][]byte) {
 	c.Srv.lastSave.Store(time.Now().Unix())
+	c.Srv.saveLSN.Store(c.Srv.env.lastLSN())
 	c.waitForEveryWrite()
 	c.WriteOK()
 }
@@ -41,6 +42,7 @@ func bgsaveCommand(c *Client, args [][]byte) {
 		return
 	}
 	c.Srv.lastSave.Store(time.Now().Unix())
+	c.Srv.saveLSN.Store(c.Srv.env.lastLSN())
 	c.waitForEveryWrite()
 	c.WriteString("Background saving started")
 }

@@ -216,11 +216,16 @@ type Server struct {
 
 	started  time.Time
 	lastSave atomic.Int64 // LASTSAVE: Unix seconds of the last SAVE/BGSAVE, or of the start
-	runID    string
-	stats    serverStats
-	errors   errorStats     // INFO errorstats (errorstats.go)
-	latency  latencyMonitor // LATENCY's event series (latency.go)
-	ops      opsSampler
+	// saveLSN is the last LSN at the last SAVE/BGSAVE or at the start:
+	// INFO's rdb_changes_since_last_save counts the records after it.
+	saveLSN     atomic.Uint64
+	runID       string
+	stats       serverStats
+	loadingGate // serving before the keyspace is attached (loading.go)
+
+	errors  errorStats     // INFO errorstats (errorstats.go)
+	latency latencyMonitor // LATENCY's event series (latency.go)
+	ops     opsSampler
 
 	nextID atomic.Int64
 
@@ -255,6 +260,7 @@ func NewServer(cfg Config, ks *keyspace.Keyspace, logf func(string, ...any), fam
 	// replication_effects.go: expiry propagated as DEL
 	ks.OnExpired(s.propagateExpired)
 	s.acl.dir = cfg.Dir // the ACL state lives beside the keyspace (protocol tests have none)
+	s.saveLSN.Store(ks.LastLSN())
 	ks.Lock()
 	s.loadFunctions(ks.Functions())
 	ks.OnKeyTouched(s.track.keyTouched) // tracking.go
@@ -357,6 +363,14 @@ func (s *Server) ListenAndServe() error {
 	if err := s.Listen(); err != nil {
 		return err
 	}
+	return s.AnnounceAndWait()
+}
+
+// AnnounceAndWait logs "ready to accept connections" for each listener
+// Listen opened (a binary that listens while it loads logs it once the
+// keyspace is attached, as Redis logs it once its data is loaded), then
+// waits until the server closes.
+func (s *Server) AnnounceAndWait() error {
 	s.mu.Lock()
 	for _, ln := range s.lns {
 		s.logf("ready to accept connections tcp %s", ln.Addr())

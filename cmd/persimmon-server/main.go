@@ -34,6 +34,7 @@ import (
 	"syscall"
 
 	"github.com/persimmon-db/persimmon/commands"
+	"github.com/persimmon-db/persimmon/keyspace"
 	"github.com/persimmon-db/persimmon/pmem"
 	"github.com/persimmon-db/persimmon/proto"
 	"github.com/persimmon-db/persimmon/recovery"
@@ -196,14 +197,53 @@ func run(args []string, stderr io.Writer) int {
 		return 1
 	}
 
-	ks, _, err := recovery.Open(opts)
-	if err != nil {
-		logf("fatal: cannot open %s: %v", opts.Dir, err)
-		if errors.Is(err, wal.ErrCorruption) {
-			logf("inspect it with: persimmon-check verify %s; persimmon-check repair %s keeps the longest valid prefix (later segments go to lost+found)", opts.Dir, opts.Dir)
-		}
+	// The port opens before recovery, as Redis's does before it loads:
+	// until the keyspace is attached every command Redis refuses while
+	// loading answers -LOADING, and INFO shows the progress.
+	cfg.DumpValue = commands.DumpValue // replicas' snapshots
+	progress := new(recovery.Progress)
+	opts.Progress = progress
+	srv := server.NewLoadingServer(cfg, logf, commands.Table(), func() (int64, int64) {
+		return progress.Loaded.Load(), progress.Total.Load()
+	})
+	if err := srv.LoadACL(); err != nil {
+		logf("fatal: %v", err)
+		srv.Close()
 		return 1
 	}
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
+	if err := srv.Listen(); err != nil {
+		logf("fatal: %v", err)
+		srv.Close()
+		return 1
+	}
+	recovered := make(chan openedKeyspace, 1)
+	go func() {
+		ks, _, err := recovery.Open(opts)
+		recovered <- openedKeyspace{ks, err}
+	}()
+	var ks *keyspace.Keyspace
+	select {
+	case r := <-recovered:
+		if r.err != nil {
+			logf("fatal: cannot open %s: %v", opts.Dir, r.err)
+			if errors.Is(r.err, wal.ErrCorruption) {
+				logf("inspect it with: persimmon-check verify %s; persimmon-check repair %s keeps the longest valid prefix (later segments go to lost+found)", opts.Dir, opts.Dir)
+			}
+			srv.Close()
+			return 1
+		}
+		ks = r.ks
+	case sig := <-sigc:
+		return stopWhileLoading(logf, srv, recovered, fmt.Sprintf("received %v while loading", sig), 0)
+	case <-srv.Done():
+		return stopWhileLoading(logf, srv, recovered, "SHUTDOWN while loading", 0)
+	}
+	srv.Attach(ks)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.AnnounceAndWait() }()
+	// The probe's msyncs run once the port is open and the data served.
 	dax := pmem.ProbeDAX(opts.Dir)
 	logf("%s%s", pmem.Describe(opts.Mode, opts.Dir, dax), syncCostText(opts.Mode, opts.Dir, dax))
 	logf("connections: --io %s; scheduler threads (GOMAXPROCS): %d", cfg.IO, threads)
@@ -221,18 +261,6 @@ func run(args []string, stderr io.Writer) int {
 			defer os.Remove(pidfile)
 		}
 	}
-
-	cfg.DumpValue = commands.DumpValue // replicas' snapshots
-	srv := server.NewServer(cfg, ks, logf, commands.Table())
-	if err := srv.LoadACL(); err != nil {
-		logf("fatal: %v", err)
-		srv.Close()
-		return 1
-	}
-	sigc := make(chan os.Signal, 1)
-	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
 
 	code := 0
 	select {
@@ -255,6 +283,29 @@ func run(args []string, stderr io.Writer) int {
 	}
 	if code == 0 {
 		logf("everything is durable; bye")
+	}
+	return code
+}
+
+// openedKeyspace is what recovery.Open gave.
+type openedKeyspace struct {
+	ks  *keyspace.Keyspace
+	err error
+}
+
+// stopWhileLoading ends a server stopped before its keyspace was
+// attached: the recovery runs to its end (it holds the data directory)
+// and its keyspace is closed unchanged; why is logged.
+func stopWhileLoading(logf func(string, ...any), srv *server.Server, recovered <-chan openedKeyspace, why string, code int) int {
+	if why != "" {
+		logf("%s: stopping once recovery has finished", why)
+	}
+	srv.Close()
+	if r := <-recovered; r.ks != nil {
+		if err := r.ks.Close(); err != nil {
+			logf("fatal: closing: %v", err)
+			return 1
+		}
 	}
 	return code
 }
