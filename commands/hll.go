@@ -148,7 +148,9 @@ func cmdPFAdd(c *Client, args [][]byte) {
 		c.WriteInt(1)
 		b := c.KS.NewBatch()
 		b.Set(c.DB, key, v, 0)
-		commitReply(c, b, mark)
+		if commitReply(c, b, mark) {
+			c.Notify(notifyString, "pfadd", key)
+		}
 		return
 	}
 	var buf [8]keyspace.HLLRegister

@@ -137,7 +137,9 @@ func (ks *Keyspace) kixLookup(dbi int, key []byte) *entry {
 	}
 	e := ks.kixEntry(string(key), loc)
 	if e.expireAt != 0 && e.expireAt <= ks.NowMs() {
-		ks.expire(dbi, e.key)
+		if !ks.expiryPaused.Load() { // CLIENT PAUSE: read as missing, kept
+			ks.expire(dbi, e.key)
+		}
 		return nil
 	}
 	return e

@@ -29,6 +29,12 @@ func (c *conn) execute(args [][]byte) {
 		c.reject(cmd, msg)
 		return
 	}
+	if cmd.Name == "debug" && !c.srv.DebugCommandAllowed(&c.Client) {
+		// a protected command is refused before anything else is
+		// checked (Redis's processCommand), so in a subscribed context too
+		c.reject(cmd, errDebugNotAllowed)
+		return
+	}
 	if !c.Authed && cmd.Flags&FlagNoAuth == 0 && c.srv.acl.store.AuthRequired() {
 		c.reject(cmd, ErrNoAuth)
 		return
@@ -84,6 +90,9 @@ func (c *conn) execute(args [][]byte) {
 	}
 	c.call(cmd, args, false)
 }
+
+// errDebugNotAllowed is Redis 7.0's refusal of DEBUG under enable-debug-command.
+const errDebugNotAllowed = `ERR DEBUG command not allowed. If the enable-debug-command option is set to "local", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.`
 
 // reject answers a request that will not run. Inside MULTI it also dooms
 // the transaction, so that EXEC answers EXECABORT. A rejected EXEC itself

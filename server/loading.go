@@ -79,18 +79,17 @@ func NewLoadingServer(cfg Config, logf func(string, ...any), families []Command,
 func (s *Server) Attach(ks *keyspace.Keyspace) {
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
-	s.ks = ks
 	s.env = keyspaceEnv(ks)
-	ks.Lock()
-	s.loadFunctions(ks.Functions())
-	ks.SetLatencyObserver(s.latencyEvent)
-	ks.Unlock()
-	if s.loop != nil && s.cfg.Durability == "msync" {
-		s.commit = newCommitter(s)
+	s.wireKeyspace(ks)
+	if s.cfg.Durability == "msync" {
+		s.dirty = newDirtyKeys() // dirty.go
+		if s.loop != nil {
+			s.commit = newCommitter(s)
+		}
 	}
 	s.lastSave.Store(time.Now().Unix())
-	s.saveLSN.Store(ks.LastLSN())
 	s.loading.Store(nil)
+	s.resumeReplication() // replica.go: replicaof configured, from the stored position
 }
 
 // refusedWhileLoading reports whether cmd is refused in the loading state.

@@ -255,19 +255,25 @@ type Server struct {
 // not listen yet. It panics if a name is registered twice.
 func NewServer(cfg Config, ks *keyspace.Keyspace, logf func(string, ...any), families []Command) *Server {
 	s := newServer(cfg, keyspaceEnv(ks), logf, newCommandTable(families))
+	s.acl.dir = cfg.Dir // the ACL state lives beside the keyspace (protocol tests have none)
+	s.wireKeyspace(ks)
+	s.resumeReplication() // replica.go: replicaof configured, from the stored position
+	return s
+}
+
+// wireKeyspace makes ks the server's keyspace and installs the server's
+// hooks on it (NewServer, and Attach after loading).
+func (s *Server) wireKeyspace(ks *keyspace.Keyspace) {
 	s.ks = ks
 	s.installNotify()
 	// replication_effects.go: expiry propagated as DEL
 	ks.OnExpired(s.propagateExpired)
-	s.acl.dir = cfg.Dir // the ACL state lives beside the keyspace (protocol tests have none)
 	s.saveLSN.Store(ks.LastLSN())
 	ks.Lock()
 	s.loadFunctions(ks.Functions())
 	ks.OnKeyTouched(s.track.keyTouched) // tracking.go
 	ks.SetLatencyObserver(s.latencyEvent)
 	ks.Unlock()
-	s.resumeReplication() // replica.go: replicaof configured, from the stored position
-	return s
 }
 
 func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[string]*Command) *Server {

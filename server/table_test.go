@@ -345,6 +345,7 @@ pfadd 1 1 1 RW+insert@1:range(0,1,0)
 pfcount 1 -1 1 RW+access@1:range(-1,1,0){RW because it may change the internal representation of the key, and propagate to replicas}
 pfdebug 2 2 1 RW+access@2:range(0,1,0)
 pfmerge 1 -1 1 RW+access+insert@1:range(0,1,0) RO+access@2:range(-1,1,0)
+migrate 3 3 1 movable RW+access+delete@3:range(0,1,0) RW+access+delete+incomplete@kw(KEYS,-2):range(-1,1,0)
 `
 
 // compactKeySpecs renders cmd the way recordedKeySpecs lists it.

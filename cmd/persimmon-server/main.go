@@ -241,13 +241,6 @@ func run(args []string, stderr io.Writer) int {
 		return stopWhileLoading(logf, srv, recovered, "SHUTDOWN while loading", 0)
 	}
 	srv.Attach(ks)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.AnnounceAndWait() }()
-	// The probe's msyncs run once the port is open and the data served.
-	dax := pmem.ProbeDAX(opts.Dir)
-	logf("%s%s", pmem.Describe(opts.Mode, opts.Dir, dax), syncCostText(opts.Mode, opts.Dir, dax))
-	logf("connections: --io %s; scheduler threads (GOMAXPROCS): %d", cfg.IO, threads)
-
 	// The pidfile is written once the data directory is ours (recovery
 	// holds its lock), so a second server refused on the same directory
 	// never overwrites the first one's PID.
@@ -261,6 +254,13 @@ func run(args []string, stderr io.Writer) int {
 			defer os.Remove(pidfile)
 		}
 	}
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.AnnounceAndWait() }()
+	// The probe's msyncs run once the port is open and the data served.
+	dax := pmem.ProbeDAX(opts.Dir)
+	logf("%s%s", pmem.Describe(opts.Mode, opts.Dir, dax), syncCostText(opts.Mode, opts.Dir, dax))
+	logf("connections: --io %s; scheduler threads (GOMAXPROCS): %d", cfg.IO, threads)
 
 	code := 0
 	select {
