@@ -85,6 +85,7 @@ const (
 	cpMagic               // cpMagicValue: written by this keyspace
 	cpDRAMKeysBase        // cpDRAMKeys of the checkpoint before (an applying block's base)
 	cpFunctionsLoc        // location of the live function libraries' operation (0: none)
+	cpReplPosLoc          // location of a replica's live replication position operation (0: none)
 )
 
 const cpMagicValue = 0x6b69_7832 // "kix2": keys with an expiry are indexed
@@ -360,6 +361,21 @@ func (ks *Keyspace) AttachIndex(ix *keyindex.Index, cp keyindex.Checkpoint, ok b
 			ks.fn = functionsState{codes: codes, loc: loc, size: o.size}
 		}
 	}
+	if trusted && cp.User[cpReplPosLoc] != 0 {
+		// Nor is a replica's position (replpos.go): read it back too.
+		loc := cp.User[cpReplPosLoc]
+		o, err := ks.opAt(loc)
+		var p replPosition
+		if err == nil && o.kind == opReplPosition {
+			p, err = decodeReplPosition(o.body)
+		}
+		if err != nil || o.kind != opReplPosition {
+			trusted = false
+		} else {
+			p.loc, p.size = loc, o.size
+			ks.repl = p
+		}
+	}
 	if trusted {
 		ks.liveBytes = int64(cp.User[cpLiveBytes])
 		ks.swappedSeg = cp.User[cpSwappedSeg]
@@ -430,6 +446,9 @@ func (ks *Keyspace) kixCheckpoint() error {
 	cp.User[cpMagic] = cpMagicValue
 	if len(ks.fn.codes) > 0 { // an empty set's operation is not kept by the cleaner
 		cp.User[cpFunctionsLoc] = ks.fn.loc
+	}
+	if ks.repl.replid != "" && ks.repl.loc != 0 { // a cleared position is not kept either
+		cp.User[cpReplPosLoc] = ks.repl.loc
 	}
 	start := time.Now()
 	if err := ks.kix.ix.Checkpoint(cp); err != nil {
