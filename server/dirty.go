@@ -100,10 +100,11 @@ func (d *dirtyKeys) prune(durable uint64) {
 // hasFixedKeys reports whether every key cmd touches is at its
 // FirstKey/LastKey/Step positions in the selected database: not for
 // movable keys (a numkeys, STORE, STREAMS: SORT, ZUNIONSTORE, EVAL,
-// XREADGROUP), a GetKeys proc, an incomplete key spec, or commands that
+// XREADGROUP), a numkeys or keyword key spec, an incomplete one, a GetKeys
+// proc without index-only key specs, or commands that
 // reach another database (MOVE, COPY … DB) or another server (MIGRATE).
 func hasFixedKeys(cmd *Command) bool {
-	if cmd.FirstKey <= 0 || cmd.GetKeys != nil || len(cmd.Subcommands) > 0 || cmd.Flags&FlagMovableKeys != 0 {
+	if cmd.FirstKey <= 0 || len(cmd.Subcommands) > 0 || cmd.Flags&FlagMovableKeys != 0 {
 		return false
 	}
 	switch cmd.Name {
@@ -111,9 +112,12 @@ func hasFixedKeys(cmd *Command) bool {
 		return false
 	}
 	for i := range cmd.KeySpecs {
-		if cmd.KeySpecs[i].Flags&KeyIncomplete != 0 {
+		sp := &cmd.KeySpecs[i]
+		if sp.Flags&KeyIncomplete != 0 || sp.KeyNum || sp.Keyword != "" || sp.Unknown {
 			return false
 		}
 	}
-	return true
+	// A GetKeys proc with index-only specs only refines the flags (SET's
+	// GET, BITFIELD's GET): its keys are still at the fixed positions.
+	return cmd.GetKeys == nil || len(cmd.KeySpecs) > 0
 }

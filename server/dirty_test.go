@@ -21,6 +21,13 @@ func TestDirtyKeysWaitLSN(t *testing.T) {
 		}
 		return out
 	}
+	// SET's GetKeys only refines its key's flags: still fixed positions.
+	setFlags := mk(Command{Name: "set", Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1, GetKeys: SetGetKeys,
+		KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate | KeyVariableFlags, Index: 1, KeyStep: 1}}})
+	zunion := mk(Command{Name: "zunionstore", Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1, GetKeys: NumkeysGetKeys(1, 2, 3)})
+	if !setFlags.fixedKeys || zunion.fixedKeys || sortRO.fixedKeys || move.fixedKeys {
+		t.Fatalf("fixedKeys: SET %v (want true), ZUNIONSTORE %v, SORT_RO %v, MOVE %v (want false)", setFlags.fixedKeys, zunion.fixedKeys, sortRO.fixedKeys, move.fixedKeys)
+	}
 	d := newDirtyKeys()
 	step := func(name string, cmd *Command, db int, args [][]byte, before, after uint64, served bool, want uint64) {
 		t.Helper()
