@@ -167,7 +167,13 @@ func (s *server) stop() error {
 	select {
 	case err := <-s.done:
 		s.cmd.ProcessState = &os.ProcessState{}
-		return err
+		if err != nil {
+			// a non-zero exit after SIGTERM (a panic while shutting
+			// down): the error carries the end of the server's log
+			l := s.log.String()
+			return fmt.Errorf("%w; server log ends:\n%s", err, l[max(0, len(l)-4000):])
+		}
+		return nil
 	case <-time.After(30 * time.Second):
 		return fmt.Errorf("server did not exit 30s after SIGTERM")
 	}
