@@ -35,10 +35,11 @@ type dirtyKeys struct {
 	keys      map[string]uint64 // db byte + key → LSN of its last write
 	global    uint64            // covers every write not in keys
 	accounted uint64            // the last LSN classified into keys or global
+	pruneAt   int               // map size that triggers the next prune (≥ dirtyPrune)
 	buf       []byte            // scratch for map keys
 }
 
-func newDirtyKeys() *dirtyKeys { return &dirtyKeys{keys: map[string]uint64{}} }
+func newDirtyKeys() *dirtyKeys { return &dirtyKeys{keys: map[string]uint64{}, pruneAt: dirtyPrune} }
 
 // waitLSN classifies the appends of one command (before and after: the
 // log's last LSN around it; served: it served blocked clients) and returns
@@ -54,8 +55,12 @@ func (d *dirtyKeys) waitLSN(cmd *Command, db int, args [][]byte, before, after u
 		if !keyed || served {
 			d.global = after
 		} else {
-			if len(d.keys) >= dirtyPrune {
+			if len(d.keys) >= d.pruneAt {
+				// Twice what is left after a prune: with many keys still
+				// waiting for a slow sync, pruning stays amortised O(1)
+				// per write instead of a scan on every one.
 				d.prune(durable)
+				d.pruneAt = max(dirtyPrune, 2*len(d.keys))
 			}
 			d.forKeys(cmd, db, args, func(k []byte) { d.keys[string(k)] = after })
 		}

@@ -71,4 +71,13 @@ func TestDirtyKeysWaitLSN(t *testing.T) {
 	if d.keys["\x00z"] != 21 {
 		t.Fatalf("z's entry is %d after pruning, want 21", d.keys["\x00z"])
 	}
+	// With nothing durable, a full map is not scanned on every write: the
+	// next prune waits until the map has doubled.
+	for i := 0; i < 2*dirtyPrune; i++ {
+		d.keys[string(rune(i))+"y"] = 30
+	}
+	d.waitLSN(set, 0, a("set", "w", "v"), 30, 31, false, 20)
+	if d.pruneAt <= len(d.keys)-1 {
+		t.Fatalf("pruneAt %d with %d entries none durable: the next write would scan again", d.pruneAt, len(d.keys))
+	}
 }
