@@ -117,6 +117,7 @@ type infoData struct {
 	inKbps, outKbps                                      float64
 
 	cpuSys, cpuUser float64
+	gc              gcStats // INFO stats go_gc_* (gcstats.go)
 
 	cmds    []cmdStatLine
 	errors  []errorStatLine
@@ -207,6 +208,7 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 		d.netIn, d.netOut = st.netIn.Load(), st.netOut.Load()
 		d.reads, d.writes = st.reads.Load(), st.writes.Load()
 		d.opsPerSec, d.inKbps, d.outKbps = s.ops.rates()
+		d.gc = st.gc.read()
 	}
 	if sel&secCPU != 0 {
 		var ru syscall.Rusage
@@ -474,6 +476,16 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("total_error_replies", d.errorReplies)
 		line("total_reads_processed", d.reads)
 		line("total_writes_processed", d.writes)
+		// Persimmon's own: the Go collector since the start or CONFIG
+		// RESETSTAT; pause percentiles are the upper bounds of the
+		// runtime's histogram buckets, in microseconds.
+		us := func(s float64) string { return strconv.FormatFloat(s*1e6, 'f', 1, 64) }
+		line("go_gc_cycles", d.gc.cycles)
+		line("go_gc_pauses", d.gc.pauses)
+		line("go_gc_pause_p50_us", us(d.gc.p50))
+		line("go_gc_pause_p99_us", us(d.gc.p99))
+		line("go_gc_pause_p999_us", us(d.gc.p999))
+		line("go_gc_pause_max_us", us(d.gc.pmax))
 	}
 	if sel&secReplication != 0 {
 		section("Replication")

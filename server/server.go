@@ -173,6 +173,7 @@ type serverStats struct {
 	netOut        atomic.Int64
 	reads         atomic.Int64
 	writes        atomic.Int64
+	gc            gcBaseline // INFO stats go_gc_*: counts at the last CONFIG RESETSTAT (gcstats.go)
 }
 
 func (st *serverStats) reset() {
@@ -184,6 +185,7 @@ func (st *serverStats) reset() {
 	st.netOut.Store(0)
 	st.reads.Store(0)
 	st.writes.Store(0)
+	st.gc.reset()
 }
 
 // Server serves RESP2 over TCP on top of a keyspace: one goroutine per
