@@ -52,7 +52,17 @@ func TestParseTemplate(t *testing.T) {
 	if len(tm.args[1]) != 3 || tm.args[1][1].dist != "zipfian" || tm.args[2][1].dist != "sequence" {
 		t.Fatalf("embedded placeholders: %+v", tm.args)
 	}
+	tm, err = parseTemplate("GET k:{key uniform 100 %014d} {key sequence 3 %d}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ti := tm.instance()
+	args := ti.build(rand.New(rand.NewPCG(1, 1)))
+	if len(args[1]) != 16 || !strings.HasPrefix(string(args[1]), "k:000000000000") || string(args[2]) != "0" {
+		t.Fatalf("keys with a format: %q", args)
+	}
 	for _, bad := range []string{"GET {key}", "GET {key normal 10}", "GET {key uniform 0}", "SET k {value}",
+		"GET {key uniform 10 %14d}", "GET {key uniform 10 %s}", "GET {key uniform 10 k%d}", "GET {key uniform 10 %00d}",
 		"SET k {value x}", "GET {rand -1}", "GET {nope 3}", "GET {key uniform 10"} {
 		if _, err := parseTemplate(bad); err == nil {
 			t.Errorf("%q: want an error", bad)

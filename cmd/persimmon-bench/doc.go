@@ -48,7 +48,9 @@
 // are shared by all connections and advance independently, so
 // "HSET {key sequence 1000} {key sequence 10007} {value 64}" with -n 10007000
 // visits every (key, field) pair because the ranges are coprime. {key zipfian N}
-// is YCSB's scrambled zipfian over N keys. --load runs exactly -n commands
+// is YCSB's scrambled zipfian over N keys. A fourth field %0Wd (or %d) writes
+// the key number alone, zero-padded to W digits, so "GET k:{key zipfian
+// 1000000 %014d}" reads keys loaded as k:%014d. --load runs exactly -n commands
 // with -P commands in flight per connection and labels the result a load
 // phase; otherwise the run stops at -n commands or -s seconds, whichever
 // comes first (10 s when neither is given).

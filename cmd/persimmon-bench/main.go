@@ -33,7 +33,8 @@ resp flags:
   -h host  -p port  -a password  -c / -C connections (32)  -n commands  -s seconds
   -P pipeline depth (1)  --load (a load phase: run -n commands, then stop)
   COMMAND placeholders: {key uniform N} {key sequence N} {key zipfian N}
-  (keys are key_ and ten digits), {value N} (N random bytes), {rand N} (0..N-1)
+  (keys are key_ and ten digits; {key zipfian N %014d}: the number alone, 14 digits),
+  {value N} (N random bytes), {rand N} (0..N-1)
   e.g. persimmon-bench resp --load -n 100000 -P 16 "SET {key sequence 100000} {value 64}"
        persimmon-bench resp -s 20 -c 50 "ZADD {key uniform 1000} {rand 70000} {key uniform 10000}"
 

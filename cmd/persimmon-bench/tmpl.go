@@ -182,6 +182,10 @@ type part struct {
 	n    uint64
 	dist string // for keys: uniform, sequence, zipfian
 	gen  keyGen
+	// width of a key written with a format ({key DIST N %0Wd}): the number
+	// alone, zero-padded to width digits (0: as few as it needs); -1: the
+	// default key_ and ten digits.
+	width int
 }
 
 // template is a parsed command such as
@@ -240,7 +244,7 @@ func parseTemplate(s string) (*template, error) {
 
 func parsePlaceholder(s string) (part, error) {
 	f := strings.Fields(s)
-	bad := fmt.Errorf("bad placeholder {%s}: want {key uniform|sequence|zipfian N}, {value N} or {rand N}", s)
+	bad := fmt.Errorf("bad placeholder {%s}: want {key uniform|sequence|zipfian N [%%0Wd]}, {value N} or {rand N}", s)
 	num := func(x string) (uint64, error) {
 		x = strings.ReplaceAll(x, "_", "")
 		n, err := strconv.ParseUint(x, 10, 64)
@@ -250,12 +254,29 @@ func parsePlaceholder(s string) (part, error) {
 		return n, nil
 	}
 	switch {
-	case len(f) == 3 && f[0] == "key":
+	case (len(f) == 3 || len(f) == 4) && f[0] == "key":
 		n, err := num(f[2])
 		if err != nil {
 			return part{}, err
 		}
-		p := part{kind: phKey, n: n, dist: f[1]}
+		p := part{kind: phKey, n: n, dist: f[1], width: -1}
+		if len(f) == 4 {
+			// %d or %0Wd: the key number alone, so that "GET k:{key
+			// uniform 1000000 %014d}" reads keys loaded as k:%014d.
+			w, ok := strings.CutPrefix(f[3], "%")
+			w, ok2 := strings.CutSuffix(w, "d")
+			p.width = 0
+			if w != "" {
+				x, err := strconv.Atoi(w)
+				if err != nil || w[0] != '0' || x <= 0 || x > 20 {
+					ok = false
+				}
+				p.width = x
+			}
+			if !ok || !ok2 {
+				return part{}, bad
+			}
+		}
 		switch f[1] {
 		case "uniform":
 			p.gen = uniformGen{n}
@@ -306,7 +327,11 @@ func (ti *tmplInstance) build(r *rand.Rand) [][]byte {
 			case phLiteral:
 				ti.buf = append(ti.buf, p.lit...)
 			case phKey:
-				ti.buf = appendKey(ti.buf, p.gen.next(r))
+				if p.width >= 0 {
+					ti.buf = appendPadded(ti.buf, p.gen.next(r), p.width)
+				} else {
+					ti.buf = appendKey(ti.buf, p.gen.next(r))
+				}
 			case phValue:
 				ti.buf = append(ti.buf, randomValue(r, int(p.n))...)
 			case phRand:
@@ -322,10 +347,14 @@ func (ti *tmplInstance) build(r *rand.Rand) [][]byte {
 
 // appendKey formats a key the way resp-benchmark does: key_ and ten digits.
 func appendKey(b []byte, n uint64) []byte {
-	b = append(b, "key_"...)
+	return appendPadded(append(b, "key_"...), n, 10)
+}
+
+// appendPadded appends n in decimal, zero-padded to width digits.
+func appendPadded(b []byte, n uint64, width int) []byte {
 	var d [20]byte
 	s := strconv.AppendUint(d[:0], n, 10)
-	for i := len(s); i < 10; i++ {
+	for i := len(s); i < width; i++ {
 		b = append(b, '0')
 	}
 	return append(b, s...)
