@@ -23,6 +23,34 @@
 #   SERVERS="rdb kix" N=10000000 scripts/bench-restart.sh   # some rows only
 #   TTL=half scripts/bench-restart.sh    # every other key SET with EX 86400
 #
+# After that table (phase "restart": targets 1 and 2 of issue 11) come the
+# phases of targets 3, 5 and 4 (scripts/bench-restart-phases.sh; PHASES
+# picks some, in this order):
+#
+#   cgroup       target 3: Persimmon fully in memory and a second one inside
+#                a memory cgroup (v1 memory.limit_in_bytes, a child of this
+#                shell's memory cgroup) that holds 1/CG_DIV (4) of the data
+#                set (its disk use), both loaded with the N keys; uniform
+#                and zipfian-0.99 GETs (persimmon-bench resp, -c 50, CG_SECS
+#                s, CG_ROUNDS interleaved rounds): requests/s, server CPU per
+#                request, major page faults per request, OOM kills, answers
+#                of CG_CHECK sampled keys compared with their values.
+#   latency      target 5: redis-benchmark -c 50 -t set,get -d 16 -r KEYS at
+#                LAT_SMALL (100000) and N preloaded keys, Persimmon (and
+#                redis-server: LAT_SERVERS), LAT_ROUNDS interleaved rounds of
+#                LAT_REQ requests: p99.9 per size and their ratio, Go GC
+#                pause percentiles (INFO stats go_gc_*, after CONFIG
+#                RESETSTAT).
+#   collections  target 4: DRAM per element of hashes, sets, sorted sets,
+#                lists and streams of CELEMS (1000) elements in each of CKEYS
+#                (200) keys, redis-server against Persimmon (a fresh server
+#                per type): anonymous RSS growth per element, and used_memory
+#                / Go heap growth, after MEMORY PURGE; with HEAPPROFILE=1 the
+#                top of Persimmon's Go heap profile per type.
+#
+#   PHASES="restart cgroup latency collections" (the default) N=2000000
+#   PHASES="cgroup" N=10000000 CG_SECS=20 scripts/bench-restart.sh
+#
 # A benchmark, not a test: timings are wall clock, polled every ~5 ms with
 # redis-cli, so they carry a few ms of polling error each.
 set -euo pipefail
@@ -31,13 +59,23 @@ cd "$(dirname "$0")/.."
 N=${N:-2000000}
 TTL=${TTL:-none}
 PORT=${PORT:-16397}
+PHASES=${PHASES:-restart cgroup latency collections}
 BASE=$(mktemp -d "${TMPDIR:-/tmp}/persimmon-bench-restart.XXXXXX")
 [ -x bin/persimmon-server ] || go build -o bin/persimmon-server ./cmd/persimmon-server
+[ -x bin/persimmon-bench ] || go build -o bin/persimmon-bench ./cmd/persimmon-bench
 LASTKEY=$(printf 'k:%014d' $((N - 1)))
 LASTVAL=$(printf 'v:%014d' $((N - 1)))
 
 pid=
-cleanup() { [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$BASE"; }
+pids=() # the phases' servers (bench-restart-phases.sh)
+CG=     # the cgroup phase's memory cgroup
+cleanup() {
+  [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  [ -n "$CG" ] && rmdir "$CG" 2>/dev/null
+  rm -rf "$BASE"
+}
 trap cleanup EXIT
 
 now() { date +%s.%N; }
@@ -88,7 +126,7 @@ load() {
 field() { awk -v f="$1" '$1 == f":" {print $2}' "/proc/$pid/status"; }
 info() { cli info memory | tr -d '\r' | awk -F: -v f="$1" '$1 == f {print $2}'; }
 
-declare -A row
+declare -A row rsspk anonpk t_first9 t_all9 t_firstc t_allc
 # measure KIND: load, report memory, restart after kill -9 and after SHUTDOWN.
 measure() {
   local k=$1 rss anon file heap disk
@@ -114,6 +152,9 @@ measure() {
   start "$k"; T0=$(now)
   fc=$(wait_first); ac=$(wait_all)
   row[$k]+=" | ${f9} s | ${a9} s | ${fc} s | ${ac} s"
+  rsspk[$k]=$(awk -v r="$rss" -v n="$N" 'BEGIN{printf "%.1f", r*1024/n}')
+  anonpk[$k]=$(awk -v a="$anon" -v n="$N" 'BEGIN{printf "%.1f", a*1024/n}')
+  t_first9[$k]=$f9 t_all9[$k]=$a9 t_firstc[$k]=$fc t_allc[$k]=$ac
   cli shutdown >/dev/null || true; wait "$pid" 2>/dev/null || true; pid=
   case $k in pmem | kix) row[$k]+=" | $(grep -o 'recovery: [0-9]* segments.*' "$BASE/$k.log" | tail -1 || true)" ;; esac
   [ "$k" = kix ] && kixline=$(grep -o 'recovery: key index.*' "$BASE/$k.log" | tail -2 | tr '\n' ' ' || true)
@@ -122,6 +163,9 @@ measure() {
 
 kixline=
 SERVERS=${SERVERS:-rdb aof pmem kix}
+# shellcheck source=scripts/bench-restart-phases.sh
+. scripts/bench-restart-phases.sh
+case " $PHASES " in *" restart "*) ;; *) run_phases; exit 0 ;; esac
 for k in $SERVERS; do measure "$k"; done
 
 ttlnote=
@@ -136,3 +180,5 @@ echo
 [ -n "${row[pmem]:-}" ] && echo "Persimmon's last start-up line: recovery:${row[pmem]#* | recovery:}"
 [ -n "${row[kix]:-}" ] && echo "With the key index: recovery:${row[kix]#* | recovery:}" && echo "Its key index lines (after kill -9, after SHUTDOWN): $kixline"
 echo "loaded with redis-cli --pipe; $(nproc) cpus, $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+restart_targets
+run_phases

@@ -45,6 +45,10 @@ import (
 func main() {
 	args := ownArgs() // proctitle.go: before the argv area is rewritten
 	hideSecrets()
+	if err := startPprof(os.Getenv("PERSIMMON_PPROF"), os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	os.Exit(run(args[1:], os.Stderr))
 }
 
