@@ -16,6 +16,8 @@
 // accepting, finishes the batches in flight, makes everything durable,
 // removes its pidfile and exits 0. --port 0 (no TCP listener, as in Redis)
 // leaves nothing to listen on: the server refuses to start.
+// PERSIMMON_PPROF=127.0.0.1:PORT in the environment serves Go's profiles
+// (net/http/pprof) there, for benchmarks; nothing else opens it.
 package main
 
 import (
