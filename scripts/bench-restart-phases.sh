@@ -29,6 +29,7 @@ srv_start() {
     kix) cmd=(bin/persimmon-server --port "$port" --dir "$d" --durability pmem --key-index yes --pidfile none) ;;
     redis) cmd=(redis-server --port "$port" --dir "$d" --save '' --appendonly no) ;;
   esac
+  [ -n "${io_mode:-}" ] && [ "$kind" = kix ] && cmd+=(--io "$io_mode")
   [ -n "${pprof_addr:-}" ] && [ "$kind" = kix ] && cmd=(env "PERSIMMON_PPROF=$pprof_addr" "${cmd[@]}")
   if [ -n "$cg" ]; then
     # The shell joins the cgroup, then becomes the server (same pid).
@@ -139,7 +140,8 @@ cgroup_phase() {
     echo "skipped: no writable cgroup v1 memory controller at $root"
     return 0
   fi
-  local t0 t1 loadrate
+  local t0 t1 loadrate io_mode=${CG_IO:-}
+  [ -n "$io_mode" ] && echo "both Persimmon servers with --io $io_mode"
   srv_start mem kix $((PORT + 1))
   t0=$(date +%s.%N)
   load_kv mem "$N" 'k:%014d' 'v:%014d'
@@ -212,7 +214,10 @@ cgroup_phase() {
     timeout "${CG_LOAD_SECS:-120}" redis-cli -p "${sport[cgload]}" --pipe >/dev/null 2>&1 || true
   t1=$(date +%s.%N)
   loaded=$(timeout 60 redis-cli -p "${sport[cgload]}" dbsize 2>/dev/null | tr -d '\r' || echo "no reply")
-  rate=$(awk -v a="$t0" -v b="$t1" -v n="$loaded" 'BEGIN{printf "%.0f", n/(b-a)}')
+  case $loaded in
+    '' | *[!0-9]*) loaded="? (DBSIZE had no reply within 60 s)" rate="?" ;;
+    *) rate=$(awk -v a="$t0" -v b="$t1" -v n="$loaded" 'BEGIN{printf "%.0f", n/(b-a)}') ;;
+  esac
   echo "loading the $N keys inside the cgroup: $loaded keys in $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s (limit ${CG_LOAD_SECS:-120} s), $rate SET/s against $loadrate SET/s outside it; failcnt $(cat "$CG/memory.failcnt"), OOM kills $(awk '$1 == "oom_kill" {print $2}' "$CG/memory.oom_control"), server alive: $(kill -0 "${spid[cgload]}" 2>/dev/null && echo yes || echo NO)"
   echo "load average $(cut -d' ' -f1-3 /proc/loadavg)"
   kill -9 "${spid[cgload]}" 2>/dev/null || true
@@ -335,7 +340,7 @@ colls_phase() {
       anon[$s/$t]=$(awk -v a="$a0" -v b="$a1" -v n="$n" 'BEGIN{printf "%.1f", (b-a)*1024/n}')
       used[$s/$t]=$(awk -v a="$u0" -v b="$u1" -v n="$n" 'BEGIN{printf "%.1f", (b-a)/n}')
       if [ "$s" = kix ] && [ -n "${pprof_addr:-}" ]; then
-        echo "  Persimmon's Go heap after loading the ${t}s (go tool pprof -top -sample_index=inuse_space):"
+        echo "  Persimmon's Go heap after loading the $t keys (go tool pprof -top -sample_index=inuse_space):"
         ${GO:-go} tool pprof -top -sample_index=inuse_space "http://$pprof_addr/debug/pprof/heap" 2>/dev/null |
           awk '/^ *flat/ {on = 1; next} on && $1 != "0" && n++ < 6' | sed 's/^/    /'
       fi

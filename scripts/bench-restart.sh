@@ -34,7 +34,10 @@
 #                and zipfian-0.99 GETs (persimmon-bench resp, -c 50, CG_SECS
 #                s, CG_ROUNDS interleaved rounds): requests/s, server CPU per
 #                request, major page faults per request, OOM kills, answers
-#                of CG_CHECK sampled keys compared with their values.
+#                of CG_CHECK sampled keys compared with their values; then
+#                a fresh server in the cgroup loads the N keys for at most
+#                CG_LOAD_SECS (120) s. CG_IO=goroutine|loop: both servers'
+#                --io.
 #   latency      target 5: redis-benchmark -c 50 -t set,get -d 16 -r KEYS at
 #                LAT_SMALL (100000) and N preloaded keys, Persimmon (and
 #                redis-server: LAT_SERVERS), LAT_ROUNDS interleaved rounds of
