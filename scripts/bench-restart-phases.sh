@@ -211,14 +211,14 @@ cgroup_phase() {
   t0=$(date +%s.%N)
   awk -v n="$N" 'BEGIN{ for (i = 0; i < n; i++) { k = sprintf("k:%014d", i); v = sprintf("v:%014d", i);
     printf "*3\r\n$3\r\nSET\r\n$16\r\n%s\r\n$16\r\n%s\r\n", k, v } }' |
-    timeout "${CG_LOAD_SECS:-120}" redis-cli -p "${sport[cgload]}" --pipe >/dev/null 2>&1 || true
+    timeout "${CG_LOAD_SECS:-30}" redis-cli -p "${sport[cgload]}" --pipe >/dev/null 2>&1 || true
   t1=$(date +%s.%N)
-  loaded=$(timeout 60 redis-cli -p "${sport[cgload]}" dbsize 2>/dev/null | tr -d '\r' || echo "no reply")
+  loaded=$(timeout 20 redis-cli -p "${sport[cgload]}" dbsize 2>/dev/null | tr -d '\r' || echo "no reply")
   case $loaded in
-    '' | *[!0-9]*) loaded="? (DBSIZE had no reply within 60 s)" rate="?" ;;
+    '' | *[!0-9]*) loaded="? (DBSIZE had no reply within 20 s)" rate="?" ;;
     *) rate=$(awk -v a="$t0" -v b="$t1" -v n="$loaded" 'BEGIN{printf "%.0f", n/(b-a)}') ;;
   esac
-  echo "loading the $N keys inside the cgroup: $loaded keys in $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s (limit ${CG_LOAD_SECS:-120} s), $rate SET/s against $loadrate SET/s outside it; failcnt $(cat "$CG/memory.failcnt"), OOM kills $(awk '$1 == "oom_kill" {print $2}' "$CG/memory.oom_control"), server alive: $(kill -0 "${spid[cgload]}" 2>/dev/null && echo yes || echo NO)"
+  echo "loading the $N keys inside the cgroup: $loaded keys in $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s (limit ${CG_LOAD_SECS:-30} s), $rate SET/s against $loadrate SET/s outside it; failcnt $(cat "$CG/memory.failcnt"), OOM kills $(awk '$1 == "oom_kill" {print $2}' "$CG/memory.oom_control"), server alive: $(kill -0 "${spid[cgload]}" 2>/dev/null && echo yes || echo NO)"
   echo "load average $(cut -d' ' -f1-3 /proc/loadavg)"
   kill -9 "${spid[cgload]}" 2>/dev/null || true
   wait "${spid[cgload]}" 2>/dev/null || true

@@ -30,13 +30,15 @@
 #   cgroup       target 3: Persimmon fully in memory and a second one inside
 #                a memory cgroup (v1 memory.limit_in_bytes, a child of this
 #                shell's memory cgroup) that holds 1/CG_DIV (4) of the data
-#                set (its disk use), both loaded with the N keys; uniform
+#                set (its disk use): the N keys are loaded once outside it,
+#                and a copy, dropped from the page cache, is re-attached by
+#                the server in the cgroup; uniform
 #                and zipfian-0.99 GETs (persimmon-bench resp, -c 50, CG_SECS
 #                s, CG_ROUNDS interleaved rounds): requests/s, server CPU per
 #                request, major page faults per request, OOM kills, answers
 #                of CG_CHECK sampled keys compared with their values; then
 #                a fresh server in the cgroup loads the N keys for at most
-#                CG_LOAD_SECS (120) s. CG_IO=goroutine|loop: both servers'
+#                CG_LOAD_SECS (30) s. CG_IO=goroutine|loop: both servers'
 #                --io.
 #   latency      target 5: redis-benchmark -c 50 -t set,get -d 16 -r KEYS at
 #                LAT_SMALL (100000) and N preloaded keys, Persimmon (and
