@@ -55,7 +55,27 @@ func mapFile(f *os.File, size int64) (data []byte, dax bool, err error) {
 	// random; under a memory cgroup smaller than the arena each fault then
 	// evicted megabytes of other pages (scripts/bench-restart.sh, phase
 	// cgroup: 110 GET/s before, 5,400 after, 2 M keys in a quarter of
-	// their size). Advice only: an error changes nothing.
+	// their size). A sequential scan asks for read-ahead back
+	// (AdviseSequential). Advice only: an error changes nothing.
 	_ = unix.Madvise(m, unix.MADV_RANDOM)
 	return m, false, nil
+}
+
+// AdviseSequential tells the kernel that b, a mapping from this package,
+// is about to be read from start to end (recovery's scan of a segment):
+// aggressive read-ahead instead of the random-access advice every mapping
+// gets (without it a cold-cache restart took a fault per 4 KiB page: 2 M
+// keys replayed in 10.2 s instead of 3.9-6.0 s). AdviseRandom restores that
+// advice. Advice only: errors are ignored.
+func AdviseSequential(b []byte) {
+	if len(b) > 0 {
+		_ = unix.Madvise(b, unix.MADV_SEQUENTIAL)
+	}
+}
+
+// AdviseRandom gives b back the random-access advice of mapFile.
+func AdviseRandom(b []byte) {
+	if len(b) > 0 {
+		_ = unix.Madvise(b, unix.MADV_RANDOM)
+	}
 }

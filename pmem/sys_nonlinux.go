@@ -31,3 +31,10 @@ func mapFile(f *os.File, size int64) (data []byte, dax bool, err error) {
 	}
 	return m, false, nil
 }
+
+// AdviseSequential is advice for a sequential scan of b; nothing outside
+// Linux.
+func AdviseSequential(b []byte) {}
+
+// AdviseRandom is advice for random access to b; nothing outside Linux.
+func AdviseRandom(b []byte) {}

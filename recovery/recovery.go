@@ -180,6 +180,9 @@ attempt:
 			// a lost tail) ends before it, so the index is rebuilt.
 			scanFrom, after = int64(cpOff), from
 		}
+		// Read-ahead for the scan, random-access advice again after it
+		// (pmem.AdviseSequential).
+		pmem.AdviseSequential(seg.Bytes())
 		end, last, err := wal.ScanSegmentFrom(seg, scanFrom, after, func(rec wal.Record) error {
 			rep.Records++
 			rep.Bytes += rec.Size
@@ -192,6 +195,7 @@ attempt:
 			}
 			return ks.ReplayRecord(seg, rec)
 		})
+		pmem.AdviseRandom(seg.Bytes())
 		if p := opts.Progress; p != nil {
 			p.Loaded.Store(rep.Bytes)
 		}
