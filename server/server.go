@@ -209,7 +209,7 @@ type Server struct {
 	pause     pauseState                      // CLIENT PAUSE (pause.go)
 	running   atomic.Pointer[runningScript]   // the script in execution (scriptbusy.go)
 	busy      atomic.Pointer[runningScript]   // set once it ran past busy-reply-threshold
-	busyTimer *time.Timer                     // re-armed for each script; keyspace lock
+	busyTimer busyTimer                       // busy-reply-threshold (scriptbusy.go)
 	slowlog   slowlog
 
 	cachedScripts atomic.Int64 // len(scripting.scripts), for INFO (which takes no lock)
@@ -311,6 +311,7 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 	s.live.streamNodeEntries.Store(100)
 	s.live.streamNodeBytes.Store(4096)
 	s.live.busyThreshold.Store(defaultBusyThreshold)
+	s.replica.minMaxLag.Store(10) // min-replicas-max-lag's default (without it min-replicas-to-write alone refused nothing)
 	s.live.latencyTracking.Store(true)
 	s.live.latencyPercentiles.Store(&[]float64{50, 99, 99.9})
 	s.live.bind.Store(&cfg.Bind)
