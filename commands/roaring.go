@@ -607,9 +607,16 @@ func trBitOp(c *Client, opName []byte, keys [][]byte) (*roaring.Bitmap, error) {
 // and built only by the apply: its result is dense where the source is
 // sparse.
 func cmdTRBitOp(c *Client, args [][]byte) {
-	if op, err := trOp(args[2], len(args)-3); err == nil && op == "not" {
-		cmdTRBitOpNot(c, args[1], args[3])
-		return
+	if op, err := trOp(args[2], len(args)-3); err == nil {
+		switch {
+		case op == "not":
+			cmdTRBitOpNot(c, args[1], args[3])
+			return
+		case op == "and" && len(args) > 4:
+			if cmdTRBitOpAnd(c, args[1], args[3:]) {
+				return
+			}
+		}
 	}
 	res, err := trBitOp(c, args[2], args[3:])
 	if err != nil {
@@ -665,7 +672,7 @@ func cmdTRBitOpCard(c *Client, args [][]byte) {
 		return
 	}
 	var n uint64
-	if len(args)-2 <= 2 {
+	if len(args)-2 <= 2 || op == "and" {
 		n, err = trBitOpCount(c, op, args[2:])
 	} else {
 		var res *roaring.Bitmap
@@ -681,7 +688,7 @@ func cmdTRBitOpCard(c *Client, args [][]byte) {
 }
 
 // trBitOpCount counts the result of op (checked by trOp) over one or two
-// keys without building it.
+// keys, or AND over any number, without building it.
 func trBitOpCount(c *Client, op string, keys [][]byte) (uint64, error) {
 	bms, err := c.KS.Roarings(c.DB, keys)
 	if err != nil {
@@ -705,6 +712,12 @@ func trBitOpCount(c *Client, op string, keys [][]byte) (uint64, error) {
 	b := bms[1]
 	switch op {
 	case "and":
+		if n, ok := trAndCount(bms); ok {
+			return n, nil
+		}
+		if len(bms) > 2 {
+			return roaring.FastAnd(bms...).GetCardinality(), nil
+		}
 		return a.AndCardinality(b), nil
 	case "or":
 		return a.OrCardinality(b), nil
