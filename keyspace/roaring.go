@@ -194,6 +194,16 @@ func trOffsets(body []byte) ([]uint32, error) {
 }
 
 func applyTRAdd(ks *Keyspace, o op, e *entry) error {
+	if len(o.body) == 4 { // TR.SETBIT: no slice of offsets to decode into
+		r, e, err := ks.roaringFor(o, e, true)
+		if r == nil {
+			return err
+		}
+		r.bm.Add(binary.LittleEndian.Uint32(o.body))
+		r.changed(false)
+		ks.objectChanged(o.db, e)
+		return nil
+	}
 	offs, err := trOffsets(o.body)
 	if err != nil {
 		return err
@@ -209,6 +219,16 @@ func applyTRAdd(ks *Keyspace, o op, e *entry) error {
 }
 
 func applyTRRemove(ks *Keyspace, o op, e *entry) error {
+	if len(o.body) == 4 {
+		r, e, err := ks.roaringFor(o, e, false)
+		if r == nil {
+			return err
+		}
+		r.bm.Remove(binary.LittleEndian.Uint32(o.body))
+		r.changed(false)
+		ks.objectChanged(o.db, e)
+		return nil
+	}
 	offs, err := trOffsets(o.body)
 	if err != nil {
 		return err
@@ -377,6 +397,12 @@ func trComplement(x *roaring.Bitmap, start, end uint64) *roaring.Bitmap {
 // bytes (maxOpBody/4 offsets) each. No offsets writes nothing.
 func (b *Batch) trOps(kind byte, db int, key []byte, offsets []uint32) {
 	const per = maxOpBody / 4
+	if len(offsets) == 1 { // TR.SETBIT: the body on the stack (ObjectOp copies it)
+		var body [4]byte
+		binary.LittleEndian.PutUint32(body[:], offsets[0])
+		b.ObjectOp(kind, db, key, body[:])
+		return
+	}
 	for len(offsets) > 0 {
 		n := min(len(offsets), per)
 		body := make([]byte, 4*n)
