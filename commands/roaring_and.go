@@ -3,6 +3,8 @@ package commands
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"io"
 	"math/bits"
 	"slices"
 	"sync"
@@ -72,49 +74,124 @@ func (s trSerial) data(i int) []byte {
 	return s.p[off : off+size]
 }
 
-// trAndScratch holds the buffers of one AND: the sources' serializations,
-// the result's containers and its header, and the marks of one container.
+// trAndScratch holds the buffers of one AND: the first source's
+// serialization, the stream the others are read from, the result's
+// containers and its header, and the marks of one container.
 type trAndScratch struct {
-	src   [2]bytes.Buffer
-	heads []uint32 // key | (cardinality - 1) << 16 per result container: its descriptive header
-	data  []byte
-	out   []byte
-	mark  [1024]uint64
-	words [1024]uint64
+	src    bytes.Buffer
+	stream trAndStream
+	heads  []uint32 // key | (cardinality - 1) << 16 per result container: its descriptive header
+	data   []byte
+	out    []byte
+	mark   [1024]uint64
+	words  [1024]uint64
 }
 
 var trAndScratchPool = sync.Pool{New: func() any { return new(trAndScratch) }}
 
-// and intersects two bitmaps given as trSerial. With count
-// set it only counts; otherwise s.out is the result's serialization (see
-// trSerial). It returns the result's cardinality.
-func (s *trAndScratch) and(x, y trSerial, count bool) uint64 {
+// and intersects x with the bitmap writeTo (a Bitmap's WriteTo) streams:
+// the serialization is read container by container as it arrives, without a
+// copy when a Write holds a whole container (WriteTo writes the header,
+// then each container's bytes straight from its memory), through a buffer
+// otherwise. With count set it only counts; otherwise s.out is the
+// result's serialization (see trSerial). It returns the result's
+// cardinality, or false if bm's serialization is not of trSerial's form.
+func (s *trAndScratch) and(x trSerial, writeTo func(io.Writer) (int64, error), count bool) (uint64, bool) {
 	s.heads, s.data = s.heads[:0], s.data[:0]
-	var total uint64
-	for i, j := 0, 0; i < x.n && j < y.n; {
-		kx, ky := x.key(i), y.key(j)
-		switch {
-		case kx < ky:
-			i++
-			continue
-		case kx > ky:
-			j++
-			continue
-		}
-		n := s.andContainer(x.data(i), x.card(i), y.data(j), y.card(j), count)
-		i, j = i+1, j+1
-		if n == 0 {
-			continue
-		}
-		total += uint64(n)
-		if !count {
-			s.heads = append(s.heads, uint32(kx)|uint32(n-1)<<16)
-		}
+	w := &s.stream
+	*w = trAndStream{s: s, x: x, count: count, hdr: w.hdr[:0], pend: w.pend[:0], need: 8, yn: -1}
+	if _, err := writeTo(w); err != nil || w.yn < 0 || w.j != w.yn {
+		return 0, false
 	}
 	if !count {
 		s.out = trWriteSerial(s.out[:0], s.heads, s.data)
 	}
-	return total
+	return w.total, true
+}
+
+// trAndStream is the io.Writer the second source of an AND is serialized
+// into (see and).
+type trAndStream struct {
+	s     *trAndScratch
+	x     trSerial
+	count bool
+	hdr   []byte // the source's header: cookie, count, (key, cardinality - 1) pairs, offsets
+	need  int    // bytes of header wanted: 8, then all of it
+	yn    int    // the source's container count, -1 until its header is read
+	j     int    // the next container of the source
+	i     int    // the first container of x not yet passed
+	pend  []byte // a container's bytes split across Writes
+	total uint64
+}
+
+var errTRStream = errors.New("commands: unexpected roaring serialization")
+
+func (w *trAndStream) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		if w.yn < 0 {
+			take := min(w.need-len(w.hdr), len(p))
+			w.hdr, p = append(w.hdr, p[:take]...), p[take:]
+			if len(w.hdr) < w.need {
+				continue
+			}
+			if w.need == 8 {
+				if binary.LittleEndian.Uint32(w.hdr) != trSerialNoRunCookie {
+					return 0, errTRStream
+				}
+				w.need = 8 + 8*int(binary.LittleEndian.Uint32(w.hdr[4:]))
+				if w.need > 8 {
+					continue
+				}
+			}
+			w.yn = (w.need - 8) / 8
+			continue
+		}
+		if w.j >= w.yn {
+			return 0, errTRStream
+		}
+		card := int(binary.LittleEndian.Uint16(w.hdr[10+4*w.j:])) + 1
+		size := 8192
+		if card <= trArrayMax {
+			size = 2 * card
+		}
+		if len(w.pend) == 0 && len(p) >= size {
+			w.container(p[:size], card)
+			p = p[size:]
+			continue
+		}
+		take := min(size-len(w.pend), len(p))
+		w.pend, p = append(w.pend, p[:take]...), p[take:]
+		if len(w.pend) == size {
+			w.container(w.pend, card)
+			w.pend = w.pend[:0]
+		}
+	}
+	return n, nil
+}
+
+// container intersects the source's next container (its bytes, which are
+// read only, and not kept) with x's of the same key, if any.
+func (w *trAndStream) container(data []byte, card int) {
+	key := binary.LittleEndian.Uint16(w.hdr[8+4*w.j:])
+	w.j++
+	x := w.x
+	for w.i < x.n && x.key(w.i) < key {
+		w.i++
+	}
+	if w.i == x.n || x.key(w.i) != key {
+		return
+	}
+	s := w.s
+	n := s.andContainer(x.data(w.i), x.card(w.i), data, card, w.count)
+	w.i++
+	if n == 0 {
+		return
+	}
+	w.total += uint64(n)
+	if !w.count {
+		s.heads = append(s.heads, uint32(key)|uint32(n-1)<<16)
+	}
 }
 
 // trWriteSerial appends to out the serialization of the containers whose
@@ -329,10 +406,10 @@ func (s *trAndScratch) andBitsets(a, b *[8192]byte, count bool) int {
 	return n
 }
 
-// serialize writes bm (no run containers: see trAndFast) into source
-// buffer i and parses it.
-func (s *trAndScratch) serialize(i int, bm *roaring.Bitmap) (trSerial, bool) {
-	buf := &s.src[i]
+// serialize writes bm (no run containers: see trAndFast) into the source
+// buffer and parses it.
+func (s *trAndScratch) serialize(bm *roaring.Bitmap) (trSerial, bool) {
+	buf := &s.src
 	buf.Reset()
 	if _, err := bm.WriteTo(buf); err != nil {
 		return trSerial{}, false
@@ -344,24 +421,22 @@ func (s *trAndScratch) serialize(i int, bm *roaring.Bitmap) (trSerial, bool) {
 // serialization, valid until s is reused. An empty result is an empty
 // bitmap's serialization.
 func (s *trAndScratch) andAll(bms []*roaring.Bitmap, count bool) (p []byte, n uint64, ok bool) {
-	x, ok := s.serialize(0, bms[0])
+	x, ok := s.serialize(bms[0])
 	if !ok {
 		return nil, 0, false
 	}
 	for k, bm := range bms[1:] {
-		y, ok := s.serialize(1, bm)
-		if !ok {
+		last := k == len(bms)-2
+		if n, ok = s.and(x, bm.WriteTo, count && last); !ok {
 			return nil, 0, false
 		}
-		last := k == len(bms)-2
-		n = s.and(x, y, count && last)
 		if last {
 			break
 		}
-		// The result is the next left side: move it into source 0.
-		s.src[0].Reset()
-		s.src[0].Write(s.out)
-		x, _ = trParseSerial(s.src[0].Bytes())
+		// The result is the next left side.
+		s.src.Reset()
+		s.src.Write(s.out)
+		x, _ = trParseSerial(s.src.Bytes())
 	}
 	if count {
 		return nil, n, true
@@ -391,7 +466,7 @@ func trAndFast(bms []*roaring.Bitmap) bool {
 func trAndScratchGet() *trAndScratch { return trAndScratchPool.Get().(*trAndScratch) }
 
 func trAndScratchPut(s *trAndScratch) {
-	if s.src[0].Cap() > trAndMaxSource || s.src[1].Cap() > trAndMaxSource || cap(s.out) > trAndMaxSource {
+	if s.src.Cap() > trAndMaxSource || cap(s.out) > trAndMaxSource {
 		return
 	}
 	trAndScratchPool.Put(s)

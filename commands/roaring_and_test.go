@@ -2,7 +2,9 @@ package commands
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -185,6 +187,69 @@ func TestTRSerialAndRefusesRuns(t *testing.T) {
 	} {
 		if got := cmdReply(t, c, tc.args...); got != tc.want {
 			t.Fatalf("%q: %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+// TestTRSerialAndStreamSplit: the streamed source may arrive in Writes of
+// any size (WriteTo happens to write the header, then one container per
+// Write): the same result from pieces of 1 byte up, and a serialization
+// cut short, with trailing bytes, or with run containers is refused.
+func TestTRSerialAndStreamSplit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	a := trShape(rng, "sparse", 0, 3, 9, 0xFFFF)
+	a.Or(trShape(rng, "dense", 1, 2))
+	b := trShape(rng, "sparse", 0, 1, 9)
+	b.Or(trShape(rng, "thin-bitset", 2, 3, 0xFFFF))
+	want := roaring.And(a, b)
+	s := new(trAndScratch)
+	x, ok := s.serialize(a)
+	if !ok {
+		t.Fatal("serialize refused")
+	}
+	pb, err := b.ToBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunked := func(p []byte, size func() int) func(io.Writer) (int64, error) {
+		return func(w io.Writer) (int64, error) {
+			for q := p; len(q) > 0; {
+				k := min(size(), len(q))
+				if _, err := w.Write(q[:k]); err != nil {
+					return 0, err
+				}
+				q = q[k:]
+			}
+			return int64(len(p)), nil
+		}
+	}
+	for _, size := range []func() int{
+		func() int { return 1 },
+		func() int { return 3 },
+		func() int { return 1 + rng.IntN(9000) },
+		func() int { return len(pb) },
+	} {
+		n, ok := s.and(x, chunked(pb, size), false)
+		got := roaring.New()
+		if !ok || got.UnmarshalBinary(s.out) != nil || !got.Equals(want) || got.Stats() != want.Stats() || n != want.GetCardinality() {
+			t.Fatalf("split stream: ok %v, %d members, want %d", ok, n, want.GetCardinality())
+		}
+		if n, ok := s.and(x, chunked(pb, size), true); !ok || n != want.GetCardinality() {
+			t.Fatalf("split stream, count: ok %v, %d, want %d", ok, n, want.GetCardinality())
+		}
+	}
+	runs := roaring.New()
+	runs.AddRange(10, 100000)
+	runs.RunOptimize()
+	pr, _ := runs.ToBytes()
+	for name, p := range map[string][]byte{
+		"short":    pb[:len(pb)-1],
+		"header":   pb[:20],
+		"trailing": append(slices.Clone(pb), 0, 0),
+		"runs":     pr,
+	} {
+		if _, ok := s.and(x, chunked(p, func() int { return 7 }), false); ok {
+			t.Fatalf("%s: accepted", name)
 		}
 	}
 }
