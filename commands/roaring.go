@@ -712,20 +712,29 @@ func trBitOpCount(c *Client, op string, keys [][]byte) (uint64, error) {
 	b := bms[1]
 	switch op {
 	case "and":
-		if n, ok := trAndCount(bms); ok {
-			return n, nil
-		}
 		if len(bms) > 2 {
+			if n, ok := trAndCount(bms); ok {
+				return n, nil
+			}
 			return roaring.FastAnd(bms...).GetCardinality(), nil
 		}
-		return a.AndCardinality(b), nil
+		return trAndCard(a, b), nil
 	case "or":
 		return a.OrCardinality(b), nil
 	case "xor":
-		return a.GetCardinality() + b.GetCardinality() - 2*a.AndCardinality(b), nil
+		return a.GetCardinality() + b.GetCardinality() - 2*trAndCard(a, b), nil
 	default: // diff
-		return a.GetCardinality() - a.AndCardinality(b), nil
+		return a.GetCardinality() - trAndCard(a, b), nil
 	}
+}
+
+// trAndCard is |a AND b|: the serialized AND's count where it takes a and
+// b, else the library's AndCardinality.
+func trAndCard(a, b *roaring.Bitmap) uint64 {
+	if n, ok := trAndCount([]*roaring.Bitmap{a, b}); ok {
+		return n
+	}
+	return a.AndCardinality(b)
 }
 
 // TR.OPTIMIZE key: OK, nil for a missing key (spec §4.12). Logged, so that
@@ -1079,7 +1088,7 @@ func cmdTRJaccard(c *Client, args [][]byte) {
 		c.WriteBulkString("0")
 		return
 	}
-	j := float64(a.AndCardinality(b)) / float64(union)
+	j := float64(trAndCard(a, b)) / float64(union)
 	c.WriteBulkString(strconv.FormatFloat(j, 'g', 17, 64))
 }
 
@@ -1097,7 +1106,7 @@ func cmdTRContains(c *Client, args [][]byte) {
 	case b == nil:
 		c.WriteInt(0)
 	default:
-		c.WriteInt(setBoolInt(a.AndCardinality(b) == a.GetCardinality()))
+		c.WriteInt(setBoolInt(trAndCard(a, b) == a.GetCardinality()))
 	}
 }
 
