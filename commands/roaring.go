@@ -612,8 +612,8 @@ func cmdTRBitOp(c *Client, args [][]byte) {
 		case op == "not":
 			cmdTRBitOpNot(c, args[1], args[3])
 			return
-		case op == "and" && len(args) > 4:
-			if cmdTRBitOpAnd(c, args[1], args[3:]) {
+		case op == "and" && len(args) > 4, op == "diff":
+			if cmdTRBitOpSerial(c, args[1], op, args[3:], false) {
 				return
 			}
 		}
@@ -653,6 +653,9 @@ func cmdTRBitOpNot(c *Client, dest, srcKey []byte) {
 
 // TR.DIFF destkey key1 key2: stores key1 minus key2; OK (spec §4.25).
 func cmdTRDiff(c *Client, args [][]byte) {
+	if cmdTRBitOpSerial(c, args[1], "diff", args[2:4], true) {
+		return
+	}
 	res, err := trBitOp(c, []byte("diff"), args[2:4])
 	if err != nil {
 		c.WriteErr(err)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -51,8 +52,8 @@ func trShape(rng *rand.Rand, kind string, windows ...uint32) *roaring.Bitmap {
 	return bm
 }
 
-// TestTRSerialAnd: the serialized AND gives roaring.And's members and
-// container kinds (TR.STAT's statistics) for every pair of container
+// TestTRSerialAnd: the serialized AND (and DIFF, both ways) gives
+// roaring.And's (roaring.AndNot's) members and container kinds (TR.STAT's statistics) for every pair of container
 // shapes, including empty bitmaps, full containers, arrays of exactly
 // 4,096, results of exactly 4,096 and just above, skewed sizes (the
 // binary-search path) and the windows of offsets 0 and 2^32-1; its
@@ -145,6 +146,21 @@ func trCheckSerialAnd(t *testing.T, s *trAndScratch, name string, a, b *roaring.
 	if _, n, _ := s.andAll([]*roaring.Bitmap{a, b}, true); n != want.GetCardinality() {
 		t.Fatalf("%s: counted %d, want %d", name, n, want.GetCardinality())
 	}
+	// DIFF both ways: roaring.AndNot's members and container kinds.
+	for _, d := range [][2]*roaring.Bitmap{{a, b}, {b, a}, {a, a}} {
+		want := roaring.AndNot(d[0], d[1])
+		p, n, ok := s.diff(d[0], d[1], false)
+		got := roaring.New()
+		if !ok || got.UnmarshalBinary(p) != nil || got.Validate() != nil {
+			t.Fatalf("%s: DIFF: ok %v, the result does not decode or validate", name, ok)
+		}
+		if !got.Equals(want) || got.Stats() != want.Stats() || n != want.GetCardinality() {
+			t.Fatalf("%s: DIFF: %d members (counted %d) %+v, want %d %+v", name, got.GetCardinality(), n, got.Stats(), want.GetCardinality(), want.Stats())
+		}
+		if _, n, _ := s.diff(d[0], d[1], true); n != want.GetCardinality() {
+			t.Fatalf("%s: DIFF counted %d, want %d", name, n, want.GetCardinality())
+		}
+	}
 	// The scratch bitset is clean again: a second AND is not polluted.
 	for i, w := range s.mark {
 		if w != 0 {
@@ -154,8 +170,9 @@ func trCheckSerialAnd(t *testing.T, s *trAndScratch, name string, a, b *roaring.
 }
 
 // TestTRSerialAndRefusesRuns: bitmaps with run containers go to
-// roaring.And (the serialization has another form), and the commands
-// still answer right for them.
+// roaring.And (the serialization has another form), as do bitmaps of a
+// few members a container (trAndMinPerContainer), and the commands still
+// answer right for them.
 func TestTRSerialAndRefusesRuns(t *testing.T) {
 	runs := roaring.New()
 	runs.AddRange(0, 100000)
@@ -163,8 +180,12 @@ func TestTRSerialAndRefusesRuns(t *testing.T) {
 	if trAndFast([]*roaring.Bitmap{runs, roaring.BitmapOf(5)}) {
 		t.Fatal("a bitmap with run containers taken by the serialized AND")
 	}
-	if !trAndFast([]*roaring.Bitmap{roaring.BitmapOf(5), nil}) {
-		t.Fatal("two small array bitmaps refused")
+	if trAndFast([]*roaring.Bitmap{roaring.BitmapOf(5), nil}) {
+		t.Fatal("a bitmap of one member a container taken by the serialized AND")
+	}
+	dense := trShape(rand.New(rand.NewPCG(1, 1)), "sparse", 0, 0xFFFF)
+	if !trAndFast([]*roaring.Bitmap{dense, roaring.BitmapOf(5), nil}) {
+		t.Fatal("bitmaps of ~44 members a container refused")
 	}
 	c := newKeyspaceClient(t)
 	cmdReply(t, c, "TR.SETRANGE", "r", "0", "99999")
@@ -184,6 +205,16 @@ func TestTRSerialAndRefusesRuns(t *testing.T) {
 		{[]string{"EXISTS", "d"}, rInt(0)},
 		{[]string{"TR.BITOP", "d", "AND", "s", "u"}, rInt(2)},
 		{[]string{"TR.RANGE", "d", "0", "4294967295"}, "*2\r\n:5\r\n:4294967295\r\n"},
+		{[]string{"TR.BITOP", "d", "DIFF", "s", "u"}, rInt(2)},
+		{[]string{"TR.RANGE", "d", "0", "4294967295"}, "*2\r\n:99999\r\n:100000\r\n"},
+		{[]string{"TR.BITOP", "d", "DIFF", "s", "r"}, rInt(2)},
+		{[]string{"TR.RANGE", "d", "0", "4294967295"}, "*2\r\n:100000\r\n:4294967295\r\n"},
+		{[]string{"TR.DIFF", "d", "u", "missing"}, "+OK\r\n"},
+		{[]string{"TR.RANGE", "d", "0", "4294967295"}, "*3\r\n:0\r\n:5\r\n:4294967295\r\n"},
+		{[]string{"TR.BITOP", "d", "DIFF", "missing", "u"}, rInt(0)},
+		{[]string{"EXISTS", "d"}, rInt(0)},
+		{[]string{"TR.BITOP", "d", "DIFF", "u", "u"}, rInt(0)},
+		{[]string{"TR.BITOPCARD", "DIFF", "s", "u"}, rInt(2)},
 	} {
 		if got := cmdReply(t, c, tc.args...); got != tc.want {
 			t.Fatalf("%q: %q, want %q", tc.args, got, tc.want)
@@ -237,6 +268,12 @@ func TestTRSerialAndStreamSplit(t *testing.T) {
 		if n, ok := s.and(x, chunked(pb, size), true); !ok || n != want.GetCardinality() {
 			t.Fatalf("split stream, count: ok %v, %d, want %d", ok, n, want.GetCardinality())
 		}
+		wantDiff := roaring.AndNot(a, b)
+		n, ok = s.andNot(x, chunked(pb, size), false)
+		got = roaring.New()
+		if !ok || got.UnmarshalBinary(s.out) != nil || !got.Equals(wantDiff) || got.Stats() != wantDiff.Stats() || n != wantDiff.GetCardinality() {
+			t.Fatalf("split stream DIFF: ok %v, %d members, want %d", ok, n, wantDiff.GetCardinality())
+		}
 	}
 	runs := roaring.New()
 	runs.AddRange(10, 100000)
@@ -251,5 +288,86 @@ func TestTRSerialAndStreamSplit(t *testing.T) {
 		if _, ok := s.and(x, chunked(p, func() int { return 7 }), false); ok {
 			t.Fatalf("%s: accepted", name)
 		}
+	}
+}
+
+// TestTRBitOpSerialCommands: the commands that take the serialized AND
+// (TR.BITOP AND and DIFF, TR.DIFF, TR.BITOPCARD AND / XOR / DIFF,
+// TR.JACCARD, TR.CONTAINS) on keys it takes answer as the library's
+// operations on the same bitmaps, and TR.BITOP's destination holds the
+// library's members and container kinds (TR.STAT), in windows at 0 and at
+// 2^32-1, with a bitset container among the arrays.
+func TestTRBitOpSerialCommands(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	c := newKeyspaceClient(t)
+	models := map[string]*roaring.Bitmap{}
+	for w, k := range []string{"p", "q", "r"} {
+		// Windows in common, one of its own (DIFF keeps it) and a bitset
+		// in window 2.
+		bm := trShape(rng, "sparse", 0, 1, 0xFFFF, uint32(5+w))
+		for i := 0; i < 6000; i++ {
+			bm.Add(2<<16 + uint32(rng.IntN(1<<16)))
+		}
+		for i := 0; i < 300; i++ { // crowded at 0..1999: AND and DIFF both keep members there
+			bm.Add(uint32(rng.IntN(2000)))
+		}
+		args := []string{"TR.SETBITS", k}
+		for _, v := range bm.ToArray() {
+			args = append(args, fmt.Sprint(v))
+		}
+		cmdReply(t, c, args...)
+		models[k] = bm
+	}
+	bms := []*roaring.Bitmap{models["p"], models["q"]}
+	if !trAndFast(bms) {
+		t.Fatal("the test's bitmaps are not taken by the serialized AND")
+	}
+	stat := func(bm *roaring.Bitmap) string {
+		st := bm.Stats()
+		return fmt.Sprint(st.ArrayContainers, st.BitmapContainers, st.RunContainers, st.Cardinality)
+	}
+	card := func(bm *roaring.Bitmap) string { return rInt(int64(bm.GetCardinality())) }
+	p, q, r := models["p"], models["q"], models["r"]
+	for _, tc := range []struct {
+		args []string
+		want string
+		dest *roaring.Bitmap
+	}{
+		{[]string{"TR.BITOP", "d", "AND", "p", "q"}, card(roaring.And(p, q)), roaring.And(p, q)},
+		{[]string{"TR.BITOP", "d", "AND", "p", "q", "r"}, card(roaring.FastAnd(p, q, r)), roaring.FastAnd(p, q, r)},
+		{[]string{"TR.BITOP", "d", "DIFF", "p", "q"}, card(roaring.AndNot(p, q)), roaring.AndNot(p, q)},
+		{[]string{"TR.BITOP", "d", "DIFF", "q", "p"}, card(roaring.AndNot(q, p)), roaring.AndNot(q, p)},
+		{[]string{"TR.DIFF", "d", "r", "p"}, "+OK\r\n", roaring.AndNot(r, p)},
+		{[]string{"TR.BITOP", "p", "AND", "p", "q"}, card(roaring.And(p, q)), nil}, // the destination is a source
+		{[]string{"TR.BITOPCARD", "AND", "q", "r"}, card(roaring.And(q, r)), nil},
+		{[]string{"TR.BITOPCARD", "XOR", "q", "r"}, card(roaring.Xor(q, r)), nil},
+		{[]string{"TR.BITOPCARD", "DIFF", "q", "r"}, card(roaring.AndNot(q, r)), nil},
+		{[]string{"TR.CONTAINS", "q", "r"}, rInt(0), nil},
+	} {
+		if got := cmdReply(t, c, tc.args...); got != tc.want {
+			t.Fatalf("%.60q: %q, want %q", tc.args, got, tc.want)
+		}
+		if tc.dest == nil {
+			continue
+		}
+		c.KS.Lock()
+		bm, err := c.KS.Roaring(0, []byte(tc.args[1]))
+		ok := err == nil && bm != nil && bm.Equals(tc.dest) && stat(bm) == stat(tc.dest)
+		got := "missing"
+		if bm != nil {
+			got = stat(bm)
+		}
+		c.KS.Unlock()
+		if !ok {
+			t.Fatalf("%.60q: the destination holds %s (err %v), want %s", tc.args, got, err, stat(tc.dest))
+		}
+	}
+	pq := roaring.And(p, q) // p now holds p AND q: a subset of q
+	if got := cmdReply(t, c, "TR.CONTAINS", "p", "q"); got != rInt(1) {
+		t.Fatalf("TR.CONTAINS p q after p = p AND q: %q", got)
+	}
+	j := float64(roaring.And(pq, r).GetCardinality()) / float64(roaring.Or(pq, r).GetCardinality())
+	if got := cmdReply(t, c, "TR.JACCARD", "p", "r"); got != fmt.Sprintf("$%d\r\n%s\r\n", len(strconv.FormatFloat(j, 'g', 17, 64)), strconv.FormatFloat(j, 'g', 17, 64)) {
+		t.Fatalf("TR.JACCARD p r: %q, want %v", got, j)
 	}
 }

@@ -449,7 +449,7 @@ func trRunUntilKilled(t *testing.T, s *server, m *trModel, round int, target int
 						args = []any{"TR.BITOP", key, "AND", key, src}
 						next = roaring.And(cur, other)
 					}
-				case 8: // keys of sparse bits only (no run containers): TR.BITOP AND takes the serialized AND
+				case 8: // keys of sparse bits only (no run containers): TR.BITOP AND and DIFF take the serialized AND
 					key = fmt.Sprintf("tra:%d:%d", w, rng.IntN(3))
 					a, b := fmt.Sprintf("tra:%d:%d", w, rng.IntN(3)), fmt.Sprintf("tra:%d:%d", w, rng.IntN(3))
 					m.mu.Lock()
@@ -460,17 +460,21 @@ func trRunUntilKilled(t *testing.T, s *server, m *trModel, round int, target int
 							*bm = roaring.New()
 						}
 					}
-					if rng.IntN(3) == 0 {
+					switch rng.IntN(4) {
+					case 0:
 						args = []any{"TR.BITOP", key, "AND", a, b}
 						next = roaring.And(ma, mb)
-						break
-					}
-					args = []any{"TR.SETBITS", key}
-					next = cur.Clone()
-					for k := 0; k < 200; k++ { // 1 in 2 of 2^17: AND keeps some
-						v := uint32(rng.IntN(1 << 17))
-						args = append(args, v)
-						next.Add(v)
+					case 1:
+						args = []any{"TR.BITOP", key, "DIFF", a, b}
+						next = roaring.AndNot(ma, mb)
+					default:
+						args = []any{"TR.SETBITS", key}
+						next = cur.Clone()
+						for k := 0; k < 200; k++ { // 4,096 offsets in each of two containers: AND keeps some
+							v := uint32(rng.IntN(2))<<16 | uint32(rng.IntN(4096))
+							args = append(args, v)
+							next.Add(v)
+						}
 					}
 				default:
 					args = []any{"TR.SETINTARRAY", key, x, y, 7}
