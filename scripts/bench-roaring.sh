@@ -508,42 +508,59 @@ section() {
   # The profile notes: perf and per-row CPU measurements made by hand (see the
   # text), kept here so that every run writes them under its table.
   cat <<'NOTES'
-Where the time goes. perf (`perf record -g -p PID`) on persimmon-pmem under each row's load, and server
-CPU per request (user+system ticks from /proc/PID/stat over a run, divided by its requests) for Persimmon
-before (89b53c4) and after the changes of 2026-12-02 and for redis-nopersist, interleaved 3 times, 2 s each,
-in one run (same data as the table; load average 17-20, so these are per-row measurements, not the table's
-run; `persimmon-bench -c 1 -d 2 -p 4` with the row's command):
+Where the time goes. perf (`perf record -g -p PID`) on persimmon-pmem under each row's load, and the
+table's server CPU per request (user+system ticks from /proc/PID/stat over a run, divided by its
+requests) before (7737071) and after the changes of 2026-12-02 (second session), from this script with
+`ROWS='^(getbit|setbit|and-s4|and-s3|and-s2|diff-s3|card-and-s4|card-and-s3|card-xor-s3|card-diff-s3)$'
+SECS=1 ROUNDS=3`, run four times (before, after, before, after) on the same busy machine (load average
+10-19 from other jobs: every per-request figure is lower than on a quiet one, for both servers; read
+the ratios). Each pair: the two runs' medians; the ratio is redis ÷ TR by CPU (by QPS in brackets):
 
-| row | Persimmon before: CPU µs/request | after | redis-nopersist | redis ÷ TR (after) |
+| row | Persimmon before: CPU µs/request | after | redis-nopersist | redis ÷ TR after, by CPU (by QPS) |
 |---|---|---|---|---|
-| TR.GETBIT / GETBIT | 19.3-21.5 | 18.6-20.9 | 14.7-16.6 | 0.79× |
-| TR.SETBIT / SETBIT | 21.9-24.9 | 23.6-24.9 | 16.4-18.1 | 0.70× |
-| TR.BITOP AND 0.01% / BITOP AND | 53.6-58.6 | 51.1-56.5 | 256.7-276.7 | 4.9× |
-| TR.BITOP AND 0.1% | 134.5-148.1 | 129.5-159.1 | 265.3-279.4 | 2.0× |
-| TR.BITOP AND 1% | 1430-1635 | 1267-1489 | 248.7-259.8 | 0.19× |
-| TR.BITOP OR 0.1% | 632-735 | 531-641 | 265-281 | 0.46× |
-| TR.BITOP XOR 0.1% | 639-712 | 498-617 | 266-335 | 0.53× |
-| TR.BITOP NOT 0.1% | 10769-12222 | 1218-1323 | 174-183 | 0.14× |
+| TR.GETBIT / GETBIT (code unchanged) | 6.7, 5.4 | 6.5, 4.3 | 3.9-5.3 | 0.82×, 0.91× (1.02×, 1.05×) |
+| TR.SETBIT / SETBIT | 7.8, 6.7 | 7.5, 6.4 | 3.8-5.0 | 0.64×, 0.59× (0.65×, 0.72×) |
+| TR.BITOP AND 0.01% / BITOP AND | 24.9, 20.3 | 24.9, 20.1 | 204-253 | 9.1×, 10.1× (6.6×, 7.7×) |
+| TR.BITOP AND 0.1% | 119.4, 124.1 | 42.7, 34.6 | 201-253 | 5.7×, 5.8× (4.6×, 4.7×) |
+| TR.BITOP AND 1% | 1370, 1429 | 258, 236 | 205-275 | 0.92×, 0.87× (0.99×, 0.85×) |
+| TR.BITOP DIFF 0.1% / BITOP AND | 266.5, 255.8 | 151.2, 151.8 | 203-241 | 1.5×, 1.3× (1.1×, 0.9×) |
+| TR.BITOPCARD AND 0.01% | 9.1, 8.4 | 10.5, 9.3 | 211-255 | 22×, 23× |
+| TR.BITOPCARD AND 0.1% | 63.9, 50.8 | 40.6, 35.7 | 230-253 | 6.2×, 6.5× |
+| TR.BITOPCARD XOR 0.1% / BITOP XOR | 56.6, 57.1 | 42.7, 36.9 | 230-254 | 6.0×, 6.2× |
+| TR.BITOPCARD DIFF 0.1% / BITOP AND | 61.2, 55.3 | 42.9, 39.5 | 225-251 | 5.9×, 5.8× |
 
-- TR.GETBIT, TR.SETBIT (target ≥ 1.0×, not met: 0.7-0.8× by CPU; by QPS GETBIT 0.88-0.96×, SETBIT 0.67-1.28× in this run). The TR command is 6% of
-  the server's CPU for TR.GETBIT (roaring Contains 4.5%: the cache miss in an 8 KiB bitset container) and 11%
-  for TR.SETBIT (the log append, apply and pmem flush 6%, WaitDurable 3%, Contains 3%). The rest is the
-  per-request path every command pays: the reply's write syscall 43-47%, read 10-11%, epoll 9-13%, the Go
-  scheduler (gosched, futex, wake-ups) 8-14%. Native GETBIT/SETBIT on Persimmon cost about the same (17.3-20.6
-  and 22.4-22.8 µs against TR's 19.0-20.2 and 19.5-24.4, same run), so the gap to Redis is the server's
-  connection path (server/, not the roaring code); nothing left to cut in the TR path.
-- TR.BITOP AND, sparse (target ≥ 5×): met by CPU at 0.01% (4.9×; by QPS 3.0-5.5× in this run, capped because four
-  clients on two loaded cores cannot send BITOPs much faster than GETBITs), not at 0.1% (2.0×) nor 1% (0.19×). At 0.1%
-  roaring.And is 64% of the CPU: the array-container merge (localintersect2by2) 43% over the 2 × 10,000
-  members in 153 container pairs, and allocation 16%: And allocates a result container for every matching
-  pair, empty or not (the result holds ~10 bits); at 0.01% allocation is 24% and the merge 8%. The result is
-  small, logged once as one merge piece (7% with the apply), serialized once, not copied. Redis's BITOP costs
-  the string length (1.25 MB) whatever the density, roaring's the members, so the ratio falls as density
-  rises (level near 0.2%). Tried and measured slower than the library's And: the members extracted with
-  ToExistingArray, then a bitset probe per 2^16 window or a branch-free merge (extraction alone costs about
-  the library's whole AND). TR.BITOPCARD AND (AndCardinality, no allocation, nothing stored) costs 83 µs. 5× at
-  0.1% needs container-level access (an intersection that allocates nothing for empty pairs), which the
-  library's API does not give, and unsafe is kept to pmem/ and arena/.
+- TR.BITOP AND (target ≥ 5× at density < 1%): roaring.And was the cost: at 1% its array-container merge
+  (localintersect2by2, a two-pointer loop that branches on every comparison of random members, so most
+  steps mispredict) was 74% of the server's CPU, 1.1 ms a request; at 0.1% 57%, plus a result container
+  allocated for each of the 153 key pairs. TR.BITOP AND and TR.BITOPCARD AND now work on the portable
+  serialization instead (commands/roaring_and.go): the first source is serialized into a reused buffer
+  (WriteTo: each container's bytes in one copy), the others are read container by container as WriteTo
+  streams them; an array is intersected with an array by marking the smaller in a 2^16-bit scratch bitset
+  and probing it with the larger, four members per 8-byte load, no branch on the data (a binary search
+  where one side is 32× larger), with a bitset by a probe per member, bitsets word by word. The result is
+  written straight in the serialization with roaring.And's container kinds (TR.STAT reads the same) and
+  logged as the merge piece it already is (Batch.TRMergeSerialized): no result bitmap, no clone, no
+  second serialization. Sources with run containers or over 4 MiB serialized take roaring.And. After, at
+  0.1%: marking and probing 30% of the CPU, serializing the first source 6%, the log append and its apply
+  (decoding the small result) 10%, the reply's write syscall 24%. By QPS the 0.1% row reads 4.6-4.7×
+  on this busy machine, where the four clients share the two cores with everything else; by the
+  server's CPU 5.7-5.8×. At 1% the members themselves are the cost (200,000 of them against Redis's
+  1.25 MB of words); that row is not a target. Below 16 members a container on average (0.01%: 6.5)
+  the per-container cost of the serialized path is more than the library's merge, so those sources keep
+  roaring.And / AndCardinality (TR.BITOPCARD AND 0.01% measured 18.5 µs serialized, 8.4 µs with
+  AndCardinality). TR.BITOP DIFF takes the same path (containers without a counterpart kept as they
+  are): 256-267 -> 151 µs; not profiled after: its 0.1% result is ~10,000 bits (a 20 KB record to log,
+  apply and later clean), the AND's ~10. TR.BITOPCARD XOR and DIFF, TR.JACCARD and TR.CONTAINS count
+  their intersection with it.
+- TR.GETBIT, TR.SETBIT (target ≥ 1.0×, not met by CPU: 0.8-0.9× and 0.6-0.7×; by QPS 1.02-1.05× and
+  0.65-0.72× here, 1.25× and 1.00× in the quiet run of 05:03 before these changes). The TR command is
+  4.3% of the server's CPU under TR.GETBIT (roaring Contains 3.2%: the cache miss in an 8 KiB bitset
+  container; the key lookup 0.7%) and 8.2% under TR.SETBIT (9.3%
+  before: its operation is now encoded from a stack array and applied with one Add, no slices of offsets,
+  applyTRAdd 1.6% -> 0.8%; what is left is Contains 3%, the log append and apply 3%). The record is one
+  12-byte operation. The rest is the per-request path every command pays (the reply's write syscall and
+  the event loop's wake-ups, 40-55%; the wal's WaitDurable 2.7%, of which its latency histogram 1.5%):
+  server/ and wal/, not the roaring code.
 - Logging the operation (destkey = AND of keys at LSN) instead of the result: not done. At ≤ 0.1% the result
   record is tens of bytes, so there is nothing to save; and such a record replays right only if the
   sources hold at replay what they held at its LSN, which the segment cleaner breaks: it rewrites a live
@@ -561,10 +578,15 @@ run; `persimmon-bench -c 1 -d 2 -p 4` with the row's command):
   needless clone. Not done: handing the built result to the apply (it decodes and validates the piece it just
   logged, ~7%).
 - Memory (targets DRAM ≤ 1.2× and persisted ≤ 1.5× the heap rule): persisted is 1.00× everywhere; DRAM is
-  1.04× for bitsets, 1.13× at 1,000,000 sparse bits, and 1.21× at 100,000, where the 41 KiB over the rule is
-  not container slack: a Go test building the same bitmap by the same 100 AddMany of 1,000 offsets measured
-  178 KiB of heap for it and 206 KiB for an exact-size clone, so at this size the figure moves by ±15% with
-  whatever else the runtime holds between the two reads of used_memory.
+  1.01× for bitsets, 1.10× at 1,000,000 sparse bits and 1.14× at 100,000. The 1.21-1.45× read at 100,000
+  before came from a single load per scenario: the first large pipelined load after the throughput rows
+  grows used_memory 60-120 KB more than the next ones (the server's connection input buffers, grown for
+  the pipe and kept for reuse: 88 KB after one 500 KB pipe of ECHOs; batch and log buffers), none of it
+  the bitmap's; each scenario now loads ROUNDS times and reports the median (every round is printed). Of
+  the 1.14×, an exact-size copy of the same bitmap (Clone, measured in a Go test) is 1.10× (Go's size
+  classes and 77 container headers); the other 4% is the spare capacity appends leave in array containers.
+  Trimming it needs per-container access the library does not give (a whole Clone after every write would
+  cost more than the write), so it stays.
 - TR.APPENDBITARRAY (1,000 bits, half set) against BITFIELD SET u63 ×15 + u55: 44-53 µs per request after,
   51-67 before, redis 31-39. The command was 49% of the CPU, a third of it building, serializing and
   decoding a bitmap of the ones; it now logs them as offsets (the apply adds them). What is left: the
