@@ -656,15 +656,19 @@ func cmdTRBitOpSerial(c *Client, dest []byte, op string, keys [][]byte, ok bool)
 	defer trAndScratchPut(s)
 	var p []byte
 	var n uint64
+	done := true
 	switch {
 	case op == "diff" && bms[0] != nil: // a missing key is empty
 		b := bms[1]
 		if b == nil {
 			b = roaring.New()
 		}
-		p, n, _ = s.diff(bms[0], b, false)
+		p, n, done = s.diff(bms[0], b, false)
 	case op == "and" && !slices.Contains(bms, nil):
-		p, n, _ = s.andAll(bms, false)
+		p, n, done = s.andAll(bms, false)
+	}
+	if !done { // a serialization of another form: nothing written yet
+		return false
 	}
 	b := c.KS.NewBatch()
 	if c.KS.Exists(c.DB, dest) {
