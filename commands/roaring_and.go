@@ -618,13 +618,25 @@ func trAndFast(bms []*roaring.Bitmap) bool {
 		if bm == nil {
 			continue
 		}
-		st := bm.Stats()
-		size := 8 + 8*st.Containers + 2*st.ArrayContainerValues + 8192*st.BitmapContainers
-		if st.RunContainers > 0 || size > trAndMaxSource {
+		// Three walks over the containers, each an interface call a
+		// container: Stats, one walk, costs more (3% of the server's CPU
+		// under TR.BITOP AND at 0.1%).
+		if bm.HasRunCompression() {
 			return false
 		}
-		members += st.Cardinality
-		containers += st.Containers
+		size := bm.GetSerializedSizeInBytes()
+		if size > trAndMaxSource {
+			return false
+		}
+		card := bm.GetCardinality()
+		members += card
+		// Without runs the size is 8 + 8 a container + the containers'
+		// bytes, 2 a member in an array and fewer in a bitset: so this is
+		// the container count for arrays only, less with bitsets (which
+		// only makes a dense bitmap look denser).
+		if est := int64(size) - 8 - 2*int64(card); est > 0 {
+			containers += uint64(est) / 8
+		}
 	}
 	return members >= trAndMinPerContainer*containers
 }

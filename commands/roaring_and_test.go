@@ -187,6 +187,20 @@ func TestTRSerialAndRefusesRuns(t *testing.T) {
 	if !trAndFast([]*roaring.Bitmap{dense, roaring.BitmapOf(5), nil}) {
 		t.Fatal("bitmaps of ~44 members a container refused")
 	}
+	// The container count trAndFast estimates from the serialized size is
+	// exact for arrays: the threshold falls where Stats puts it.
+	for _, n := range []int{1000, 2000, 2400, 2500, 3000, 10000} {
+		bm := trRandomBitmap(uint64(n), n, 10000000)
+		st := bm.Stats()
+		want := st.Cardinality >= trAndMinPerContainer*st.Containers
+		if got := trAndFast([]*roaring.Bitmap{bm}); got != want {
+			t.Fatalf("%d members in %d containers: taken %v, want %v", st.Cardinality, st.Containers, got, want)
+		}
+	}
+	// Bitsets only look denser.
+	if !trAndFast([]*roaring.Bitmap{trShape(rand.New(rand.NewPCG(2, 2)), "dense", 0, 1, 2)}) {
+		t.Fatal("bitset containers refused")
+	}
 	c := newKeyspaceClient(t)
 	cmdReply(t, c, "TR.SETRANGE", "r", "0", "99999")
 	cmdReply(t, c, "TR.OPTIMIZE", "r")
