@@ -71,12 +71,13 @@ func quitCommand(c *Client, _ [][]byte) {
 	c.closeAfterReply = true
 }
 
-// authUser returns the user that user/pass authenticate as, or nil. user
-// is "" for the one-argument AUTH form: the password of the default user,
-// or "user:password" (a Persimmon extension) when the whole string is not
-// the default user's password.
-func authUser(st *acl.Store, user, pass string) *acl.User {
-	if user != "" {
+// authUser returns the user that user/pass authenticate as, or nil.
+// named is false for the one-argument AUTH form: the password of the
+// default user, or "user:password" (a Persimmon extension) when the whole
+// string is not the default user's password. A named user is looked up
+// as given: AUTH "" x names no user and fails, as in Redis.
+func authUser(st *acl.Store, named bool, user, pass string) *acl.User {
+	if named {
 		return st.Authenticate(user, pass)
 	}
 	if u := st.Authenticate(acl.DefaultUser, pass); u != nil {
@@ -99,11 +100,11 @@ func authCommand(c *Client, args [][]byte) {
 		c.WriteError(errNoPassword)
 		return
 	}
-	user, pass := "", string(args[1])
+	named, user, pass := false, "", string(args[1])
 	if len(args) == 3 {
-		user, pass = string(args[1]), string(args[2])
+		named, user, pass = true, string(args[1]), string(args[2])
 	}
-	if !c.login(args[0], user, pass) {
+	if !c.login(args[0], named, user, pass) {
 		c.WriteError(errWrongPass)
 		return
 	}
@@ -112,13 +113,13 @@ func authCommand(c *Client, args [][]byte) {
 
 // login authenticates the connection as user/pass (authUser); a failure
 // goes to the ACL LOG under the user tried.
-func (c *Client) login(argv0 []byte, user, pass string) bool {
-	if u := authUser(c.Srv.acl.store, user, pass); u != nil {
+func (c *Client) login(argv0 []byte, named bool, user, pass string) bool {
+	if u := authUser(c.Srv.acl.store, named, user, pass); u != nil {
 		c.setUser(u)
 		c.Authed = true
 		return true
 	}
-	if user == "" {
+	if !named {
 		user = acl.DefaultUser
 	}
 	c.logAuthFailure(argv0, user)
@@ -151,7 +152,7 @@ func helloCommand(c *Client, args [][]byte) {
 		more := len(args) - 1 - j
 		switch {
 		case ArgIs(args[j], "auth") && more >= 2:
-			if !c.login(args[0], string(args[j+1]), string(args[j+2])) {
+			if !c.login(args[0], true, string(args[j+1]), string(args[j+2])) {
 				c.WriteError(errWrongPass)
 				return
 			}
