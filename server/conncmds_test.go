@@ -1,11 +1,15 @@
 package server
 
 import (
+	"bufio"
 	"fmt"
+	"net"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // clientFields returns the field names of a CLIENT LIST line, in order.
@@ -264,4 +268,46 @@ func testClientReplyOffLateReplies(t *testing.T, target, addr string) {
 	a.expectReply(">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$1\r\nm\r\n")
 	a.send(on)
 	after("SUBSCRIBE under REPLY OFF")
+}
+
+// TestMonitorUnixSocket: MONITOR names a unix-socket client
+// "unix:<socket path>", as Redis's replicationFeedMonitors does, not by
+// the peer address a unix socket does not have.
+func TestMonitorUnixSocket(t *testing.T) {
+	f := &fakeKS{}
+	table := newCommandTable(testFamilies)
+	for name, cmd := range buildTable(testCmds(f)) {
+		table[name] = cmd
+	}
+	s := newServer(Config{IO: testIO()}, f.env(), t.Logf, table)
+	path := filepath.Join(t.TempDir(), "p.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ln) }()
+	t.Cleanup(func() {
+		s.Close()
+		<-served
+	})
+	dial := func() *wire {
+		nc, err := net.Dial("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nc.Close() })
+		nc.SetDeadline(time.Now().Add(20 * time.Second))
+		return &wire{t: t, nc: nc, r: bufio.NewReader(nc)}
+	}
+	m, c := dial(), dial()
+	m.expect("+OK\r\n", "MONITOR")
+	c.expect("$1\r\nx\r\n", "ECHO", "x")
+	line, err := m.r.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := " [0 unix:" + path + "] \"ECHO\" \"x\"\r\n"; !strings.HasSuffix(line, want) {
+		t.Fatalf("MONITOR line %q, want it to end in %q", line, want)
+	}
 }
