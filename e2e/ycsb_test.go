@@ -76,21 +76,7 @@ func runYCSB(t *testing.T, bin, workloads, phase, workload, addr string, props .
 	cmd := exec.Command(bin, args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("go-ycsb %s %s: %v\n%s", phase, workload, err, tail(out.String(), 4000))
-		}
-	case <-time.After(2 * time.Minute):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("go-ycsb %s %s: still running after 2 minutes\n%s", phase, workload, tail(out.String(), 4000))
-	}
+	runBounded(t, cmd, 2*time.Minute, func() string { return tail(out.String(), 4000) })
 	report := out.String()
 	if i := strings.LastIndex(report, "Run finished"); i >= 0 {
 		report = report[i:]

@@ -274,23 +274,12 @@ func testClientReplyOffLateReplies(t *testing.T, target, addr string) {
 // "unix:<socket path>", as Redis's replicationFeedMonitors does, not by
 // the peer address a unix socket does not have.
 func TestMonitorUnixSocket(t *testing.T) {
-	f := &fakeKS{}
-	table := newCommandTable(testFamilies)
-	for name, cmd := range buildTable(testCmds(f)) {
-		table[name] = cmd
-	}
-	s := newServer(Config{IO: testIO()}, f.env(), t.Logf, table)
 	path := filepath.Join(t.TempDir(), "p.sock")
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(ln) }()
-	t.Cleanup(func() {
-		s.Close()
-		<-served
-	})
+	startWireOn(t, Config{}, &fakeKS{}, ln)
 	dial := func() *wire {
 		nc, err := net.Dial("unix", path)
 		if err != nil {
