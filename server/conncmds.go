@@ -1,8 +1,10 @@
 package server
 
 import (
+	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/persimmon-db/persimmon/acl"
@@ -411,6 +413,9 @@ func appendClientLine(b []byte, cn *conn, info clientInfo, now time.Time) []byte
 	if trk.bcast {
 		flags = append(flags, 'B')
 	}
+	if _, ok := cn.unixSocket(); ok {
+		flags = append(flags, 'U')
+	}
 	if cn.noEvict.Load() {
 		flags = append(flags, 'e')
 	}
@@ -729,4 +734,27 @@ func writeHelp(c *Client, container string, lines []string) {
 	}
 	c.WriteString("HELP")
 	c.WriteString("    Prints this help.")
+}
+
+// connAddrs are CLIENT LIST's addr and laddr for a new connection: the
+// peer's and the local ip:port, or for a unix-socket client (which has no
+// peer address) the socket's path with port 0 for both, as Redis's
+// genClientAddrString prints them.
+func connAddrs(nc net.Conn) (addr, laddr string) {
+	if u, ok := nc.LocalAddr().(*net.UnixAddr); ok {
+		return u.Name + ":0", u.Name + ":0"
+	}
+	return nc.RemoteAddr().String(), nc.LocalAddr().String()
+}
+
+// unixSocket reports whether c came in over a unix socket, and its path.
+// It asks the descriptor (which is the event loop's own in loop mode), so
+// it costs a system call: for MONITOR lines and CLIENT LIST flags.
+func (c *conn) unixSocket() (path string, ok bool) {
+	if sa, err := syscall.Getsockname(c.fd); err == nil {
+		if u, isUnix := sa.(*syscall.SockaddrUnix); isUnix {
+			return u.Name, true
+		}
+	}
+	return "", false
 }

@@ -272,7 +272,8 @@ func testClientReplyOffLateReplies(t *testing.T, target, addr string) {
 
 // TestMonitorUnixSocket: MONITOR names a unix-socket client
 // "unix:<socket path>", as Redis's replicationFeedMonitors does, not by
-// the peer address a unix socket does not have.
+// the peer address a unix socket does not have; CLIENT LIST shows
+// addr=<path>:0 laddr=<path>:0 and the U flag, as Redis 7.0 does.
 func TestMonitorUnixSocket(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p.sock")
 	ln, err := net.Listen("unix", path)
@@ -298,5 +299,11 @@ func TestMonitorUnixSocket(t *testing.T) {
 	}
 	if want := " [0 unix:" + path + "] \"ECHO\" \"x\"\r\n"; !strings.HasSuffix(line, want) {
 		t.Fatalf("MONITOR line %q, want it to end in %q", line, want)
+	}
+	info := c.do("CLIENT", "INFO")
+	for _, want := range []string{" addr=" + path + ":0 laddr=" + path + ":0 ", " flags=U "} {
+		if !strings.Contains(info, want) {
+			t.Fatalf("CLIENT INFO %q lacks %q", info, want)
+		}
 	}
 }

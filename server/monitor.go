@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -118,13 +117,8 @@ func (c *conn) feedMonitors(cmd *Command, args [][]byte, lua bool) {
 // "unix:<socket path>" for a unix-socket client (which has no peer
 // address), as Redis's replicationFeedMonitors prints it.
 func (c *conn) monitorAddr() string {
-	// The socket's own name, from its descriptor (in both I/O modes: the
-	// event loop serves a descriptor of its own; the cost is paid only
-	// while someone monitors).
-	if sa, err := syscall.Getsockname(c.fd); err == nil {
-		if u, ok := sa.(*syscall.SockaddrUnix); ok {
-			return "unix:" + u.Name
-		}
+	if path, ok := c.unixSocket(); ok {
+		return "unix:" + path
 	}
 	return c.addr
 }
