@@ -280,7 +280,7 @@ func TestMonitorUnixSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startWireOn(t, Config{}, &fakeKS{}, ln)
+	startWireOn(t, Config{Params: []ConfigLine{{"enable-protected-configs", "local"}}}, &fakeKS{}, ln)
 	dial := func() *wire {
 		nc, err := net.Dial("unix", path)
 		if err != nil {
@@ -300,6 +300,9 @@ func TestMonitorUnixSocket(t *testing.T) {
 	if want := " [0 unix:" + path + "] \"ECHO\" \"x\"\r\n"; !strings.HasSuffix(line, want) {
 		t.Fatalf("MONITOR line %q, want it to end in %q", line, want)
 	}
+	// A unix-socket client is local (Redis's islocalClient): "local"
+	// protected configs may be set from it.
+	c.expect("+OK\r\n", "CONFIG", "SET", "dbfilename", "other.rdb")
 	info := c.do("CLIENT", "INFO")
 	for _, want := range []string{" addr=" + path + ":0 laddr=" + path + ":0 ", " flags=U "} {
 		if !strings.Contains(info, want) {
