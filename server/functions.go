@@ -165,8 +165,10 @@ func functionLoadCommand(c *Client, args [][]byte) {
 	replace := false
 	i := 2
 	for ; i < len(args)-1; i++ {
-		if !ArgIs(args[i], "replace") {
-			c.WriteError("ERR Unknown option given: " + string(args[i]))
+		// Redis reads the option as a C string, up to its first NUL:
+		// "REPLACE\x00x" is REPLACE, and an error prints that much
+		if !ArgIs(CString(args[i]), "replace") {
+			c.WriteError("ERR Unknown option given: " + string(CString(args[i])))
 			return
 		}
 		replace = true

@@ -219,6 +219,8 @@ type Server struct {
 	// saveLSN is the last LSN at the last SAVE/BGSAVE or at the start:
 	// INFO's rdb_changes_since_last_save counts the records after it.
 	saveLSN     atomic.Uint64
+	saves       atomic.Int64  // SAVE and BGSAVE calls (INFO rdb_saves)
+	peakMemory  atomic.Uint64 // the highest used_memory seen (info.go)
 	runID       string
 	stats       serverStats
 	loadingGate // serving before the keyspace is attached (loading.go)
