@@ -51,9 +51,8 @@ type replicaState struct {
 	// min-replicas-to-write and min-replicas-max-lag (seconds), for the
 	// write path's NOREPLICAS check (replication_wait.go).
 	minToWrite, minMaxLag atomic.Int64
-	// FAILOVER (failover.go): its state, and writes refused meanwhile.
-	failover     failoverState
-	writesPaused atomic.Bool
+	// FAILOVER (failover.go): its state (writes are paused meanwhile).
+	failover failoverState
 	// pos is the replication position the data is at while this server
 	// is a replica: the last unit applied, as also logged (durably, in
 	// the unit's transaction group) for a restart; guarded by the
