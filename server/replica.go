@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/persimmon-db/persimmon/rdb"
 	"github.com/persimmon-db/persimmon/repl"
@@ -418,11 +419,28 @@ func (s *Server) resumeReplication() {
 	host, portStr, _ := strings.Cut(target, " ")
 	port, perr := strconv.Atoi(portStr)
 	if target == "" || perr != nil {
-		if ok {
-			s.logf("replication: the stored position (replid %s offset %d) is dropped: not configured as a replica", replid, off)
+		if ok && off > 0 {
+			// The data is exactly history replid up to off (a master's
+			// own, stored at its clean shutdown, or a replica's): go on
+			// from it as a master, as Redis 7.0 does from its RDB's
+			// repl-id and repl-offset, so replicas that had it all
+			// continue. The stored position is cleared at once: this
+			// server's writes (and a kill -9 after them) make it a lie.
+			s.master.Restore(replid, off)
+			s.logf("replication: the data is replid %s offset %d: a master now, replid %s, the stored one valid as replid2 to offset %d (replicas resume with +CONTINUE)",
+				replid, off, s.master.IDs().ID, off+1)
 			if err := s.logPosition(replPos{}); err != nil {
 				s.logf("replication: clearing the stored position: %v", err)
 			}
+		} else {
+			// Offset 0: no stream was ever recorded, nothing to go on
+			// from (and recording one from now on would cost every write).
+			if ok {
+				if err := s.logPosition(replPos{}); err != nil {
+					s.logf("replication: clearing the stored position: %v", err)
+				}
+			}
+			s.logf("replication: no stored replication position (first start, or not shut down cleanly): a new history, replid %s", s.master.IDs().ID)
 		}
 		return
 	}
@@ -432,6 +450,61 @@ func (s *Server) resumeReplication() {
 		s.logf("replication: stored position: replid %s offset %d (db %d)", replid, off, db)
 	}
 	s.startReplicaof(host, port)
+}
+
+// drainReplicas runs first when a master shuts down (SIGTERM, SHUTDOWN),
+// as Redis 7.0's does: writes are paused (CLIENT PAUSE WRITE) and it
+// waits up to shutdown-timeout seconds for every online replica to
+// acknowledge the whole stream, so after the restart they resume with
+// +CONTINUE (storeMasterPosition).
+func (s *Server) drainReplicas() {
+	m := s.master
+	if m == nil || s.ks == nil || m.Relaying() {
+		return
+	}
+	online := 0
+	for _, r := range m.Replicas() {
+		if r.State == "online" {
+			online++
+		}
+	}
+	v, _ := s.ConfigValue("shutdown-timeout")
+	secs, _ := strconv.Atoi(v)
+	if online == 0 || secs <= 0 {
+		return
+	}
+	start := time.Now()
+	s.pauseClients(pauseWrite, time.Now().Add(time.Duration(secs)*time.Second+time.Hour))
+	s.env.lock() // a write running now has propagated once this returns
+	s.env.unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs)*time.Second)
+	defer cancel()
+	if got, n, off := m.Drain(ctx); got < n {
+		s.logf("replication: shutting down with %d of %d replicas at offset %d after %d s (shutdown-timeout): the others resync fully", got, n, off, secs)
+	} else {
+		s.logf("replication: every online replica (%d) acknowledged offset %d before the shutdown (%v)", n, off, time.Since(start).Round(time.Millisecond))
+	}
+}
+
+// storeMasterPosition runs at a clean shutdown of a master, once no
+// connection runs a command: its replication ID, offset and stream
+// database are logged (durable at the keyspace's close), so the restart
+// continues the history (resumeReplication) where Redis 7.0 continues it
+// from its RDB. A kill -9 leaves no position (it was cleared at start-up,
+// before the first write): a new history, as Redis after a crash with AOF.
+func (s *Server) storeMasterPosition() {
+	m := s.master
+	if m == nil || s.ks == nil || m.Relaying() {
+		return // a replica logs its position with every unit it applies
+	}
+	s.env.lock()
+	defer s.env.unlock()
+	replid, off, db := m.Position()
+	if err := s.logPosition(replPos{replid, off, db}); err != nil {
+		s.logf("replication: storing the replication position: %v", err)
+		return
+	}
+	s.logf("replication: stored replid %s offset %d for the restart", replid, off)
 }
 
 // replicaStatus returns the link while this server is a replica.
