@@ -96,6 +96,9 @@ func (a *replicaApplier) run(db int, args ...[]byte) error {
 	if msg != "" {
 		return fmt.Errorf("%s", msg)
 	}
+	if cmd.Name == "xadd" || cmd.Name == "xtrim" {
+		args = dropExactTrimLimit(args)
+	}
 	a.c.DB = db
 	a.c.Out = a.c.Out[:0]
 	cmd.Run(&a.c, args)
@@ -105,6 +108,19 @@ func (a *replicaApplier) run(db int, args ...[]byte) error {
 		a.s.logf("replication: the master's %s failed here: %s", strings.ToUpper(string(args[0])), strings.TrimSpace(string(a.c.Out[1:])))
 	}
 	return nil
+}
+
+// dropExactTrimLimit drops the "LIMIT n" after an exact trim (MAXLEN|MINID
+// = x) of XADD or XTRIM: a Redis 7.0 master sends an approximate trim
+// rewritten exact with its LIMIT kept, which its replicas ignore
+// (mustObeyClient) and a client's command may not have (a syntax error).
+func dropExactTrimLimit(args [][]byte) [][]byte {
+	for i := 2; i+3 < len(args); i++ {
+		if (ArgIs(args[i], "maxlen") || ArgIs(args[i], "minid")) && string(args[i+1]) == "=" && ArgIs(args[i+3], "limit") && i+4 < len(args) {
+			return append(args[:i+3:i+3], args[i+5:]...)
+		}
+	}
+	return args
 }
 
 // errLinkReplaced ends a link REPLICAOF replaced or stopped.

@@ -23,17 +23,19 @@ import (
 // in MULTI/EXEC), and a full resync's snapshot is read under that lock,
 // at one instant with the stream's offset.
 //
-// Limits of this first wiring, each a known gap:
-//   - writes reach the stream as their effects (replication_effects.go)
-//     except XREADGROUP served later, XCLAIM/XAUTOCLAIM (their times)
-//     and approximate stream trimming (~), which go as sent;
+// Writes reach the stream as their effects (replication_effects.go). A
+// master stores its replication ID and offset at a clean shutdown and
+// continues that history after the restart (replica.go:
+// storeMasterPosition, resumeReplication); a replica stores its position
+// with every unit it applies.
+//
+// Limits, each a known gap:
 //   - a write reaches the stream when it applies, before it is durable;
 //   - the snapshot is copied under the keyspace lock, which stops writes
-//     for its duration; streams and roaring bitmaps are left out of it
-//     (rdb has no stream encoding; Redis refuses type 80);
-//   - a master's replication ID and offset are not stored: a restart
-//     starts a new history (its replicas resync fully); a replica's are
-//     (replica.go).
+//     for its duration; roaring bitmaps are left out of it (Redis has no
+//     type for them);
+//   - after kill -9 a master starts a new history (its replicas resync
+//     fully), as Redis 7.0 with AOF does.
 
 // DumpValueFunc reads one key as an rdb.Value (ok false when missing);
 // package commands provides it (commands.DumpValue).
@@ -140,6 +142,29 @@ func (c *conn) feed(cmd *Command, args [][]byte, start int, nested bool) {
 		return
 	}
 	reply := c.Out[min(start, len(c.Out)):]
+	if effs, ok := c.claimEffects(cmd.Name, args, reply); ok {
+		// several writes for one command: MULTI/EXEC around them,
+		// unless a block's MULTI is open already (replication_effects.go)
+		if len(effs) == 0 {
+			return
+		}
+		wrap := len(effs) > 1 && !c.feedTx && !nested
+		if nested && !c.feedTx {
+			m.Propagate(c.DB, []byte("MULTI"))
+			c.feedTx = true
+		}
+		if wrap {
+			m.Propagate(c.DB, []byte("MULTI"))
+		}
+		for _, e := range effs {
+			m.Propagate(c.DB, e...)
+		}
+		if wrap {
+			m.Propagate(c.DB, []byte("EXEC"))
+		}
+		c.replOff = m.Offset()
+		return
+	}
 	if cmd.Name == "migrate" {
 		if args = c.migrateEffect(args); args == nil {
 			return // COPY, or nothing moved (migrate.go)

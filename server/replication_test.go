@@ -284,6 +284,13 @@ func TestPersimmonReplicaOfRedis(t *testing.T) {
 					return nil
 				})
 				m.Eval(ctx, "redis.call('SET', KEYS[1], 'a'); redis.call('APPEND', KEYS[1], 'b')", []string{"lua:" + tag})
+				// Redis sends an approximate trim as MAXLEN = <length>
+				// with its LIMIT kept, and XREADGROUP as XCLAIMs.
+				for i := range 30 {
+					m.XAdd(ctx, &redis.XAddArgs{Stream: "st:" + tag, MaxLen: 5, Approx: true, Limit: 2, Values: []string{"f", strconv.Itoa(i)}})
+				}
+				m.XGroupCreate(ctx, "st:"+tag, "g", "0")
+				m.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g", Consumer: "c1", Streams: []string{"st:" + tag, ">"}, Count: 2})
 			}
 			write("before")
 			must := func(err error) {
@@ -322,6 +329,11 @@ func TestPersimmonReplicaOfRedis(t *testing.T) {
 					pt, _ := pc.PTTL(ctx, k).Result()
 					if mv != pv || (mt > 0) != (pt > 0) {
 						t.Fatalf("key %q: master %s ttl %v, replica %s ttl %v", k, mv, mt, pv, pt)
+					}
+					if typ, _ := mc.Type(ctx, k).Result(); typ == "stream" {
+						if mv, pv := renderKey(ctx, m, k), renderKey(ctx, p, k); mv != pv {
+							t.Fatalf("stream %q:\nmaster  %s\nreplica %s", k, mv, pv)
+						}
 					}
 				}
 			}
