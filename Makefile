@@ -69,6 +69,7 @@ bench: build
 	./scripts/bench-collections.sh
 	./scripts/bench-commands.sh
 	./scripts/bench-io.sh
+	./scripts/bench-repl.sh
 
 # Restart time and memory per key side by side with redis-server (RDB and
 # AOF), N string keys of 16/16 bytes (default 2,000,000; N=10000000 for the
