@@ -57,6 +57,8 @@ type Keyspace struct {
 	events     eventHooks               // OnKeyEvents (notify.go): keyspace notifications
 	touchedFn  func(db int, key []byte) // OnKeyTouched (stream.go): blocked group readers, tracking
 	expiredFn  func(db int, key string) // OnExpired: the replication stream's DEL
+	// beforeWrite: BeforeWrite's hook (beforewrite.go), nil when unset.
+	beforeWrite func(db int, key []byte)
 
 	// recovery state
 	pending       []pendingRecord
@@ -465,6 +467,9 @@ func (ks *Keyspace) Commit(b *Batch) error {
 		if err := ks.CheckWritable(); err != nil {
 			return err
 		}
+	}
+	if ks.beforeWrite != nil {
+		ks.callBeforeWrite(b.buf) // beforewrite.go
 	}
 	if len(b.buf) > ks.recordLimit {
 		ends, err := splitPayload(b.buf, ks.recordLimit)

@@ -62,7 +62,14 @@ type SyncRequest struct {
 	ListeningPort int    // REPLCONF listening-port
 	IP            string // REPLCONF ip-address, else the peer's address
 	RDBOnly       bool   // REPLCONF rdb-only 1: the snapshot alone (redis-cli --rdb)
+	CapaRoaring   bool   // REPLCONF capa persimmon-roaring: it loads TR.* bitmaps
 }
+
+// CapaRoaring is the REPLCONF capa a Persimmon replica sends: it loads
+// TR.* roaring bitmaps (rdb.TypeRoaring), which a snapshot leaves out
+// for any other replica (redis-server refuses the type, and so would
+// redis-check-rdb a file of redis-cli --rdb).
+const CapaRoaring = "persimmon-roaring"
 
 // ReplicaInfo is one attached replica, for INFO (slaveN) and ROLE.
 type ReplicaInfo struct {
@@ -532,6 +539,9 @@ func (m *Master) Serve(conn net.Conn, br *bufio.Reader, req SyncRequest) error {
 		}
 	}
 	diskless := m.cfg.Diskless && req.CapaEOF
+	if !req.CapaRoaring {
+		snap = &withoutRoaring{Snapshot: snap, logf: m.cfg.Logf, name: name}
+	}
 	if err := m.sendSnapshot(l, snap, aux, diskless); err != nil {
 		return err
 	}
@@ -544,6 +554,28 @@ func (m *Master) Serve(conn net.Conn, br *bufio.Reader, req SyncRequest) error {
 		l.once.Do(func() { close(l.acked) })
 	}
 	return m.stream(l, br, start+1)
+}
+
+// withoutRoaring leaves the TR.* bitmaps out of a snapshot for a replica
+// that did not say it loads them (CapaRoaring).
+type withoutRoaring struct {
+	Snapshot
+	logf    func(string, ...any)
+	name    string
+	skipped int
+}
+
+func (w *withoutRoaring) Next() (*rdb.Entry, error) {
+	for {
+		e, err := w.Snapshot.Next()
+		if err != nil || e.Value.Kind != rdb.KindRoaring {
+			if err == io.EOF && w.skipped > 0 {
+				w.logf("master: %d TR.* bitmaps left out of the snapshot for %s (no capa %s)", w.skipped, w.name, CapaRoaring)
+			}
+			return e, err
+		}
+		w.skipped++
+	}
 }
 
 // sendSnapshot writes the payload: disk-less as $EOF:<mark>, else

@@ -16,8 +16,14 @@
 #            (SIGCONT); writes applied per second until it has the master's
 #            offset, and its CPU µs per write applied (the 1-replica setup)
 #
+#   stall    the longest SET (redis-benchmark -c 1, max latency, in runs of
+#            20,000 back to back) while a replica of the same kind makes its
+#            full resync of a master holding FULLSYNC_KEYS string keys
+#            (1,000,000; 0 skips it), and how long that resync took
+#
 #   scripts/bench-repl.sh
 #   N=200000 ROUNDS=5 scripts/bench-repl.sh
+#   BIN=/tmp/old/persimmon-server FULLSYNC_KEYS=1000000 ROUNDS=0 scripts/bench-repl.sh
 #
 # The machine may be shared and noisy: compare within one run; the CPU
 # columns move less with the load than the rates do. Ports PORT..PORT+2.
@@ -30,6 +36,8 @@ SIZE=${SIZE:-64}
 KEYS=${KEYS:-100000}
 ROUNDS=${ROUNDS:-3}
 PORT=${PORT:-17110}
+FULLSYNC_KEYS=${FULLSYNC_KEYS:-1000000}
+BIN=${BIN:-bin/persimmon-server}
 BASE=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/persimmon-bench-repl.XXXXXX")}
 TICKS=$(getconf CLK_TCK)
 
@@ -64,7 +72,7 @@ start_one() { # kind port [master port] → echoes the pid
   case $kind in
     persimmon)
       [ -n "$mport" ] && rep=(--replicaof 127.0.0.1 "$mport")
-      ./bin/persimmon-server --port "$port" --dir "$dir" --durability pmem --repl-backlog-size 256mb "${rep[@]}" >"$dir.log" 2>&1 & ;;
+      "$BIN" --port "$port" --dir "$dir" --durability pmem --repl-backlog-size 256mb "${rep[@]}" >"$dir.log" 2>&1 & ;;
     redis)
       [ -n "$mport" ] && rep=(--replicaof 127.0.0.1 "$mport")
       redis-server --port "$port" --dir "$dir" --save '' --appendonly yes --appendfsync everysec \
@@ -139,12 +147,36 @@ run() { # kind replicas
   for p in "${rpids[@]}" "$mpid"; do stop_pid "$p"; done
 }
 
+stall() { # kind → the longest SET during a replica's full resync of FULLSYNC_KEYS keys
+  local kind=$1 mpid rpid t0 t1 worst=0
+  mpid=$(start_one "$kind" "$PORT"); pids+=("$mpid")
+  wait_port "$PORT"
+  awk -v n="$FULLSYNC_KEYS" 'BEGIN{for (i=0;i<n;i++) {k="key:" i; v=sprintf("%064d", i); printf "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$64\r\n%s\r\n", length(k), k, v}}' |
+    redis-cli -p "$PORT" --pipe >/dev/null
+  rpid=$(start_one "$kind" $((PORT + 1)) "$PORT"); pids+=("$rpid")
+  t0=$(date +%s.%N)
+  while :; do
+    local m
+    m=$(redis-benchmark -p "$PORT" -t set -c 1 -d "$SIZE" -r "$FULLSYNC_KEYS" -n 20000 --csv 2>/dev/null | awk -F, 'NR==2{gsub(/"/,"",$8); print $8}')
+    worst=$(awk -v a="$worst" -v b="${m:-0}" 'BEGIN{print (b+0>a+0) ? b : a}')
+    [ "$(info $((PORT + 1)) master_link_status)" = up ] && break
+  done
+  t1=$(date +%s.%N)
+  record "$kind/stall" "$worst"
+  record "$kind/synctime" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}')"
+  stop_pid "$rpid"; stop_pid "$mpid"
+}
+
 echo "redis-benchmark -t set -c $CLIENTS -d $SIZE -r $KEYS -n $N against the master; $ROUNDS interleaved rounds, median shown"
 for round in $(seq 1 "$ROUNDS"); do
   for nrep in 0 1 2; do
     for kind in persimmon redis; do run "$kind" "$nrep"; done
   done
 done
+
+if [ "$FULLSYNC_KEYS" -gt 0 ]; then
+  for kind in persimmon redis; do stall "$kind"; done
+fi
 
 get() { echo "${vals[$1]:-}" | median; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a+0>0 && b+0>0) printf "%.2fx", a/b; else print "-" }'; }
@@ -161,6 +193,10 @@ echo "(cpu: master µs per SET; lag: mean/max bytes of master_repl_offset - repl
 ap=$(get persimmon/apply); ar=$(get redis/apply)
 printf "replica applying a backlog of %d SETs: persimmon %s writes/s (%s µs CPU each), redis %s writes/s (%s µs CPU each), ratio %s\n" \
   "$N" "$ap" "$(get persimmon/applycpu)" "$ar" "$(get redis/applycpu)" "$(ratio "$ap" "$ar")"
+if [ "$FULLSYNC_KEYS" -gt 0 ]; then
+  printf "full resync of %d keys (64-byte values) while SET -c 1 runs: longest SET persimmon %s ms, redis %s ms; the resync took %s s and %s s\n" \
+    "$FULLSYNC_KEYS" "$(get persimmon/stall)" "$(get redis/stall)" "$(get persimmon/synctime)" "$(get redis/synctime)"
+fi
 echo "per round:"
 for k in $(printf '%s\n' "${!vals[@]}" | sort); do echo "  $k:${vals[$k]}"; done
 echo "filesystem: $(stat -f -c %T "$BASE")   cpus: $(nproc)   $(uname -r)   load: $(cut -d' ' -f1-3 /proc/loadavg)"

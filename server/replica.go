@@ -54,6 +54,11 @@ type replicaState struct {
 	minToWrite, minMaxLag atomic.Int64
 	// FAILOVER (failover.go): its state (writes are paused meanwhile).
 	failover failoverState
+	// snaps are the full resyncs' snapshots being read (replication.go:
+	// liveSnapshot), under the keyspace lock.
+	snaps map[*liveSnapshot]struct{}
+	// snapCopiedEarly counts keys snapshots copied before a write (tests).
+	snapCopiedEarly atomic.Int64
 	// pos is the replication position the data is at while this server
 	// is a replica: the last unit applied, as also logged (durably, in
 	// the unit's transaction group) for a restart; guarded by the
