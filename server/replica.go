@@ -162,13 +162,24 @@ func (a *replicaApplier) Apply(u *repl.Unit) error {
 	// The unit's writes and the position after them, one group: a
 	// restart resumes exactly after the last unit recovered.
 	env.beginTxn()
+	p := replPos{a.s.master.IDs().ID, u.Offset, u.DB}
+	if a.s.ks != nil {
+		// The position rides in the first record the unit's writes make
+		// (one record instead of two; the group keeps them atomic).
+		a.s.ks.SetReplPositionTrailer(p.replid, p.offset, p.db)
+	}
 	for _, c := range u.Cmds {
 		if err := a.run(c.DB, c.Argv...); err != nil {
 			a.s.logf("replication: %v", err)
 		}
 	}
 	a.s.master.FeedRaw(u.Raw)
-	err := a.s.logPosition(replPos{a.s.master.IDs().ID, u.Offset, u.DB})
+	var err error
+	if a.s.ks == nil || a.s.ks.ReplPositionTrailerPending() {
+		err = a.s.logPosition(p) // the unit wrote nothing
+	} else {
+		a.s.replica.pos = p
+	}
 	if err2 := env.endTxn(); err == nil {
 		err = err2
 	}
