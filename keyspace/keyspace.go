@@ -57,6 +57,13 @@ type Keyspace struct {
 	events     eventHooks               // OnKeyEvents (notify.go): keyspace notifications
 	touchedFn  func(db int, key []byte) // OnKeyTouched (stream.go): blocked group readers, tracking
 	expiredFn  func(db int, key string) // OnExpired: the replication stream's DEL
+	// beforeWrite: BeforeWrite's hook (beforewrite.go), nil when unset.
+	beforeWrite func(db int, key []byte)
+	// trailer: operations armed to end the next batch committed
+	// (SetReplPositionTrailer, replpos.go) while trailerSet.
+	trailer    []byte
+	trailerN   int
+	trailerSet bool
 
 	// recovery state
 	pending       []pendingRecord
@@ -466,13 +473,25 @@ func (ks *Keyspace) Commit(b *Batch) error {
 			return err
 		}
 	}
+	if ks.beforeWrite != nil {
+		ks.callBeforeWrite(b.buf) // beforewrite.go
+	}
+	trailed := ks.trailerSet && !ks.cleaning
+	if trailed { // replpos.go: the position rides with this batch
+		b.buf = append(b.buf, ks.trailer...)
+		b.n += ks.trailerN
+	}
 	if len(b.buf) > ks.recordLimit {
 		ends, err := splitPayload(b.buf, ks.recordLimit)
 		if err != nil {
 			panic(fmt.Sprintf("keyspace: batch does not decode: %v", err))
 		}
 		if len(ends) > 1 {
-			return ks.commitGroup(b, ends)
+			err := ks.commitGroup(b, ends)
+			if err == nil && trailed {
+				ks.trailerSet = false
+			}
+			return err
 		}
 		// One operation larger than the limit (a huge string value): a
 		// record of its own, as any single operation.
@@ -496,6 +515,9 @@ func (ks *Keyspace) Commit(b *Batch) error {
 	ks.writeSucceeded()
 	if ks.txnOpen {
 		ks.txnWrote = true
+	}
+	if trailed {
+		ks.trailerSet = false
 	}
 	ks.applyRecord(loc, len(b.buf))
 	return nil

@@ -436,6 +436,7 @@ func (s *Server) close() {
 	// A script that never ends would hold the loop (or the lock) forever:
 	// stop it, as SHUTDOWN NOSAVE does (SIGTERM, SIGINT, SHUTDOWN).
 	s.scriptKill(true, false)
+	s.drainReplicas() // replica.go: replicas acknowledge the whole stream first
 	s.mu.Lock()
 	s.closed = true
 	close(s.closing)
@@ -452,6 +453,7 @@ func (s *Server) close() {
 		c.shutdown()
 	}
 	s.conns.Wait()
+	s.storeMasterPosition() // replica.go: the restart continues this history
 	if s.loop != nil {
 		s.loop.Stop()
 	}
