@@ -110,7 +110,7 @@ func (ks *Keyspace) clean() {
 // Deletions, flushes and swaps need nothing: nothing older than them
 // remains that they could hide.
 func (ks *Keyspace) cleanOp(b *Batch, o op, dbi int, loc, segID uint64, now int64, reset map[string]bool) {
-	if o.kind != opSet && o.kind < opObjectBase {
+	if o.kind != opSet && o.kind != opSetRef && o.kind < opObjectBase {
 		return
 	}
 	d := ks.dbs[dbi]
@@ -126,6 +126,15 @@ func (ks *Keyspace) cleanOp(b *Batch, o op, dbi int, loc, segID uint64, now int6
 	}
 	if e != nil && o.kind == opSet && e.loc == loc {
 		b.Set(dbi, o.key, o.val, o.expireAt)
+		return
+	}
+	if e != nil && o.kind == opSetRef && e.loc == loc {
+		// Its base, older, was met first (cleanHeldBase): not reached
+		// unless that failed; the value whole is always safe.
+		if k := string(append([]byte{byte(dbi)}, o.key...)); !reset[k] {
+			reset[k] = true
+			b.Set(dbi, o.key, ks.value(e), o.expireAt)
+		}
 		return
 	}
 	if e != nil && e.obj != nil && e.obj.anchored && segID < e.obj.firstSeg {
@@ -152,7 +161,7 @@ func (ks *Keyspace) cleanOp(b *Batch, o op, dbi int, loc, segID uint64, now int6
 // than its key's (swappedSeg): a live set is copied for that database
 // alone, where anything else is reset in every database.
 func (ks *Keyspace) liveSetDB(o op, loc uint64) int {
-	if o.kind != opSet {
+	if o.kind != opSet && o.kind != opSetRef {
 		return -1
 	}
 	for dbi, d := range ks.dbs {
@@ -224,12 +233,21 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 					for nextDead < len(dead) && int64(dead[nextDead]) < p {
 						nextDead++
 					}
-					if o.kind == opSet && nextDead < len(dead) && int64(dead[nextDead]) == p {
+					if (o.kind == opSet || o.kind == opSetRef) && nextDead < len(dead) && int64(dead[nextDead]) == p {
 						p += int64(o.size)
 						ops++
 						continue
 					}
 					loc := seg.ID()<<40 | uint64(p)
+					if _, held := ks.refs[loc]; held && o.kind == opSet {
+						// A large value another key (or this one, with
+						// another expiry) reads through an opSetRef:
+						// written whole for its holder (valueref.go).
+						ks.cleanHeldBase(&b, loc, reset)
+						p += int64(o.size)
+						ops++
+						continue
+					}
 					// Before a SWAPDB, o.db may no longer be where the key
 					// lives: look in every database (locations are unique,
 					// so only the key's current entry can match).

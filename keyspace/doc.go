@@ -35,7 +35,10 @@
 //
 // Scope. The index holds string keys whose value is one set operation,
 // with or without an expiry (the expiry is read from that operation; the
-// slot's expiring bit only guides active expiry, see kix.go).
+// slot's expiring bit only guides active expiry, see kix.go), or one
+// reference to a large value's set operation (valueref.go: EXPIRE,
+// PERSIST, RENAME and MOVE of a value of 64 KiB or more log the reference,
+// not the value).
 // Collections and patched strings keep their DRAM entry as before (a key
 // is in exactly one of the two); SETRANGE and APPEND move an indexed key
 // into DRAM. A restart re-attaches the index only if the checkpoint was

@@ -21,8 +21,14 @@ import (
 //	            a missing key becomes zeros up to offset, then the bytes
 const opSetRange = 50
 
-// stringObj is a string held in DRAM because it has been patched.
-type stringObj struct{ val []byte }
+// stringObj is a string held in DRAM because it has been patched. ref is
+// the base it was patched from when that was read through an opSetRef
+// (valueref.go): a replay rebuilds it from that base, which the key holds
+// until it is next written whole.
+type stringObj struct {
+	val []byte
+	ref uint64
+}
 
 func (s *stringObj) typeName() string { return TypeString }
 func (s *stringObj) length() int      { return 1 } // an empty string still exists
@@ -50,10 +56,17 @@ func (ks *Keyspace) patchedString(db int, e *entry, size int) (*stringObj, *entr
 	if e.kix {
 		e = ks.kixMaterialize(db, e)
 	}
-	v := ks.value(e)
+	v, base, err := ks.stringAt(e.loc)
+	if err != nil {
+		panic(fmt.Sprintf("keyspace: index points at a bad operation: %v", err))
+	}
 	s := &stringObj{val: append(make([]byte, 0, max(len(v), size)), v...)}
+	first := e.loc >> 40
+	if base != e.loc { // read through an opSetRef: the base stays held
+		s.ref, first = base, base>>40
+	}
 	ks.liveBytes -= int64(e.size)
-	e.obj = &object{coll: s, firstSeg: e.loc >> 40}
+	e.obj = &object{coll: s, firstSeg: first}
 	e.loc, e.size = 0, 0
 	return s, e, nil
 }

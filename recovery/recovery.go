@@ -140,6 +140,7 @@ func Open(opts Options) (*keyspace.Keyspace, Report, error) {
 	var from uint64
 attempt:
 	ks = keyspace.NewRecovering(a)
+	ks.SetLogf(logf) // damage met while serving (keyspace/damage.go)
 	if ix != nil {
 		*indexKS = ks
 		if from, err = ks.AttachIndex(ix, cp, cpOK); err != nil {

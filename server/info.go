@@ -414,6 +414,7 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("wal_durable_lsn", d.ks.DurableLSN)
 		line("wal_flushes", d.ks.Flushes)
 		line("wal_synced_records", d.ks.SyncedRecords)
+		line("wal_appended_bytes", d.ks.AppendedBytes)
 		avg := 0.0
 		if d.ks.Flushes > 0 {
 			avg = float64(d.ks.SyncedRecords) / float64(d.ks.Flushes)

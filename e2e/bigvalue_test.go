@@ -1,0 +1,167 @@
+package e2e
+
+import (
+	"bytes"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// infoInt reads an integer field of INFO.
+func infoInt(t *testing.T, c *redis.Client, name string) int64 {
+	t.Helper()
+	info, err := c.Info(ctx, "everything").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.ParseInt(infoField(info, name), 10, 64)
+	if err != nil {
+		t.Fatalf("INFO %s: %q", name, infoField(info, name))
+	}
+	return n
+}
+
+// TestBigValueKill9: EXPIRE, PEXPIRE, PEXPIREAT, PERSIST, RENAME and MOVE
+// of a 64 MB string append a few dozen bytes to the log (INFO
+// wal_appended_bytes; main's code appended the whole value each time),
+// grow neither the data directory nor the anonymous RSS by a copy of it,
+// and each is found after a kill -9 and restart, in both key-index modes.
+// SETRANGE and APPEND of a few bytes append only those bytes.
+func TestBigValueKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("64 MB values")
+	}
+	const size = 64 << 20
+	val := make([]byte, size)
+	for i := range val {
+		val[i] = byte(i*7 + i>>12)
+	}
+	for _, kix := range []string{"yes", "no"} {
+		t.Run("key-index="+kix, func(t *testing.T) {
+			dir := t.TempDir()
+			s := startServer(t, dir, "--key-index", kix)
+			c := s.client()
+			if err := c.Set(ctx, "big", val, 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			want := append([]byte(nil), val...)
+			name, db := "big", 0
+			var expireAt int64 // ms, 0 = none
+			step := func(what string, run func(c *redis.Client) error, check func(c *redis.Client)) {
+				t.Helper()
+				before := infoInt(t, c, "wal_appended_bytes")
+				arena := infoInt(t, c, "arena_bytes")
+				anon := infoInt(t, c, "used_memory_rss_anon")
+				if err := run(c); err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				if n := infoInt(t, c, "wal_appended_bytes") - before; n > 4096 {
+					t.Fatalf("%s appended %d bytes to the log, want O(change)", what, n)
+				}
+				if n := infoInt(t, c, "arena_bytes") - arena; n > size/4 {
+					t.Fatalf("%s grew the data directory by %d bytes", what, n)
+				}
+				if n := infoInt(t, c, "used_memory_rss_anon") - anon; n > size/2 {
+					t.Fatalf("%s grew the anonymous RSS by %d bytes", what, n)
+				}
+				s.kill()
+				s = startServer(t, dir, "--key-index", kix)
+				c = s.client()
+				if db != 0 {
+					c = redis.NewClient(&redis.Options{Addr: s.Addr, DB: db, MaxRetries: -1, DisableIdentity: true})
+					t.Cleanup(func() { c.Close() })
+				}
+				got, err := c.Get(ctx, name).Bytes()
+				if err != nil || !bytes.Equal(got, want) {
+					t.Fatalf("after %s and kill -9: GET %s in db %d: %d bytes (%v), want %d", what, name, db, len(got), err, len(want))
+				}
+				if at, err := c.PExpireTime(ctx, name).Result(); err != nil || (expireAt == 0) != (at < 0) || expireAt != 0 && at.Milliseconds() != expireAt {
+					t.Fatalf("after %s and kill -9: PEXPIRETIME %s = %v (%v), want %d", what, name, at, err, expireAt)
+				}
+				if check != nil {
+					check(c)
+				}
+			}
+			at := time.Now().Add(time.Hour).UnixMilli()
+			step("EXPIRE", func(c *redis.Client) error {
+				expireAt = 0
+				if err := c.Expire(ctx, name, time.Hour).Err(); err != nil {
+					return err
+				}
+				expireAt, _ = pexpireTime(c, name)
+				return nil
+			}, nil)
+			step("PEXPIRE", func(c *redis.Client) error {
+				if err := c.PExpire(ctx, name, 2*time.Hour).Err(); err != nil {
+					return err
+				}
+				expireAt, _ = pexpireTime(c, name)
+				return nil
+			}, nil)
+			step("PEXPIREAT", func(c *redis.Client) error {
+				expireAt = at
+				return c.PExpireAt(ctx, name, time.UnixMilli(at)).Err()
+			}, nil)
+			step("PERSIST", func(c *redis.Client) error {
+				expireAt = 0
+				return c.Persist(ctx, name).Err()
+			}, nil)
+			step("RENAME", func(c *redis.Client) error {
+				if err := c.Expire(ctx, name, time.Hour).Err(); err != nil {
+					return err
+				}
+				expireAt, _ = pexpireTime(c, name)
+				name = "big2"
+				return c.Rename(ctx, "big", "big2").Err()
+			}, func(c *redis.Client) {
+				if n, _ := c.Exists(ctx, "big").Result(); n != 0 {
+					t.Fatalf("the source of the RENAME came back")
+				}
+			})
+			step("MOVE", func(c *redis.Client) error {
+				db = 5
+				return c.Move(ctx, name, 5).Err()
+			}, func(c *redis.Client) {
+				c0 := s.client()
+				if n, _ := c0.Exists(ctx, name).Result(); n != 0 {
+					t.Fatalf("the source of the MOVE came back")
+				}
+			})
+			// SETRANGE and APPEND log only their bytes (the DRAM copy
+			// they make of the value is not O(change): see the report).
+			before := infoInt(t, c, "wal_appended_bytes")
+			if err := c.SetRange(ctx, name, size/2, "patch").Err(); err != nil {
+				t.Fatal(err)
+			}
+			copy(want[size/2:], "patch")
+			if err := c.Append(ctx, name, "tail").Err(); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, "tail"...)
+			if n := infoInt(t, c, "wal_appended_bytes") - before; n > 4096 {
+				t.Fatalf("SETRANGE and APPEND appended %d bytes to the log", n)
+			}
+			s.kill()
+			s = startServer(t, dir, "--key-index", kix)
+			c = redis.NewClient(&redis.Options{Addr: s.Addr, DB: db, MaxRetries: -1, DisableIdentity: true})
+			defer c.Close()
+			got, err := c.Get(ctx, name).Bytes()
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("after SETRANGE, APPEND and kill -9: %d bytes (%v), want %d", len(got), err, len(want))
+			}
+			if err := s.stop(); err != nil {
+				t.Fatal(err)
+			}
+			if out, code := persimmonCheck(t, "verify", dir); code != 0 {
+				t.Fatalf("persimmon-check verify exited %d on the references:\n%s", code, out)
+			}
+		})
+	}
+}
+
+func pexpireTime(c *redis.Client, key string) (int64, error) {
+	d, err := c.PExpireTime(ctx, key).Result()
+	return d.Milliseconds(), err
+}
