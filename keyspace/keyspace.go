@@ -53,8 +53,12 @@ type Keyspace struct {
 	expires expiryHeap
 	watched map[watchKey][]*Watcher
 
-	kix    kixState // the persistent key index, when attached (kix.go)
-	curLSN uint64   // LSN of the record being applied
+	kix kixState // the persistent key index, when attached (kix.go)
+	// kixAccess holds the access data of recently used indexed keys
+	// (lru.go); noTouch: peek's lookup records no access.
+	kixAccess accessTable
+	noTouch   bool
+	curLSN    uint64 // LSN of the record being applied
 
 	keyReadyFn func(db int, key []byte) // OnKeyReady: wakes blocked clients
 	events     eventHooks               // OnKeyEvents (notify.go): keyspace notifications
@@ -144,6 +148,8 @@ func (ks *Keyspace) lookup(dbi int, key []byte) *entry {
 		ks.countLookup(e != nil)
 		if e == nil {
 			ks.keyMissed(dbi, key)
+		} else if !ks.noTouch {
+			ks.kixAccess.touch(e.loc, false)
 		}
 		return e
 	}
@@ -173,7 +179,10 @@ func (ks *Keyspace) peek(dbi int, key []byte) *entry {
 		}
 		return e
 	}
-	return ks.lookup(dbi, key)
+	ks.noTouch = true
+	e := ks.lookup(dbi, key)
+	ks.noTouch = false
+	return e
 }
 
 // countLookup counts a lookup into keyspace_hits/misses while counting is
@@ -713,7 +722,9 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 			if inDRAM {
 				ks.removeKeyKeeping(o.db, string(o.key), o.ref)
 			}
-			switch old, ok := ks.kixGet(o.db, o.key); {
+			old, ok := ks.kixGet(o.db, o.key)
+			oldLoc := old
+			switch {
 			case ks.kixRepairing(): // counted in the checkpoint
 			case ok:
 				e := ks.kixEntry("", old)
@@ -729,6 +740,9 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 				}
 			}
 			ks.kixWrite(o.db, o.key, loc, o.expireAt != 0)
+			if !ks.replaying {
+				ks.kixAccess.rewrite(oldLoc, loc) // a loaded key's idle time counts from the load, as in Redis
+			}
 			if !ks.kixRepairing() {
 				ks.liveBytes += size
 				if o.expireAt != 0 {
