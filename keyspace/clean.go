@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"fmt"
 	"runtime"
 	"slices"
 
@@ -219,8 +220,13 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 		for ops := 0; off < end && ops < cleanChunkOps; {
 			rec, err := wal.DecodeRecord(buf, off)
 			if err != nil {
-				// Verified at recovery or written by us: cannot happen.
-				panic(err)
+				// Verified at recovery or written by us, unless it is a
+				// segment the key index let recovery skip (scrub.go):
+				// damage. Cleaning stops there, logged, with the segment
+				// kept: copying around a bad record would drop keys.
+				ks.noteDamage(seg.ID()<<40|uint64(off), nil, fmt.Errorf("the cleaner cannot decode the record in %s at offset %d: %w; cleaning stopped", seg.Path(), off, err))
+				ks.Unlock()
+				return false
 			}
 			if rec.Type == wal.TypeBatch {
 				p := off + wal.HeaderSize

@@ -39,7 +39,8 @@ func (ks *Keyspace) damagedEntry(key string, loc uint64, o op, err error) *entry
 }
 
 // noteDamage logs (once per location) and counts an unreadable operation
-// the key index names; key is the key looked up, if known.
+// (one the key index names, or a record the cleaner meets); key is the key
+// looked up, if known.
 func (ks *Keyspace) noteDamage(loc uint64, key []byte, err error) {
 	if ks.damageLogged[loc] {
 		return
@@ -53,9 +54,9 @@ func (ks *Keyspace) noteDamage(loc uint64, key []byte, err error) {
 		return
 	}
 	if key != nil {
-		ks.logf("DAMAGE: the key index names an operation that cannot be read at segment %d offset %d (looking up %q): %v", loc>>40, loc&(1<<40-1), clip(key), err)
+		ks.logf("DAMAGE: segment %d offset %d cannot be read (looking up %q): %v; run persimmon-check verify", loc>>40, loc&(1<<40-1), clip(key), err)
 	} else {
-		ks.logf("DAMAGE: the key index names an operation that cannot be read at segment %d offset %d: %v; run persimmon-check verify", loc>>40, loc&(1<<40-1), err)
+		ks.logf("DAMAGE: segment %d offset %d cannot be read: %v; run persimmon-check verify", loc>>40, loc&(1<<40-1), err)
 	}
 }
 

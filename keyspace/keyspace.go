@@ -99,6 +99,8 @@ type Keyspace struct {
 	cleanedBytes atomic.Int64
 	appended     atomic.Int64 // record bytes appended since start (commits and the cleaner's copies)
 	damagedKeys  atomic.Int64 // locations found unreadable while serving (damage.go)
+	scrubbed     atomic.Int64 // segments trusted at start-up verified since (scrub.go)
+	scrubDamaged atomic.Int64 // of those, the ones that did not verify
 	damageLogged map[uint64]bool
 	logf         func(format string, args ...any)
 	liveSnapshot atomic.Int64
@@ -928,6 +930,8 @@ type Stats struct {
 	CleanedBytes  int64       // bytes reclaimed by segment cleaning since start
 	AppendedBytes int64       // bytes of batch records appended since start (headers included; the cleaner's copies too)
 	DamagedKeys   int64       // locations the key index names that could not be read while serving (damage.go)
+	Scrubbed      int64       // segments trusted at start-up verified in the background since (scrub.go)
+	ScrubDamaged  int64       // of those, the ones that did not verify
 	Flushes       int64       // group commits (flush+fence or msync) since start
 	SyncedRecords int64       // records made durable by those group commits
 	Mode          string      // durability mode in force
@@ -955,6 +959,8 @@ func (ks *Keyspace) Stats() Stats {
 		CleanedBytes:  ks.cleanedBytes.Load(),
 		AppendedBytes: ks.appended.Load(),
 		DamagedKeys:   ks.damagedKeys.Load(),
+		Scrubbed:      ks.scrubbed.Load(),
+		ScrubDamaged:  ks.scrubDamaged.Load(),
 		Flushes:       ks.wal.Flushes(),
 		SyncedRecords: ks.wal.SyncedRecords(),
 		Sync:          ks.wal.SyncStats(),
