@@ -1,6 +1,8 @@
 package keyspace
 
 import (
+	"time"
+
 	"github.com/persimmon-db/persimmon/arena"
 	"github.com/persimmon-db/persimmon/wal"
 )
@@ -22,7 +24,9 @@ import (
 // record of those segments (checksum, LSN chain, sealed end; wal's
 // ScanSegmentFrom, as recovery does for the segments it reads) in the
 // background, one segment at a time while holding the cleaner's mutex (a
-// segment is never removed while it is read), without the keyspace lock.
+// segment is never removed while it is read), without the keyspace lock,
+// pausing after each segment as long as it took (so a restart's first
+// requests keep most of the machine).
 // Damage is logged ("DAMAGE: ...", naming file and offset) and counted
 // (Stats.ScrubDamaged); the server keeps serving, as Redis does with a
 // damaged key it has loaded: a read of a damaged value answers an error
@@ -49,14 +53,25 @@ func (ks *Keyspace) scrub(ids []uint64) {
 		default:
 		}
 		ks.cleanMu.Lock()
+		start := time.Now()
 		seg := ks.arena.Segment(id)
 		var err error
 		if seg != nil {
 			_, _, err = wal.ScanSegmentFrom(seg, arena.HeaderSize, seg.BaseLSN(), func(wal.Record) error { return nil })
 		}
+		took := time.Since(start)
 		ks.cleanMu.Unlock()
 		if seg == nil {
 			continue
+		}
+		// Pacing, not synchronisation: at most half of one core (and of
+		// the disk's reads) goes to the scrub, as for the index's growth.
+		t := time.NewTimer(took)
+		select {
+		case <-ks.stop:
+			t.Stop()
+			return
+		case <-t.C:
 		}
 		ks.scrubbed.Add(1)
 		if err != nil {
