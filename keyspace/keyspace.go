@@ -274,7 +274,7 @@ func (ks *Keyspace) Get(db int, key []byte) (val []byte, ok bool, err error) {
 	}
 	if e.obj != nil {
 		if s, ok := e.obj.coll.(*stringObj); ok {
-			return s.val, true, nil
+			return s.value(ks), true, nil
 		}
 		if err := damageOf(e); err != nil {
 			return nil, false, err

@@ -286,7 +286,7 @@ func (ks *Keyspace) CopyValue(b *Batch, srcDB int, src []byte, dstDB int, dst []
 		return true
 	}
 	if s, ok := e.obj.coll.(*stringObj); ok {
-		b.Set(dstDB, dst, s.val, expireAtMs)
+		b.Set(dstDB, dst, s.value(ks), expireAtMs)
 		return true
 	}
 	b.Del(dstDB, dst)

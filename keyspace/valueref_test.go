@@ -111,3 +111,70 @@ func TestLargeValueByReference(t *testing.T) {
 		})
 	}
 }
+
+// TestLazyPatchedString: SETRANGE and APPEND on a string of at least 64
+// KiB keep only the patches in DRAM until a read needs the value; random
+// patches (inside, past the end, growing it), interleaved with reads, a
+// RENAME through a reference and restarts match a model, in both index
+// modes, and the lengths are known without building the value.
+func TestLazyPatchedString(t *testing.T) {
+	for _, kix := range []string{"0", "1"} {
+		t.Run("key-index="+kix, func(t *testing.T) {
+			t.Setenv("PERSIMMON_TEST_KEY_INDEX", kix)
+			dir := t.TempDir()
+			ks := openKS(t, dir, 1<<20)
+			defer func() { ks.Close() }()
+			model := bigValue(100<<10, 4)
+			key := []byte("s")
+			commit(t, ks, func(b *keyspace.Batch) { b.Set(0, key, model, 0) })
+			rnd := uint64(1)
+			next := func(n int) int { rnd = rnd*6364136223846793005 + 1442695040888963407; return int(rnd>>33) % n }
+			for i := 0; i < 400; i++ {
+				switch next(10) {
+				case 0, 1, 2, 3, 4:
+					off, p := next(len(model)+100), bigValue(1+next(300), byte(i))
+					commit(t, ks, func(b *keyspace.Batch) { b.SetRange(0, key, int64(off), p) })
+					if end := off + len(p); end > len(model) {
+						model = append(model, make([]byte, end-len(model))...)
+					}
+					copy(model[off:], p)
+				case 5, 6:
+					p := bigValue(1+next(2000), byte(i))
+					commit(t, ks, func(b *keyspace.Batch) { b.SetRange(0, key, int64(len(model)), p) })
+					model = append(model, p...)
+				case 7:
+					ks.Lock()
+					v, ok, err := ks.Get(0, key)
+					if err != nil || !ok || !bytes.Equal(v, model) {
+						t.Fatalf("step %d: GET: %d bytes (%v %v), want %d", i, len(v), ok, err, len(model))
+					}
+					ks.Unlock()
+				case 8:
+					commit(t, ks, func(b *keyspace.Batch) {
+						ks.MoveValue(b, 0, key, 0, []byte("tmp"), 0)
+						b.Del(0, key)
+					})
+					commit(t, ks, func(b *keyspace.Batch) {
+						ks.MoveValue(b, 0, []byte("tmp"), 0, key, 0)
+						b.Del(0, []byte("tmp"))
+					})
+				case 9:
+					ks.Close()
+					ks = openKS(t, dir, 1<<20)
+				}
+				ks.Lock()
+				n, ok, err := ks.StringLen(0, key)
+				ks.Unlock()
+				if err != nil || !ok || n != len(model) {
+					t.Fatalf("step %d: length %d (%v %v), want %d", i, n, ok, err, len(model))
+				}
+			}
+			ks.Lock()
+			v, _, _ := ks.Get(0, key)
+			ks.Unlock()
+			if !bytes.Equal(v, model) {
+				t.Fatalf("final value differs from the model")
+			}
+		})
+	}
+}
