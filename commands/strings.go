@@ -428,13 +428,15 @@ func cmdGetEx(c *Client, args [][]byte) {
 	b := c.KS.NewBatch()
 	event := "expire"
 	switch {
+	case o.expire != expireNone && expireAt > now:
+		c.KS.SetExpire(b, c.DB, key, expireAt) // a large value by reference, not copied
 	case o.expire != expireNone:
 		putString(b, c.DB, key, val, expireAt, now)
-		if expireAt <= now && (o.expire == expireEXAT || o.expire == expirePXAT) {
+		if o.expire == expireEXAT || o.expire == expirePXAT {
 			event = "del"
 		}
 	case o.persist && expireAtOf(c, key) != 0:
-		b.Set(c.DB, key, val, 0)
+		c.KS.SetExpire(b, c.DB, key, 0)
 		event = "persist"
 	default:
 		return // nothing to change

@@ -24,7 +24,7 @@ func infoInt(t *testing.T, c *redis.Client, name string) int64 {
 	return n
 }
 
-// TestBigValueKill9: EXPIRE, PEXPIRE, PEXPIREAT, PERSIST, RENAME and MOVE
+// TestBigValueKill9: EXPIRE, PEXPIRE, PEXPIREAT, GETEX EX, PERSIST, RENAME and MOVE
 // of a 64 MB string append a few dozen bytes to the log (INFO
 // wal_appended_bytes; main's code appended the whole value each time),
 // grow neither the data directory nor the anonymous RSS by a copy of it,
@@ -105,6 +105,14 @@ func TestBigValueKill9(t *testing.T) {
 			step("PEXPIREAT", func(c *redis.Client) error {
 				expireAt = at
 				return c.PExpireAt(ctx, name, time.UnixMilli(at)).Err()
+			}, nil)
+			step("GETEX EX", func(c *redis.Client) error {
+				v, err := c.GetEx(ctx, name, 3*time.Hour).Bytes()
+				if err != nil || len(v) != size {
+					return fmt.Errorf("GETEX: %d bytes (%v)", len(v), err)
+				}
+				expireAt, err = pexpireTime(c, name)
+				return err
 			}, nil)
 			step("PERSIST", func(c *redis.Client) error {
 				expireAt = 0
