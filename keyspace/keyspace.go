@@ -151,7 +151,7 @@ func (ks *Keyspace) lookup(dbi int, key []byte) *entry {
 		if e == nil {
 			ks.keyMissed(dbi, key)
 		} else if !ks.noTouch {
-			ks.kixAccess.touch(e.loc, false)
+			ks.kixAccess.touch(e.loc)
 		}
 		return e
 	}

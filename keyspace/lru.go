@@ -152,44 +152,43 @@ func (ks *Keyspace) AccessFrequency(db int, key []byte) (freq int64, ok bool) {
 }
 
 // accessTable holds the access data of the indexed keys written or read
-// most recently, keyed by the location of each one's live operation
-// (unique for the key's current value: a write gets a new location, and
-// locations are never reused). It keeps at most accessTableMax entries,
-// evicting the oldest insertion first (FIFO: a key touched again is
-// inserted again, and only its latest insertion counts). A key not in it
-// reads as last accessed at the floor: the start (Redis's keys loaded at
-// start-up count their idle time from the load) or the access time of the
-// latest entry evicted, whichever is later, which never exceeds the key's
-// real idle time. Measured cost: 61 bytes of heap per entry (the map with
-// its growth slack, and the FIFO word), so at most 4 MB whatever the
-// number of keys (0.4 bytes a key at 10 M keys; target 1 of issue 11 is
-// 40 bytes a key).
+// recently, keyed by the location of each one's live operation (unique
+// for the key's current value: a write gets a new location, and
+// locations are never reused). It is a direct-mapped cache of
+// accessTableMax slots (a hash of the location picks the slot; a key
+// touched takes its slot over from whatever was there), so a touch is one
+// store into a 1 MB array, not a map insertion: it is on every GET and SET
+// of an indexed key. A key not in it reads as last accessed at the floor:
+// the start (Redis's keys loaded at start-up count their idle time from
+// the load) or the access time of the newest entry evicted, whichever is
+// later, which never exceeds the key's real idle time. Cost: 16 bytes a
+// slot, 1 MB whatever the number of keys (0.1 byte a key at 10 M keys;
+// target 1 of issue 11 is 40 bytes a key).
 type accessTable struct {
-	m     map[uint64]accessEntry
-	fifo  []uint64 // locations in insertion order, a ring of accessTableMax
-	seq   uint32   // insertions so far
-	floor lruField // the access data of a key not in the table
-	// floorSec is the floor in Unix seconds (for the LFU form).
+	slots []accessSlot // nil until the first touch
+	// floorSec is the floor in Unix seconds.
 	floorSec int64
 }
 
-type accessEntry struct {
-	f   lruField
-	seq uint32 // the insertion this entry's FIFO word belongs to
+type accessSlot struct {
+	loc uint64 // 0: empty
 	at  uint32 // Unix seconds of the access (the floor after its eviction)
+	f   lruField
 }
 
-// accessTableMax bounds the entries of an accessTable.
+// accessTableMax is the number of slots of an accessTable.
 const accessTableMax = 1 << 16
+
+func (t *accessTable) slot(loc uint64) *accessSlot {
+	return &t.slots[(loc*0x9e3779b97f4a7c15)>>(64-16)]
+}
 
 // field returns the access data of the indexed key whose live operation
 // is at loc.
 func (t *accessTable) field(loc uint64) lruField {
-	if a, ok := t.m[loc]; ok {
+	t.init()
+	if a := t.slot(loc); a.loc == loc {
 		return a.f
-	}
-	if t.floorSec == 0 {
-		t.setFloor(time.Now().Unix() + lruSkew.Load())
 	}
 	return t.floorField()
 }
@@ -205,11 +204,19 @@ func (t *accessTable) floorField() lruField {
 	return f
 }
 
-func (t *accessTable) setFloor(sec int64) { t.floorSec = sec }
+func (t *accessTable) init() {
+	if t.slots == nil {
+		t.slots = make([]accessSlot, accessTableMax)
+		t.floorSec = time.Now().Unix() + lruSkew.Load()
+	}
+}
 
-// touch records an access (write: a new value, fresh data; read: an
-// access of the key's data) to the key whose live operation is at loc.
-func (t *accessTable) touch(loc uint64, write bool) { t.record(loc, write) }
+// touch records a read access to the key whose live operation is at loc.
+func (t *accessTable) touch(loc uint64) {
+	f := t.field(loc)
+	f.touch()
+	t.put(loc, f)
+}
 
 // rewrite records a write giving the key at old (0: a new key) a new
 // value at loc: fresh data, except that under an LFU policy the counter
@@ -217,48 +224,20 @@ func (t *accessTable) touch(loc uint64, write bool) { t.record(loc, write) }
 func (t *accessTable) rewrite(old, loc uint64) {
 	t.init()
 	if old != 0 && lfuMode.Load() {
-		t.m[loc] = accessEntry{f: t.field(old), seq: t.seq - 1} // read below as the key's data (its seq never evicts)
-		t.record(loc, false)
+		f := t.field(old)
+		f.touch()
+		t.put(loc, f)
 		return
 	}
-	t.record(loc, true)
+	t.put(loc, newLRU())
 }
 
-func (t *accessTable) init() {
-	if t.m == nil {
-		t.m = make(map[uint64]accessEntry)
-		t.fifo = make([]uint64, accessTableMax)
-		if t.floorSec == 0 {
-			t.setFloor(time.Now().Unix() + lruSkew.Load())
-		}
+func (t *accessTable) put(loc uint64, f lruField) {
+	a := t.slot(loc)
+	if a.loc != 0 && a.loc != loc {
+		// The evicted key's last access is the newest the floor can
+		// vouch for: every key not in the table was accessed no later.
+		t.floorSec = max(t.floorSec, int64(a.at))
 	}
-}
-
-func (t *accessTable) record(loc uint64, write bool) {
-	t.init()
-	var f lruField
-	switch a, ok := t.m[loc]; {
-	case write: // a new value: fresh access data, as Redis's new object
-		f = newLRU()
-	case ok:
-		f = a.f
-		f.touch()
-	default:
-		f = t.floorField()
-		f.touch()
-	}
-	now := time.Now().Unix() + lruSkew.Load()
-	slot := t.seq % accessTableMax
-	if t.seq >= accessTableMax {
-		old := t.fifo[slot]
-		if a, ok := t.m[old]; ok && a.seq == t.seq-accessTableMax {
-			delete(t.m, old)
-			// The evicted key's last access is the newest the floor can
-			// vouch for: every key not in the table was accessed no later.
-			t.floorSec = max(t.floorSec, int64(a.at))
-		}
-	}
-	t.fifo[slot] = loc
-	t.m[loc] = accessEntry{f: f, seq: t.seq, at: uint32(now)}
-	t.seq++
+	*a = accessSlot{loc: loc, at: uint32(time.Now().Unix() + lruSkew.Load()), f: f}
 }
