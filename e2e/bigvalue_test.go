@@ -44,7 +44,7 @@ func TestBigValueKill9(t *testing.T) {
 		t.Run("key-index="+kix, func(t *testing.T) {
 			dir := t.TempDir()
 			s := startServer(t, dir, "--key-index", kix)
-			c := s.client()
+			c := bigClient(t, s, 0)
 			if err := c.Set(ctx, "big", val, 0).Err(); err != nil {
 				t.Fatal(err)
 			}
@@ -70,11 +70,7 @@ func TestBigValueKill9(t *testing.T) {
 				}
 				s.kill()
 				s = startServer(t, dir, "--key-index", kix)
-				c = s.client()
-				if db != 0 {
-					c = redis.NewClient(&redis.Options{Addr: s.Addr, DB: db, MaxRetries: -1, DisableIdentity: true})
-					t.Cleanup(func() { c.Close() })
-				}
+				c = bigClient(t, s, db)
 				got, err := c.Get(ctx, name).Bytes()
 				if err != nil || !bytes.Equal(got, want) {
 					t.Fatalf("after %s and kill -9: GET %s in db %d: %d bytes (%v), want %d", what, name, db, len(got), err, len(want))
@@ -134,7 +130,7 @@ func TestBigValueKill9(t *testing.T) {
 				db = 5
 				return c.Move(ctx, name, 5).Err()
 			}, func(c *redis.Client) {
-				c0 := s.client()
+				c0 := bigClient(t, s, 0)
 				if n, _ := c0.Exists(ctx, name).Result(); n != 0 {
 					t.Fatalf("the source of the MOVE came back")
 				}
@@ -167,4 +163,12 @@ func TestBigValueKill9(t *testing.T) {
 func pexpireTime(c *redis.Client, key string) (int64, error) {
 	d, err := c.PExpireTime(ctx, key).Result()
 	return d.Milliseconds(), err
+}
+
+// bigClient is a client of db on s whose timeouts leave room for 64 MB
+// replies on a loaded machine (go-redis's default read timeout is 3 s).
+func bigClient(t *testing.T, s *server, db int) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, DB: db, MaxRetries: -1, DisableIdentity: true, ReadTimeout: time.Minute, WriteTimeout: time.Minute})
+	t.Cleanup(func() { c.Close() })
+	return c
 }
