@@ -521,6 +521,12 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("wal_durable_lsn", d.ks.DurableLSN)
 		line("wal_flushes", d.ks.Flushes)
 		line("wal_synced_records", d.ks.SyncedRecords)
+		line("wal_appended_bytes", d.ks.AppendedBytes)
+		// Segments the key index's checkpoint let start-up skip, verified
+		// in the background since (keyspace/scrub.go), and damage found.
+		line("scrubbed_segments", d.ks.Scrubbed)
+		line("scrub_damaged_segments", d.ks.ScrubDamaged)
+		line("damaged_keys", d.ks.DamagedKeys)
 		avg := 0.0
 		if d.ks.Flushes > 0 {
 			avg = float64(d.ks.SyncedRecords) / float64(d.ks.Flushes)
