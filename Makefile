@@ -42,6 +42,7 @@ test-long: build
 	PERSIMMON_KIX_ROUNDS=100 $(GO) test -count=1 -timeout 30m -run TestKillKeyIndexRestarts -v ./e2e/
 	PERSIMMON_FUZZ_SECONDS=600 $(GO) test -count=1 -timeout 0 -run TestCommandFuzz ./e2e/
 	PERSIMMON_EFFECTS_N=20000 $(GO) test -count=1 -timeout 30m -run TestReplicationEffectsProperty ./server/
+	PERSIMMON_JEPSEN_FAILOVERS=20 $(GO) test -count=1 -timeout 30m -run TestSentinelKill9NoAckedWriteLost -v ./e2e/
 
 # The README's quick start, run as written on a fresh clone in a temporary
 # directory with a free port (.ci/run runs it too).
@@ -68,6 +69,7 @@ bench: build
 	./scripts/bench-collections.sh
 	./scripts/bench-commands.sh
 	./scripts/bench-io.sh
+	./scripts/bench-repl.sh
 
 # Issue 11's targets side by side with redis-server: restart time and memory
 # per key (RDB and AOF), N string keys of 16/16 bytes (default 2,000,000;

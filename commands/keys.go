@@ -367,7 +367,7 @@ func renameGeneric(c *Client, src, dst []byte, nx bool) {
 		return
 	}
 	b := c.KS.NewBatch()
-	c.KS.CopyValue(b, c.DB, src, c.DB, dst, expireAtOf(c, src))
+	c.KS.MoveValue(b, c.DB, src, c.DB, dst, expireAtOf(c, src)) // a large string by reference
 	b.Del(c.DB, src)
 	if !commitReply(c, b, len(c.Out)) {
 		return
@@ -464,7 +464,7 @@ func cmdMove(c *Client, args [][]byte) {
 		return
 	}
 	b := c.KS.NewBatch()
-	c.KS.CopyValue(b, c.DB, key, db, key, expireAtOf(c, key))
+	c.KS.MoveValue(b, c.DB, key, db, key, expireAtOf(c, key)) // a large string by reference
 	b.Del(c.DB, key)
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(1)

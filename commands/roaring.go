@@ -607,9 +607,16 @@ func trBitOp(c *Client, opName []byte, keys [][]byte) (*roaring.Bitmap, error) {
 // and built only by the apply: its result is dense where the source is
 // sparse.
 func cmdTRBitOp(c *Client, args [][]byte) {
-	if op, err := trOp(args[2], len(args)-3); err == nil && op == "not" {
-		cmdTRBitOpNot(c, args[1], args[3])
-		return
+	if op, err := trOp(args[2], len(args)-3); err == nil {
+		switch {
+		case op == "not":
+			cmdTRBitOpNot(c, args[1], args[3])
+			return
+		case op == "and" && len(args) > 4, op == "diff":
+			if cmdTRBitOpSerial(c, args[1], op, args[3:], false) {
+				return
+			}
+		}
 	}
 	res, err := trBitOp(c, args[2], args[3:])
 	if err != nil {
@@ -646,6 +653,9 @@ func cmdTRBitOpNot(c *Client, dest, srcKey []byte) {
 
 // TR.DIFF destkey key1 key2: stores key1 minus key2; OK (spec §4.25).
 func cmdTRDiff(c *Client, args [][]byte) {
+	if cmdTRBitOpSerial(c, args[1], "diff", args[2:4], true) {
+		return
+	}
 	res, err := trBitOp(c, []byte("diff"), args[2:4])
 	if err != nil {
 		c.WriteErr(err)
@@ -665,7 +675,7 @@ func cmdTRBitOpCard(c *Client, args [][]byte) {
 		return
 	}
 	var n uint64
-	if len(args)-2 <= 2 {
+	if len(args)-2 <= 2 || op == "and" {
 		n, err = trBitOpCount(c, op, args[2:])
 	} else {
 		var res *roaring.Bitmap
@@ -681,7 +691,7 @@ func cmdTRBitOpCard(c *Client, args [][]byte) {
 }
 
 // trBitOpCount counts the result of op (checked by trOp) over one or two
-// keys without building it.
+// keys, or AND over any number, without building it.
 func trBitOpCount(c *Client, op string, keys [][]byte) (uint64, error) {
 	bms, err := c.KS.Roarings(c.DB, keys)
 	if err != nil {
@@ -705,14 +715,29 @@ func trBitOpCount(c *Client, op string, keys [][]byte) (uint64, error) {
 	b := bms[1]
 	switch op {
 	case "and":
-		return a.AndCardinality(b), nil
+		if len(bms) > 2 {
+			if n, ok := trAndCount(bms); ok {
+				return n, nil
+			}
+			return roaring.FastAnd(bms...).GetCardinality(), nil
+		}
+		return trAndCard(a, b), nil
 	case "or":
 		return a.OrCardinality(b), nil
 	case "xor":
-		return a.GetCardinality() + b.GetCardinality() - 2*a.AndCardinality(b), nil
+		return a.GetCardinality() + b.GetCardinality() - 2*trAndCard(a, b), nil
 	default: // diff
-		return a.GetCardinality() - a.AndCardinality(b), nil
+		return a.GetCardinality() - trAndCard(a, b), nil
 	}
+}
+
+// trAndCard is |a AND b|: the serialized AND's count where it takes a and
+// b, else the library's AndCardinality.
+func trAndCard(a, b *roaring.Bitmap) uint64 {
+	if n, ok := trAndCount([]*roaring.Bitmap{a, b}); ok {
+		return n
+	}
+	return a.AndCardinality(b)
 }
 
 // TR.OPTIMIZE key: OK, nil for a missing key (spec §4.12). Logged, so that
@@ -1066,7 +1091,7 @@ func cmdTRJaccard(c *Client, args [][]byte) {
 		c.WriteBulkString("0")
 		return
 	}
-	j := float64(a.AndCardinality(b)) / float64(union)
+	j := float64(trAndCard(a, b)) / float64(union)
 	c.WriteBulkString(strconv.FormatFloat(j, 'g', 17, 64))
 }
 
@@ -1084,7 +1109,7 @@ func cmdTRContains(c *Client, args [][]byte) {
 	case b == nil:
 		c.WriteInt(0)
 	default:
-		c.WriteInt(setBoolInt(a.AndCardinality(b) == a.GetCardinality()))
+		c.WriteInt(setBoolInt(trAndCard(a, b) == a.GetCardinality()))
 	}
 }
 

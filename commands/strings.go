@@ -428,13 +428,15 @@ func cmdGetEx(c *Client, args [][]byte) {
 	b := c.KS.NewBatch()
 	event := "expire"
 	switch {
+	case o.expire != expireNone && expireAt > now:
+		c.KS.SetExpire(b, c.DB, key, expireAt) // a large value by reference, not copied
 	case o.expire != expireNone:
 		putString(b, c.DB, key, val, expireAt, now)
-		if expireAt <= now && (o.expire == expireEXAT || o.expire == expirePXAT) {
+		if o.expire == expireEXAT || o.expire == expirePXAT {
 			event = "del"
 		}
 	case o.persist && expireAtOf(c, key) != 0:
-		b.Set(c.DB, key, val, 0)
+		c.KS.SetExpire(b, c.DB, key, 0)
 		event = "persist"
 	default:
 		return // nothing to change
@@ -602,27 +604,28 @@ const patchThreshold = 1024
 // APPEND key value
 func cmdAppend(c *Client, args [][]byte) {
 	key, tail := args[1], args[2]
-	old, found, err := c.KS.Get(c.DB, key)
+	oldLen, found, err := c.KS.StringLen(c.DB, key)
 	if err != nil {
 		c.WriteErr(err)
 		return
 	}
 	val, expireAt := tail, int64(0)
 	if found {
-		if err := checkStringLength(int64(len(old)), int64(len(tail))); err != nil {
+		if err := checkStringLength(int64(oldLen), int64(len(tail))); err != nil {
 			c.WriteErr(err)
 			return
 		}
-		if len(old) >= patchThreshold {
-			n := int64(len(old) + len(tail))
+		if oldLen >= patchThreshold { // a patch: the old bytes are not read
+			n := int64(oldLen + len(tail))
 			b := c.KS.NewBatch()
-			b.SetRange(c.DB, key, int64(len(old)), tail)
+			b.SetRange(c.DB, key, int64(oldLen), tail)
 			if commitReply(c, b, len(c.Out)) {
 				c.WriteInt(n)
 				c.Notify(notifyString, "append", key)
 			}
 			return
 		}
+		old, _, _ := c.KS.Get(c.DB, key)
 		val = make([]byte, 0, len(old)+len(tail))
 		val = append(append(val, old...), tail...)
 		expireAt = expireAtOf(c, key)
@@ -637,12 +640,12 @@ func cmdAppend(c *Client, args [][]byte) {
 
 // STRLEN key
 func cmdStrlen(c *Client, args [][]byte) {
-	val, _, err := c.KS.Get(c.DB, args[1])
+	n, _, err := c.KS.StringLen(c.DB, args[1]) // a large patched string is not built to be measured
 	if err != nil {
 		c.WriteErr(err)
 		return
 	}
-	c.WriteInt(int64(len(val)))
+	c.WriteInt(int64(n))
 }
 
 // parseRange parses the start and end arguments of GETRANGE.
@@ -719,21 +722,21 @@ func cmdSetRange(c *Client, args [][]byte) {
 		c.WriteErr(err)
 		return
 	}
-	old, found, err := c.KS.Get(c.DB, key)
+	oldLen, found, err := c.KS.StringLen(c.DB, key)
 	if err != nil {
 		c.WriteErr(err)
 		return
 	}
 	if len(patch) == 0 {
-		c.WriteInt(int64(len(old))) // nothing to write; a missing key stays missing
+		c.WriteInt(int64(oldLen)) // nothing to write; a missing key stays missing
 		return
 	}
 	if err := checkStringLength(off, int64(len(patch))); err != nil {
 		c.WriteErr(err)
 		return
 	}
-	size := max(int64(len(old)), off+int64(len(patch)))
-	if found && len(old) >= patchThreshold {
+	size := max(int64(oldLen), off+int64(len(patch)))
+	if found && oldLen >= patchThreshold { // a patch: the old bytes are not read
 		b := c.KS.NewBatch()
 		b.SetRange(c.DB, key, off, patch)
 		if commitReply(c, b, len(c.Out)) {
@@ -742,6 +745,7 @@ func cmdSetRange(c *Client, args [][]byte) {
 		}
 		return
 	}
+	old, _, _ := c.KS.Get(c.DB, key)
 	val := make([]byte, size)
 	copy(val, old)
 	copy(val[off:], patch)

@@ -204,7 +204,7 @@ func TestACLFileStartup(t *testing.T) {
 func TestACLDisconnects(t *testing.T) {
 	s := startServer(t, t.TempDir())
 	admin := dialOrFail(t, s.Addr)
-	mustDo(t, admin, "ACL", "SETUSER", "u", "on", "nopass", "+@all", "~*", "resetchannels", "&a", "&b:*")
+	mustDo(t, admin, "ACL", "SETUSER", "u", "on", "nopass", "+@all", "~*", "resetchannels", "&a", "&b:*", "&s1")
 	c := dialOrFail(t, s.Addr)
 	mustDo(t, c, "AUTH", "u", "x")
 	if got := mustDo(t, admin, "CLIENT", "LIST"); !strings.Contains(got, " user=u ") || !strings.Contains(got, " user=default ") {
@@ -216,9 +216,23 @@ func TestACLDisconnects(t *testing.T) {
 	psub := dialOrFail(t, s.Addr)
 	mustDo(t, psub, "AUTH", "u", "x")
 	mustDo(t, psub, "PSUBSCRIBE", "b:*")
-	mustDo(t, admin, "ACL", "SETUSER", "u", "resetchannels", "&a", "&c") // b:* is gone
+	// Shard channels count as channels (Redis 7.0's
+	// ACLKillPubsubClientsIfNeeded checks pubsubshard_channels too).
+	ssub := dialOrFail(t, s.Addr)
+	mustDo(t, ssub, "AUTH", "u", "x")
+	mustDo(t, ssub, "SSUBSCRIBE", "s1")
+	skeep := dialOrFail(t, s.Addr)
+	mustDo(t, skeep, "AUTH", "u", "x")
+	mustDo(t, skeep, "SSUBSCRIBE", "a")
+	mustDo(t, admin, "ACL", "SETUSER", "u", "resetchannels", "&a", "&c") // b:* and s1 are gone
 	if _, err := psub.do("PING"); err == nil {
 		t.Fatal("a subscriber to a revoked pattern survived")
+	}
+	if _, err := ssub.do("PING"); err == nil {
+		t.Fatal("a shard subscriber to a revoked channel survived")
+	}
+	if got := mustDo(t, admin, "SPUBLISH", "a", "m"); got != ":1" {
+		t.Fatalf("a shard subscriber that kept its channel: SPUBLISH = %s", got)
 	}
 	if got := mustDo(t, sub, "PING"); got != `*2["pong", ""]` {
 		t.Fatalf("a subscriber that kept its channel: PING = %s", got)

@@ -41,6 +41,23 @@ func runJSON(t *testing.T, dir string, timeout time.Duration, name string, args 
 	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runBounded(t, cmd, timeout, func() string {
+		return "stdout:\n" + stdout.String() + "\nstderr (tail):\n" + tail(stderr.String(), 3000)
+	})
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	var out map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &out); err != nil {
+		t.Fatalf("%s: last line is not JSON (%v):\n%s", name, err, stdout.String())
+	}
+	return out
+}
+
+// runBounded runs cmd to its end within timeout (killing it past that);
+// a failure to start, a non-zero exit or the timeout fails the test with
+// what output() says the command printed.
+func runBounded(t *testing.T, cmd *exec.Cmd, timeout time.Duration, output func() string) {
+	t.Helper()
+	what := strings.Join(cmd.Args, " ")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -49,19 +66,13 @@ func runJSON(t *testing.T, dir string, timeout time.Duration, name string, args 
 	select {
 	case err := <-done:
 		if err != nil {
-			t.Fatalf("%s %s: %v\nstdout:\n%s\nstderr (tail):\n%s", name, strings.Join(args, " "), err, stdout.String(), tail(stderr.String(), 3000))
+			t.Fatalf("%s: %v\n%s", what, err, output())
 		}
 	case <-time.After(timeout):
 		cmd.Process.Kill()
 		<-done
-		t.Fatalf("%s %s: still running after %v\nstderr (tail):\n%s", name, strings.Join(args, " "), timeout, tail(stderr.String(), 3000))
+		t.Fatalf("%s: still running after %v\n%s", what, timeout, output())
 	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	var out map[string]any
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &out); err != nil {
-		t.Fatalf("%s: last line is not JSON (%v):\n%s", name, err, stdout.String())
-	}
-	return out
 }
 
 func tail(s string, n int) string {

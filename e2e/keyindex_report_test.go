@@ -11,8 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// infoFields reads INFO section into a map.
-func infoFields(t *testing.T, c *redis.Client, section string) map[string]string {
+// kixInfo reads INFO section into a map.
+func kixInfo(t *testing.T, c *redis.Client, section string) map[string]string {
 	t.Helper()
 	s, err := c.Info(ctx, section).Result()
 	if err != nil {
@@ -27,7 +27,7 @@ func infoFields(t *testing.T, c *redis.Client, section string) map[string]string
 	return m
 }
 
-func infoInt(t *testing.T, m map[string]string, f string) int64 {
+func kixInfoInt(t *testing.T, m map[string]string, f string) int64 {
 	t.Helper()
 	v, err := strconv.ParseInt(m[f], 10, 64)
 	if err != nil {
@@ -65,14 +65,14 @@ func TestKeyIndexStartupReport(t *testing.T) {
 	set(0, before)
 	// Wait for a checkpoint that covers the first writes.
 	deadline := time.Now().Add(30 * time.Second)
-	for infoInt(t, infoFields(t, c, "memory"), "key_index_checkpoint_lsn") < before {
+	for kixInfoInt(t, kixInfo(t, c, "memory"), "key_index_checkpoint_lsn") < before {
 		if time.Now().After(deadline) {
-			t.Fatalf("no checkpoint covered LSN %d in 30 s: %v", before, infoFields(t, c, "memory"))
+			t.Fatalf("no checkpoint covered LSN %d in 30 s: %v", before, kixInfo(t, c, "memory"))
 		}
 		time.Sleep(20 * time.Millisecond) // polling a condition with a deadline
 	}
 	set(before, before+after)
-	last := infoInt(t, infoFields(t, c, "persistence"), "wal_last_lsn")
+	last := kixInfoInt(t, kixInfo(t, c, "persistence"), "wal_last_lsn")
 	s.kill()
 
 	s = startServer(t, dir, args...)
@@ -105,18 +105,18 @@ func TestKeyIndexStartupReport(t *testing.T) {
 		t.Fatalf("the last write reads %q after the restart", v)
 	}
 
-	mem := infoFields(t, c, "memory")
-	if got := infoInt(t, mem, "key_index_bytes"); got != table || got <= 0 {
+	mem := kixInfo(t, c, "memory")
+	if got := kixInfoInt(t, mem, "key_index_bytes"); got != table || got <= 0 {
 		t.Fatalf("INFO key_index_bytes %d, the start-up line's table %d bytes", got, table)
 	}
-	if got := infoInt(t, mem, "key_index_keys"); got != before+after {
+	if got := kixInfoInt(t, mem, "key_index_keys"); got != before+after {
 		t.Fatalf("INFO key_index_keys %d, want %d", got, before+after)
 	}
-	rss, anon, file := infoInt(t, mem, "used_memory_rss"), infoInt(t, mem, "used_memory_rss_anon"), infoInt(t, mem, "used_memory_rss_file")
+	rss, anon, file := kixInfoInt(t, mem, "used_memory_rss"), kixInfoInt(t, mem, "used_memory_rss_anon"), kixInfoInt(t, mem, "used_memory_rss_file")
 	if rss <= 0 || anon <= 0 || file <= 0 || anon+file != rss {
 		t.Fatalf("INFO used_memory_rss %d = anon %d + file %d?", rss, anon, file)
 	}
-	if heap := infoInt(t, mem, "go_heap_bytes"); heap <= 0 || heap > rss {
+	if heap := kixInfoInt(t, mem, "go_heap_bytes"); heap <= 0 || heap > rss {
 		t.Fatalf("INFO go_heap_bytes %d (rss %d)", heap, rss)
 	}
 	t.Logf("%s; INFO memory: rss %d, anon %d, file %d, go heap %s, key index %d bytes",

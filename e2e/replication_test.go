@@ -163,3 +163,76 @@ func TestReplicaKill9ResumesPartially(t *testing.T) {
 		t.Logf("round %d (clean %v): %d keys equal, writes %v, partial resyncs %s", round, clean, n, writes, partial)
 	}
 }
+
+// TestMasterRestartResumesReplicas: a Persimmon master with a Persimmon
+// replica and a redis-server 7.0 replica is shut down cleanly (SIGTERM)
+// and restarted on its port: it stored its replication ID and offset, so
+// both replicas resume with a partial resync (the restarted master counts
+// two and no full one; its replid2 is the old ID), including the writes
+// it took before they came back, and hold its data. After kill -9 it has
+// no stored position (as Redis 7.0 with AOF, which keeps none after any
+// restart): a new history, and both replicas resync fully.
+func TestMasterRestartResumesReplicas(t *testing.T) {
+	mp := sentinelPorts(t, 1)[0]
+	mdir := t.TempDir()
+	m := startServerOn(t, mdir, mp)
+	mc := m.client()
+	r := startServer(t, t.TempDir(), "--replicaof", "127.0.0.1", strconv.Itoa(mp))
+	rc := r.client()
+	raddr := startRedis(t, "--replicaof", "127.0.0.1", strconv.Itoa(mp))
+	rr := redis.NewClient(&redis.Options{Addr: raddr, MaxRetries: -1})
+	defer rr.Close()
+	write := func(tag string, n int) {
+		t.Helper()
+		for i := range n {
+			k := tag + ":" + strconv.Itoa(i)
+			if err := mc.Set(ctx, k, i, 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			mc.Incr(ctx, "n")
+			mc.RPush(ctx, "l", k)
+		}
+	}
+	write("first", 300)
+	for _, c := range []*redis.Client{rc, rr} {
+		pollFor(t, "the replicas' first sync", 30*time.Second, func() bool { return caughtUp(mc, c) })
+	}
+	for _, clean := range []bool{true, false} {
+		oldID := replInfo(mc, "replication", "master_replid")
+		var stored int64 // the offset stored: the stream's, with the shutdown's GETACK
+		if clean {
+			if err := m.stop(); err != nil {
+				t.Fatal(err)
+			}
+			_, after, ok := strings.Cut(m.log.String(), "stored replid "+oldID+" offset ")
+			if f := strings.Fields(after); ok && len(f) > 0 {
+				stored, _ = strconv.ParseInt(f[0], 10, 64)
+			}
+			if stored == 0 {
+				t.Fatalf("the master did not log its stored position (replid %s):\n%s", oldID, m.log.String())
+			}
+		} else {
+			m.kill()
+		}
+		m = startServerOn(t, mdir, mp)
+		mc = m.client()
+		write(fmt.Sprintf("after-%v", clean), 200) // before the replicas are back, most likely
+		for _, c := range []*redis.Client{rc, rr} {
+			pollFor(t, "the replicas to catch up after the restart", 30*time.Second, func() bool { return caughtUp(mc, c) })
+		}
+		full, partial := replInfo(mc, "stats", "sync_full"), replInfo(mc, "stats", "sync_partial_ok")
+		id2, off2 := replInfo(mc, "replication", "master_replid2"), replInfo(mc, "replication", "second_repl_offset")
+		if clean {
+			want2 := stored
+			if full != "0" || partial != "2" || id2 != oldID || off2 != strconv.FormatInt(want2+1, 10) {
+				t.Fatalf("after a clean restart: %s full and %s partial resyncs, replid2 %s offset %s; want 0, 2, %s, %d\n%s",
+					full, partial, id2, off2, oldID, want2+1, m.log.String())
+			}
+		} else if full != "2" || partial != "0" {
+			t.Fatalf("after kill -9: %s full and %s partial resyncs, want 2 and 0", full, partial)
+		}
+		n := sameData(t, mc, rc)
+		sameData(t, mc, rr)
+		t.Logf("clean %v: %s full and %s partial resyncs, replid2 %s; %d keys equal on the master and both replicas", clean, full, partial, id2, n)
+	}
+}

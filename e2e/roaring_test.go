@@ -394,7 +394,7 @@ func trRunUntilKilled(t *testing.T, s *server, m *trModel, round int, target int
 				x := uint32(rng.IntN(1 << 20))
 				y := x + uint32(rng.IntN(5000))
 				var args []any
-				switch rng.IntN(9) {
+				switch rng.IntN(10) {
 				case 0:
 					args = []any{"TR.SETBIT", key, x, 1}
 					next.Add(x)
@@ -435,13 +435,45 @@ func trRunUntilKilled(t *testing.T, s *server, m *trModel, round int, target int
 					if src == key {
 						other = cur
 					}
-					args = []any{"TR.BITOP", key, "XOR", key, src}
-					next = roaring.Xor(cur, other)
-					if rng.IntN(2) == 0 { // logged as the complement of src
+					switch rng.IntN(3) {
+					case 0:
+						args = []any{"TR.BITOP", key, "XOR", key, src}
+						next = roaring.Xor(cur, other)
+					case 1: // logged as the complement of src
 						args = []any{"TR.BITOP", key, "NOT", src}
 						next = roaring.New()
 						if !other.IsEmpty() {
 							next = roaring.Flip(other, 0, uint64(other.Maximum())+1)
+						}
+					default: // logged as the merge piece the serialized AND builds (keys without runs)
+						args = []any{"TR.BITOP", key, "AND", key, src}
+						next = roaring.And(cur, other)
+					}
+				case 8: // keys of sparse bits only (no run containers): TR.BITOP AND and DIFF take the serialized AND
+					key = fmt.Sprintf("tra:%d:%d", w, rng.IntN(3))
+					a, b := fmt.Sprintf("tra:%d:%d", w, rng.IntN(3)), fmt.Sprintf("tra:%d:%d", w, rng.IntN(3))
+					m.mu.Lock()
+					cur, ma, mb := m.acked[key], m.acked[a], m.acked[b]
+					m.mu.Unlock()
+					for _, bm := range []**roaring.Bitmap{&cur, &ma, &mb} {
+						if *bm == nil {
+							*bm = roaring.New()
+						}
+					}
+					switch rng.IntN(4) {
+					case 0:
+						args = []any{"TR.BITOP", key, "AND", a, b}
+						next = roaring.And(ma, mb)
+					case 1:
+						args = []any{"TR.BITOP", key, "DIFF", a, b}
+						next = roaring.AndNot(ma, mb)
+					default:
+						args = []any{"TR.SETBITS", key}
+						next = cur.Clone()
+						for k := 0; k < 200; k++ { // 4,096 offsets in each of two containers: AND keeps some
+							v := uint32(rng.IntN(2))<<16 | uint32(rng.IntN(4096))
+							args = append(args, v)
+							next.Add(v)
 						}
 					}
 				default:

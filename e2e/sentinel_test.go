@@ -54,14 +54,22 @@ func startServerOn(t *testing.T, dir string, port int, args ...string) *server {
 // same program) monitoring mymaster at masterPort with quorum 1.
 func startSentinel(t *testing.T, port, masterPort int) (*redis.Client, string) {
 	t.Helper()
+	return startSentinelConf(t, port, masterPort, 2000, 10000)
+}
+
+// startSentinelConf is startSentinel with down-after-milliseconds and
+// failover-timeout (Sentinel starts no second failover of a master
+// within twice failover-timeout of the last).
+func startSentinelConf(t *testing.T, port, masterPort, downAfterMs, failoverTimeoutMs int) (*redis.Client, string) {
+	t.Helper()
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "sentinel.conf")
 	logf := filepath.Join(dir, "sentinel.log")
 	text := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nlogfile %s\n"+
 		"sentinel monitor mymaster 127.0.0.1 %d 1\n"+
-		"sentinel down-after-milliseconds mymaster 2000\n"+
-		"sentinel failover-timeout mymaster 10000\n"+
-		"sentinel parallel-syncs mymaster 2\n", port, dir, logf, masterPort)
+		"sentinel down-after-milliseconds mymaster %d\n"+
+		"sentinel failover-timeout mymaster %d\n"+
+		"sentinel parallel-syncs mymaster 2\n", port, dir, logf, masterPort, downAfterMs, failoverTimeoutMs)
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"fmt"
 	"runtime"
 	"slices"
 
@@ -110,7 +111,7 @@ func (ks *Keyspace) clean() {
 // Deletions, flushes and swaps need nothing: nothing older than them
 // remains that they could hide.
 func (ks *Keyspace) cleanOp(b *Batch, o op, dbi int, loc, segID uint64, now int64, reset map[string]bool) {
-	if o.kind != opSet && o.kind < opObjectBase {
+	if o.kind != opSet && o.kind != opSetRef && o.kind < opObjectBase {
 		return
 	}
 	d := ks.dbs[dbi]
@@ -126,6 +127,15 @@ func (ks *Keyspace) cleanOp(b *Batch, o op, dbi int, loc, segID uint64, now int6
 	}
 	if e != nil && o.kind == opSet && e.loc == loc {
 		b.Set(dbi, o.key, o.val, o.expireAt)
+		return
+	}
+	if e != nil && o.kind == opSetRef && e.loc == loc {
+		// Its base, older, was met first (cleanHeldBase): not reached
+		// unless that failed; the value whole is always safe.
+		if k := string(append([]byte{byte(dbi)}, o.key...)); !reset[k] {
+			reset[k] = true
+			b.Set(dbi, o.key, ks.value(e), o.expireAt)
+		}
 		return
 	}
 	if e != nil && e.obj != nil && e.obj.anchored && segID < e.obj.firstSeg {
@@ -152,7 +162,7 @@ func (ks *Keyspace) cleanOp(b *Batch, o op, dbi int, loc, segID uint64, now int6
 // than its key's (swappedSeg): a live set is copied for that database
 // alone, where anything else is reset in every database.
 func (ks *Keyspace) liveSetDB(o op, loc uint64) int {
-	if o.kind != opSet {
+	if o.kind != opSet && o.kind != opSetRef {
 		return -1
 	}
 	for dbi, d := range ks.dbs {
@@ -210,8 +220,13 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 		for ops := 0; off < end && ops < cleanChunkOps; {
 			rec, err := wal.DecodeRecord(buf, off)
 			if err != nil {
-				// Verified at recovery or written by us: cannot happen.
-				panic(err)
+				// Verified at recovery or written by us, unless it is a
+				// segment the key index let recovery skip (scrub.go):
+				// damage. Cleaning stops there, logged, with the segment
+				// kept: copying around a bad record would drop keys.
+				ks.noteDamage(seg.ID()<<40|uint64(off), nil, fmt.Errorf("the cleaner cannot decode the record in %s at offset %d: %w; cleaning stopped", seg.Path(), off, err))
+				ks.Unlock()
+				return false
 			}
 			if rec.Type == wal.TypeBatch {
 				p := off + wal.HeaderSize
@@ -224,12 +239,21 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 					for nextDead < len(dead) && int64(dead[nextDead]) < p {
 						nextDead++
 					}
-					if o.kind == opSet && nextDead < len(dead) && int64(dead[nextDead]) == p {
+					if (o.kind == opSet || o.kind == opSetRef) && nextDead < len(dead) && int64(dead[nextDead]) == p {
 						p += int64(o.size)
 						ops++
 						continue
 					}
 					loc := seg.ID()<<40 | uint64(p)
+					if _, held := ks.refs[loc]; held && o.kind == opSet {
+						// A large value another key (or this one, with
+						// another expiry) reads through an opSetRef:
+						// written whole for its holder (valueref.go).
+						ks.cleanHeldBase(&b, loc, reset)
+						p += int64(o.size)
+						ops++
+						continue
+					}
 					// Before a SWAPDB, o.db may no longer be where the key
 					// lives: look in every database (locations are unique,
 					// so only the key's current entry can match).

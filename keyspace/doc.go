@@ -35,13 +35,20 @@
 //
 // Scope. The index holds string keys whose value is one set operation,
 // with or without an expiry (the expiry is read from that operation; the
-// slot's expiring bit only guides active expiry, see kix.go).
+// slot's expiring bit only guides active expiry, see kix.go), or one
+// reference to a large value's set operation (valueref.go: EXPIRE,
+// PERSIST, RENAME and MOVE of a value of 64 KiB or more log the reference,
+// not the value).
 // Collections and patched strings keep their DRAM entry as before (a key
 // is in exactly one of the two); SETRANGE and APPEND move an indexed key
 // into DRAM. A restart re-attaches the index only if the checkpoint was
-// taken with no DRAM entry at all (all keys such strings); otherwise it
-// replays the whole log and rebuilds the index, as before. Making
-// collections restartable from the index is the next slice.
+// taken with no DRAM entry at all (all keys such strings) and no large
+// value held by a reference (the cleaner's table of them is not in the
+// checkpoint: valueref.go); otherwise it replays the whole log and
+// rebuilds the index, as before. Making collections restartable from the
+// index is the next slice. Access data (OBJECT IDLETIME, FREQ) of indexed
+// keys is a bounded DRAM cache (lru.go); the sealed segments a re-attach
+// does not read are verified in the background (scrub.go).
 //
 // Invariants (see package keyindex for the table's own):
 //   - A write is staged in the index's heap overlay with the record

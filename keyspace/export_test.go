@@ -46,3 +46,7 @@ func AdvanceLRUClock(sec int64) {
 	lruSkew.Add(sec)
 	tickLRUClock()
 }
+
+// AccessTableMax is the number of indexed keys whose access data is kept
+// exactly (lru.go).
+const AccessTableMax = accessTableMax

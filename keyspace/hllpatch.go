@@ -71,7 +71,7 @@ func applyHLLAdd(ks *Keyspace, o op, e *entry) (err error) {
 	if e == nil {
 		s = &stringObj{val: hll.New()}
 		e = ks.createObject(o.db, o.key, s, o.loc)
-	} else if s, e, err = ks.patchedString(o.db, e, 0); err != nil {
+	} else if s, e, err = ks.patchedString(o.db, e, 0, false); err != nil {
 		return fmt.Errorf("%w: PFADD on a %s", err, ks.typeOf(e))
 	}
 	if hll.Check(s.val) != nil {

@@ -41,7 +41,10 @@ type Keyspace struct {
 	// deadSets holds, per segment ID, the offsets of set operations that
 	// no longer hold their key's value (overwritten, deleted, expired,
 	// flushed): hints that let the cleaner skip them without a key lookup.
-	deadSets  map[uint64][]uint32
+	deadSets map[uint64][]uint32
+	// refs maps each base held through an opSetRef to its holder
+	// (valueref.go).
+	refs      map[uint64]refHolder
 	failed    error // set when the in-memory state may be ahead of the log
 	liveBytes int64
 	fn        functionsState // the function libraries (functions.go)
@@ -50,13 +53,24 @@ type Keyspace struct {
 	expires expiryHeap
 	watched map[watchKey][]*Watcher
 
-	kix    kixState // the persistent key index, when attached (kix.go)
-	curLSN uint64   // LSN of the record being applied
+	kix kixState // the persistent key index, when attached (kix.go)
+	// kixAccess holds the access data of recently used indexed keys
+	// (lru.go); noTouch: peek's lookup records no access.
+	kixAccess accessTable
+	noTouch   bool
+	curLSN    uint64 // LSN of the record being applied
 
 	keyReadyFn func(db int, key []byte) // OnKeyReady: wakes blocked clients
 	events     eventHooks               // OnKeyEvents (notify.go): keyspace notifications
 	touchedFn  func(db int, key []byte) // OnKeyTouched (stream.go): blocked group readers, tracking
 	expiredFn  func(db int, key string) // OnExpired: the replication stream's DEL
+	// beforeWrite: BeforeWrite's hook (beforewrite.go), nil when unset.
+	beforeWrite func(db int, key []byte)
+	// trailer: operations armed to end the next batch committed
+	// (SetReplPositionTrailer, replpos.go) while trailerSet.
+	trailer    []byte
+	trailerN   int
+	trailerSet bool
 
 	// recovery state
 	pending       []pendingRecord
@@ -90,6 +104,12 @@ type Keyspace struct {
 	// none): nothing in an older segment is live (cleanSegment).
 	flushAllSeg  uint64
 	cleanedBytes atomic.Int64
+	appended     atomic.Int64 // record bytes appended since start (commits and the cleaner's copies)
+	damagedKeys  atomic.Int64 // locations found unreadable while serving (damage.go)
+	scrubbed     atomic.Int64 // segments trusted at start-up verified since (scrub.go)
+	scrubDamaged atomic.Int64 // of those, the ones that did not verify
+	damageLogged map[uint64]bool
+	logf         func(format string, args ...any)
 	liveSnapshot atomic.Int64
 	keysSnapshot [NumDBs]atomic.Int64
 	volSnapshot  [NumDBs]atomic.Int64
@@ -102,7 +122,7 @@ type Keyspace struct {
 }
 
 func newKeyspace(a *arena.Arena) *Keyspace {
-	ks := &Keyspace{arena: a, watched: map[watchKey][]*Watcher{}, stop: make(chan struct{}), recordLimit: maxRecordPayload, deadSets: map[uint64][]uint32{}}
+	ks := &Keyspace{arena: a, watched: map[watchKey][]*Watcher{}, stop: make(chan struct{}), recordLimit: maxRecordPayload, deadSets: map[uint64][]uint32{}, refs: map[uint64]refHolder{}}
 	for i := range ks.dbs {
 		ks.dbs[i] = newDB()
 	}
@@ -137,6 +157,8 @@ func (ks *Keyspace) lookup(dbi int, key []byte) *entry {
 		ks.countLookup(e != nil)
 		if e == nil {
 			ks.keyMissed(dbi, key)
+		} else if !ks.noTouch {
+			ks.kixAccess.touch(e.loc)
 		}
 		return e
 	}
@@ -166,7 +188,10 @@ func (ks *Keyspace) peek(dbi int, key []byte) *entry {
 		}
 		return e
 	}
-	return ks.lookup(dbi, key)
+	ks.noTouch = true
+	e := ks.lookup(dbi, key)
+	ks.noTouch = false
+	return e
 }
 
 // countLookup counts a lookup into keyspace_hits/misses while counting is
@@ -227,11 +252,11 @@ func (ks *Keyspace) expire(dbi int, key string) {
 }
 
 func (ks *Keyspace) value(e *entry) []byte {
-	o, err := ks.opAt(e.loc)
+	v, _, err := ks.stringAt(e.loc)
 	if err != nil {
 		panic(fmt.Sprintf("keyspace: index points at a bad operation: %v", err))
 	}
-	return o.val
+	return v
 }
 
 // opAt decodes the operation at a packed location.
@@ -240,7 +265,11 @@ func (ks *Keyspace) opAt(loc uint64) (op, error) {
 	if seg == nil {
 		return op{}, fmt.Errorf("keyspace: location %#x names a missing segment", loc)
 	}
-	return decodeOp(seg.Bytes()[loc&(1<<40-1):])
+	b := seg.Bytes()
+	if off := loc & (1<<40 - 1); off < uint64(len(b)) {
+		return decodeOp(b[off:])
+	}
+	return op{}, fmt.Errorf("keyspace: location %#x is past the end of its segment (%d bytes)", loc, len(b))
 }
 
 // Get returns the string value of key. ok is false when the key does not
@@ -252,7 +281,10 @@ func (ks *Keyspace) Get(db int, key []byte) (val []byte, ok bool, err error) {
 	}
 	if e.obj != nil {
 		if s, ok := e.obj.coll.(*stringObj); ok {
-			return s.val, true, nil
+			return s.value(ks), true, nil
+		}
+		if err := damageOf(e); err != nil {
+			return nil, false, err
 		}
 		return nil, false, ErrWrongType
 	}
@@ -466,13 +498,25 @@ func (ks *Keyspace) Commit(b *Batch) error {
 			return err
 		}
 	}
+	if ks.beforeWrite != nil {
+		ks.callBeforeWrite(b.buf) // beforewrite.go
+	}
+	trailed := ks.trailerSet && !ks.cleaning
+	if trailed { // replpos.go: the position rides with this batch
+		b.buf = append(b.buf, ks.trailer...)
+		b.n += ks.trailerN
+	}
 	if len(b.buf) > ks.recordLimit {
 		ends, err := splitPayload(b.buf, ks.recordLimit)
 		if err != nil {
 			panic(fmt.Sprintf("keyspace: batch does not decode: %v", err))
 		}
 		if len(ends) > 1 {
-			return ks.commitGroup(b, ends)
+			err := ks.commitGroup(b, ends)
+			if err == nil && trailed {
+				ks.trailerSet = false
+			}
+			return err
 		}
 		// One operation larger than the limit (a huge string value): a
 		// record of its own, as any single operation.
@@ -493,9 +537,13 @@ func (ks *Keyspace) Commit(b *Batch) error {
 		return ks.writeError(err, len(b.buf))
 	}
 	ks.kixAppended(loc, len(b.buf))
+	ks.appended.Add(int64(wal.RecordSize(len(b.buf))))
 	ks.writeSucceeded()
 	if ks.txnOpen {
 		ks.txnWrote = true
+	}
+	if trailed {
+		ks.trailerSet = false
 	}
 	ks.applyRecord(loc, len(b.buf))
 	return nil
@@ -558,6 +606,7 @@ func (ks *Keyspace) commitGroup(b *Batch, ends []int) error {
 		}
 		locs = append(locs, loc)
 		ks.kixAppended(loc, end-start)
+		ks.appended.Add(int64(wal.RecordSize(end - start)))
 		start = end
 	}
 	if ks.txnOpen {
@@ -679,25 +728,32 @@ func (ks *Keyspace) applyPayload(seg *arena.Segment, off, end int64) error {
 // commands and for recovery alike.
 func (ks *Keyspace) apply(o op, loc uint64) error {
 	switch o.kind {
-	case opSet:
+	case opSet, opSetRef:
 		if o.expireAt != 0 && o.expireAt <= ks.NowMs() {
 			ks.removeKey(o.db, string(o.key))
 			ks.touch(o.db, o.key)
 			return nil
+		}
+		size := int64(o.size)
+		if o.kind == opSetRef {
+			size = ks.stringLiveSize(o)
+			ks.refs[o.ref] = refHolder{o.db, string(o.key)}
 		}
 		d := ks.dbs[o.db]
 		if ks.kixOn() {
 			// A string of one operation: into the index, out of DRAM.
 			_, inDRAM := d.index[string(o.key)]
 			if inDRAM {
-				ks.removeKey(o.db, string(o.key))
+				ks.removeKeyKeeping(o.db, string(o.key), o.ref)
 			}
-			switch old, ok := ks.kixGet(o.db, o.key); {
+			old, ok := ks.kixGet(o.db, o.key)
+			oldLoc := old
+			switch {
 			case ks.kixRepairing(): // counted in the checkpoint
 			case ok:
 				e := ks.kixEntry("", old)
 				ks.liveBytes -= int64(e.size)
-				ks.setDied(old)
+				ks.dropString(o.db, string(o.key), old, o.ref)
 				if e.expireAt != 0 {
 					ks.kix.ttlCounts[o.db]--
 				}
@@ -708,8 +764,11 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 				}
 			}
 			ks.kixWrite(o.db, o.key, loc, o.expireAt != 0)
+			if !ks.replaying {
+				ks.kixAccess.rewrite(oldLoc, loc) // a loaded key's idle time counts from the load, as in Redis
+			}
 			if !ks.kixRepairing() {
-				ks.liveBytes += int64(o.size)
+				ks.liveBytes += size
 				if o.expireAt != 0 {
 					ks.kix.ttlCounts[o.db]++
 				}
@@ -723,15 +782,13 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 			if e.expireAt != 0 {
 				d.volatile--
 			}
-			if e.obj == nil {
-				ks.setDied(e.loc)
-			}
-			e.loc, e.expireAt, e.size, e.obj = loc, o.expireAt, uint32(o.size), nil
+			ks.dropEntry(o.db, e, o.ref)
+			e.loc, e.expireAt, e.size, e.obj = loc, o.expireAt, uint32(size), nil
 		} else {
-			d.insert(entry{key: string(o.key), loc: loc, expireAt: o.expireAt, size: uint32(o.size)})
+			d.insert(entry{key: string(o.key), loc: loc, expireAt: o.expireAt, size: uint32(size)})
 			ks.keyCreated(o.db, o.key)
 		}
-		ks.liveBytes += int64(o.size)
+		ks.liveBytes += size
 		if o.expireAt != 0 {
 			d.volatile++
 			ks.expires.push(expiryItem{at: o.expireAt, db: o.db, key: d.entries[d.index[string(o.key)]].key})
@@ -756,6 +813,7 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 		for i := range ks.dbs {
 			ks.flushDB(i)
 		}
+		ks.refsFlushed(-1)
 		ks.flushAllSeg = loc >> 40
 	case opFunctions:
 		return ks.applyFunctions(o, loc)
@@ -768,7 +826,7 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 			ks.kixFlushDB([]int{o.db, o.db2}, func(key []byte, l uint64) {
 				if o2, err := ks.opAt(l); err == nil {
 					d := ks.dbs[o2.db]
-					d.insert(entry{key: string(key), loc: l, size: uint32(o2.size), expireAt: o2.expireAt})
+					d.insert(entry{key: string(key), loc: l, size: uint32(ks.stringLiveSize(o2)), expireAt: o2.expireAt})
 					if o2.expireAt != 0 {
 						d.volatile++ // the expiry heap is rebuilt below
 					}
@@ -778,6 +836,7 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 		ks.touchDB(o.db, ks.dbs[o.db2])
 		ks.touchDB(o.db2, ks.dbs[o.db])
 		ks.dbs[o.db], ks.dbs[o.db2] = ks.dbs[o.db2], ks.dbs[o.db]
+		ks.refsSwapped(o.db, o.db2)
 		ks.swappedSeg = max(ks.swappedSeg, loc>>40+1)
 		ks.expires.rebuild(ks.dbs[:])
 	default:
@@ -794,12 +853,14 @@ func entryBytes(e *entry) int64 {
 	return int64(e.size)
 }
 
-func (ks *Keyspace) removeKey(dbi int, key string) {
+func (ks *Keyspace) removeKey(dbi int, key string) { ks.removeKeyKeeping(dbi, key, 0) }
+
+// removeKeyKeeping is removeKey for a key being replaced by an opSetRef
+// naming keep, which stays held.
+func (ks *Keyspace) removeKeyKeeping(dbi int, key string, keep uint64) {
 	if e, ok := ks.dbs[dbi].remove(key); ok {
 		ks.liveBytes -= entryBytes(&e)
-		if e.obj == nil {
-			ks.setDied(e.loc)
-		}
+		ks.dropEntry(dbi, &e, keep)
 		return
 	}
 	if ks.kixOn() {
@@ -829,9 +890,10 @@ func (ks *Keyspace) flushDB(dbi int) {
 		e := &ks.dbs[dbi].entries[i]
 		ks.liveBytes -= entryBytes(e)
 		if e.obj == nil {
-			ks.setDied(e.loc)
+			ks.setDied(e.loc) // an opSetRef's base: refsFlushed
 		}
 	}
+	ks.refsFlushed(dbi)
 	ks.dbs[dbi] = newDB()
 }
 
@@ -888,6 +950,10 @@ type Stats struct {
 	KeyspaceMiss  int64       // keys those lookups did not find
 	WriteFailing  bool        // the last commit failed (disk full, persistence failure)
 	CleanedBytes  int64       // bytes reclaimed by segment cleaning since start
+	AppendedBytes int64       // bytes of batch records appended since start (headers included; the cleaner's copies too)
+	DamagedKeys   int64       // locations the key index names that could not be read while serving (damage.go)
+	Scrubbed      int64       // segments trusted at start-up verified in the background since (scrub.go)
+	ScrubDamaged  int64       // of those, the ones that did not verify
 	Flushes       int64       // group commits (flush+fence or msync) since start
 	SyncedRecords int64       // records made durable by those group commits
 	Mode          string      // durability mode in force
@@ -913,6 +979,10 @@ func (ks *Keyspace) Stats() Stats {
 		KeyspaceMiss:  ks.misses.Load(),
 		WriteFailing:  ks.writeFailing.Load(),
 		CleanedBytes:  ks.cleanedBytes.Load(),
+		AppendedBytes: ks.appended.Load(),
+		DamagedKeys:   ks.damagedKeys.Load(),
+		Scrubbed:      ks.scrubbed.Load(),
+		ScrubDamaged:  ks.scrubDamaged.Load(),
 		Flushes:       ks.wal.Flushes(),
 		SyncedRecords: ks.wal.SyncedRecords(),
 		Sync:          ks.wal.SyncStats(),

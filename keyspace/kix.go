@@ -66,6 +66,7 @@ type kixState struct {
 	lastDRAM    uint64        // DRAM entries at the last checkpoint
 
 	endSeg, endOff uint64 // where the record after the last one appended (or replayed) starts
+	metDamage      uint64 // an unreadable slot IndexKeyAt met during the current lookup (damage.go)
 
 	firstTail uint64 // recovery: location of the first record replayed after the checkpoint
 	replayed  int64  // recovery: records replayed into the index
@@ -98,7 +99,18 @@ func (ks *Keyspace) kixOn() bool { return ks.kix.ix != nil }
 // valid until the next call.
 func (ks *Keyspace) IndexKeyAt(loc uint64) ([]byte, bool) {
 	o, err := ks.opAt(loc)
-	if err != nil || o.kind != opSet {
+	if err == nil && o.kind != opSet && o.kind != opSetRef {
+		err = fmt.Errorf("%w: kind %d where the key index expects a string", errBadOp, o.kind)
+	}
+	if err != nil {
+		// A consistent table names only readable operations (a replay
+		// may meet slots past a torn tail: not damage). Noted for
+		// kixGet, and logged: a slot no lookup can match is never
+		// skipped silently.
+		if !ks.replaying {
+			ks.kix.metDamage = loc
+			ks.noteDamage(loc, nil, err)
+		}
 		return nil, false
 	}
 	ks.kix.keyBuf = append(append(ks.kix.keyBuf[:0], byte(o.db)), o.key...)
@@ -115,17 +127,32 @@ func (ks *Keyspace) kixGet(dbi int, key []byte) (uint64, bool) {
 	if !ks.kixOn() {
 		return 0, false
 	}
-	return ks.kix.ix.Get(ks.kixComposite(dbi, key))
+	ks.kix.metDamage = 0
+	loc, ok := ks.kix.ix.Get(ks.kixComposite(dbi, key))
+	if !ok && ks.kix.metDamage != 0 {
+		// The probe met an unreadable slot with the key's tag: it may be
+		// the key's, so the key reads as damaged (kixEntry), not missing.
+		return ks.kix.metDamage, true
+	}
+	return loc, ok
 }
 
 // kixEntry makes a transient entry for an indexed key (its fields are
-// read from the set operation; changing them changes nothing).
+// read from the set operation; changing them changes nothing). A slot
+// whose operation cannot be read (damage: see damagedValue) gives an
+// entry holding the damage, which reads answer as an error.
 func (ks *Keyspace) kixEntry(key string, loc uint64) *entry {
 	o, err := ks.opAt(loc)
-	if err != nil {
-		panic(fmt.Sprintf("keyspace: the key index points at a bad operation: %v", err))
+	if err == nil && o.kind == opSetRef && !ks.replaying {
+		_, _, err = ks.stringAt(loc) // its base must be there too (a replay may meet it cleaned: valueref.go)
 	}
-	return &entry{key: key, loc: loc, size: uint32(o.size), expireAt: o.expireAt, kix: true}
+	if err == nil && o.kind != opSet && o.kind != opSetRef {
+		err = fmt.Errorf("%w: kind %d where the key index expects a string", errBadOp, o.kind)
+	}
+	if err != nil {
+		return ks.damagedEntry(key, loc, o, err)
+	}
+	return &entry{key: key, loc: loc, size: uint32(ks.stringLiveSize(o)), expireAt: o.expireAt, kix: true}
 }
 
 // kixLookup returns a transient entry for the indexed key (dbi, key), or
@@ -190,7 +217,7 @@ func (ks *Keyspace) kixRemove(dbi int, key []byte) bool {
 	}
 	e := ks.kixEntry("", loc)
 	ks.liveBytes -= int64(e.size)
-	ks.setDied(loc)
+	ks.dropString(dbi, string(key), loc, 0)
 	ks.kixWrite(dbi, key, 0, false)
 	ks.kix.counts[dbi]--
 	if e.expireAt != 0 {
@@ -438,6 +465,9 @@ func (ks *Keyspace) kixCheckpoint() error {
 		cp.User[cpCounts+i] = uint64(ks.kix.counts[i])
 		cp.User[cpTTLCounts+i] = uint64(ks.kix.ttlCounts[i])
 	}
+	// Held bases (valueref.go) are not in the checkpoint either: a
+	// restart from it must replay the log, as for DRAM entries.
+	dram += len(ks.refs)
 	cp.User[cpDRAMKeys] = uint64(dram)
 	cp.User[cpDRAMKeysBase] = ks.kix.lastDRAM
 	cp.User[cpLiveBytes] = uint64(ks.liveBytes)

@@ -1,6 +1,7 @@
 package keyspace_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/persimmon-db/persimmon/keyspace"
@@ -9,8 +10,19 @@ import (
 // OBJECT IDLETIME and FREQ data: a lookup is an access, a peek (TYPE,
 // EXISTS, TTL, OBJECT ENCODING, MEMORY USAGE) is not; under an LFU policy
 // the counter starts at 5 and grows with accesses.
+// Both with DRAM entries and with the key index (whose keys keep theirs in
+// a side table: on main they read 0 s idle and frequency 5 whatever
+// happened).
 func TestIdleTimeAndFrequency(t *testing.T) {
-	t.Setenv("PERSIMMON_TEST_KEY_INDEX", "0") // plain strings in the key index keep no access data
+	for _, kix := range []string{"0", "1"} {
+		t.Run("key-index="+kix, func(t *testing.T) {
+			t.Setenv("PERSIMMON_TEST_KEY_INDEX", kix)
+			testIdleTimeAndFrequency(t)
+		})
+	}
+}
+
+func testIdleTimeAndFrequency(t *testing.T) {
 	ks := openKS(t, t.TempDir(), 0)
 	defer ks.Close()
 	foo := []byte("foo")
@@ -78,9 +90,17 @@ func TestIdleTimeAndFrequency(t *testing.T) {
 	}
 }
 
-// TOUCH is an access; EXISTS is not.
+// TOUCH is an access; EXISTS is not (with and without the key index).
 func TestTouchIsAnAccess(t *testing.T) {
-	t.Setenv("PERSIMMON_TEST_KEY_INDEX", "0") // plain strings in the key index keep no access data
+	for _, kix := range []string{"0", "1"} {
+		t.Run("key-index="+kix, func(t *testing.T) {
+			t.Setenv("PERSIMMON_TEST_KEY_INDEX", kix)
+			testTouchIsAnAccess(t)
+		})
+	}
+}
+
+func testTouchIsAnAccess(t *testing.T) {
 	ks := openKS(t, t.TempDir(), 0)
 	defer ks.Close()
 	foo := []byte("foo")
@@ -96,5 +116,60 @@ func TestTouchIsAnAccess(t *testing.T) {
 	}
 	if n, _ := ks.IdleTime(0, foo); n != 0 {
 		t.Fatalf("idle %d s after TOUCH", n)
+	}
+}
+
+// With the key index, access data after a restart counts from the load
+// (as Redis's keys loaded from an RDB do), and the side table keeps the
+// most recently used keys exact when more keys are touched than it holds:
+// the others read as idle since the newest access it evicted, never more
+// than their real idle time.
+func TestIndexedAccessDataRestartAndEviction(t *testing.T) {
+	t.Setenv("PERSIMMON_TEST_KEY_INDEX", "1")
+	dir := t.TempDir()
+	ks := openKS(t, dir, 0)
+	old := []byte("old")
+	commit(t, ks, func(b *keyspace.Batch) { b.Set(0, old, []byte("v"), 0) })
+	keyspace.AdvanceLRUClock(100)
+	ks.Lock()
+	if n, _ := ks.IdleTime(0, old); n < 100 {
+		t.Fatalf("idle %d s after 100 s", n)
+	}
+	ks.Unlock()
+	ks.Close()
+	ks = openKS(t, dir, 0)
+	defer ks.Close()
+	ks.Lock()
+	if n, ok := ks.IdleTime(0, old); !ok || n > 1 {
+		t.Fatalf("after a restart the key is %d s idle (%v), want counted from the load", n, ok)
+	}
+	ks.Unlock()
+	keyspace.AdvanceLRUClock(50)
+	ks.Lock()
+	if idle, _ := ks.IdleTime(0, old); idle < 50 {
+		t.Fatalf("50 s after the load the key reads %d s idle", idle)
+	}
+	ks.Unlock()
+	const n = keyspace.AccessTableMax + 1000
+	for i := 0; i < n; i += 1000 {
+		commit(t, ks, func(b *keyspace.Batch) {
+			for j := i; j < i+1000; j++ {
+				b.Set(0, []byte(fmt.Sprint("k", j)), []byte("v"), 0)
+			}
+		})
+	}
+	ks.Lock()
+	defer ks.Unlock()
+	keyspace.AdvanceLRUClock(10)
+	last := []byte(fmt.Sprint("k", n-1))
+	ks.Get(0, last)
+	if idle, _ := ks.IdleTime(0, last); idle != 0 {
+		t.Fatalf("the key just read is %d s idle", idle)
+	}
+	// The floor is the newest evicted access: 10 s of the clock ago plus
+	// the real seconds the writes took (a busy machine), far from the 60 s
+	// since the load.
+	if idle, _ := ks.IdleTime(0, []byte("k0")); idle < 9 || idle >= 40 {
+		t.Fatalf("an evicted key written 10 s ago reads %d s idle, want the floor's 10", idle)
 	}
 }

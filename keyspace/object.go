@@ -187,6 +187,9 @@ func (ks *Keyspace) lookupObject(db int, key []byte, typ string) (*entry, error)
 	if e == nil {
 		return nil, nil
 	}
+	if err := damageOf(e); err != nil {
+		return nil, err
+	}
 	if e.obj == nil || e.obj.coll.typeName() != typ {
 		return nil, ErrWrongType
 	}
@@ -283,7 +286,7 @@ func (ks *Keyspace) CopyValue(b *Batch, srcDB int, src []byte, dstDB int, dst []
 		return true
 	}
 	if s, ok := e.obj.coll.(*stringObj); ok {
-		b.Set(dstDB, dst, s.val, expireAtMs)
+		b.Set(dstDB, dst, s.value(ks), expireAtMs)
 		return true
 	}
 	b.Del(dstDB, dst)
@@ -298,16 +301,19 @@ func (ks *Keyspace) CopyValue(b *Batch, srcDB int, src []byte, dstDB int, dst []
 }
 
 // SetExpire appends to b what changes key's expiry to expireAtMs (0 =
-// persist): a re-Set of a string's value, or an expire operation for a
-// collection. It returns false when the key does not exist.
+// persist): a re-Set of a string's value (a reference to it for a large
+// one), or an expire operation for a collection. It returns false when the key does not exist.
 func (ks *Keyspace) SetExpire(b *Batch, db int, key []byte, expireAtMs int64) bool {
 	e := ks.lookup(db, key)
 	if e == nil {
 		return false
 	}
-	if e.obj == nil {
+	switch base := ks.refValue(e); {
+	case base != 0:
+		b.SetRef(db, key, base, expireAtMs) // a large value is not copied (valueref.go)
+	case e.obj == nil:
 		b.Set(db, key, ks.value(e), expireAtMs)
-	} else {
+	default:
 		b.Expire(db, key, expireAtMs)
 	}
 	return true

@@ -20,18 +20,23 @@ import (
 //	opSwapDB   other db u8
 //	opFunctions (6) the function libraries: see functions.go
 //	opReplPosition (7) a replica's replication position: see replpos.go
+//	opSetRef   key | expireAt int64 LE | base uvarint: the value of the
+//	           opSet at location base (see valueref.go)
 //
 // where key and value are a uvarint length followed by the bytes. Kinds 16
 // and up are object operations (collections, patched strings, the
 // big-encoding marker): their layout and kind table are in object.go. An opSet
 // holds the whole state of a string key, so the key's live data is always
-// exactly one operation (the one the index points at).
+// exactly one operation (the one the index points at), or, for a large
+// value whose expiry, name or database changed, an opSetRef plus the opSet
+// it names (valueref.go).
 const (
 	opSet      = 1
 	opDel      = 2
 	opFlushDB  = 3
 	opFlushAll = 4
 	opSwapDB   = 5
+	opSetRef   = 8
 )
 
 var errBadOp = errors.New("keyspace: malformed operation")
@@ -61,6 +66,7 @@ type op struct {
 	db2      int
 	body     []byte // object operations: the type's encoding
 	bodyOff  int    // offset of body from the start of the operation
+	ref      uint64 // opSetRef: location of the opSet holding the value
 	loc      uint64 // packed location of the operation (set by apply)
 	size     int    // encoded bytes
 }
@@ -86,6 +92,17 @@ func decodeOp(p []byte) (op, error) {
 		if o.val, i, ok = readBytes(p, i); !ok {
 			return op{}, fmt.Errorf("%w: truncated set value", errBadOp)
 		}
+	case opSetRef:
+		if o.key, i, ok = readBytes(p, i); !ok || len(p)-i < 8 {
+			return op{}, fmt.Errorf("%w: truncated value reference", errBadOp)
+		}
+		o.expireAt = int64(binary.LittleEndian.Uint64(p[i:]))
+		i += 8
+		n, w := binary.Uvarint(p[i:])
+		if w <= 0 || n == 0 {
+			return op{}, fmt.Errorf("%w: value reference location", errBadOp)
+		}
+		o.ref, i = n, i+w
 	case opDel:
 		if o.key, i, ok = readBytes(p, i); !ok {
 			return op{}, fmt.Errorf("%w: truncated del", errBadOp)
@@ -261,6 +278,15 @@ func (b *Batch) Set(db int, key, val []byte, expireAtMs int64) {
 	b.bytes(val)
 }
 
+// SetRef gives key the value of the set operation at base (a location),
+// with an absolute expiry (Unix ms, 0 = none): an opSetRef (valueref.go).
+func (b *Batch) SetRef(db int, key []byte, base uint64, expireAtMs int64) {
+	b.head(opSetRef, db)
+	b.bytes(key)
+	b.buf = binary.LittleEndian.AppendUint64(b.buf, uint64(expireAtMs))
+	b.buf = binary.AppendUvarint(b.buf, base)
+}
+
 // Del deletes key (no-op at apply time if it does not exist).
 func (b *Batch) Del(db int, key []byte) {
 	b.head(opDel, db)
@@ -303,6 +329,8 @@ func DescribePayload(p []byte) ([]string, error) {
 		switch o.kind {
 		case opSet:
 			out = append(out, fmt.Sprintf("set db=%d key=%q expire_at_ms=%d value_bytes=%d", o.db, clip(o.key), o.expireAt, len(o.val)))
+		case opSetRef:
+			out = append(out, fmt.Sprintf("setref db=%d key=%q expire_at_ms=%d base=%d:%d", o.db, clip(o.key), o.expireAt, o.ref>>40, o.ref&(1<<40-1)))
 		case opDel:
 			out = append(out, fmt.Sprintf("del db=%d key=%q", o.db, clip(o.key)))
 		case opFlushDB:

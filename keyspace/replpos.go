@@ -84,3 +84,26 @@ func (ks *Keyspace) cleanReplPosition(segID uint64) bool {
 	ks.cleaning = false
 	return err == nil
 }
+
+// SetReplPositionTrailer arms the operation SetReplPosition would append
+// to ride at the end of the next batch committed (not the cleaner's), so
+// a replica's unit of one write is one record with its position instead
+// of two. Call it with the lock held inside a transaction group (BeginTxn)
+// so the group, not the record, is the unit of atomicity;
+// ReplPositionTrailerPending reports whether no commit took it (the unit
+// wrote nothing: commit the position itself).
+func (ks *Keyspace) SetReplPositionTrailer(replid string, offset int64, db int) {
+	var b Batch
+	b.SetReplPosition(replid, offset, db)
+	ks.trailer = append(ks.trailer[:0], b.buf...)
+	ks.trailerN = b.n
+	ks.trailerSet = true
+}
+
+// ReplPositionTrailerPending reports whether the armed trailer is still
+// waiting for a commit, and disarms it.
+func (ks *Keyspace) ReplPositionTrailerPending() bool {
+	pending := ks.trailerSet
+	ks.trailerSet = false
+	return pending
+}

@@ -88,3 +88,57 @@ func has(t *testing.T, ks *keyspace.Keyspace, key string) bool {
 	_, ok, _ := ks.Get(0, []byte(key))
 	return ok
 }
+
+// TestReplPositionTrailer: an armed position rides in the next batch
+// committed (one record, not two, besides the group's commit marker), is
+// recovered with that batch's write, and a group cut short (no marker)
+// recovers neither; with no commit it stays pending.
+func TestReplPositionTrailer(t *testing.T) {
+	dir := t.TempDir()
+	ks := openKS(t, dir, 64<<10)
+	id := strings.Repeat("b", 40)
+	unit := func(off int64, key string, end bool) uint64 {
+		ks.Lock()
+		defer ks.Unlock()
+		before := ks.LastLSN()
+		ks.BeginTxn()
+		ks.SetReplPositionTrailer(id, off, 2)
+		b := ks.NewBatch()
+		b.Set(0, []byte(key), []byte("v"), 0)
+		if err := ks.Commit(b); err != nil {
+			t.Fatal(err)
+		}
+		if ks.ReplPositionTrailerPending() {
+			t.Fatal("the trailer is still pending after a commit")
+		}
+		if end {
+			if err := ks.EndTxn(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return ks.LastLSN() - before
+	}
+	if n := unit(100, "a", true); n != 2 {
+		t.Fatalf("a unit of one write made %d records, want 2 (the write with its position, the marker)", n)
+	}
+	if got, want := replPosition(ks), id+" 100 2 true"; got != want {
+		t.Fatalf("live: %q, want %q", got, want)
+	}
+	unit(200, "b", false) // a kill -9 before its marker
+	ks.Close()
+	ks = openKS(t, dir, 64<<10)
+	if got, want := replPosition(ks), id+" 100 2 true"; got != want {
+		t.Fatalf("after reopen: %q, want %q", got, want)
+	}
+	if !has(t, ks, "a") || has(t, ks, "b") {
+		t.Fatal("the recovered keys do not match the recovered position")
+	}
+	ks.Lock()
+	ks.SetReplPositionTrailer(id, 300, 0)
+	pending := ks.ReplPositionTrailerPending()
+	ks.Unlock()
+	if !pending {
+		t.Fatal("a trailer no commit took is not pending")
+	}
+	ks.Close()
+}

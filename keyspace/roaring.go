@@ -39,7 +39,8 @@ import (
 // that change, TR.APPENDBITARRAY a range clear and the ones it writes
 // (their offsets, or a merge where they form long runs). A whole value
 // (TR.BITOP's destination, TR.SETINTARRAY, TR.SETBITARRAY, and a rebuild
-// for the cleaner, COPY, RENAME, MOVE) is a delete and one or more opTRMerge pieces (Batch.TRMerge), each of at most
+// for the cleaner, COPY, RENAME, MOVE) is a delete and one or more opTRMerge pieces (Batch.TRMerge;
+// TR.BITOP AND hands over the serialization it built, Batch.TRMergeSerialized), each of at most
 // trPieceContainers containers: a huge bitmap is logged in bounded pieces
 // (and Commit writes many pieces as a group of bounded records), and the
 // work of a rebuild follows the number of containers, never the number of
@@ -193,6 +194,16 @@ func trOffsets(body []byte) ([]uint32, error) {
 }
 
 func applyTRAdd(ks *Keyspace, o op, e *entry) error {
+	if len(o.body) == 4 { // TR.SETBIT: no slice of offsets to decode into
+		r, e, err := ks.roaringFor(o, e, true)
+		if r == nil {
+			return err
+		}
+		r.bm.Add(binary.LittleEndian.Uint32(o.body))
+		r.changed(false)
+		ks.objectChanged(o.db, e)
+		return nil
+	}
 	offs, err := trOffsets(o.body)
 	if err != nil {
 		return err
@@ -208,6 +219,16 @@ func applyTRAdd(ks *Keyspace, o op, e *entry) error {
 }
 
 func applyTRRemove(ks *Keyspace, o op, e *entry) error {
+	if len(o.body) == 4 {
+		r, e, err := ks.roaringFor(o, e, false)
+		if r == nil {
+			return err
+		}
+		r.bm.Remove(binary.LittleEndian.Uint32(o.body))
+		r.changed(false)
+		ks.objectChanged(o.db, e)
+		return nil
+	}
 	offs, err := trOffsets(o.body)
 	if err != nil {
 		return err
@@ -376,6 +397,12 @@ func trComplement(x *roaring.Bitmap, start, end uint64) *roaring.Bitmap {
 // bytes (maxOpBody/4 offsets) each. No offsets writes nothing.
 func (b *Batch) trOps(kind byte, db int, key []byte, offsets []uint32) {
 	const per = maxOpBody / 4
+	if len(offsets) == 1 { // TR.SETBIT: the body on the stack (ObjectOp copies it)
+		var body [4]byte
+		binary.LittleEndian.PutUint32(body[:], offsets[0])
+		b.ObjectOp(kind, db, key, body[:])
+		return
+	}
 	for len(offsets) > 0 {
 		n := min(len(offsets), per)
 		body := make([]byte, 4*n)
@@ -472,6 +499,33 @@ func (b *Batch) TRMerge(db int, key []byte, bm *roaring.Bitmap) {
 		}
 		next = bm.NextValue(uint32(hi))
 	}
+}
+
+// TRMergeSerialized appends operations ORing the bitmap whose portable
+// serialization is p into the bitmap at key (creating it), as TRMerge does
+// for the decoded bitmap: one operation holding p when it fits one, else
+// TRMerge's pieces of it. p must be a valid serialization (the apply
+// checks it as it checks every merge piece); an empty bitmap writes
+// nothing. p is only read.
+func (b *Batch) TRMergeSerialized(db int, key []byte, p []byte) {
+	if len(p) <= maxOpBody {
+		if trSerialEmpty(p) {
+			return
+		}
+		b.ObjectOp(opTRMerge, db, key, p)
+		return
+	}
+	bm := roaring.New()
+	if err := bm.UnmarshalBinary(p); err != nil {
+		panic(fmt.Sprintf("keyspace: a bitmap serialized in memory does not decode: %v", err))
+	}
+	b.TRMerge(db, key, bm)
+}
+
+// trSerialEmpty reports whether p serializes a bitmap of no containers
+// (the no-run form's cookie and a zero count; the run form always has one).
+func trSerialEmpty(p []byte) bool {
+	return len(p) == 8 && binary.LittleEndian.Uint32(p) == 12346 && binary.LittleEndian.Uint32(p[4:]) == 0
 }
 
 // TRMergeComplement appends operations ORing the complement of src within

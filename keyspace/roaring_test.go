@@ -364,3 +364,47 @@ func TestRoaringMergeComplement(t *testing.T) {
 	check("reopened")
 	wantRoaring(t, ks, 1, "copy", want["not-sparse"], "copied, reopened")
 }
+
+// TestRoaringMergeSerialized: TRMergeSerialized logs a serialization that
+// fits one operation as it is, splits a larger one into TRMerge's pieces,
+// writes nothing for an empty bitmap, and each comes back from the log
+// with its container kinds.
+func TestRoaringMergeSerialized(t *testing.T) {
+	dir := t.TempDir()
+	ks := openKS(t, dir, 0)
+	defer func() { ks.Close() }()
+	small := roaring.BitmapOf(0, 5, 70000, 1<<32-1)
+	big := roaring.New() // 300 bitset containers: 2.4 MB serialized
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 300*8000; i++ {
+		big.Add(uint32(rng.IntN(300 << 16)))
+	}
+	ser := func(bm *roaring.Bitmap) []byte {
+		p, err := bm.ToBytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	commit(t, ks, func(b *keyspace.Batch) { b.TRMergeSerialized(0, []byte("small"), ser(small)) })
+	commit(t, ks, func(b *keyspace.Batch) { b.TRMergeSerialized(0, []byte("big"), ser(big)) })
+	commit(t, ks, func(b *keyspace.Batch) {
+		b.TRMergeSerialized(0, []byte("empty"), ser(roaring.New()))
+		if b.Len() != 0 {
+			t.Fatalf("an empty bitmap wrote %d operations", b.Len())
+		}
+	})
+	check := func(when string) {
+		t.Helper()
+		wantRoaring(t, ks, 0, "small", small, when)
+		wantRoaring(t, ks, 0, "big", big, when)
+		wantRoaring(t, ks, 0, "empty", nil, when)
+		if got := roaringOf(t, ks, 0, "big"); got.Stats() != big.Stats() {
+			t.Fatalf("%s: big %+v, want %+v", when, got.Stats(), big.Stats())
+		}
+	}
+	check("live")
+	ks.Close()
+	ks = openKS(t, dir, 0)
+	check("reopened")
+}

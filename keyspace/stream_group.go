@@ -102,16 +102,55 @@ func (g *streamGroup) pelIndex(id StreamID) (int, bool) {
 	return slices.BinarySearchFunc(g.pel, id, func(p pelEntry, id StreamID) int { return p.id.Cmp(id) })
 }
 
-func (g *streamGroup) ack(id StreamID) bool {
-	i, ok := g.pelIndex(id)
-	if !ok {
-		return false
+// ackAll removes the pending entries of ids (IDs not pending are
+// skipped; an ID may repeat). The entries an XACK names are usually a run
+// (what one XREADGROUP delivered, consecutive in the PEL) near its front
+// (the oldest deliveries are acknowledged first), so each run goes in one
+// move of the shorter side: the entries after it move back, or those
+// before it move forward and the slice starts later. Deleting them one
+// by one moved the rest of the PEL for each (a tenth of the server's CPU
+// under XREADGROUP COUNT 10 + XACK with 50 consumers).
+func (g *streamGroup) ackAll(ids []StreamID) {
+	var buf [16]int
+	idx := buf[:0]
+	for _, id := range ids {
+		if i, ok := g.pelIndex(id); ok {
+			idx = append(idx, i)
+		}
 	}
-	if c := g.consumerByCID(g.pel[i].cid); c != nil {
-		c.pending--
+	slices.Sort(idx)
+	idx = slices.Compact(idx)
+	// From the last run to the first: deleting a run changes no index
+	// before it.
+	for end := len(idx); end > 0; {
+		start := end - 1
+		for start > 0 && idx[start-1] == idx[start]-1 {
+			start--
+		}
+		g.deletePending(idx[start], idx[end-1]+1)
+		end = start
 	}
-	g.pel = slices.Delete(g.pel, i, i+1)
-	return true
+}
+
+// deletePending removes g.pel[i:j], moving the shorter side; indexes
+// before i stay what they were.
+func (g *streamGroup) deletePending(i, j int) {
+	var c *streamConsumer
+	for k := i; k < j; k++ {
+		if cid := g.pel[k].cid; c == nil || c.cid != cid {
+			c = g.consumerByCID(cid)
+		}
+		if c != nil {
+			c.pending--
+		}
+	}
+	n := j - i
+	if i < len(g.pel)-j {
+		copy(g.pel[n:j], g.pel[:i])
+		g.pel = g.pel[n:]
+		return
+	}
+	g.pel = slices.Delete(g.pel, i, j)
 }
 
 func (s *streamObj) groupBytes() int64 {
@@ -310,14 +349,17 @@ func applyXAck(ks *Keyspace, o op, e *entry) error {
 	if g == nil {
 		return fmt.Errorf("%w: no group %q", errStaleOp, name)
 	}
+	var buf [16]StreamID
+	ids := buf[:0]
 	for i < len(o.body) {
 		id, j, ok := readIDAt(o.body, i)
 		if !ok {
 			return fmt.Errorf("%w: XACK id", errBadOp)
 		}
-		g.ack(id)
+		ids = append(ids, id)
 		i = j
 	}
+	g.ackAll(ids)
 	ks.streamChanged(e, s)
 	return nil
 }

@@ -30,6 +30,10 @@ type Options struct {
 	// Logf receives the one-line recovery summary (and progress lines when
 	// recovery takes longer than a second). nil discards them.
 	Logf func(format string, args ...any)
+	// NoScrub leaves the segments the key index's checkpoint covered (not
+	// read at start-up) unverified; by default they are verified in the
+	// background once serving (keyspace.StartScrub).
+	NoScrub bool
 	// Progress, if set, is kept up to date while Open runs (the server's
 	// INFO loading fields read it from another goroutine).
 	Progress *Progress
@@ -140,6 +144,7 @@ func Open(opts Options) (*keyspace.Keyspace, Report, error) {
 	var from uint64
 attempt:
 	ks = keyspace.NewRecovering(a)
+	ks.SetLogf(logf) // damage met while serving (keyspace/damage.go)
 	if ix != nil {
 		*indexKS = ks
 		if from, err = ks.AttachIndex(ix, cp, cpOK); err != nil {
@@ -149,6 +154,7 @@ attempt:
 	}
 	rep.Records, rep.Bytes, rep.SkippedSegments = 0, 0, 0
 	validateStart := time.Now()
+	var skipped []uint64           // segments not read: verified after start-up (keyspace.StartScrub)
 	cpSeg, cpOff := cp.Seg, cp.Off // where the records after from start
 	if cp.Applying {
 		cpSeg, cpOff = cp.BaseSeg, cp.BaseOff
@@ -168,6 +174,7 @@ attempt:
 			// read (persimmon-check verify still checks it).
 			lastLSN = segs[i+1].BaseLSN()
 			rep.SkippedSegments++
+			skipped = append(skipped, seg.ID())
 			continue
 		}
 		scanFrom, after := int64(arena.HeaderSize), seg.BaseLSN()
@@ -247,6 +254,9 @@ attempt:
 	rep.Dropped = ks.PendingRecords()
 	w := wal.Open(a, lastLSN)
 	ks.Start(w)
+	if !opts.NoScrub {
+		ks.StartScrub(skipped)
+	}
 	rep.IndexValidate = time.Since(validateStart)
 	rep.Keys = ks.KeyCount()
 	rep.Duration = time.Since(start)

@@ -62,7 +62,14 @@ type SyncRequest struct {
 	ListeningPort int    // REPLCONF listening-port
 	IP            string // REPLCONF ip-address, else the peer's address
 	RDBOnly       bool   // REPLCONF rdb-only 1: the snapshot alone (redis-cli --rdb)
+	CapaRoaring   bool   // REPLCONF capa persimmon-roaring: it loads TR.* bitmaps
 }
+
+// CapaRoaring is the REPLCONF capa a Persimmon replica sends: it loads
+// TR.* roaring bitmaps (rdb.TypeRoaring), which a snapshot leaves out
+// for any other replica (redis-server refuses the type, and so would
+// redis-check-rdb a file of redis-cli --rdb).
+const CapaRoaring = "persimmon-roaring"
 
 // ReplicaInfo is one attached replica, for INFO (slaveN) and ROLE.
 type ReplicaInfo struct {
@@ -101,6 +108,8 @@ type Master struct {
 	// nothing of its own to it (no PING, no GETACK), as a Redis replica
 	// only proxies its master's stream; Promote ends it.
 	relay bool
+	// quiet: the master is shutting down (Drain): no PING or GETACK.
+	quiet bool
 }
 
 // MasterStats counts resyncs (INFO stats sync_full, sync_partial_ok,
@@ -274,10 +283,49 @@ func (m *Master) WaitAcked(ctx context.Context, n int, offset int64) int {
 	}
 }
 
+// Drain is a master's last exchange with its replicas before it shuts
+// down: it puts REPLCONF GETACK * into the stream and from then on adds
+// no link traffic of its own (no PING, no GETACK: the stream's offset
+// moves only with writes), then waits until every online replica
+// acknowledged the whole stream (a replica whose link ends stops
+// counting) or ctx is done. It returns how many online replicas
+// acknowledged it, how many there are, and the stream's offset waited for.
+func (m *Master) Drain(ctx context.Context) (acked, online int, offset int64) {
+	m.mu.Lock()
+	if len(m.links) > 0 && !m.relay {
+		m.appendLocked(command("REPLCONF", "GETACK", "*"))
+	}
+	m.quiet = true
+	m.mu.Unlock()
+	for {
+		m.mu.Lock()
+		w := m.ackWake
+		offset = m.backlog.Offset()
+		acked, online = 0, 0
+		for l := range m.links {
+			if l.state.Load() == "online" {
+				online++
+				if l.ack.Load() >= offset {
+					acked++
+				}
+			}
+		}
+		m.mu.Unlock()
+		if acked == online {
+			return acked, online, offset
+		}
+		select {
+		case <-ctx.Done():
+			return acked, online, offset
+		case <-w:
+		}
+	}
+}
+
 // GetAck puts REPLCONF GETACK * into the stream when replicas are attached.
 func (m *Master) GetAck() {
 	m.mu.Lock()
-	if len(m.links) > 0 && !m.relay {
+	if len(m.links) > 0 && !m.relay && !m.quiet {
 		m.appendLocked(command("REPLCONF", "GETACK", "*"))
 	}
 	m.mu.Unlock()
@@ -290,7 +338,7 @@ func (m *Master) GetAck() {
 func (m *Master) Cron(now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.links) > 0 && !m.relay && now.Sub(m.lastPing) >= m.cfg.PingPeriod {
+	if len(m.links) > 0 && !m.relay && !m.quiet && now.Sub(m.lastPing) >= m.cfg.PingPeriod {
 		m.appendLocked(command("PING"))
 		m.lastPing = now
 	}
@@ -335,6 +383,32 @@ func (m *Master) ResetHistory(replid string, offset int64) {
 	m.streaming.Store(true)
 	m.feed.Reset()
 	m.dropLocked()
+}
+
+// Restore continues the history of a dataset that is exactly history
+// replid up to offset (a master restarted after a clean shutdown, or a
+// replica started without its master), as Redis 7.0 does after loading an
+// RDB holding repl-id and repl-offset as a master: a new ID, the stored one
+// valid as ID2 up to offset+1, the stream going on from offset with an
+// empty backlog, so a replica that had the whole stream resumes with
+// +CONTINUE. The stream is recorded from now on (not only once a replica
+// attaches): a write made before the replicas return must reach them.
+func (m *Master) Restore(replid string, offset int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ids = ReplIDs{ID: NewReplID(), ID2: replid, Offset2: offset + 1}
+	m.backlog = NewBacklog(m.cfg.BacklogSize, offset)
+	m.active, m.relay = true, false
+	m.streaming.Store(true)
+	m.feed.Reset()
+}
+
+// Relaying reports whether the stream is another master's (FeedRaw,
+// until Promote).
+func (m *Master) Relaying() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.relay
 }
 
 // ChangeID follows the master's new replication ID (a +CONTINUE that
@@ -465,6 +539,9 @@ func (m *Master) Serve(conn net.Conn, br *bufio.Reader, req SyncRequest) error {
 		}
 	}
 	diskless := m.cfg.Diskless && req.CapaEOF
+	if !req.CapaRoaring {
+		snap = &withoutRoaring{Snapshot: snap, logf: m.cfg.Logf, name: name}
+	}
 	if err := m.sendSnapshot(l, snap, aux, diskless); err != nil {
 		return err
 	}
@@ -477,6 +554,28 @@ func (m *Master) Serve(conn net.Conn, br *bufio.Reader, req SyncRequest) error {
 		l.once.Do(func() { close(l.acked) })
 	}
 	return m.stream(l, br, start+1)
+}
+
+// withoutRoaring leaves the TR.* bitmaps out of a snapshot for a replica
+// that did not say it loads them (CapaRoaring).
+type withoutRoaring struct {
+	Snapshot
+	logf    func(string, ...any)
+	name    string
+	skipped int
+}
+
+func (w *withoutRoaring) Next() (*rdb.Entry, error) {
+	for {
+		e, err := w.Snapshot.Next()
+		if err != nil || e.Value.Kind != rdb.KindRoaring {
+			if err == io.EOF && w.skipped > 0 {
+				w.logf("master: %d TR.* bitmaps left out of the snapshot for %s (no capa %s)", w.skipped, w.name, CapaRoaring)
+			}
+			return e, err
+		}
+		w.skipped++
+	}
 }
 
 // sendSnapshot writes the payload: disk-less as $EOF:<mark>, else
@@ -568,6 +667,8 @@ func writeRDB(w io.Writer, snap Snapshot, aux [][2]string) error {
 func (m *Master) unlink(l *replicaLink) {
 	m.mu.Lock()
 	delete(m.links, l)
+	close(m.ackWake) // WaitAllAcked counts one replica fewer
+	m.ackWake = make(chan struct{})
 	m.mu.Unlock()
 	l.conn.Close()
 }

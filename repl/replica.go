@@ -368,7 +368,9 @@ func (r *Replica) handshake(lk *link, br *bufio.Reader) error {
 	if r.cfg.AnnounceIP != "" {
 		confs = append(confs, []string{"REPLCONF", "ip-address", r.cfg.AnnounceIP})
 	}
-	confs = append(confs, []string{"REPLCONF", "capa", "eof", "capa", "psync2"})
+	// capa persimmon-roaring: this replica loads TR.* bitmaps (Persimmon's
+	// own RDB type); a Redis master ignores a capability it does not know.
+	confs = append(confs, []string{"REPLCONF", "capa", "eof", "capa", "psync2", "capa", CapaRoaring})
 	for _, c := range confs {
 		if err := lk.write(command(c...)); err != nil {
 			return err

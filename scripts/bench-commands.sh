@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue 13's speed rows: EVALSHA, PFADD, GEOADD, XADD (and XREADGROUP+XACK
-# when persimmon-bench can express it), with SET as the reference for the
+# Issue 13's speed rows: EVALSHA, PFADD, GEOADD, XADD and XREADGROUP+XACK
+# (persimmon-bench cgroup), with SET as the reference for the
 # cost every request shares, side by side on five servers, all on the same
 # filesystem, in one run:
 #
@@ -32,7 +32,9 @@
 # others. Before each measurement the script waits until no server uses CPU.
 # A write row starts each measurement from FLUSHALL (so every round sees the
 # same key states); a row with a load phase loads once per server and then
-# measures its rounds on the loaded keys.
+# measures its rounds on the loaded keys. The XREADGROUP+XACK row consumes
+# its stream: every measurement loads a fresh one (untimed) with the entries
+# its CGROUP_COMMANDS (60000) requests take, and runs exactly that many.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -104,10 +106,13 @@ rcli() { redis-cli -p "${port[$1]}" "${@:2}"; }
 
 declare -A qps cpu errs
 # run_one server template: one measurement; appends requests/s and CPU µs/request.
+# run_one server -- persimmon-bench arguments: the same with another workload.
 run_one() {
   local s=$1 t0 t1 out ops q e
+  local -a pbargs=(resp -s "$SECS" -c "$CONNS" "$2")
+  [ "$2" = -- ] && pbargs=("${@:3}")
   t0=$(ticks "$s")
-  out=$("${cli[@]}" "$PB" resp -p "${port[$s]}" -s "$SECS" -c "$CONNS" --json -q "$2" 2>/dev/null || echo '{}')
+  out=$("${cli[@]}" "$PB" "${pbargs[@]}" -p "${port[$s]}" --json -q 2>/dev/null || echo '{}')
   t1=$(ticks "$s")
   ops=$(jq -r '.operations // 0' <<<"$out"); q=$(jq -r '.qps // 0' <<<"$out"); e=$(jq -r '.errors // 0' <<<"$out")
   qps[$s/$ROW]+="$(printf '%.0f' "$q") "
@@ -140,6 +145,28 @@ row() {
   done
   echo "[$(date +%T)] $name done" >&2
 }
+# cgroup_row NAME COUNT COMMANDS: XREADGROUP COUNT n + XACK of the IDs it
+# delivered (persimmon-bench cgroup, one consumer per connection, one
+# stream and group); each measurement starts from a stream loaded with the
+# entries its COMMANDS requests need (COMMANDS / 2 reads of COUNT), not
+# timed. Requests are commands: XREADGROUP and XACK count one each.
+cgroup_row() {
+  local name=$1 count=$2 cmds=$3 round s entries
+  if [ -n "${ONLY:-}" ] && ! grep -qw -- "$name" <<<"$ONLY"; then return 0; fi
+  ROW=$name; ROWS+=("$name")
+  entries=$((cmds / 2 * count + count * CONNS))
+  desc[$name]="load $entries × \`XADD stream * field {value 64}\`, XGROUP CREATE stream group 0; then $cmds × (\`XREADGROUP GROUP group consumer-N COUNT $count STREAMS stream >\`, \`XACK stream group\` its IDs)"
+  for round in $(seq 1 "$ROUNDS"); do
+    for s in "${servers[@]}"; do
+      rcli "$s" flushall >/dev/null
+      "${cli[@]}" "$PB" resp -p "${port[$s]}" --load -n "$entries" -P 32 -c 8 "XADD stream * field {value 64}" >/dev/null 2>&1
+      rcli "$s" xgroup create stream group 0 >/dev/null
+      quiesce
+      run_one "$s" -- cgroup -n "$cmds" -c "$CONNS" -count "$count" -key stream -group group
+    done
+  done
+  echo "[$(date +%T)] $name done" >&2
+}
 median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR]=$1} END {if (NR==0) print 0; else if (NR%2) print v[(NR+1)/2]; else printf "%.2f", (v[NR/2]+v[NR/2+1])/2}'; }
 
 SCRIPT="return redis.call('SET', KEYS[1], ARGV[1])"
@@ -150,6 +177,7 @@ row PFADD-sparse "" "" "PFADD {key uniform 10000} {value 16}"
 row PFADD-dense "" "200000:PFADD {key uniform 100} {value 16}" "PFADD {key uniform 100} {value 16}"
 row GEOADD "" "" "GEOADD {key uniform 1000} {rand 179}.{rand 1000000} {rand 84}.{rand 1000000} {key uniform 10000}"
 row XADD "" "" "XADD {key uniform 1000} * field {value 64}"
+cgroup_row XREADGROUP+XACK 10 "${CGROUP_COMMANDS:-60000}"
 
 ref=${servers[0]}
 printf '| command | workload |'; for s in "${servers[@]}"; do printf ' %s |' "$s"; done
@@ -172,7 +200,6 @@ echo
 if [ "$PIN" = 1 ]; then pinning="servers on CPU $SRV_CPU, client on CPU $CLI_CPUS"; else pinning="no pinning"; fi
 echo "Cells: requests/s (server CPU per request). Ratios: requests/s over $ref's, and (CPU) $ref's CPU per request over the server's (above 1 = cheaper than $ref)."
 echo "persimmon-bench resp -s $SECS -c $CONNS, median of $ROUNDS interleaved rounds ($pinning); $NCPU cpus, $(stat -f -c %T "$BASE"), $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "XREADGROUP+XACK: not measured here (a template cannot carry the IDs one reply hands to the next command)."
 echo
 echo "all rounds (requests/s; CPU µs/request):"
 for k in $(printf '%s\n' "${!qps[@]}" | sort); do echo "  $k: ${qps[$k]}; ${cpu[$k]}"; done

@@ -28,7 +28,8 @@
 #
 # Knobs (environment): SECS (seconds per run, 1), ROUNDS (3), WORKERS (-p, 4),
 # BASEPORT (16600), OUT (BENCHMARKS.md), BENCH_DIR (server data; default a
-# temp dir, removed at the end), MEM=0 (skip the memory tables), ROWS (a
+# temp dir, removed at the end), MEM=0 (skip the memory tables; MEM=only: run
+# only them, printing the section to stdout), ROWS (a
 # regular expression: only rows whose id matches run; the section is then
 # printed to stdout instead of written), REPORT=1 with BENCH_DIR (write the
 # section again from the results an earlier run left there).
@@ -42,6 +43,11 @@ BASEPORT=${BASEPORT:-16600}
 OUT=${OUT:-BENCHMARKS.md}
 MEM=${MEM:-1}
 ROWS=${ROWS:-}
+# The memory tables run in a full run, or alone with MEM=only (no
+# throughput rows; the section is then printed to stdout).
+RUNMEM=0
+if [ "$MEM" = only ]; then RUNMEM=1 ROWS='^$'
+elif [ "$MEM" = 1 ] && [ -z "$ROWS" ]; then RUNMEM=1; fi
 BASE=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/persimmon-roaring.XXXXXX")}
 RES=$BASE/results
 mkdir -p "$RES"
@@ -290,34 +296,49 @@ done
 T_THROUGHPUT=$(( $(date +%s) - T0 ))
 
 # ---- memory tables ------------------------------------------------------------
-# Per scenario: FLUSHALL every server, MEMORY PURGE (a GC) and read
-# used_memory; load the bits (TR.SETBITS into Persimmon, the same bits as
-# SETBITs via BITFIELD into redis-nopersist); read used_memory again (after
-# another MEMORY PURGE on Persimmon), TR.STAT JSON, and Persimmon's
-# live_bytes (the log bytes of the key in the form the segment cleaner
-# rewrites it to). Then RENAME the key on Persimmon: the rename rewrites the
-# bitmap whole, as the cleaner does, and the growth of arena_bytes shows
-# the rewrite's size (in 1 MiB allocation chunks).
-if [ "$MEM" = 1 ] && [ -z "$ROWS" ]; then
+# Per scenario and round (ROUNDS of them; each figure is the median): FLUSHALL
+# both servers, wait until Persimmon's cleaner is idle, MEMORY PURGE (a GC)
+# and read used_memory; load the bits (TR.SETBITS into Persimmon, the same
+# bits as SETBITs via BITFIELD into redis-nopersist); wait again, MEMORY
+# PURGE and read used_memory again, TR.STAT JSON, and Persimmon's live_bytes
+# (the log bytes of the key in the form the segment cleaner rewrites it to).
+# A single load is not enough: the first large pipelined load after the
+# throughput rows grew Persimmon's used_memory by 60-120 KB more than the
+# next ones (connection input buffers grown for the pipe and kept for
+# reuse, 88 KB after one 500 KB pipe of ECHOs; batch and log buffers; none
+# of it the bitmap's), which read as 1.45x of the heap rule at 100,000
+# bits instead of 1.14x. In the last round, RENAME the key on Persimmon:
+# the rename rewrites the bitmap whole, as the cleaner does, and the growth
+# of arena_bytes shows the rewrite's size (in 1 MiB allocation chunks).
+# median V...: the median of the values (the middle one; the lower middle
+# of an even count).
+median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
+if [ "$RUNMEM" = 1 ]; then
   log "memory tables"
   for spec in "${MEMSPEC[@]}"; do
     IFS='|' read -r mid mkind mshape mgen <<<"$spec"
-    for s in persimmon-pmem redis-nopersist; do rcli "$s" flushall >/dev/null; done
-    rcli persimmon-pmem memory purge >/dev/null
-    p0=$(info_field persimmon-pmem memory used_memory); r0=$(info_field redis-nopersist memory used_memory)
-    l0=$(info_field persimmon-pmem memory live_bytes)
     $mgen >"$BASE/m.txt"
     resp_tr m <"$BASE/m.txt" >"$BASE/m.tr"; resp_native m <"$BASE/m.txt" >"$BASE/m.native"
-    pipe_to persimmon-pmem "$BASE/m.tr"; pipe_to redis-nopersist "$BASE/m.native"
-    rcli persimmon-pmem memory purge >/dev/null
-    p1=$(info_field persimmon-pmem memory used_memory); r1=$(info_field redis-nopersist memory used_memory)
-    l1=$(info_field persimmon-pmem memory live_bytes)
+    pds=() rds=() lds=()
+    for round in $(seq 1 "$ROUNDS"); do
+      for s in persimmon-pmem redis-nopersist; do rcli "$s" flushall >/dev/null; done
+      quiesce
+      rcli persimmon-pmem memory purge >/dev/null
+      p0=$(info_field persimmon-pmem memory used_memory); r0=$(info_field redis-nopersist memory used_memory)
+      l0=$(info_field persimmon-pmem memory live_bytes)
+      pipe_to persimmon-pmem "$BASE/m.tr"; pipe_to redis-nopersist "$BASE/m.native"
+      quiesce
+      rcli persimmon-pmem memory purge >/dev/null
+      p1=$(info_field persimmon-pmem memory used_memory); r1=$(info_field redis-nopersist memory used_memory)
+      l1=$(info_field persimmon-pmem memory live_bytes)
+      pds+=($((p1 - p0))) rds+=($((r1 - r0))) lds+=($((l1 - l0)))
+    done
     stat=$(rcli persimmon-pmem tr.stat m json)
     a0=$(info_field persimmon-pmem memory arena_bytes)
     rcli persimmon-pmem rename m m2 >/dev/null
     a1=$(info_field persimmon-pmem memory arena_bytes)
     rc=$(rcli redis-nopersist bitcount m)
-    MEMROW[$mid]="$mkind|$mshape|$stat|$((p1 - p0))|$((r1 - r0))|$((l1 - l0))|$((a1 - a0))|$rc"
+    MEMROW[$mid]="$mkind|$mshape|$stat|$(median "${pds[@]}")|$(median "${rds[@]}")|$(median "${lds[@]}")|$((a1 - a0))|$rc|${pds[*]}"
     rm -f "$BASE/m.txt" "$BASE/m.tr" "$BASE/m.native"
   done
   # The whitepaper's full 2^32 range: one TR.SETRANGE (no Redis counterpart:
@@ -432,12 +453,14 @@ section() {
     c=$(med "$id" native redis-aof-always); d=$(med "$id" native persimmon-pmem)
     echo "| $label | $shape | $(cell "$a") | $(cell "$b") | $(cell "$c") | $(cell "$d") | $(ratio "$a" "$b") | $(ratio "$a" "$c") | $(ratio "$d" "$b") | $(cpu "$id" tr persimmon-pmem) / $(cpu "$id" native redis-nopersist) | $(cpuratio "$id") | $wp |"
   done
-  if [ "$MEM" = 1 ] && [ -z "$ROWS" ]; then
+  if [ "$RUNMEM" = 1 ]; then
     echo
     echo "### Memory: TR.STAT, DRAM and persisted bytes per bitmap"
     echo
     echo "Each scenario starts from FLUSHALL and loads one key: TR.SETBITS (1,000 offsets per command) into"
-    echo "Persimmon, the same bits into redis-nopersist with SETBITs (BITFIELD SET u1, 1,000 per command)."
+    echo "Persimmon, the same bits into redis-nopersist with SETBITs (BITFIELD SET u1, 1,000 per command);"
+    echo "$ROUNDS times, each figure the median (every round's Persimmon DRAM under the table: the first large"
+    echo "load after the throughput rows also grows the server's connection and log buffers, kept for reuse)."
     echo "Persimmon DRAM = growth of \`used_memory\` (live Go heap objects, read after MEMORY PURGE, a full GC);"
     echo "redis = growth of \`used_memory\`. Whitepaper heap = its \"heap mem\" rule: 2 bytes per set bit in array"
     echo "containers, 8 KiB per bitset container (512 MiB for a full 2^32 range of bitsets). Persisted = growth of"
@@ -450,7 +473,7 @@ section() {
     local spec mid mkind mshape stat pd rd ld ad rc card na nb nr heap
     for spec in "${MEMSPEC[@]}"; do
       IFS='|' read -r mid _ _ _ <<<"$spec"
-      IFS='|' read -r mkind mshape stat pd rd ld ad rc <<<"${MEMROW[$mid]}"
+      IFS='|' read -r mkind mshape stat pd rd ld ad rc pdall <<<"${MEMROW[$mid]}"
       card=$(jq -r .cardinality <<<"$stat")
       na=$(jq -r .array_container.number_of_containers <<<"$stat"); nb=$(jq -r .bitset_container.number_of_containers <<<"$stat"); nr=$(jq -r .run_container.number_of_containers <<<"$stat")
       heap=$(( 2 * $(jq -r .array_container.container_cardinality <<<"$stat") + 8192 * nb + $(jq -r .run_container.container_allocated_bytes <<<"$stat") ))
@@ -459,6 +482,8 @@ section() {
     done
     IFS='|' read -r stat pd ld <<<"$MEMFULL"
     echo "| full range | TR.SETRANGE m 0 4294967295 | $(jq -r .cardinality <<<"$stat") | $(jq -r '"\(.array_container.number_of_containers) / \(.bitset_container.number_of_containers) / \(.run_container.number_of_containers)"' <<<"$stat") | 512 MiB (bitsets) | $(human "$pd") | $(x "$pd" 536870912) | $(human "$ld") | $(x "$ld" 536870912) | — | — (a 512 MiB string; not run) | — |"
+    echo
+    echo "Persimmon DRAM in each round: $(for spec in "${MEMSPEC[@]}"; do IFS='|' read -r mid _ <<<"$spec"; IFS='|' read -r _ _ _ _ _ _ _ _ pdall <<<"${MEMROW[$mid]}"; printf '%s %s; ' "$mid" "$pdall"; done | sed 's/; $//') (bytes)."
   fi
   echo
   echo "### Targets (issue 15), from this run"
@@ -476,49 +501,66 @@ section() {
   for t in s4:0.01% s3:0.1% s2:1%; do
     target "TR.BITOP AND ÷ BITOP AND, density ${t#*:}" "$(ratio "$(med "and-${t%%:*}" tr persimmon-pmem)" "$(med "and-${t%%:*}" native redis-nopersist)")" 5 "and-${t%%:*}"
   done
-  if [ "$MEM" = 1 ] && [ -z "$ROWS" ]; then
+  if [ "$RUNMEM" = 1 ]; then
     echo "- memory: Persimmon DRAM ÷ whitepaper heap and persisted ÷ heap in the memory table (targets ≤ 1.2× and ≤ 1.5×)"
   fi
   echo
   # The profile notes: perf and per-row CPU measurements made by hand (see the
   # text), kept here so that every run writes them under its table.
   cat <<'NOTES'
-Where the time goes. perf (`perf record -g -p PID`) on persimmon-pmem under each row's load, and server
-CPU per request (user+system ticks from /proc/PID/stat over a run, divided by its requests) for Persimmon
-before (89b53c4) and after the changes of 2026-12-02 and for redis-nopersist, interleaved 3 times, 2 s each,
-in one run (same data as the table; load average 17-20, so these are per-row measurements, not the table's
-run; `persimmon-bench -c 1 -d 2 -p 4` with the row's command):
+Where the time goes. perf (`perf record -g -p PID`) on persimmon-pmem under each row's load, and the
+table's server CPU per request (user+system ticks from /proc/PID/stat over a run, divided by its
+requests) before (7737071) and after the changes of 2026-12-02 (second session), from this script with
+`ROWS='^(getbit|setbit|and-s4|and-s3|and-s2|diff-s3|card-and-s4|card-and-s3|card-xor-s3|card-diff-s3)$'
+SECS=1 ROUNDS=3`, run four times (before, after, before, after) on the same busy machine (load average
+10-19 from other jobs: every per-request figure is lower than on a quiet one, for both servers; read
+the ratios). Each pair: the two runs' medians; the ratio is redis ÷ TR by CPU (by QPS in brackets):
 
-| row | Persimmon before: CPU µs/request | after | redis-nopersist | redis ÷ TR (after) |
+| row | Persimmon before: CPU µs/request | after | redis-nopersist | redis ÷ TR after, by CPU (by QPS) |
 |---|---|---|---|---|
-| TR.GETBIT / GETBIT | 19.3-21.5 | 18.6-20.9 | 14.7-16.6 | 0.79× |
-| TR.SETBIT / SETBIT | 21.9-24.9 | 23.6-24.9 | 16.4-18.1 | 0.70× |
-| TR.BITOP AND 0.01% / BITOP AND | 53.6-58.6 | 51.1-56.5 | 256.7-276.7 | 4.9× |
-| TR.BITOP AND 0.1% | 134.5-148.1 | 129.5-159.1 | 265.3-279.4 | 2.0× |
-| TR.BITOP AND 1% | 1430-1635 | 1267-1489 | 248.7-259.8 | 0.19× |
-| TR.BITOP OR 0.1% | 632-735 | 531-641 | 265-281 | 0.46× |
-| TR.BITOP XOR 0.1% | 639-712 | 498-617 | 266-335 | 0.53× |
-| TR.BITOP NOT 0.1% | 10769-12222 | 1218-1323 | 174-183 | 0.14× |
+| TR.GETBIT / GETBIT (code unchanged) | 6.7, 5.4 | 6.5, 4.3 | 3.9-5.3 | 0.82×, 0.91× (1.02×, 1.05×) |
+| TR.SETBIT / SETBIT | 7.8, 6.7 | 7.5, 6.4 | 3.8-5.0 | 0.64×, 0.59× (0.65×, 0.72×) |
+| TR.BITOP AND 0.01% / BITOP AND | 24.9, 20.3 | 24.9, 20.1 | 204-253 | 9.1×, 10.1× (6.6×, 7.7×) |
+| TR.BITOP AND 0.1% | 119.4, 124.1 | 42.7, 34.6 | 201-253 | 5.7×, 5.8× (4.6×, 4.7×) |
+| TR.BITOP AND 1% | 1370, 1429 | 258, 236 | 205-275 | 0.92×, 0.87× (0.99×, 0.85×) |
+| TR.BITOP DIFF 0.1% / BITOP AND | 266.5, 255.8 | 151.2, 151.8 | 203-241 | 1.5×, 1.3× (1.1×, 0.9×) |
+| TR.BITOPCARD AND 0.01% | 9.1, 8.4 | 10.5, 9.3 | 211-255 | 22×, 23× |
+| TR.BITOPCARD AND 0.1% | 63.9, 50.8 | 40.6, 35.7 | 230-253 | 6.2×, 6.5× |
+| TR.BITOPCARD XOR 0.1% / BITOP XOR | 56.6, 57.1 | 42.7, 36.9 | 230-254 | 6.0×, 6.2× |
+| TR.BITOPCARD DIFF 0.1% / BITOP AND | 61.2, 55.3 | 42.9, 39.5 | 225-251 | 5.9×, 5.8× |
 
-- TR.GETBIT, TR.SETBIT (target ≥ 1.0×, not met: 0.7-0.8× by CPU; by QPS GETBIT 0.88-0.96×, SETBIT 0.67-1.28× in this run). The TR command is 6% of
-  the server's CPU for TR.GETBIT (roaring Contains 4.5%: the cache miss in an 8 KiB bitset container) and 11%
-  for TR.SETBIT (the log append, apply and pmem flush 6%, WaitDurable 3%, Contains 3%). The rest is the
-  per-request path every command pays: the reply's write syscall 43-47%, read 10-11%, epoll 9-13%, the Go
-  scheduler (gosched, futex, wake-ups) 8-14%. Native GETBIT/SETBIT on Persimmon cost about the same (17.3-20.6
-  and 22.4-22.8 µs against TR's 19.0-20.2 and 19.5-24.4, same run), so the gap to Redis is the server's
-  connection path (server/, not the roaring code); nothing left to cut in the TR path.
-- TR.BITOP AND, sparse (target ≥ 5×): met by CPU at 0.01% (4.9×; by QPS 3.0-5.5× in this run, capped because four
-  clients on two loaded cores cannot send BITOPs much faster than GETBITs), not at 0.1% (2.0×) nor 1% (0.19×). At 0.1%
-  roaring.And is 64% of the CPU: the array-container merge (localintersect2by2) 43% over the 2 × 10,000
-  members in 153 container pairs, and allocation 16%: And allocates a result container for every matching
-  pair, empty or not (the result holds ~10 bits); at 0.01% allocation is 24% and the merge 8%. The result is
-  small, logged once as one merge piece (7% with the apply), serialized once, not copied. Redis's BITOP costs
-  the string length (1.25 MB) whatever the density, roaring's the members, so the ratio falls as density
-  rises (level near 0.2%). Tried and measured slower than the library's And: the members extracted with
-  ToExistingArray, then a bitset probe per 2^16 window or a branch-free merge (extraction alone costs about
-  the library's whole AND). TR.BITOPCARD AND (AndCardinality, no allocation, nothing stored) costs 83 µs. 5× at
-  0.1% needs container-level access (an intersection that allocates nothing for empty pairs), which the
-  library's API does not give, and unsafe is kept to pmem/ and arena/.
+- TR.BITOP AND (target ≥ 5× at density < 1%): roaring.And was the cost: at 1% its array-container merge
+  (localintersect2by2, a two-pointer loop that branches on every comparison of random members, so most
+  steps mispredict) was 74% of the server's CPU, 1.1 ms a request; at 0.1% 57%, plus a result container
+  allocated for each of the 153 key pairs. TR.BITOP AND and TR.BITOPCARD AND now work on the portable
+  serialization instead (commands/roaring_and.go): the first source is serialized into a reused buffer
+  (WriteTo: each container's bytes in one copy), the others are read container by container as WriteTo
+  streams them; an array is intersected with an array by marking the smaller in a 2^16-bit scratch bitset
+  and probing it with the larger, four members per 8-byte load, no branch on the data (a binary search
+  where one side is 32× larger), with a bitset by a probe per member, bitsets word by word. The result is
+  written straight in the serialization with roaring.And's container kinds (TR.STAT reads the same) and
+  logged as the merge piece it already is (Batch.TRMergeSerialized): no result bitmap, no clone, no
+  second serialization. Sources with run containers or over 4 MiB serialized take roaring.And. After, at
+  0.1%: marking and probing 30% of the CPU, serializing the first source 6%, the log append and its apply
+  (decoding the small result) 10%, the reply's write syscall 24%. By QPS the 0.1% row reads 4.6-4.7×
+  on this busy machine, where the four clients share the two cores with everything else; by the
+  server's CPU 5.7-5.8×. At 1% the members themselves are the cost (200,000 of them against Redis's
+  1.25 MB of words); that row is not a target. Below 16 members a container on average (0.01%: 6.5)
+  the per-container cost of the serialized path is more than the library's merge, so those sources keep
+  roaring.And / AndCardinality (TR.BITOPCARD AND 0.01% measured 18.5 µs serialized, 8.4 µs with
+  AndCardinality). TR.BITOP DIFF takes the same path (containers without a counterpart kept as they
+  are): 256-267 -> 151 µs; not profiled after: its 0.1% result is ~10,000 bits (a 20 KB record to log,
+  apply and later clean), the AND's ~10. TR.BITOPCARD XOR and DIFF, TR.JACCARD and TR.CONTAINS count
+  their intersection with it.
+- TR.GETBIT, TR.SETBIT (target ≥ 1.0×, not met by CPU: 0.8-0.9× and 0.6-0.7×; by QPS 1.02-1.05× and
+  0.65-0.72× here, 1.25× and 1.00× in the quiet run of 05:03 before these changes). The TR command is
+  4.3% of the server's CPU under TR.GETBIT (roaring Contains 3.2%: the cache miss in an 8 KiB bitset
+  container; the key lookup 0.7%) and 8.2% under TR.SETBIT (9.3%
+  before: its operation is now encoded from a stack array and applied with one Add, no slices of offsets,
+  applyTRAdd 1.6% -> 0.8%; what is left is Contains 3%, the log append and apply 3%). The record is one
+  12-byte operation. The rest is the per-request path every command pays (the reply's write syscall and
+  the event loop's wake-ups, 40-55%; the wal's WaitDurable 2.7%, of which its latency histogram 1.5%):
+  server/ and wal/, not the roaring code.
 - Logging the operation (destkey = AND of keys at LSN) instead of the result: not done. At ≤ 0.1% the result
   record is tens of bytes, so there is nothing to save; and such a record replays right only if the
   sources hold at replay what they held at its LSN, which the segment cleaner breaks: it rewrites a live
@@ -536,10 +578,15 @@ run; `persimmon-bench -c 1 -d 2 -p 4` with the row's command):
   needless clone. Not done: handing the built result to the apply (it decodes and validates the piece it just
   logged, ~7%).
 - Memory (targets DRAM ≤ 1.2× and persisted ≤ 1.5× the heap rule): persisted is 1.00× everywhere; DRAM is
-  1.04× for bitsets, 1.13× at 1,000,000 sparse bits, and 1.21× at 100,000, where the 41 KiB over the rule is
-  not container slack: a Go test building the same bitmap by the same 100 AddMany of 1,000 offsets measured
-  178 KiB of heap for it and 206 KiB for an exact-size clone, so at this size the figure moves by ±15% with
-  whatever else the runtime holds between the two reads of used_memory.
+  1.01× for bitsets, 1.10× at 1,000,000 sparse bits and 1.14× at 100,000. The 1.21-1.45× read at 100,000
+  before came from a single load per scenario: the first large pipelined load after the throughput rows
+  grows used_memory 60-120 KB more than the next ones (the server's connection input buffers, grown for
+  the pipe and kept for reuse: 88 KB after one 500 KB pipe of ECHOs; batch and log buffers), none of it
+  the bitmap's; each scenario now loads ROUNDS times and reports the median (every round is printed). Of
+  the 1.14×, an exact-size copy of the same bitmap (Clone, measured in a Go test) is 1.10× (Go's size
+  classes and 77 container headers); the other 4% is the spare capacity appends leave in array containers.
+  Trimming it needs per-container access the library does not give (a whole Clone after every write would
+  cost more than the write), so it stays.
 - TR.APPENDBITARRAY (1,000 bits, half set) against BITFIELD SET u63 ×15 + u55: 44-53 µs per request after,
   51-67 before, redis 31-39. The command was 49% of the CPU, a third of it building, serializing and
   decoding a bitmap of the ones; it now logs them as offsets (the apply adds them). What is left: the

@@ -545,12 +545,16 @@ func aclHelpCommand(c *Client, _ [][]byte) {
 	})
 }
 
-// subscribedNames are the channels and patterns c is subscribed to.
+// subscribedNames are the channels (shard channels included: ACL checks
+// them alike) and patterns c is subscribed to.
 func (c *conn) subscribedNames() (channels, patterns []string) {
 	h := c.srv.pubsub
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for ch := range c.ps.channels {
+		channels = append(channels, ch)
+	}
+	for ch := range c.ps.shard {
 		channels = append(channels, ch)
 	}
 	for p := range c.ps.patterns {

@@ -45,6 +45,9 @@ func BenchmarkCommands(b *testing.B) {
 				fmt.Sprintf("%d.%d", r.IntN(179), r.IntN(1000000)), fmt.Sprintf("%d.%d", r.IntN(84), r.IntN(1000000)),
 				fmt.Sprintf("key_%010d", r.IntN(10000))}
 		}},
+		{name: "XADD", cmd: func(r *rand.Rand) []string {
+			return []string{"XADD", fmt.Sprintf("key_%010d", r.IntN(1000)), "*", "field", val}
+		}},
 		{name: "ZADD", cmd: func(r *rand.Rand) []string {
 			return []string{"ZADD", fmt.Sprintf("key_%010d", r.IntN(1000)), fmt.Sprint(r.IntN(70000)), fmt.Sprintf("key_%010d", r.IntN(10000))}
 		}},

@@ -207,8 +207,11 @@ func (c *conn) unblockByClient(asError bool) bool {
 }
 
 // writeUnblocked writes the reply of a blocked command ended by CLIENT
-// UNBLOCK.
+// UNBLOCK or its timeout, unless CLIENT REPLY silenced it.
 func (c *conn) writeUnblocked(asError bool) {
+	if c.blk.silent {
+		return // CLIENT REPLY OFF or SKIP when it blocked
+	}
 	if asError {
 		c.WriteError(errUnblocked)
 	} else {
@@ -461,6 +464,11 @@ func (c *Client) ServingOrder(keys [][]byte) [][]byte {
 type blockState struct {
 	b       *blocker // the registration, while blocked
 	pending bool     // the handler just run asked to block
+	// silent: the blocked command's reply is dropped when it ends (it
+	// blocked under CLIENT REPLY OFF, or is the command SKIP silences:
+	// the connection reads nothing meanwhile, so the setting holds until
+	// then). Kept after unblock, for the reply written after it.
+	silent bool
 }
 
 // BlockOn is called by a blocking command's handler, with the keyspace lock
@@ -493,6 +501,7 @@ func (c *Client) BlockOn(keys [][]byte, timeout time.Duration) bool {
 	}
 	registryOf(c.KS).add(b)
 	cn.blk.b = b
+	cn.blk.silent = cn.replyOff || cn.replySkip
 	return true
 }
 

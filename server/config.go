@@ -530,6 +530,9 @@ func (s *Server) protectedActionAllowed(c *Client, param string) bool {
 		if c.conn == nil {
 			return false
 		}
+		if _, ok := c.conn.unixSocket(); ok {
+			return true // a unix-socket client is local (Redis's islocalClient)
+		}
 		host, _, err := net.SplitHostPort(c.conn.addr)
 		ip := net.ParseIP(host)
 		return err == nil && ip != nil && ip.IsLoopback()

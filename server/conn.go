@@ -156,11 +156,12 @@ type cmdStats struct {
 
 func newConn(s *Server, nc net.Conn, id int64) *conn {
 	now := time.Now()
+	addr, laddr := connAddrs(nc) // conncmds.go
 	c := &conn{
 		srv:     s,
 		nc:      nc,
-		addr:    nc.RemoteAddr().String(),
-		laddr:   nc.LocalAddr().String(),
+		addr:    addr,
+		laddr:   laddr,
 		fd:      connFD(nc),
 		created: now,
 		rbuf:    make([]byte, 0, readBufSize),

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/persimmon-db/persimmon/acl"
@@ -71,12 +73,13 @@ func quitCommand(c *Client, _ [][]byte) {
 	c.closeAfterReply = true
 }
 
-// authUser returns the user that user/pass authenticate as, or nil. user
-// is "" for the one-argument AUTH form: the password of the default user,
-// or "user:password" (a Persimmon extension) when the whole string is not
-// the default user's password.
-func authUser(st *acl.Store, user, pass string) *acl.User {
-	if user != "" {
+// authUser returns the user that user/pass authenticate as, or nil.
+// named is false for the one-argument AUTH form: the password of the
+// default user, or "user:password" (a Persimmon extension) when the whole
+// string is not the default user's password. A named user is looked up
+// as given: AUTH "" x names no user and fails, as in Redis.
+func authUser(st *acl.Store, named bool, user, pass string) *acl.User {
+	if named {
 		return st.Authenticate(user, pass)
 	}
 	if u := st.Authenticate(acl.DefaultUser, pass); u != nil {
@@ -99,11 +102,11 @@ func authCommand(c *Client, args [][]byte) {
 		c.WriteError(errNoPassword)
 		return
 	}
-	user, pass := "", string(args[1])
+	named, user, pass := false, "", string(args[1])
 	if len(args) == 3 {
-		user, pass = string(args[1]), string(args[2])
+		named, user, pass = true, string(args[1]), string(args[2])
 	}
-	if !c.login(args[0], user, pass) {
+	if !c.login(args[0], named, user, pass) {
 		c.WriteError(errWrongPass)
 		return
 	}
@@ -112,13 +115,13 @@ func authCommand(c *Client, args [][]byte) {
 
 // login authenticates the connection as user/pass (authUser); a failure
 // goes to the ACL LOG under the user tried.
-func (c *Client) login(argv0 []byte, user, pass string) bool {
-	if u := authUser(c.Srv.acl.store, user, pass); u != nil {
+func (c *Client) login(argv0 []byte, named bool, user, pass string) bool {
+	if u := authUser(c.Srv.acl.store, named, user, pass); u != nil {
 		c.setUser(u)
 		c.Authed = true
 		return true
 	}
-	if user == "" {
+	if !named {
 		user = acl.DefaultUser
 	}
 	c.logAuthFailure(argv0, user)
@@ -151,7 +154,7 @@ func helloCommand(c *Client, args [][]byte) {
 		more := len(args) - 1 - j
 		switch {
 		case ArgIs(args[j], "auth") && more >= 2:
-			if !c.login(args[0], string(args[j+1]), string(args[j+2])) {
+			if !c.login(args[0], true, string(args[j+1]), string(args[j+2])) {
 				c.WriteError(errWrongPass)
 				return
 			}
@@ -409,6 +412,9 @@ func appendClientLine(b []byte, cn *conn, info clientInfo, now time.Time) []byte
 	}
 	if trk.bcast {
 		flags = append(flags, 'B')
+	}
+	if _, ok := cn.unixSocket(); ok {
+		flags = append(flags, 'U')
 	}
 	if cn.noEvict.Load() {
 		flags = append(flags, 'e')
@@ -728,4 +734,27 @@ func writeHelp(c *Client, container string, lines []string) {
 	}
 	c.WriteString("HELP")
 	c.WriteString("    Prints this help.")
+}
+
+// connAddrs are CLIENT LIST's addr and laddr for a new connection: the
+// peer's and the local ip:port, or for a unix-socket client (which has no
+// peer address) the socket's path with port 0 for both, as Redis's
+// genClientAddrString prints them.
+func connAddrs(nc net.Conn) (addr, laddr string) {
+	if u, ok := nc.LocalAddr().(*net.UnixAddr); ok {
+		return u.Name + ":0", u.Name + ":0"
+	}
+	return nc.RemoteAddr().String(), nc.LocalAddr().String()
+}
+
+// unixSocket reports whether c came in over a unix socket, and its path.
+// It asks the descriptor (which is the event loop's own in loop mode), so
+// it costs a system call: for MONITOR lines and CLIENT LIST flags.
+func (c *conn) unixSocket() (path string, ok bool) {
+	if sa, err := syscall.Getsockname(c.fd); err == nil {
+		if u, isUnix := sa.(*syscall.SockaddrUnix); isUnix {
+			return u.Name, true
+		}
+	}
+	return "", false
 }

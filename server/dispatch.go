@@ -71,7 +71,7 @@ func (c *conn) execute(args [][]byte) {
 		c.reject(cmd, msg) // a full disk (diskerror.go)
 		return
 	}
-	if cmd.Flags&FlagWrite != 0 && (c.srv.replicaStatus() != nil || c.srv.replica.writesPaused.Load()) {
+	if cmd.Flags&FlagWrite != 0 && c.srv.replicaStatus() != nil {
 		c.reject(cmd, "READONLY You can't write against a read only replica.") // replica.go
 		return
 	}

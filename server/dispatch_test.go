@@ -186,8 +186,19 @@ func TestAuthUser(t *testing.T) {
 		{"", "other", "anything", false},
 	} {
 		a := newACL(Config{Requirepass: tt.requirepass}, newCommandTable(testFamilies))
-		if got := authUser(a.store, tt.user, tt.pass) != nil; got != tt.want {
+		if got := authUser(a.store, tt.user != "", tt.user, tt.pass) != nil; got != tt.want {
 			t.Errorf("authUser(%q, %q, %q) = %v", tt.requirepass, tt.user, tt.pass, got)
+		}
+	}
+	// AUTH "" x (and HELLO 3 AUTH "" x) names the user "", which does not
+	// exist: WRONGPASS on redis-server 7.0.15 even while the default user
+	// needs no password.
+	for _, requirepass := range []string{"", "pw"} {
+		a := newACL(Config{Requirepass: requirepass}, newCommandTable(testFamilies))
+		for _, pass := range []string{"x", "", "pw"} {
+			if authUser(a.store, true, "", pass) != nil {
+				t.Errorf("requirepass %q: the user \"\" authenticated with %q", requirepass, pass)
+			}
 		}
 	}
 }

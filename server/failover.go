@@ -16,8 +16,15 @@ import (
 // target promote itself and answer +CONTINUE. Past TIMEOUT without the
 // acknowledgement it gives up (writes resume), unless FORCE.
 //
-// Gap: Redis pauses writes meanwhile (clients wait); here they are
-// refused with READONLY, as they are once the master is a replica.
+// Meanwhile writes are paused as Redis 7.0 pauses them (CLIENT PAUSE
+// WRITE semantics, pause.go): a client's write waits, and runs when the
+// failover ends: on this server still a master (ABORT, TIMEOUT) it
+// applies, on the replica it has become it gets READONLY. Reads go on.
+// Gap: the pause is the one CLIENT PAUSE sets (Redis keeps one per
+// purpose), so CLIENT UNPAUSE during a failover lets writes through
+// (the target then acknowledges them too before the handover, as the
+// check is on the offset under the lock), and the failover's end ends an
+// overlapping CLIENT PAUSE.
 
 type failoverState struct {
 	mu    sync.Mutex
@@ -127,7 +134,7 @@ func failoverCommand(c *Client, args [][]byte) {
 	f.abort = make(chan struct{})
 	abortCh := f.abort
 	f.mu.Unlock()
-	s.replica.writesPaused.Store(true)
+	s.pauseClients(pauseWrite, time.Now().Add(100*365*24*time.Hour)) // until the failover ends
 	s.logf("replication: FAILOVER requested (to %s:%d, timeout %d ms, force %v): writes paused", host, port, timeout, force)
 	go s.runFailover(host, port, time.Duration(timeout)*time.Millisecond, force, abortCh)
 	c.WriteOK()
@@ -142,7 +149,7 @@ func (s *Server) runFailover(host string, port int, timeout time.Duration, force
 		f.mu.Lock()
 		f.state = ""
 		f.mu.Unlock()
-		s.replica.writesPaused.Store(false)
+		s.unpauseClients()
 		s.logf("replication: FAILOVER %s", why)
 	}
 	start := time.Now()

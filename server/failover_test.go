@@ -1,8 +1,12 @@
 package server
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
 	"net"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -91,5 +95,144 @@ func TestFailoverCommand(t *testing.T) {
 		if x, y := valueOf(ctx, ac, k), valueOf(ctx, bc, k); x != y {
 			t.Fatalf("key %q: %s on A, %s on B", k, x, y)
 		}
+	}
+}
+
+// stalledReplica is a hand-made replica link: it syncs (PSYNC ? -1, the
+// whole snapshot read), acknowledges offset 0 and nothing after, so a
+// FAILOVER to it waits for it forever.
+func stalledReplica(t *testing.T, masterAddr string, port int) {
+	t.Helper()
+	nc, err := net.Dial("tcp", masterAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	br := bufio.NewReader(nc)
+	line := func() string {
+		t.Helper()
+		nc.SetReadDeadline(time.Now().Add(20 * time.Second))
+		for {
+			l, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatalf("stalled replica: %v", err)
+			}
+			if l = strings.TrimRight(l, "\r\n"); l != "" { // newlines keep a loading link alive
+				return l
+			}
+		}
+	}
+	fmt.Fprintf(nc, "REPLCONF listening-port %d\r\n", port)
+	if l := line(); l != "+OK" {
+		t.Fatalf("REPLCONF: %s", l)
+	}
+	fmt.Fprintf(nc, "PSYNC ? -1\r\n")
+	if l := line(); !strings.HasPrefix(l, "+FULLRESYNC") {
+		t.Fatalf("PSYNC: %s", l)
+	}
+	l := line()
+	n, err := strconv.Atoi(strings.TrimPrefix(l, "$"))
+	if err != nil {
+		t.Fatalf("payload header %q", l)
+	}
+	if _, err := io.CopyN(io.Discard, br, int64(n)); err != nil {
+		t.Fatal(err)
+	}
+	nc.SetReadDeadline(time.Time{})
+	fmt.Fprintf(nc, "*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$1\r\n0\r\n")
+	go io.Copy(io.Discard, nc) // the stream, never acknowledged
+}
+
+// TestFailoverPausesWrites: while FAILOVER waits for its target to catch
+// up, a client's write is held (not refused: it is counted in
+// blocked_clients and gets no reply), reads are served, and when the
+// failover gives up (TIMEOUT without FORCE) the held write applies and
+// writes go on; FAILOVER ABORT releases them the same way. Run side by
+// side against redis-server 7.0 and Persimmon (both I/O modes), with a
+// stalled hand-made replica as the target.
+func TestFailoverPausesWrites(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not installed")
+	}
+	ctx := context.Background()
+	type target struct {
+		name string
+		addr string
+	}
+	rc, _ := startRedisMaster(t, "--repl-diskless-sync", "no")
+	targets := []target{{"redis-server", rc.Options().Addr}}
+	for _, mode := range []string{IOLoop, IOGoroutine} {
+		_, addr := startReplServer(t, mode)
+		targets = append(targets, target{"persimmon " + mode, addr})
+	}
+	for _, tg := range targets {
+		t.Run(tg.name, func(t *testing.T) {
+			c := redis.NewClient(&redis.Options{Addr: tg.addr, MaxRetries: -1})
+			defer c.Close()
+			w := redis.NewClient(&redis.Options{Addr: tg.addr, MaxRetries: -1, ReadTimeout: 30 * time.Second})
+			defer w.Close()
+			c.Set(ctx, "k", "before", 0)
+			fake := 17190 // announced only: nothing listens there
+			stalledReplica(t, tg.addr, fake)
+			pollFor := func(what string, cond func() bool) {
+				t.Helper()
+				deadline := time.Now().Add(20 * time.Second)
+				for !cond() {
+					if time.Now().After(deadline) {
+						t.Fatalf("timed out waiting for %s", what)
+					}
+					time.Sleep(10 * time.Millisecond) // polling INFO
+				}
+			}
+			pollFor("the replica online", func() bool {
+				info, _ := c.Info(ctx, "replication").Result()
+				return strings.Contains(info, "state=online")
+			})
+			c.Set(ctx, "k", "after-sync", 0) // the stream goes past what the replica acknowledged
+			for round, end := range []string{"timeout", "abort"} {
+				args := []any{"FAILOVER", "TO", "127.0.0.1", fake}
+				if end == "timeout" {
+					args = append(args, "TIMEOUT", 1500)
+				}
+				if err := c.Do(ctx, args...).Err(); err != nil {
+					t.Fatalf("%v: %v", args, err)
+				}
+				if v := replInfo(c, "master_failover_state"); v != "waiting-for-sync" {
+					t.Fatalf("master_failover_state %q", v)
+				}
+				done := make(chan error, 1)
+				val := "during-" + end
+				go func() { done <- w.Set(ctx, "k", val, 0).Err() }()
+				pollFor("the write to be held", func() bool {
+					info, _ := c.Info(ctx, "clients").Result()
+					return strings.Contains(info, "blocked_clients:1\r\n")
+				})
+				select {
+				case err := <-done:
+					t.Fatalf("round %d: the write during the failover returned %v, want it held", round, err)
+				default:
+				}
+				if v, err := c.Get(ctx, "k").Result(); err != nil || v == val {
+					t.Fatalf("a read during the failover: %q %v", v, err)
+				}
+				if end == "abort" {
+					if err := c.Do(ctx, "FAILOVER", "ABORT").Err(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				select {
+				case err := <-done:
+					if err != nil {
+						t.Fatalf("the held write after the failover's %s: %v", end, err)
+					}
+				case <-time.After(20 * time.Second):
+					t.Fatalf("the held write is still held 20 s after the failover's %s", end)
+				}
+				if v, _ := c.Get(ctx, "k").Result(); v != val {
+					t.Fatalf("after the %s: k=%q, want %q", end, v, val)
+				}
+				pollFor("no-failover", func() bool { return replInfo(c, "master_failover_state") == "no-failover" })
+			}
+		})
 	}
 }

@@ -165,8 +165,10 @@ func functionLoadCommand(c *Client, args [][]byte) {
 	replace := false
 	i := 2
 	for ; i < len(args)-1; i++ {
-		if !ArgIs(args[i], "replace") {
-			c.WriteError("ERR Unknown option given: " + string(args[i]))
+		// Redis reads the option as a C string, up to its first NUL:
+		// "REPLACE\x00x" is REPLACE, and an error prints that much
+		if !ArgIs(CString(args[i]), "replace") {
+			c.WriteError("ERR Unknown option given: " + string(CString(args[i])))
 			return
 		}
 		replace = true
@@ -416,6 +418,10 @@ func fcallGeneric(c *Client, args [][]byte, readOnly bool) {
 		return
 	}
 	noWrites := f.Flags&functions.NoWrites != 0
+	if !noWrites && c.Srv.minReplicasRefuse() {
+		c.WriteError(errNoReplicas) // a function that may write is a write command (as EVAL's shebang flags)
+		return
+	}
 	if readOnly && !noWrites {
 		c.WriteError(errScriptWriteFlagRO)
 		return
@@ -463,14 +469,14 @@ func (e *scriptEngine) runFunction(c *Client, f *functions.Function, cmdArgs, ke
 		cn.inExec = true
 	}
 	kc := e.ctx
-	st, ended := c.Srv.functionStarted(cn, kc.kill, f.Name, cmdArgs)
+	st := c.Srv.functionStarted(cn, kc, f.Name, cmdArgs)
 	run := &scriptRun{c: c, resp: proto.RESP2, readOnly: readOnly, state: st}
 	e.run = run
 	L.Push(f.Callback)
 	L.Push(kt)
 	L.Push(at)
 	err := L.PCall(2, 1, e.errFunc)
-	ended()
+	c.Srv.scriptEnded(st)
 	if st.killed.Load() {
 		e.ctx = newKillContext()
 		L.SetContext(e.ctx)

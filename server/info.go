@@ -81,6 +81,7 @@ type infoData struct {
 	started  time.Time
 	lastSave int64 // Unix seconds
 	saveLSN  uint64
+	saves    int64 // SAVE and BGSAVE calls (rdb_saves)
 	// replication is the replication section's lines (repl.InfoReplication).
 	replication string
 	syncStats   repl.MasterStats // INFO stats sync_full, sync_partial_ok, sync_partial_err
@@ -89,7 +90,12 @@ type infoData struct {
 	pubsubShard                    int // pubsubshard_channels
 	migrateSockets                 int
 	cachedScripts                  int64
-	functions                      int64
+	functions, libraries           int64
+	functionBytes                  int64 // the libraries' source bytes
+	maxmemory                      uint64
+	maxmemoryPolicy                string
+	totalSystemMemory              uint64
+	peakMemory                     uint64 // the highest used_memory INFO or the sampler saw
 	runID                          string
 	pid                            int
 	port                           int
@@ -105,6 +111,7 @@ type infoData struct {
 	maxClients       int64
 
 	heapObjects, heapInuse, rss uint64
+	keyOverhead                 int64  // the keyspace's per-key overhead estimate (memory.go)
 	rssAnon, rssFile            uint64 // of rss: anonymous and file-backed (the mapped arena, the key index)
 
 	ks     keyspace.Stats
@@ -147,6 +154,7 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 		started:    s.started,
 		lastSave:   s.lastSave.Load(),
 		saveLSN:    s.saveLSN.Load(),
+		saves:      s.saves.Load(),
 		runID:      s.runID,
 		pid:        os.Getpid(),
 		port:       int(s.live.port.Load()),
@@ -170,9 +178,35 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 	}
 	if sel&secMemory != 0 {
 		d.cachedScripts = s.cachedScripts.Load()
-		d.functions = int64(s.functionSet().FunctionCount())
+		fs := s.functionSet()
+		d.functions, d.libraries = int64(fs.FunctionCount()), int64(fs.LibraryCount())
+		for _, code := range fs.Codes() {
+			d.functionBytes += int64(len(code))
+		}
 		d.heapObjects, d.heapInuse = goHeap()
+		d.peakMemory = s.notePeakMemory(d.heapObjects)
 		d.rss, d.rssAnon, d.rssFile = residentBytes()
+		d.totalSystemMemory = totalSystemMemory()
+		if v, ok := s.ConfigValue("maxmemory"); ok {
+			d.maxmemory, _ = strconv.ParseUint(v, 10, 64)
+		}
+		d.maxmemoryPolicy = "noeviction"
+		if v, ok := s.ConfigValue("maxmemory-policy"); ok {
+			d.maxmemoryPolicy = v
+		}
+	}
+	if sel&secMemory != 0 && s.env.dbInfo != nil {
+		// used_memory_overhead's per-key part, as MEMORY STATS counts it
+		if !locked {
+			s.env.lock()
+		}
+		for db := range keyspace.NumDBs {
+			in := s.env.dbInfo(db)
+			d.keyOverhead += memOverheadPerKey*int64(in.Keys) + memOverheadPerExpire*int64(in.Expires)
+		}
+		if !locked {
+			s.env.unlock()
+		}
 	}
 	if sel&(secMemory|secPersistence|secStats|secKeyspace) != 0 && s.env.stats != nil {
 		d.ks = s.env.stats()
@@ -363,11 +397,70 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("clients_in_timeout_table", 0)
 	}
 	if sel&secMemory != 0 {
+		// Redis 7.0's fields in its order, filled as MEMORY STATS fills
+		// them (memory.go): the Go heap stands for the allocator, its live
+		// objects for used_memory; 0 where Persimmon has no such thing
+		// (defragmentation, lazy freeing, an AOF buffer, cluster links, an
+		// in-memory replication backlog or client buffers it counts).
+		// Persimmon's own fields follow.
 		section("Memory")
-		line("used_memory", d.heapObjects)
-		line("used_memory_human", bytesToHuman(d.heapObjects))
+		heap := d.heapObjects
+		overhead := uint64(d.keyOverhead)
+		dataset := heap - min(overhead, heap)
+		line("used_memory", heap)
+		line("used_memory_human", bytesToHuman(heap))
 		line("used_memory_rss", d.rss)
 		line("used_memory_rss_human", bytesToHuman(d.rss))
+		line("used_memory_peak", d.peakMemory)
+		line("used_memory_peak_human", bytesToHuman(d.peakMemory))
+		line("used_memory_peak_perc", percent(heap, d.peakMemory))
+		line("used_memory_overhead", overhead)
+		line("used_memory_startup", 0)
+		line("used_memory_dataset", dataset)
+		line("used_memory_dataset_perc", percent(dataset, heap))
+		line("allocator_allocated", heap)
+		line("allocator_active", d.heapInuse)
+		line("allocator_resident", d.rss)
+		line("total_system_memory", d.totalSystemMemory)
+		line("total_system_memory_human", bytesToHuman(d.totalSystemMemory))
+		// The Lua states live on the Go heap (in used_memory), and the
+		// script cache keeps compiled code, not the source: no figures of
+		// their own.
+		line("used_memory_lua", 0)
+		line("used_memory_vm_eval", 0)
+		line("used_memory_lua_human", "0B")
+		line("used_memory_scripts_eval", 0)
+		line("number_of_cached_scripts", d.cachedScripts)
+		line("number_of_functions", d.functions)
+		line("number_of_libraries", d.libraries)
+		line("used_memory_vm_functions", 0)
+		line("used_memory_vm_total", 0)
+		line("used_memory_vm_total_human", "0B")
+		line("used_memory_functions", d.functionBytes)
+		line("used_memory_scripts", d.functionBytes)
+		line("used_memory_scripts_human", bytesToHuman(uint64(d.functionBytes)))
+		line("maxmemory", d.maxmemory)
+		line("maxmemory_human", bytesToHuman(d.maxmemory))
+		line("maxmemory_policy", d.maxmemoryPolicy)
+		line("allocator_frag_ratio", ratio2(d.heapInuse, heap))
+		line("allocator_frag_bytes", int64(d.heapInuse)-int64(heap))
+		line("allocator_rss_ratio", ratio2(d.rss, d.heapInuse))
+		line("allocator_rss_bytes", int64(d.rss)-int64(d.heapInuse))
+		line("rss_overhead_ratio", "1.00")
+		line("rss_overhead_bytes", 0)
+		line("mem_fragmentation_ratio", ratio2(d.rss, heap))
+		line("mem_fragmentation_bytes", int64(d.rss)-int64(heap))
+		line("mem_not_counted_for_evict", 0)
+		line("mem_replication_backlog", 0)
+		line("mem_total_replication_buffers", 0)
+		line("mem_clients_slaves", 0)
+		line("mem_clients_normal", 0)
+		line("mem_cluster_links", 0)
+		line("mem_aof_buffer", 0)
+		line("mem_allocator", "go")
+		line("active_defrag_running", 0)
+		line("lazyfree_pending_objects", 0)
+		line("lazyfreed_objects", 0)
 		line("used_memory_rss_anon", d.rssAnon)
 		line("used_memory_rss_file", d.rssFile)
 		line("go_heap_bytes", d.heapInuse)
@@ -384,17 +477,19 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 			line("key_index_checkpoint_lsn", ix.CheckpointLSN)
 			line("key_index_last_checkpoint_us", ix.LastCheckpointMicros)
 		}
-		line("maxmemory", 0)
-		line("maxmemory_human", "0B")
-		line("maxmemory_policy", "noeviction")
-		line("mem_allocator", "go")
-		line("number_of_cached_scripts", d.cachedScripts)
-		line("number_of_functions", d.functions)
 	}
 	if sel&secPersistence != 0 {
 		section("Persistence")
 		line("loading", boolInt(d.loading.on))
 		line("async_loading", 0)
+		// No fork and no snapshot child: Persimmon's SAVE has nothing to
+		// write (persistence.go).
+		line("current_cow_peak", 0)
+		line("current_cow_size", 0)
+		line("current_cow_size_age", 0)
+		line("current_fork_perc", "0.00")
+		line("current_save_keys_processed", 0)
+		line("current_save_keys_total", 0)
 		// Records logged since the last SAVE/BGSAVE (or the start): one
 		// per write command or transaction group, Redis's count of changes
 		// to the dataset for a snapshot that Persimmon does not need.
@@ -404,10 +499,22 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("rdb_last_bgsave_status", "ok")
 		line("rdb_last_bgsave_time_sec", -1)
 		line("rdb_current_bgsave_time_sec", -1)
+		line("rdb_saves", d.saves)
+		line("rdb_last_cow_size", 0)
+		line("rdb_last_load_keys_expired", 0)
+		line("rdb_last_load_keys_loaded", 0)
 		line("aof_enabled", 0)
 		line("aof_rewrite_in_progress", 0)
 		line("aof_rewrite_scheduled", 0)
+		line("aof_last_rewrite_time_sec", -1)
+		line("aof_current_rewrite_time_sec", -1)
+		line("aof_last_bgrewrite_status", "ok")
+		line("aof_rewrites", 0)
+		line("aof_rewrites_consecutive_failures", 0)
 		line("aof_last_write_status", okOrErr(d.ks.WriteFailing))
+		line("aof_last_cow_size", 0)
+		line("module_fork_in_progress", 0)
+		line("module_fork_last_cow_size", 0)
 		if d.loading.on {
 			b = appendLoadingInfo(b, d.loading, d.now.Unix())
 		}
@@ -416,6 +523,12 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("wal_durable_lsn", d.ks.DurableLSN)
 		line("wal_flushes", d.ks.Flushes)
 		line("wal_synced_records", d.ks.SyncedRecords)
+		line("wal_appended_bytes", d.ks.AppendedBytes)
+		// Segments the key index's checkpoint let start-up skip, verified
+		// in the background since (keyspace/scrub.go), and damage found.
+		line("scrubbed_segments", d.ks.Scrubbed)
+		line("scrub_damaged_segments", d.ks.ScrubDamaged)
+		line("damaged_keys", d.ks.DamagedKeys)
 		avg := 0.0
 		if d.ks.Flushes > 0 {
 			avg = float64(d.ks.SyncedRecords) / float64(d.ks.Flushes)
@@ -456,26 +569,54 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("instantaneous_ops_per_sec", d.opsPerSec)
 		line("total_net_input_bytes", d.netIn)
 		line("total_net_output_bytes", d.netOut)
+		// Replication traffic is counted in the totals above, not apart.
+		line("total_net_repl_input_bytes", 0)
+		line("total_net_repl_output_bytes", 0)
 		line("instantaneous_input_kbps", strconv.FormatFloat(d.inKbps, 'f', 2, 64))
 		line("instantaneous_output_kbps", strconv.FormatFloat(d.outKbps, 'f', 2, 64))
+		line("instantaneous_input_repl_kbps", "0.00")
+		line("instantaneous_output_repl_kbps", "0.00")
 		line("rejected_connections", d.connsRejected)
 		line("sync_full", d.syncStats.FullSyncs)
 		line("sync_partial_ok", d.syncStats.PartialOK)
 		line("sync_partial_err", d.syncStats.PartialErr)
 		line("expired_keys", d.ks.ExpiredKeys)
+		// Active expiry is exact (an expiry heap, not sampling): nothing
+		// stale is left behind and no cycle stops at a time cap.
+		line("expired_stale_perc", "0.00")
+		line("expired_time_cap_reached_count", 0)
+		line("expire_cycle_cpu_milliseconds", 0)
 		line("evicted_keys", 0)
+		line("evicted_clients", 0)
+		line("total_eviction_exceeded_time", 0)
+		line("current_eviction_exceeded_time", 0)
 		line("keyspace_hits", d.ks.KeyspaceHits)
 		line("keyspace_misses", d.ks.KeyspaceMiss)
 		line("pubsub_channels", d.pubsubChannels)
 		line("pubsub_patterns", d.pubsubPatterns)
 		line("pubsubshard_channels", d.pubsubShard)
+		line("latest_fork_usec", 0)
+		line("total_forks", 0)
 		line("migrate_cached_sockets", d.migrateSockets)
+		line("slave_expires_tracked_keys", 0)
+		line("active_defrag_hits", 0)
+		line("active_defrag_misses", 0)
+		line("active_defrag_key_hits", 0)
+		line("active_defrag_key_misses", 0)
+		line("total_active_defrag_time", 0)
+		line("current_active_defrag_time", 0)
 		line("tracking_total_keys", d.trackingKeys)
 		line("tracking_total_items", d.trackingItems)
 		line("tracking_total_prefixes", d.trackingPrefixes)
+		line("unexpected_error_replies", 0)
 		line("total_error_replies", d.errorReplies)
+		line("dump_payload_sanitizations", 0)
 		line("total_reads_processed", d.reads)
 		line("total_writes_processed", d.writes)
+		line("io_threaded_reads_processed", 0)
+		line("io_threaded_writes_processed", 0)
+		line("reply_buffer_shrinks", 0)
+		line("reply_buffer_expands", 0)
 		// Persimmon's own: the Go collector since the start or CONFIG
 		// RESETSTAT; pause percentiles are the upper bounds of the
 		// runtime's histogram buckets, in microseconds.
@@ -511,6 +652,11 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("used_cpu_user", strconv.FormatFloat(d.cpuUser, 'f', 6, 64))
 		line("used_cpu_sys_children", "0.000000")
 		line("used_cpu_user_children", "0.000000")
+		// No main thread runs every command here (goroutines, or the
+		// event loop beside the committer and the background work): the
+		// process's own figures.
+		line("used_cpu_sys_main_thread", strconv.FormatFloat(d.cpuSys, 'f', 6, 64))
+		line("used_cpu_user_main_thread", strconv.FormatFloat(d.cpuUser, 'f', 6, 64))
 	}
 	if sel&secCommandstats != 0 {
 		section("Commandstats")
@@ -664,6 +810,8 @@ func (o *opsSampler) run(s *Server) {
 			return
 		case now := <-t.C:
 			o.sample(now, s.stats.commands.Load(), s.stats.netIn.Load(), s.stats.netOut.Load())
+			heap, _ := goHeap()
+			s.notePeakMemory(heap)
 		}
 	}
 }
@@ -733,4 +881,52 @@ func syncSizes(sizes [wal.SyncSizeBuckets]int64) string {
 		b = strconv.AppendInt(b, n, 10)
 	}
 	return string(b)
+}
+
+// Per-key overheads of the keyspace's DRAM index as MEMORY USAGE and
+// MEMORY STATS estimate them (used_memory_overhead).
+const (
+	memOverheadPerKey    = 72
+	memOverheadPerExpire = 24
+)
+
+// notePeakMemory raises the peak used_memory to used if it is higher and
+// returns the peak (INFO used_memory_peak; the ops sampler also notes it
+// every 100 ms, as Redis's cron does).
+func (s *Server) notePeakMemory(used uint64) uint64 {
+	for {
+		peak := s.peakMemory.Load()
+		if used <= peak {
+			return peak
+		}
+		if s.peakMemory.CompareAndSwap(peak, used) {
+			return used
+		}
+	}
+}
+
+// totalSystemMemory is the machine's RAM (INFO total_system_memory), 0
+// where the kernel does not say.
+func totalSystemMemory() uint64 {
+	var si syscall.Sysinfo_t
+	if syscall.Sysinfo(&si) != nil {
+		return 0
+	}
+	return uint64(si.Totalram) * uint64(si.Unit)
+}
+
+// percent is a/b as Redis prints its memory percentages ("99.88%").
+func percent(a, b uint64) string {
+	if b == 0 {
+		return "0.00%"
+	}
+	return strconv.FormatFloat(100*float64(a)/float64(b), 'f', 2, 64) + "%"
+}
+
+// ratio2 is a/b with two decimals, as Redis prints its memory ratios.
+func ratio2(a, b uint64) string {
+	if b == 0 {
+		return "0.00"
+	}
+	return strconv.FormatFloat(float64(a)/float64(b), 'f', 2, 64)
 }

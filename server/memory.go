@@ -107,7 +107,7 @@ func (s *Server) memoryStats(locked bool) memoryStats {
 		}
 		m.keys += int64(in.Keys)
 		m.dbs = append(m.dbs, dbMemory{db: db, keys: in.Keys, expires: in.Expires,
-			overheadMain: int64(in.Keys) * 72, overheadExpire: int64(in.Expires) * 24})
+			overheadMain: int64(in.Keys) * memOverheadPerKey, overheadExpire: int64(in.Expires) * memOverheadPerExpire})
 	}
 	return m
 }

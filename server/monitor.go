@@ -15,7 +15,8 @@ import (
 //	+1339518083.107412 [0 127.0.0.1:60866] "keys" "*"
 //
 // the time the command finished (seconds.microseconds), the database it
-// ended in, the client's address ("lua" for a command a script called),
+// ended in, the client's address ("unix:<path>" for a unix-socket client,
+// "lua" for a command a script called),
 // and every argument quoted and escaped as Redis's sdscatrepr does. As in
 // Redis 7.0:
 //   - a command is shown after it ran (a failed one too), not when it is
@@ -100,7 +101,7 @@ func (c *conn) feedMonitors(cmd *Command, args [][]byte, lua bool) {
 	if h.n.Load() == 0 {
 		return
 	}
-	line := appendMonitorLine(nil, time.Now(), c.DB, c.addr, lua, args, redactedArgs(cmd, args))
+	line := appendMonitorLine(nil, time.Now(), c.DB, c.monitorAddr(), lua, args, redactedArgs(cmd, args))
 	h.mu.Lock()
 	mons := make([]*conn, 0, len(h.conns))
 	for m := range h.conns {
@@ -110,6 +111,16 @@ func (c *conn) feedMonitors(cmd *Command, args [][]byte, lua bool) {
 	for _, m := range mons {
 		m.push(line)
 	}
+}
+
+// monitorAddr is how a MONITOR line names c: its peer's ip:port, or
+// "unix:<socket path>" for a unix-socket client (which has no peer
+// address), as Redis's replicationFeedMonitors prints it.
+func (c *conn) monitorAddr() string {
+	if path, ok := c.unixSocket(); ok {
+		return "unix:" + path
+	}
+	return c.addr
 }
 
 // appendMonitorLine appends Redis's MONITOR line for args.

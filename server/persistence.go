@@ -18,6 +18,7 @@ import "time"
 func saveCommand(c *Client, _ [][]byte) {
 	c.Srv.lastSave.Store(time.Now().Unix())
 	c.Srv.saveLSN.Store(c.Srv.env.lastLSN())
+	c.Srv.saves.Add(1)
 	c.waitForEveryWrite()
 	c.WriteOK()
 }
@@ -43,6 +44,7 @@ func bgsaveCommand(c *Client, args [][]byte) {
 	}
 	c.Srv.lastSave.Store(time.Now().Unix())
 	c.Srv.saveLSN.Store(c.Srv.env.lastLSN())
+	c.Srv.saves.Add(1)
 	c.waitForEveryWrite()
 	c.WriteString("Background saving started")
 }

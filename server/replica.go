@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/persimmon-db/persimmon/rdb"
 	"github.com/persimmon-db/persimmon/repl"
@@ -51,9 +52,13 @@ type replicaState struct {
 	// min-replicas-to-write and min-replicas-max-lag (seconds), for the
 	// write path's NOREPLICAS check (replication_wait.go).
 	minToWrite, minMaxLag atomic.Int64
-	// FAILOVER (failover.go): its state, and writes refused meanwhile.
-	failover     failoverState
-	writesPaused atomic.Bool
+	// FAILOVER (failover.go): its state (writes are paused meanwhile).
+	failover failoverState
+	// snaps are the full resyncs' snapshots being read (replication.go:
+	// liveSnapshot), under the keyspace lock.
+	snaps map[*liveSnapshot]struct{}
+	// snapCopiedEarly counts keys snapshots copied before a write (tests).
+	snapCopiedEarly atomic.Int64
 	// pos is the replication position the data is at while this server
 	// is a replica: the last unit applied, as also logged (durably, in
 	// the unit's transaction group) for a restart; guarded by the
@@ -96,6 +101,9 @@ func (a *replicaApplier) run(db int, args ...[]byte) error {
 	if msg != "" {
 		return fmt.Errorf("%s", msg)
 	}
+	if cmd.Name == "xadd" || cmd.Name == "xtrim" {
+		args = dropExactTrimLimit(args)
+	}
 	a.c.DB = db
 	a.c.Out = a.c.Out[:0]
 	cmd.Run(&a.c, args)
@@ -105,6 +113,19 @@ func (a *replicaApplier) run(db int, args ...[]byte) error {
 		a.s.logf("replication: the master's %s failed here: %s", strings.ToUpper(string(args[0])), strings.TrimSpace(string(a.c.Out[1:])))
 	}
 	return nil
+}
+
+// dropExactTrimLimit drops the "LIMIT n" after an exact trim (MAXLEN|MINID
+// = x) of XADD or XTRIM: a Redis 7.0 master sends an approximate trim
+// rewritten exact with its LIMIT kept, which its replicas ignore
+// (mustObeyClient) and a client's command may not have (a syntax error).
+func dropExactTrimLimit(args [][]byte) [][]byte {
+	for i := 2; i+3 < len(args); i++ {
+		if (ArgIs(args[i], "maxlen") || ArgIs(args[i], "minid")) && string(args[i+1]) == "=" && ArgIs(args[i+3], "limit") && i+4 < len(args) {
+			return append(args[:i+3:i+3], args[i+5:]...)
+		}
+	}
+	return args
 }
 
 // errLinkReplaced ends a link REPLICAOF replaced or stopped.
@@ -141,13 +162,24 @@ func (a *replicaApplier) Apply(u *repl.Unit) error {
 	// The unit's writes and the position after them, one group: a
 	// restart resumes exactly after the last unit recovered.
 	env.beginTxn()
+	p := replPos{a.s.master.IDs().ID, u.Offset, u.DB}
+	if a.s.ks != nil {
+		// The position rides in the first record the unit's writes make
+		// (one record instead of two; the group keeps them atomic).
+		a.s.ks.SetReplPositionTrailer(p.replid, p.offset, p.db)
+	}
 	for _, c := range u.Cmds {
 		if err := a.run(c.DB, c.Argv...); err != nil {
 			a.s.logf("replication: %v", err)
 		}
 	}
 	a.s.master.FeedRaw(u.Raw)
-	err := a.s.logPosition(replPos{a.s.master.IDs().ID, u.Offset, u.DB})
+	var err error
+	if a.s.ks == nil || a.s.ks.ReplPositionTrailerPending() {
+		err = a.s.logPosition(p) // the unit wrote nothing
+	} else {
+		a.s.replica.pos = p
+	}
 	if err2 := env.endTxn(); err == nil {
 		err = err2
 	}
@@ -419,11 +451,28 @@ func (s *Server) resumeReplication() {
 	host, portStr, _ := strings.Cut(target, " ")
 	port, perr := strconv.Atoi(portStr)
 	if target == "" || perr != nil {
-		if ok {
-			s.logf("replication: the stored position (replid %s offset %d) is dropped: not configured as a replica", replid, off)
+		if ok && off > 0 {
+			// The data is exactly history replid up to off (a master's
+			// own, stored at its clean shutdown, or a replica's): go on
+			// from it as a master, as Redis 7.0 does from its RDB's
+			// repl-id and repl-offset, so replicas that had it all
+			// continue. The stored position is cleared at once: this
+			// server's writes (and a kill -9 after them) make it a lie.
+			s.master.Restore(replid, off)
+			s.logf("replication: the data is replid %s offset %d: a master now, replid %s, the stored one valid as replid2 to offset %d (replicas resume with +CONTINUE)",
+				replid, off, s.master.IDs().ID, off+1)
 			if err := s.logPosition(replPos{}); err != nil {
 				s.logf("replication: clearing the stored position: %v", err)
 			}
+		} else {
+			// Offset 0: no stream was ever recorded, nothing to go on
+			// from (and recording one from now on would cost every write).
+			if ok {
+				if err := s.logPosition(replPos{}); err != nil {
+					s.logf("replication: clearing the stored position: %v", err)
+				}
+			}
+			s.logf("replication: no stored replication position (first start, or not shut down cleanly): a new history, replid %s", s.master.IDs().ID)
 		}
 		return
 	}
@@ -433,6 +482,61 @@ func (s *Server) resumeReplication() {
 		s.logf("replication: stored position: replid %s offset %d (db %d)", replid, off, db)
 	}
 	s.startReplicaof(host, port)
+}
+
+// drainReplicas runs first when a master shuts down (SIGTERM, SHUTDOWN),
+// as Redis 7.0's does: writes are paused (CLIENT PAUSE WRITE) and it
+// waits up to shutdown-timeout seconds for every online replica to
+// acknowledge the whole stream, so after the restart they resume with
+// +CONTINUE (storeMasterPosition).
+func (s *Server) drainReplicas() {
+	m := s.master
+	if m == nil || s.ks == nil || m.Relaying() {
+		return
+	}
+	online := 0
+	for _, r := range m.Replicas() {
+		if r.State == "online" {
+			online++
+		}
+	}
+	v, _ := s.ConfigValue("shutdown-timeout")
+	secs, _ := strconv.Atoi(v)
+	if online == 0 || secs <= 0 {
+		return
+	}
+	start := time.Now()
+	s.pauseClients(pauseWrite, time.Now().Add(time.Duration(secs)*time.Second+time.Hour))
+	s.env.lock() // a write running now has propagated once this returns
+	s.env.unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs)*time.Second)
+	defer cancel()
+	if got, n, off := m.Drain(ctx); got < n {
+		s.logf("replication: shutting down with %d of %d replicas at offset %d after %d s (shutdown-timeout): the others resync fully", got, n, off, secs)
+	} else {
+		s.logf("replication: every online replica (%d) acknowledged offset %d before the shutdown (%v)", n, off, time.Since(start).Round(time.Millisecond))
+	}
+}
+
+// storeMasterPosition runs at a clean shutdown of a master, once no
+// connection runs a command: its replication ID, offset and stream
+// database are logged (durable at the keyspace's close), so the restart
+// continues the history (resumeReplication) where Redis 7.0 continues it
+// from its RDB. A kill -9 leaves no position (it was cleared at start-up,
+// before the first write): a new history, as Redis after a crash with AOF.
+func (s *Server) storeMasterPosition() {
+	m := s.master
+	if m == nil || s.ks == nil || m.Relaying() {
+		return // a replica logs its position with every unit it applies
+	}
+	s.env.lock()
+	defer s.env.unlock()
+	replid, off, db := m.Position()
+	if err := s.logPosition(replPos{replid, off, db}); err != nil {
+		s.logf("replication: storing the replication position: %v", err)
+		return
+	}
+	s.logf("replication: stored replid %s offset %d for the restart", replid, off)
 }
 
 // replicaStatus returns the link while this server is a replica.

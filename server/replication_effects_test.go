@@ -29,7 +29,9 @@ const effectsLib = "#!lua name=effects\n" +
 // among commands whose result a replica would otherwise decide again:
 // random picks (SPOP, in scripts and functions too), float arithmetic,
 // relative expiries (some short enough to expire during the run, lazily
-// or in the background), RESTORE with a TTL, blocking pops, XADD *.
+// or in the background), RESTORE with a TTL, blocking pops, XADD *; and
+// a quarter stream writes: approximate trims (XADD and XTRIM with ~),
+// XREADGROUP (with NOACK too), XCLAIM (IDLE, TIME) and XAUTOCLAIM.
 func randomWrite(rng *rand.Rand, dump string) []any {
 	k := func(prefix string, n int) string { return prefix + strconv.Itoa(rng.IntN(n)) }
 	members := func() []any {
@@ -40,6 +42,27 @@ func randomWrite(rng *rand.Rand, dump string) []any {
 		return out
 	}
 	ttl := func() string { return strconv.Itoa(100 + rng.IntN(1000)) }
+	if rng.IntN(4) == 0 { // streams: approximate trims, consumer groups
+		consumer := "c" + strconv.Itoa(rng.IntN(3))
+		switch rng.IntN(9) {
+		case 0, 1:
+			return []any{"XADD", k("x", 2), "MAXLEN", "~", 3 + rng.IntN(6), "*", "f", strconv.Itoa(rng.IntN(100))}
+		case 2:
+			return []any{"XTRIM", k("x", 2), "MAXLEN", "~", rng.IntN(6)}
+		case 3:
+			return []any{"XADD", "xg", "MINID", "~", "0", "*", "f", strconv.Itoa(rng.IntN(100))}
+		case 4:
+			return []any{"XREADGROUP", "GROUP", "g", consumer, "COUNT", 1 + rng.IntN(3), "STREAMS", "xg", ">"}
+		case 5:
+			return []any{"XREADGROUP", "GROUP", "g", consumer, "COUNT", 2, "NOACK", "STREAMS", "xg", ">"}
+		case 6:
+			return []any{"XAUTOCLAIM", "xg", "g", consumer, 0, "0-0", "COUNT", 1 + rng.IntN(3), []string{"JUSTID", "COUNT"}[rng.IntN(2)], 2}
+		case 7:
+			return []any{"XCLAIM?", consumer, []string{"IDLE", "TIME"}[rng.IntN(2)]} // the IDs pending now (testEffectsProperty)
+		default:
+			return []any{"XADD", "xg", "*", "f", strconv.Itoa(rng.IntN(100))}
+		}
+	}
 	switch rng.IntN(24) {
 	case 0:
 		return append([]any{"SADD", k("set", 3)}, members()...)
@@ -118,7 +141,24 @@ func renderKey(ctx context.Context, c *redis.Client, k string) string {
 	case "zset":
 		v, _ = c.ZRangeWithScores(ctx, k, 0, -1).Result()
 	case "stream":
-		v, _ = c.XRange(ctx, k, "-", "+").Result()
+		entries, _ := c.XRange(ctx, k, "-", "+").Result()
+		// The groups: last ID, PEL (owner, delivery time and count), the
+		// consumers' PEL counts. Not entries-read: a Redis replica's
+		// XCLAIM ... LASTID sets the last ID alone, from a Redis master too.
+		var groups []string
+		if full, err := c.XInfoStreamFull(ctx, k, 0).Result(); err == nil {
+			for _, g := range full.Groups {
+				var pel, cons []string
+				for _, p := range g.Pending {
+					pel = append(pel, fmt.Sprintf("%s/%s/%d/%d", p.ID, p.Consumer, p.DeliveryTime.UnixMilli(), p.DeliveryCount))
+				}
+				for _, cn := range g.Consumers {
+					cons = append(cons, fmt.Sprintf("%s:%d", cn.Name, cn.PelCount))
+				}
+				groups = append(groups, fmt.Sprintf("group %s last %s pel %v consumers %v", g.Name, g.LastDeliveredID, pel, cons))
+			}
+		}
+		v = fmt.Sprintf("%v %v", entries, groups)
 	}
 	at, _ := c.Do(ctx, "PEXPIRETIME", k).Int64()
 	return fmt.Sprintf("%s %v expires %d", typ, v, at)
@@ -127,7 +167,10 @@ func renderKey(ctx context.Context, c *redis.Client, k string) string {
 // TestReplicationEffectsProperty: random writes whose outcome a replica
 // could not decide by itself (SPOP alone, in MULTI, in a script and in a
 // function; INCRBYFLOAT, HINCRBYFLOAT; relative expiries and keys that
-// expire during the run; RESTORE with a TTL; blocking pops; XADD *) run
+// expire during the run; RESTORE with a TTL; blocking pops; XADD *;
+// approximate stream trims, with smaller stream nodes on the master than
+// on the replica; XREADGROUP, XCLAIM and XAUTOCLAIM, whose delivery times
+// and counts a replica must not set by its clock) run
 // against a Persimmon master with an unmodified redis-server replica;
 // once the replica has the master's offset and the master has expired
 // what it will, every key (type, value, PEXPIRETIME) and DBSIZE are equal
@@ -178,6 +221,27 @@ func testEffectsProperty(t *testing.T, io string, rng *rand.Rand, n int) {
 		t.Fatal(err)
 	}
 	p.RPush(ctx, "dumpsrc", "a", "b", "c")
+	// Small stream nodes on the master (the replica keeps Redis's 100), so
+	// an approximate trim sent as is would trim differently there.
+	if err := p.ConfigSet(ctx, "stream-node-max-entries", "4").Err(); err != nil {
+		t.Fatal(err)
+	}
+	p.XGroupCreateMkStream(ctx, "xg", "g", "0")
+	xclaim := func(c []any) []any {
+		// XCLAIM xg g consumer 0 <up to 3 pending IDs> IDLE|TIME ...
+		pend, _ := p.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: "xg", Group: "g", Start: "-", End: "+", Count: int64(1 + rng.IntN(3))}).Result()
+		out := []any{"XCLAIM", "xg", "g", c[1], 0}
+		for _, e := range pend {
+			out = append(out, e.ID)
+		}
+		if len(pend) == 0 {
+			out = append(out, "0-1")
+		}
+		if c[2] == "IDLE" {
+			return append(out, "IDLE", 1000+rng.IntN(5000))
+		}
+		return append(out, "TIME", time.Now().UnixMilli()-int64(rng.IntN(5000)), "RETRYCOUNT", rng.IntN(5))
+	}
 	dump, _ := p.Dump(ctx, "dumpsrc").Result()
 	var log []string
 	for i := 0; i < n; i++ {
@@ -185,6 +249,11 @@ func testEffectsProperty(t *testing.T, io string, rng *rand.Rand, n int) {
 			cmds := [][]any{randomWrite(rng, dump), randomWrite(rng, dump), {"SPOP", "set0"}, {"INCRBYFLOAT", "f0", "0.1"}}
 			for slices.ContainsFunc(cmds, func(c []any) bool { return c[0] == "BLPOP" || c[0] == "BZPOPMIN" }) {
 				cmds[0], cmds[1] = randomWrite(rng, dump), randomWrite(rng, dump)
+			}
+			for j, c := range cmds {
+				if c[0] == "XCLAIM?" {
+					cmds[j] = xclaim(c)
+				}
 			}
 			_, err := p.TxPipelined(ctx, func(pp redis.Pipeliner) error {
 				for _, c := range cmds {
@@ -196,6 +265,9 @@ func testEffectsProperty(t *testing.T, io string, rng *rand.Rand, n int) {
 			continue
 		}
 		c := randomWrite(rng, dump)
+		if c[0] == "XCLAIM?" {
+			c = xclaim(c)
+		}
 		res, err := p.Do(ctx, c...).Result()
 		log = append(log, fmt.Sprintf("%v -> %v %v", c, res, err))
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -284,6 +286,13 @@ func TestPersimmonReplicaOfRedis(t *testing.T) {
 					return nil
 				})
 				m.Eval(ctx, "redis.call('SET', KEYS[1], 'a'); redis.call('APPEND', KEYS[1], 'b')", []string{"lua:" + tag})
+				// Redis sends an approximate trim as MAXLEN = <length>
+				// with its LIMIT kept, and XREADGROUP as XCLAIMs.
+				for i := range 30 {
+					m.XAdd(ctx, &redis.XAddArgs{Stream: "st:" + tag, MaxLen: 5, Approx: true, Limit: 2, Values: []string{"f", strconv.Itoa(i)}})
+				}
+				m.XGroupCreate(ctx, "st:"+tag, "g", "0")
+				m.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g", Consumer: "c1", Streams: []string{"st:" + tag, ">"}, Count: 2})
 			}
 			write("before")
 			must := func(err error) {
@@ -322,6 +331,11 @@ func TestPersimmonReplicaOfRedis(t *testing.T) {
 					pt, _ := pc.PTTL(ctx, k).Result()
 					if mv != pv || (mt > 0) != (pt > 0) {
 						t.Fatalf("key %q: master %s ttl %v, replica %s ttl %v", k, mv, mt, pv, pt)
+					}
+					if typ, _ := mc.Type(ctx, k).Result(); typ == "stream" {
+						if mv, pv := renderKey(ctx, m, k), renderKey(ctx, p, k); mv != pv {
+							t.Fatalf("stream %q:\nmaster  %s\nreplica %s", k, mv, pv)
+						}
 					}
 				}
 			}
@@ -605,5 +619,201 @@ func TestReplicaMasterauth(t *testing.T) {
 			t.Fatalf("with masterauth: link %s", replInfo(p, "master_link_status"))
 		}
 		time.Sleep(10 * time.Millisecond) // polling the replica
+	}
+}
+
+// TestFullSyncWhileWriting: a full resync of a dataset of 100,000 keys
+// while writers go on (INCR and RPUSH of keys that were there when the
+// snapshot was taken, new keys, DEL, and FLUSHDB of database 1): the
+// snapshot is read a chunk at a time and copies a key before a write
+// changes it, so a redis-server replica and a Persimmon replica, once
+// caught up, hold exactly the master's data (a write both in the snapshot
+// and in the stream would show as an INCR or RPUSH applied twice), and
+// some keys were copied that way (the writes ran during the copy).
+func TestFullSyncWhileWriting(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not installed")
+	}
+	ctx := context.Background()
+	s, addr := startReplServer(t, IOLoop)
+	m := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ReadTimeout: time.Minute})
+	defer m.Close()
+	const nkeys = 100_000
+	for i := 0; i < nkeys; i += 1000 {
+		_, err := m.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for j := i; j < i+1000; j++ {
+				p.Set(ctx, "k"+strconv.Itoa(j), 0, 0)
+			}
+			p.RPush(ctx, "l"+strconv.Itoa(i/1000), "start")
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	m1 := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DB: 1})
+	defer m1.Close()
+	for i := range 500 {
+		m1.Set(ctx, "d1:"+strconv.Itoa(i), i, 0)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+			defer c.Close()
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+					for range 50 {
+						p.Incr(ctx, "k"+strconv.Itoa(rng.IntN(nkeys)))
+						p.RPush(ctx, "l"+strconv.Itoa(rng.IntN(nkeys/1000)), n)
+					}
+					p.Set(ctx, fmt.Sprintf("new:%d:%d", w, n), n, 0)
+					p.Del(ctx, "k"+strconv.Itoa(rng.IntN(nkeys)))
+					return nil
+				})
+				if err != nil {
+					t.Errorf("writer: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	r := startRedisReplica(t, addr)
+	_, paddr := startReplServer(t, IOGoroutine)
+	p := redis.NewClient(&redis.Options{Addr: paddr, MaxRetries: -1})
+	defer p.Close()
+	_, mport, _ := net.SplitHostPort(addr)
+	if err := p.Do(ctx, "REPLICAOF", "127.0.0.1", mport).Err(); err != nil {
+		t.Fatal(err)
+	}
+	poll := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(20 * time.Millisecond) // polling INFO
+		}
+	}
+	poll("both replicas to load the snapshot", func() bool {
+		return replInfo(r, "master_link_status") == "up" && replInfo(p, "master_link_status") == "up"
+	})
+	m1.FlushDB(ctx) // database 1 emptied after the snapshot: in the stream
+	m1.Set(ctx, "d1:after", "x", 0)
+	close(stop)
+	wg.Wait()
+	m.Set(ctx, "last", "x", 0)
+	for _, c := range []*redis.Client{r, p} {
+		poll("the replicas to catch up", func() bool {
+			return replInfo(c, "slave_repl_offset") == strconv.FormatInt(s.master.Offset(), 10)
+		})
+	}
+	if n := s.replica.snapCopiedEarly.Load(); n == 0 {
+		t.Fatalf("no key was copied before a write changed it: the writes did not run during the snapshot")
+	} else {
+		t.Logf("%d keys copied before a write changed them", n)
+	}
+	for _, db := range []int{0, 1} {
+		mc := redis.NewClient(&redis.Options{Addr: addr, DB: db})
+		defer mc.Close()
+		keys, err := mc.Keys(ctx, "*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(keys)
+		for _, c := range []*redis.Client{r, p} {
+			rc := redis.NewClient(&redis.Options{Addr: c.Options().Addr, DB: db})
+			defer rc.Close()
+			rkeys, _ := rc.Keys(ctx, "*").Result()
+			slices.Sort(rkeys)
+			if !slices.Equal(keys, rkeys) {
+				t.Fatalf("db %d: master %d keys, replica %s %d", db, len(keys), c.Options().Addr, len(rkeys))
+			}
+			for i := 0; i < len(keys); i += 500 {
+				batch := keys[i:min(i+500, len(keys))]
+				var strs []string
+				for _, k := range batch {
+					if k[0] != 'l' {
+						strs = append(strs, k)
+					}
+				}
+				mv, _ := mc.MGet(ctx, strs...).Result()
+				rv, _ := rc.MGet(ctx, strs...).Result()
+				if fmt.Sprint(mv) != fmt.Sprint(rv) {
+					for j := range mv {
+						if fmt.Sprint(mv[j]) != fmt.Sprint(rv[j]) {
+							t.Fatalf("db %d key %s: master %v, replica %s %v", db, strs[j], mv[j], c.Options().Addr, rv[j])
+						}
+					}
+				}
+				for _, k := range batch {
+					if k[0] == 'l' {
+						a, _ := mc.LRange(ctx, k, 0, -1).Result()
+						b, _ := rc.LRange(ctx, k, 0, -1).Result()
+						if !slices.Equal(a, b) {
+							t.Fatalf("db %d list %s: master %d items, replica %s %d", db, k, len(a), c.Options().Addr, len(b))
+						}
+					}
+				}
+			}
+		}
+		t.Logf("db %d: %d keys equal on the master and both replicas", db, len(keys))
+	}
+}
+
+// TestFullSyncRoaring: a full resync carries TR.* bitmaps to a Persimmon
+// replica (it says REPLCONF capa persimmon-roaring) and leaves them out
+// for a redis-server replica, which has no type for them and would
+// refuse the whole snapshot; both load the rest.
+func TestFullSyncRoaring(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not installed")
+	}
+	ctx := context.Background()
+	_, addr := startReplServer(t, IOLoop)
+	m := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer m.Close()
+	if err := m.Do(ctx, "TR.SETBITS", "bm", 3, 99999, 1<<20).Err(); err != nil {
+		t.Fatal(err)
+	}
+	m.Set(ctx, "plain", "v", 0)
+	_, paddr := startReplServer(t, IOGoroutine)
+	p := redis.NewClient(&redis.Options{Addr: paddr, MaxRetries: -1})
+	defer p.Close()
+	_, mport, _ := net.SplitHostPort(addr)
+	if err := p.Do(ctx, "REPLICAOF", "127.0.0.1", mport).Err(); err != nil {
+		t.Fatal(err)
+	}
+	r := startRedisReplica(t, addr)
+	deadline := time.Now().Add(30 * time.Second)
+	for replInfo(p, "master_link_status") != "up" || replInfo(r, "master_link_status") != "up" {
+		if time.Now().After(deadline) {
+			t.Fatal("the replicas did not sync")
+		}
+		time.Sleep(20 * time.Millisecond) // polling INFO
+	}
+	for _, bit := range []int{3, 99999, 1 << 20} {
+		if v, err := p.Do(ctx, "TR.GETBIT", "bm", bit).Int(); err != nil || v != 1 {
+			t.Fatalf("the Persimmon replica's TR.GETBIT bm %d: %d %v", bit, v, err)
+		}
+	}
+	if n, _ := p.Do(ctx, "TR.BITCOUNT", "bm").Int(); n != 3 {
+		t.Fatalf("the Persimmon replica's TR.BITCOUNT bm = %d, want 3", n)
+	}
+	if v, _ := r.Get(ctx, "plain").Result(); v != "v" {
+		t.Fatalf("the redis-server replica's plain = %q", v)
+	}
+	if n, _ := r.Exists(ctx, "bm").Result(); n != 0 {
+		t.Fatalf("the redis-server replica has bm")
 	}
 }

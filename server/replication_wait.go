@@ -108,8 +108,11 @@ func (c *Client) waitAcked(n int, ms int64, reply func(c *Client, got int)) {
 		reply(c, m.WaitAcked(ctx, n, off))
 		return
 	}
-	// The event loop: set the connection aside, wait elsewhere.
+	// The event loop: set the connection aside, wait elsewhere. The late
+	// reply is silenced as the reply now would be (CLIENT REPLY OFF, or
+	// the command SKIP silences), as in Redis.
 	cn.replWait = true
+	silent := cn.replyOff || cn.replySkip
 	go func() {
 		defer cancel()
 		// A client that goes away ends the wait (checked every 100 ms:
@@ -136,7 +139,9 @@ func (c *Client) waitAcked(n int, ms int64, reply func(c *Client, got int)) {
 			if cn.killed.Load() {
 				return nil
 			}
-			reply(&cn.Client, got)
+			if !silent {
+				reply(&cn.Client, got)
+			}
 			cn.replWait = false
 			return cn.gc.Wake(nil) // OnTraffic: the reply leaves, the buffered input runs
 		}))

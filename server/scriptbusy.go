@@ -54,9 +54,9 @@ const defaultBusyThreshold = 5000
 type runningScript struct {
 	conn   *conn // the connection that runs it (nil: none)
 	start  time.Time
-	cancel func()      // makes the Lua VM stop the script
-	wrote  atomic.Bool // it ran a write command: SCRIPT KILL refuses
-	killed atomic.Bool // SCRIPT KILL or SHUTDOWN NOSAVE stopped it
+	kill   *killContext // cancelled, makes the Lua VM stop the script
+	wrote  atomic.Bool  // it ran a write command: SCRIPT KILL refuses
+	killed atomic.Bool  // SCRIPT KILL or SHUTDOWN NOSAVE stopped it
 	// function: an FCALL (functions.go) of the function called name, with
 	// args its command (copied: FUNCTION STATS reads them from another
 	// goroutine); else an EVAL.
@@ -70,43 +70,67 @@ type runningScript struct {
 	stop     chan struct{} // loop mode: closed when the script has returned
 }
 
-// scriptStarted registers a script about to run on cn (cancel stops it)
-// and arms the threshold timer. The returned function must be called once
-// it returns. Call with the keyspace lock held (one script at a time).
-func (s *Server) scriptStarted(cn *conn, cancel func()) (*runningScript, func()) {
-	return s.startScript(&runningScript{conn: cn, cancel: cancel, start: time.Now()})
+// scriptStarted registers a script about to run on cn (kill stops it)
+// and makes sure the threshold timer will look at it. scriptEnded must be
+// called once it returns. Call with the keyspace lock held (one script at
+// a time).
+func (s *Server) scriptStarted(cn *conn, kill *killContext) *runningScript {
+	return s.startScript(&runningScript{conn: cn, kill: kill, start: time.Now()})
 }
 
 // functionStarted is scriptStarted for an FCALL of the function called
 // name; args is its command (copied, for FUNCTION STATS).
-func (s *Server) functionStarted(cn *conn, cancel func(), name string, args [][]byte) (*runningScript, func()) {
-	return s.startScript(&runningScript{conn: cn, cancel: cancel, start: time.Now(),
+func (s *Server) functionStarted(cn *conn, kill *killContext, name string, args [][]byte) *runningScript {
+	return s.startScript(&runningScript{conn: cn, kill: kill, start: time.Now(),
 		function: true, name: name, args: copyArgs(args)})
 }
 
-func (s *Server) startScript(st *runningScript) (*runningScript, func()) {
-	s.running.Store(st)
+// busyTimer is the busy-reply-threshold timer. It is not re-armed and
+// stopped for every script (two timer-heap operations on every EVAL):
+// armed, it stays armed while scripts come and go, and when it fires it
+// looks at the script running then, re-arming itself for that one's
+// threshold if it is younger, or stays unarmed when none runs; a script
+// that starts arms it only when it is unarmed or due later than this
+// script's threshold (a lowered busy-reply-threshold).
+type busyTimer struct {
+	mu    sync.Mutex
+	t     *time.Timer
+	armed bool
+	due   time.Time
+}
+
+func (s *Server) startScript(st *runningScript) *runningScript {
+	s.running.Store(st) // before the timer's lock: a firing that finds the timer armed sees st
 	threshold := time.Duration(s.live.busyThreshold.Load()) * time.Millisecond
-	if s.busyTimer == nil {
-		s.busyTimer = time.AfterFunc(threshold, s.scriptTimedOut)
-	} else {
-		s.busyTimer.Reset(threshold)
+	due := st.start.Add(threshold)
+	bt := &s.busyTimer
+	bt.mu.Lock()
+	switch {
+	case bt.t == nil:
+		bt.t = time.AfterFunc(threshold, s.scriptTimedOut)
+		bt.armed, bt.due = true, due
+	case !bt.armed || bt.due.After(due):
+		bt.t.Reset(threshold)
+		bt.armed, bt.due = true, due
 	}
-	return st, func() {
-		s.busyTimer.Stop()
-		st.mu.Lock()
-		st.ended = true
-		wd, stop := st.watchdog, st.stop
-		st.mu.Unlock()
-		if stop != nil {
-			close(stop)
-			<-wd // the watchdog no longer touches any connection
-		}
-		// Only now: while the watchdog runs, every command it meets must
-		// still be refused, none may wait for the lock this script holds.
-		s.busy.CompareAndSwap(st, nil)
-		s.running.CompareAndSwap(st, nil)
+	bt.mu.Unlock()
+	return st
+}
+
+// scriptEnded ends st's run (see scriptStarted).
+func (s *Server) scriptEnded(st *runningScript) {
+	st.mu.Lock()
+	st.ended = true
+	wd, stop := st.watchdog, st.stop
+	st.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-wd // the watchdog no longer touches any connection
 	}
+	// Only now: while the watchdog runs, every command it meets must
+	// still be refused, none may wait for the lock this script holds.
+	s.busy.CompareAndSwap(st, nil)
+	s.running.CompareAndSwap(st, nil)
 }
 
 // scriptTimedOut runs when the threshold timer fires: if the script
@@ -114,9 +138,22 @@ func (s *Server) startScript(st *runningScript) (*runningScript, func()) {
 // the watchdog starts. (A timer armed for a script that has ended since
 // finds a younger one, or none, and does nothing.)
 func (s *Server) scriptTimedOut() {
-	st := s.running.Load() // (this load also orders the loop's writes before the watchdog's reads)
 	threshold := time.Duration(s.live.busyThreshold.Load()) * time.Millisecond
-	if st == nil || time.Since(st.start) < threshold {
+	bt := &s.busyTimer
+	bt.mu.Lock()
+	bt.armed = false
+	st := s.running.Load() // (this load also orders the loop's writes before the watchdog's reads)
+	if st != nil {
+		if left := threshold - time.Since(st.start); left > 0 {
+			// A script younger than the threshold: its turn comes later.
+			bt.t.Reset(left)
+			bt.armed, bt.due = true, st.start.Add(threshold)
+			bt.mu.Unlock()
+			return
+		}
+	}
+	bt.mu.Unlock()
+	if st == nil {
 		return
 	}
 	st.mu.Lock()
@@ -213,7 +250,7 @@ func (s *Server) scriptKill(force, eval bool) string {
 	st.mu.Lock()
 	if !st.ended { // (a kill that comes too late must not stop the next script)
 		st.killed.Store(true)
-		st.cancel()
+		st.kill.kill()
 	}
 	st.mu.Unlock()
 	return ""

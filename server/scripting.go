@@ -127,10 +127,20 @@ type scriptEngine struct {
 	callBuf  []byte
 	callEnds []int
 	callArgs [][]byte
-	// argTable's count of a table's entries (countEntry, made once:
-	// a closure passed to ForEach would be allocated on every run).
-	entries    int
-	countEntry func(lua.LValue, lua.LValue)
+	runBuf   scriptRun // what run points to while a script runs
+
+	// argTable: the argument bytes of a run as one string (its tables'
+	// elements are substrings), and LNumber keys boxed once.
+	argBuf  []byte
+	argKeys []lua.LValue
+
+	// redis.call's {ok="OK"} tables, reused from run to run (okReply):
+	// okUsed of them were handed out in the run now. Only for EVAL's
+	// engine (reuseOK): a function library can keep a table in an upvalue
+	// from one call to the next.
+	reuseOK  bool
+	okTables []*lua.LTable
+	okUsed   int
 }
 
 // scriptEngine returns the server's script engine, made on first use.
@@ -139,13 +149,13 @@ func (s *Server) scriptEngine() *scriptEngine {
 	if s.scripting == nil {
 		s.scripting = newScriptEngine(s.logf)
 		s.scripting.count = &s.cachedScripts
+		s.scripting.reuseOK = true
 	}
 	return s.scripting
 }
 
 func newScriptEngine(logf func(string, ...any)) *scriptEngine {
 	e := &scriptEngine{scripts: make(map[string]*cachedScript), logf: logf}
-	e.countEntry = func(lua.LValue, lua.LValue) { e.entries++ }
 	e.reset()
 	return e
 }
@@ -535,6 +545,12 @@ func evalGeneric(c *Client, args [][]byte, bySHA, readOnly bool) {
 			return
 		}
 	}
+	if sc.shebang && !sc.noWrites && c.Srv.minReplicasRefuse() {
+		// A script with flags that may write is a write command to Redis
+		// 7.0 (scriptFlagsToCmdFlags): refused before it runs.
+		c.WriteError(errNoReplicas)
+		return
+	}
 	if readOnly && sc.shebang && !sc.noWrites {
 		c.WriteError(errScriptWriteFlagRO)
 		return
@@ -565,11 +581,20 @@ func evalGeneric(c *Client, args [][]byte, bySHA, readOnly bool) {
 // runScript calls the compiled script and appends its reply.
 func (e *scriptEngine) runScript(c *Client, sha string, sc *cachedScript, keys, argv [][]byte, readOnly bool) {
 	L := e.L
-	if t := e.argTable(e.keys, keys); t != e.keys {
+	buf := e.argBuf[:0]
+	for _, a := range keys {
+		buf = append(buf, a...)
+	}
+	for _, a := range argv {
+		buf = append(buf, a...)
+	}
+	e.argBuf = buf
+	all := string(buf) // every element of KEYS and ARGV is a substring: one allocation
+	if t := e.argTable(e.keys, keys, all); t != e.keys {
 		e.keys = t
 		e.globals.RawSetString("KEYS", t)
 	}
-	if t := e.argTable(e.argv, argv); t != e.argv {
+	if t := e.argTable(e.argv, argv, all[len(all)-argLen(argv):]); t != e.argv {
 		e.argv = t
 		e.globals.RawSetString("ARGV", t)
 	}
@@ -587,13 +612,14 @@ func (e *scriptEngine) runScript(c *Client, sha string, sc *cachedScript, keys, 
 		inExec, lastCmd = cn.inExec, cn.lastCmd
 		cn.inExec = true
 	}
-	kc := e.ctx
-	st, ended := c.Srv.scriptStarted(cn, kc.kill)
-	run := &scriptRun{c: c, resp: proto.RESP2, readOnly: readOnly, state: st}
+	st := c.Srv.scriptStarted(cn, e.ctx)
+	run := &e.runBuf // runs do not nest; nothing keeps run past the next one
+	*run = scriptRun{c: c, resp: proto.RESP2, readOnly: readOnly, state: st}
 	e.run = run
+	e.okUsed = 0 // what earlier runs were handed is free again (okReply)
 	L.Push(fn)
 	err := L.PCall(0, 1, e.errFunc)
-	ended()
+	c.Srv.scriptEnded(st)
 	if st.killed.Load() {
 		e.ctx = newKillContext() // the old one stays done
 		L.SetContext(e.ctx)
@@ -626,19 +652,85 @@ func (e *scriptEngine) runScript(c *Client, sha string, sc *cachedScript, keys, 
 }
 
 // argTable returns t refilled as the array of args (KEYS or ARGV), or a
-// new table when a run before gave t anything but array elements (Redis
-// makes fresh tables for each run; reusing them saves two allocations).
-func (e *scriptEngine) argTable(t *lua.LTable, args [][]byte) *lua.LTable {
-	e.entries = 0
-	t.ForEach(e.countEntry)
-	if e.entries != t.Len() {
+// new table when a run before left t anything but array elements or gave
+// it a metatable (Redis makes fresh tables for each run; reusing them
+// saves two allocations, and a script cannot tell: only the array part
+// remains, and it is rewritten). all begins with the arguments' bytes, back
+// to back: the elements are its substrings (one allocation for them all,
+// not one per argument).
+func (e *scriptEngine) argTable(t *lua.LTable, args [][]byte, all string) *lua.LTable {
+	if n := t.Len(); t.Metatable != lua.LNil || e.nextAfter(t, n) != lua.LNil {
 		t = e.L.CreateTable(len(args), 0)
 	}
 	for n := t.Len(); n > len(args); n-- {
 		t.RawSetInt(n, lua.LNil)
 	}
+	pos := 0
 	for i, a := range args {
-		t.RawSetInt(i+1, lua.LString(a))
+		t.RawSetInt(i+1, lua.LString(all[pos:pos+len(a)]))
+		pos += len(a)
+	}
+	return t
+}
+
+// argLen is the total length of args.
+func argLen(args [][]byte) int {
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	return n
+}
+
+// nextAfter is the key after index n of t, whose elements past n are nil
+// (n is t.Len()): nil when t holds nothing else, that is no element past n
+// and no hash entry.
+func (e *scriptEngine) nextAfter(t *lua.LTable, n int) lua.LValue {
+	if n == 0 {
+		k, _ := t.Next(lua.LNil) // (Next(0) would skip the first hash key)
+		return k
+	}
+	for len(e.argKeys) <= n && len(e.argKeys) <= 1024 {
+		e.argKeys = append(e.argKeys, lua.LNumber(len(e.argKeys)))
+	}
+	if n < len(e.argKeys) {
+		k, _ := t.Next(e.argKeys[n])
+		return k
+	}
+	k, _ := t.Next(lua.LNumber(n))
+	return k
+}
+
+// maxReusedOK bounds the {ok="OK"} tables kept for reuse.
+const maxReusedOK = 64
+
+// okReply is redis.call's reply to a command that answered +OK: the table
+// {ok="OK"}, new to this run. It is one that an earlier run was handed
+// when that one is as it was made (no other entry, no metatable): a run
+// cannot keep a table for the next one (the globals are read-only, KEYS
+// and ARGV are rewritten or replaced, argTable; EVAL scripts have no
+// upvalues that outlive them), so reusing it is invisible to scripts, and
+// it saves the five allocations of a table with one string key.
+func (e *scriptEngine) okReply(L *lua.LState) *lua.LTable {
+	for e.okUsed < len(e.okTables) {
+		t := e.okTables[e.okUsed]
+		if k, v := t.Next(lua.LNil); t.Metatable == lua.LNil && k == lua.LString("ok") && v == lua.LString("OK") {
+			if k2, _ := t.Next(k); k2 == lua.LNil {
+				e.okUsed++
+				return t
+			}
+		}
+		// The script changed it: it is left to the garbage collector.
+		last := len(e.okTables) - 1
+		e.okTables[e.okUsed] = e.okTables[last]
+		e.okTables[last] = nil
+		e.okTables = e.okTables[:last]
+	}
+	t := L.CreateTable(0, 1)
+	t.RawSetString("ok", lua.LString("OK"))
+	if len(e.okTables) < maxReusedOK {
+		e.okTables = append(e.okTables, t)
+		e.okUsed++
 	}
 	return t
 }
@@ -930,6 +1022,11 @@ func (e *scriptEngine) luaCall(L *lua.LState, raise bool) int {
 	if msg := c.scriptDiskError(cmd); msg != "" {
 		return reject(cmd, "-"+msg) // a full disk (diskerror.go): MISCONF is the error code
 	}
+	// Redis's scriptVerifyWriteCommandAllow: once the script has written,
+	// it is not failed on the replicas' state.
+	if cmd.Flags&FlagWrite != 0 && (r.state == nil || !r.state.wrote.Load()) && c.Srv.minReplicasRefuse() {
+		return reject(cmd, "-"+errNoReplicas)
+	}
 	if cmd.Flags&FlagWrite != 0 && r.state != nil {
 		r.state.wrote.Store(true) // SCRIPT KILL now answers UNKILLABLE
 	}
@@ -942,7 +1039,12 @@ func (e *scriptEngine) luaCall(L *lua.LState, raise bool) int {
 		cmd.Run(c, args)
 	}
 	c.Proto = callerProto
-	v, _ := respToLua(L, c.Out[mark:])
+	var v lua.LValue
+	if out := c.Out[mark:]; e.reuseOK && string(out) == "+OK\r\n" {
+		v = e.okReply(L)
+	} else {
+		v, _ = respToLua(L, out)
+	}
 	c.Out = c.Out[:mark]
 	if t, ok := v.(*lua.LTable); ok && raise {
 		if errMsg, ok := t.RawGetString("err").(lua.LString); ok {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"github.com/persimmon-db/persimmon/proto"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -337,5 +338,105 @@ return {back.attempts, back.delay, back.backoff.type, cmsgpack.pack(back.backoff
 	got, err = rc.Eval(ctx, script, []string{"bull:q:1"}, opts).Result()
 	if err != nil || !slices.Equal(got.([]any), []any{int64(3), int64(1000), "fixed", int64(1)}) {
 		t.Fatalf("BullMQ-style options: %v %v", got, err)
+	}
+}
+
+// TestScriptTablesFreshEachRun: what a run sees is new to it, as Redis
+// makes it: redis.call's {ok="OK"} tables (reused from run to run only
+// when unchanged) are distinct within a run and never carry another
+// run's changes, and KEYS and ARGV (reused) carry neither another run's
+// elements nor its metatable. Replies as redis-server 7.0.15 gave them.
+func TestScriptTablesFreshEachRun(t *testing.T) {
+	s := startKeyspaceServer(t, t.TempDir(), pmem.ModePmem)
+	ctx := context.Background()
+	rc := goRedis(t, s.addr)
+	steps := []struct {
+		script string
+		keys   []string
+		args   []any
+		want   any // redis.Nil: a null reply
+	}{
+		{"local a = redis.call('set','k','v'); local b = redis.call('set','k','v'); return a == b", nil, nil, redis.Nil},
+		{"local a = redis.call('set','k','v'); a.x = 'changed'; return 1", nil, nil, int64(1)},
+		{"return redis.call('set','k','v').x", nil, nil, redis.Nil},
+		{"local a = redis.call('set','k','v'); setmetatable(a, {__index=function() return 'mt' end}); return 1", nil, nil, int64(1)},
+		{"return redis.call('set','k','v').y", nil, nil, redis.Nil},
+		{"local a = redis.call('set','k','v'); a[1] = 'x'; a.ok = nil; return 1", nil, nil, int64(1)},
+		{"local a = redis.call('set','k','v'); return {a.ok, a[1]}", nil, nil, []any{"OK"}},
+		{"setmetatable(KEYS, {__index=function() return 'leak' end}); return 1", []string{"a"}, nil, int64(1)},
+		{"return KEYS[3]", []string{"a"}, nil, redis.Nil},
+		{"setmetatable(ARGV, {__index=function() return 'leak' end}); return 1", nil, []any{"a"}, int64(1)},
+		{"return ARGV[3]", nil, []any{"a"}, redis.Nil},
+		{"KEYS.x = 'leak'; return 1", []string{"a"}, nil, int64(1)},
+		{"return KEYS.x", []string{"a"}, nil, redis.Nil},
+		{"ARGV[7] = 'leak'; KEYS[5] = redis.call('set','k','v'); return 1", []string{"a"}, []any{"a"}, int64(1)},
+		{"return {ARGV[7], KEYS[5]}", []string{"a"}, []any{"a"}, []any{}},
+		{"return {redis.call('set','k','v'), redis.call('set','k','v').ok, #KEYS, #ARGV, KEYS[1], ARGV[2]}",
+			[]string{"kk"}, []any{"a1", "a2"}, []any{"OK", "OK", int64(1), int64(2), "kk", "a2"}},
+		{"return {#KEYS, #ARGV, KEYS[1], ARGV[1]}", nil, nil, []any{int64(0), int64(0)}},
+	}
+	for i, st := range steps {
+		got, err := rc.Eval(ctx, st.script, st.keys, st.args...).Result()
+		if st.want == redis.Nil {
+			if err != redis.Nil {
+				t.Errorf("step %d %q: got %#v, %v; want a null reply", i, st.script, got, err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, st.want) {
+			t.Errorf("step %d %q: got %#v, %v; want %#v", i, st.script, got, err, st.want)
+		}
+	}
+}
+
+// TestScriptsAndMinReplicas: with min-replicas-to-write unmet (here 1,
+// and no replica), a script with flags that may write and a function
+// without no-writes are refused before they run, and a write a script
+// calls is refused (NOREPLICAS, as Redis 7.0); read-only runs go on. With
+// only min-replicas-to-write set (min-replicas-max-lag at its default)
+// plain writes are refused too.
+func TestScriptsAndMinReplicas(t *testing.T) {
+	s := startKeyspaceServer(t, t.TempDir(), pmem.ModePmem)
+	ctx := context.Background()
+	rc := goRedis(t, s.addr)
+	if err := rc.Set(ctx, "x", "some value", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	lib := "#!lua name=mylib\nredis.register_function('rd', function(keys) return redis.call('get', keys[1]) end)\n" +
+		"redis.register_function{function_name='rdro', callback=function(keys) return redis.call('get', keys[1]) end, flags={'no-writes'}}"
+	if err := rc.FunctionLoad(ctx, lib).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.ConfigSet(ctx, "min-replicas-to-write", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []struct {
+		name string
+		do   func() *redis.Cmd
+		ok   bool
+	}{
+		{"no-writes shebang", func() *redis.Cmd {
+			return rc.Eval(ctx, "#!lua flags=no-writes\nreturn redis.call('get','x')", []string{"x"})
+		}, true},
+		{"no shebang, read", func() *redis.Cmd { return rc.Eval(ctx, "return redis.call('get','x')", []string{"x"}) }, true},
+		{"shebang, read", func() *redis.Cmd { return rc.Eval(ctx, "#!lua\nreturn redis.call('get','x')", []string{"x"}) }, false},
+		{"no shebang, write", func() *redis.Cmd { return rc.Eval(ctx, "return redis.call('set','x', 1)", []string{"x"}) }, false},
+		{"function without no-writes", func() *redis.Cmd { return rc.FCall(ctx, "rd", []string{"x"}) }, false},
+		{"no-writes function", func() *redis.Cmd { return rc.FCall(ctx, "rdro", []string{"x"}) }, true},
+		{"SET", func() *redis.Cmd { return rc.Do(ctx, "SET", "x", "2") }, false},
+	} {
+		v, err := st.do().Result()
+		switch {
+		case st.ok && (err != nil || v != "some value"):
+			t.Errorf("%s: %v, %v; want the value", st.name, v, err)
+		case !st.ok && (err == nil || !strings.HasPrefix(err.Error(), "NOREPLICAS Not enough good replicas to write.")):
+			t.Errorf("%s: %v, %v; want NOREPLICAS", st.name, v, err)
+		}
+	}
+	if err := rc.ConfigSet(ctx, "min-replicas-to-write", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Eval(ctx, "return redis.call('set','x', 1)", []string{"x"}).Err(); err != nil {
+		t.Fatalf("write after min-replicas-to-write 0: %v", err)
 	}
 }

@@ -211,7 +211,7 @@ type Server struct {
 	pause     pauseState                      // CLIENT PAUSE (pause.go)
 	running   atomic.Pointer[runningScript]   // the script in execution (scriptbusy.go)
 	busy      atomic.Pointer[runningScript]   // set once it ran past busy-reply-threshold
-	busyTimer *time.Timer                     // re-armed for each script; keyspace lock
+	busyTimer busyTimer                       // busy-reply-threshold (scriptbusy.go)
 	slowlog   slowlog
 
 	cachedScripts atomic.Int64 // len(scripting.scripts), for INFO (which takes no lock)
@@ -221,6 +221,8 @@ type Server struct {
 	// saveLSN is the last LSN at the last SAVE/BGSAVE or at the start:
 	// INFO's rdb_changes_since_last_save counts the records after it.
 	saveLSN     atomic.Uint64
+	saves       atomic.Int64  // SAVE and BGSAVE calls (INFO rdb_saves)
+	peakMemory  atomic.Uint64 // the highest used_memory seen (info.go)
 	runID       string
 	stats       serverStats
 	loadingGate // serving before the keyspace is attached (loading.go)
@@ -313,6 +315,7 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 	s.live.streamNodeEntries.Store(100)
 	s.live.streamNodeBytes.Store(4096)
 	s.live.busyThreshold.Store(defaultBusyThreshold)
+	s.replica.minMaxLag.Store(10) // min-replicas-max-lag's default (without it min-replicas-to-write alone refused nothing)
 	s.live.latencyTracking.Store(true)
 	s.live.latencyPercentiles.Store(&[]float64{50, 99, 99.9})
 	s.live.bind.Store(&cfg.Bind)
@@ -435,6 +438,7 @@ func (s *Server) close() {
 	// A script that never ends would hold the loop (or the lock) forever:
 	// stop it, as SHUTDOWN NOSAVE does (SIGTERM, SIGINT, SHUTDOWN).
 	s.scriptKill(true, false)
+	s.drainReplicas() // replica.go: replicas acknowledge the whole stream first
 	s.mu.Lock()
 	s.closed = true
 	close(s.closing)
@@ -451,6 +455,7 @@ func (s *Server) close() {
 		c.shutdown()
 	}
 	s.conns.Wait()
+	s.storeMasterPosition() // replica.go: the restart continues this history
 	if s.loop != nil {
 		s.loop.Stop()
 	}

@@ -28,8 +28,9 @@ import (
 //
 // Where changes are seen: the keyspace's OnKeyTouched hook, which apply
 // calls for every key a committed batch writes or deletes, for expired keys
-// (lazily at a lookup or by active expiry) and with a nil key for FLUSHDB,
-// FLUSHALL and SWAPDB (a flush invalidates everything: a null message).
+// (lazily at a lookup or by active expiry) and with a nil key for FLUSHDB
+// and FLUSHALL (a flush invalidates everything: a null message) and SWAPDB
+// (which, as in Redis 7.0, invalidates nothing).
 // That is the one place every command's writes pass, so no command handler
 // knows about tracking. While no client tracks, the hook returns after one
 // atomic load, and a command pays two pointer stores (cur, below) and one
@@ -464,6 +465,12 @@ func (t *tracker) limitLocked() {
 // keyTouched is the keyspace's OnKeyTouched hook (keyspace lock held).
 func (t *tracker) keyTouched(_ int, key []byte) {
 	if t.clients.Load() == 0 && t.tableKeys.Load() == 0 {
+		return
+	}
+	if key == nil && t.cur != nil && t.cur.lastCmd != nil && t.cur.lastCmd.Name == "swapdb" {
+		// SWAPDB's touch of both databases: Redis 7.0 sends nothing and
+		// keeps the table (dbSwapDatabases does not call
+		// trackingInvalidateKeysOnFlush; checked on redis-server 7.0.15).
 		return
 	}
 	t.mu.Lock()

@@ -126,6 +126,18 @@ func testTracking(t *testing.T, addr string) {
 	a.expectReply(">2\r\n$10\r\ninvalidate\r\n_\r\n")
 	a.expect("+PONG\r\n", "PING")
 
+	// SWAPDB, by another client or by a itself, invalidates nothing and
+	// leaves the table as it is (Redis 7.0's dbSwapDatabases does not
+	// touch it): a later write of the key still reaches a.
+	a.expect("_\r\n", "GET", "k1")
+	b.expect("+OK\r\n", "SWAPDB", "0", "1")
+	a.expect("+PONG\r\n", "PING")
+	a.expect("+OK\r\n", "SWAPDB", "0", "1")
+	a.expect("+PONG\r\n", "PING")
+	b.expect("+OK\r\n", "SET", "k1", "s")
+	a.expectReply(inval("k1"))
+	a.expect("+PONG\r\n", "PING")
+
 	// NOLOOP: no message for what a changes itself.
 	a.expect("+OK\r\n", "CLIENT", "TRACKING", "on", "NOLOOP")
 	a.expect("_\r\n", "GET", "n1")

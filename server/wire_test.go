@@ -148,6 +148,16 @@ func testIO() string { return os.Getenv("PERSIMMON_TEST_IO") }
 
 func startWire(t *testing.T, cfg Config, f *fakeKS) *wireServer {
 	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startWireOn(t, cfg, f, ln)
+}
+
+// startWireOn is startWire serving ln (a unix socket, say).
+func startWireOn(t *testing.T, cfg Config, f *fakeKS, ln net.Listener) *wireServer {
+	t.Helper()
 	table := newCommandTable(testFamilies)
 	for name, cmd := range buildTable(testCmds(f)) {
 		table[name] = cmd
@@ -156,10 +166,6 @@ func startWire(t *testing.T, cfg Config, f *fakeKS) *wireServer {
 		cfg.IO = testIO()
 	}
 	s := newServer(cfg, f.env(), t.Logf, table)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(ln) }()
 	t.Cleanup(func() {

@@ -482,3 +482,45 @@ func TestRangePlaceholders(t *testing.T) {
 		}
 	}
 }
+
+// TestCgroupAcksWhatWasDelivered: each consumer acknowledges exactly the
+// IDs its XREADGROUP reply delivered (none twice, none it was not given),
+// both commands count, and a group with nothing left ends the run with
+// the exhaustion counted as an error.
+func TestCgroupAcksWhatWasDelivered(t *testing.T) {
+	f := startFake(t)
+	var out, errb bytes.Buffer
+	if code := run([]string{"resp", "--load", "-n", "1000", "-P", "16", "-C", "2", "-p", f.port(), "-q",
+		"XADD stream * field {value 8}"}, &out, &errb); code != 0 {
+		t.Fatalf("load: exit %d: %s", code, errb.String())
+	}
+	res, err := runCgroup(cgroupOpts{addr: f.addr(), workers: 3, total: 2 * 30, count: 7, key: "stream", group: "g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.count("XREADGROUP") != 30 || f.count("XACK") != 30 || res.Ops != 60 || res.Errors != 0 {
+		t.Fatalf("XREADGROUP %d, XACK %d, ops %d, errors %d (%s); want 30, 30, 60, 0",
+			f.count("XREADGROUP"), f.count("XACK"), res.Ops, res.Errors, res.FirstError)
+	}
+	if len(f.delivered) != 30*7 || len(f.acked) != len(f.delivered) {
+		t.Fatalf("%d delivered, %d acknowledged; want %d each", len(f.delivered), len(f.acked), 30*7)
+	}
+	for id, n := range f.acked {
+		if n != 1 || f.delivered[id] != 1 {
+			t.Fatalf("ID %s delivered %d times, acknowledged %d times", id, f.delivered[id], n)
+		}
+	}
+	// 1000 - 210 entries left: 790 / 7 = 112 full reads and one of 6;
+	// the next read of each consumer finds nothing.
+	out.Reset()
+	if code := run([]string{"cgroup", "-p", f.port(), "-c", "3", "-count", "7", "-s", "20", "-q", "--json"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var js map[string]any
+	if err := json.Unmarshal(out.Bytes(), &js); err != nil {
+		t.Fatalf("json: %v\n%s", err, out.String())
+	}
+	if len(f.acked) != 1000 || js["errors"] != 3.0 || js["first_error"] != errExhausted {
+		t.Fatalf("acknowledged %d of 1000; result %v", len(f.acked), js)
+	}
+}

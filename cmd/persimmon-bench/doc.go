@@ -13,6 +13,7 @@
 //	                                      also what runs when no subcommand is given
 //	persimmon-bench resp [flags] COMMAND  resp-benchmark-style templates
 //	persimmon-bench ycsb [flags]          YCSB core workloads
+//	persimmon-bench cgroup [flags]        stream consumers: XREADGROUP, then XACK
 //	persimmon-bench help
 //
 // Flags may be written -flag or --flag. Every subcommand accepts --json (the
@@ -89,6 +90,20 @@
 // AverageLatency(us), Min/Max, 50th/95th/99th/99.9th percentile,
 // Return=OK / Return=ERROR). A read-modify-write counts once in [OVERALL]
 // and its read and update also appear under [READ] and [UPDATE], as in YCSB.
+//
+// # cgroup: stream consumers
+//
+//	-h -p PORT -a -c/-C CONSUMERS(32) -n COMMANDS -s SECONDS -count N(10) -key stream -group group
+//
+// Each connection is a consumer of one consumer group that loops XREADGROUP
+// GROUP group consumer-<n> COUNT N STREAMS key > and XACK key group with
+// the IDs that reply delivered (which a resp template cannot express: an
+// argument taken from the reply before). Both commands count as
+// operations, each with its own latency line. The stream and the group
+// must exist beforehand (resp --load -n … "XADD key * field {value 64}",
+// then XGROUP CREATE key group 0), with at least N entries per XREADGROUP
+// the run will send; a read that delivers nothing is counted as an error
+// ("stream exhausted") and ends that consumer.
 //
 // # Measurement
 //

@@ -29,6 +29,13 @@ type fakeServer struct {
 	records  int64
 	noWAL    bool
 	wg       sync.WaitGroup
+	// One stream for XADD, XREADGROUP and XACK (every key and group is
+	// that one): the entries not yet delivered, and per ID how often it was
+	// delivered and acknowledged.
+	undelivered []string
+	xadds       int
+	delivered   map[string]int
+	acked       map[string]int
 }
 
 func startFake(t *testing.T) *fakeServer {
@@ -37,7 +44,8 @@ func startFake(t *testing.T) *fakeServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeServer{ln: ln, cmds: map[string]int{}, keys: map[string]bool{}, argc: map[string]int{}}
+	f := &fakeServer{ln: ln, cmds: map[string]int{}, keys: map[string]bool{}, argc: map[string]int{},
+		delivered: map[string]int{}, acked: map[string]int{}}
 	f.wg.Add(1)
 	go f.accept()
 	t.Cleanup(func() { ln.Close(); f.wg.Wait() })
@@ -167,6 +175,34 @@ func (f *fakeServer) exec(args []string) string {
 			fmt.Fprintf(&b, "wal_flushes:%d\r\nwal_synced_records:%d\r\n", f.flushes, f.records)
 		}
 		return fmt.Sprintf("$%d\r\n%s\r\n", b.Len(), b.String())
+	case "XADD":
+		f.xadds++
+		id := fmt.Sprintf("%d-0", f.xadds)
+		f.undelivered = append(f.undelivered, id)
+		return bulkReply(id)
+	case "XREADGROUP": // GROUP g consumer COUNT n STREAMS key >
+		n, _ := strconv.Atoi(args[5])
+		n = min(n, len(f.undelivered))
+		if n == 0 {
+			return "*-1\r\n"
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "*1\r\n*2\r\n%s*%d\r\n", bulkReply(args[7]), n)
+		for _, id := range f.undelivered[:n] {
+			f.delivered[id]++
+			fmt.Fprintf(&b, "*2\r\n%s*2\r\n%s%s", bulkReply(id), bulkReply("field"), bulkReply("value-"+id))
+		}
+		f.undelivered = f.undelivered[n:]
+		return b.String()
+	case "XACK": // key group id ...
+		n := 0
+		for _, id := range args[3:] {
+			if f.delivered[id] > 0 && f.acked[id] == 0 {
+				n++
+			}
+			f.acked[id]++
+		}
+		return fmt.Sprintf(":%d\r\n", n)
 	case "SET", "HSET", "RPUSH", "SADD", "ZADD", "LSET":
 		f.records++
 		if f.records%4 == 0 {
@@ -176,6 +212,8 @@ func (f *fakeServer) exec(args []string) string {
 	}
 	return "+OK\r\n"
 }
+
+func bulkReply(s string) string { return fmt.Sprintf("$%d\r\n%s\r\n", len(s), s) }
 
 func (f *fakeServer) count(name string) int {
 	f.mu.Lock()

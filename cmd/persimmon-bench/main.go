@@ -17,6 +17,7 @@ Usage:
                                           when no subcommand is given)
   persimmon-bench resp [flags] COMMAND    resp-benchmark-style templates
   persimmon-bench ycsb [flags]            YCSB core workloads (load, a, b, c, f)
+  persimmon-bench cgroup [flags]          stream consumers: XREADGROUP, then XACK of its IDs
   persimmon-bench help [tair|resp|ycsb]
 
 tair flags (Go-tool interface, flag for flag):
@@ -44,6 +45,13 @@ ycsb flags:
   -threads  -requestdistribution uniform|zipfian|latest  -readallfields  -maxexecutiontime s
   -keyprefix (user for string; huser, luser, suser, zuser for the other groups)
 
+cgroup flags:
+  -h host  -p port  -a password  -c / -C consumers (32)  -n commands  -s seconds
+  -count N (XREADGROUP COUNT, 10)  -key stream (stream)  -group name (group)
+  (load the stream and create the group first; XREADGROUP and XACK each count)
+  e.g. persimmon-bench resp --load -n 400000 -P 32 "XADD stream * field {value 64}"
+       redis-cli XGROUP CREATE stream group 0; persimmon-bench cgroup -n 80000 -c 50
+
 common flags: --json (machine-readable result on stdout)  --durability-report (INFO
   persistence before/after: flushes per write, mean group-commit size)  -q (no live line)
 `
@@ -59,6 +67,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return runResp(args[1:], stdout, stderr)
 		case "ycsb":
 			return runYCSB(args[1:], stdout, stderr)
+		case "cgroup":
+			return runCgroupCmd(args[1:], stdout, stderr)
 		case "help", "-help", "--help":
 			fmt.Fprint(stdout, usageText)
 			return 0
