@@ -215,6 +215,45 @@ func TestPartialWriteKeepsOrder(t *testing.T) {
 	}
 }
 
+// Small writes made during a round are gathered and written when the round
+// ends (Buffered counts them meanwhile), in order; Flush writes them at
+// once.
+func TestWritesGatheredUntilTheRoundEnds(t *testing.T) {
+	h := &echo{}
+	l, addr, conns := startLoop(t, h)
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	c := <-conns
+	var during, afterFlush int
+	onLoop(t, l, func() {
+		c.Write([]byte("one "))
+		c.Write([]byte("two "))
+		during = c.Buffered()
+	})
+	if during != 8 {
+		t.Fatalf("Buffered during the round: %d, want 8", during)
+	}
+	got := make([]byte, 8)
+	if _, err := io.ReadFull(nc, got); err != nil || string(got) != "one two " {
+		t.Fatalf("after the round: %q %v", got, err)
+	}
+	onLoop(t, l, func() {
+		c.Write([]byte("three"))
+		c.Flush()
+		afterFlush = c.Buffered()
+	})
+	if afterFlush != 0 {
+		t.Fatalf("Buffered after Flush: %d", afterFlush)
+	}
+	got = make([]byte, 5)
+	if _, err := io.ReadFull(nc, got); err != nil || string(got) != "three" {
+		t.Fatalf("after Flush: %q %v", got, err)
+	}
+}
+
 // Closing a connection with output pending: OnClose reports what never
 // left, the peer gets a prefix of the stream and then EOF, and the
 // descriptor is closed.

@@ -180,6 +180,7 @@ func (s *Server) watchdog(st *runningScript) {
 			if !c.processInput() {
 				c.kill()
 			}
+			c.gc.Flush() // the loop, held up by the script, would write it only after
 		}
 	}
 }
