@@ -449,6 +449,14 @@ func (c *Conn) Flush() {
 	c.reset()
 }
 
+// FlushAll writes the output gathered so far for every connection now,
+// rather than at the end of the round: for a goroutine that serves the
+// loop's connections while a handler holds the loop up (Persimmon's script
+// watchdog), so the replies that connections served earlier in the round
+// got do not wait for the handler to return. Like Flush, only on the loop
+// or while the loop is held up.
+func (l *Loop) FlushAll() { l.flushAll() }
+
 // flushAll writes the output gathered during the round.
 func (l *Loop) flushAll() {
 	for i, c := range l.flushq {

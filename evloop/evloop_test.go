@@ -254,6 +254,34 @@ func TestWritesGatheredUntilTheRoundEnds(t *testing.T) {
 	}
 }
 
+// FlushAll from another goroutine while a handler holds the loop up (as
+// Persimmon's script watchdog does) sends what the round gathered so far,
+// without waiting for the round to end.
+func TestFlushAllWhileTheLoopIsHeldUp(t *testing.T) {
+	h := &echo{}
+	l, addr, conns := startLoop(t, h)
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	c := <-conns
+	wrote, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	l.Execute(func() {
+		c.Write([]byte("early"))
+		close(wrote)
+		<-release // held up, as by a long script
+	})
+	<-wrote
+	l.FlushAll()
+	nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	got := make([]byte, 5)
+	if _, err := io.ReadFull(nc, got); err != nil || string(got) != "early" {
+		t.Fatalf("while the loop is held up: %q %v", got, err)
+	}
+}
+
 // Closing a connection with output pending: OnClose reports what never
 // left, the peer gets a prefix of the stream and then EOF, and the
 // descriptor is closed.

@@ -135,6 +135,9 @@ func (s *Server) scriptTimedOut() {
 // watchdog serves the loop's other connections while st runs (see above).
 func (s *Server) watchdog(st *runningScript) {
 	defer close(st.watchdog)
+	// The replies of the connections the loop served before the script in
+	// this round wait for the end of the round (evloop): they leave now.
+	s.loop.FlushAll()
 	buf := make([]byte, readBufSize)
 	for {
 		select {
