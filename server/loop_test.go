@@ -9,14 +9,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/persimmon-db/persimmon/pmem"
 )
 
+// adminClient is a client for CLIENT LIST and CLIENT KILL with a long read
+// timeout: the loop may take seconds (race detector, a loaded machine) over
+// the batch that buffers a slow client's 50 MB of replies.
+func adminClient(t *testing.T, s *ksServer) *redis.Client {
+	rc := redis.NewClient(&redis.Options{Addr: s.addr, MaxRetries: -1, ReadTimeout: 60 * time.Second})
+	t.Cleanup(func() { rc.Close() })
+	return rc
+}
+
 // clientField returns CLIENT LIST's field for the client named name ("" if
 // it is not connected).
-func clientField(t *testing.T, s *ksServer, name, field string) string {
+func clientField(t *testing.T, rc *redis.Client, name, field string) string {
 	t.Helper()
-	list, err := goRedis(t, s.addr).ClientList(context.Background()).Result()
+	list, err := rc.ClientList(context.Background()).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,12 +46,12 @@ func clientField(t *testing.T, s *ksServer, name, field string) string {
 
 // pollClient polls CLIENT LIST until cond holds for the client's field,
 // or fails after a deadline.
-func pollClient(t *testing.T, s *ksServer, name, field, what string, cond func(string) bool) {
+func pollClient(t *testing.T, rc *redis.Client, name, field, what string, cond func(string) bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond(clientField(t, s, name, field)) {
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond(clientField(t, rc, name, field)) {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s (%s=%q)", what, field, clientField(t, s, name, field))
+			t.Fatalf("timed out waiting for %s (%s=%q)", what, field, clientField(t, rc, name, field))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -63,9 +74,10 @@ func TestLoopSlowReaderGetsRepliesInOrder(t *testing.T) {
 	if s.loop == nil {
 		t.Fatal("not on the event loop")
 	}
+	admin := adminClient(t, s)
 	val := strings.Repeat("v", 256<<10)
 	w := dialListKS(t, s)
-	w.nc.SetDeadline(time.Now().Add(60 * time.Second))
+	w.nc.SetDeadline(time.Now().Add(120 * time.Second))
 	w.send(multibulk("CLIENT", "SETNAME", "slow") + multibulk("SET", "big", val))
 	for _, want := range []string{"+OK\r\n", "+OK\r\n"} {
 		if got := w.reply(); got != want {
@@ -81,7 +93,7 @@ func TestLoopSlowReaderGetsRepliesInOrder(t *testing.T) {
 		req.WriteString(multibulk("INCR", "ctr"))
 	}
 	go w.nc.Write([]byte(req.String())) // the server stops reading while its replies wait
-	pollClient(t, s, "slow", "omem", "replies pending in the loop", omemAbove(0))
+	pollClient(t, admin, "slow", "omem", "replies pending in the loop", omemAbove(0))
 	// The loop is not stuck behind the slow client.
 	other := dialListKS(t, s)
 	if got := other.do("PING"); got != "+PONG\r\n" {
@@ -95,7 +107,7 @@ func TestLoopSlowReaderGetsRepliesInOrder(t *testing.T) {
 			t.Fatalf("reply %d = %q, want %q", 2*i+1, got, want)
 		}
 	}
-	pollClient(t, s, "slow", "omem", "the pending output to drain", func(v string) bool { return v == "0" })
+	pollClient(t, admin, "slow", "omem", "the pending output to drain", func(v string) bool { return v == "0" })
 	if got := w.do("PING"); got != "+PONG\r\n" {
 		t.Fatalf("after the drain: %q", got)
 	}
@@ -107,19 +119,20 @@ func TestLoopSlowReaderGetsRepliesInOrder(t *testing.T) {
 func TestLoopKillWithRepliesPending(t *testing.T) {
 	t.Setenv("PERSIMMON_TEST_IO", IOLoop)
 	s := startKeyspaceServer(t, t.TempDir(), pmem.ModePmem)
+	admin := adminClient(t, s)
 	val := strings.Repeat("v", 256<<10)
 	w := dialListKS(t, s)
-	w.nc.SetDeadline(time.Now().Add(60 * time.Second))
+	w.nc.SetDeadline(time.Now().Add(120 * time.Second))
 	w.send(multibulk("CLIENT", "SETNAME", "victim") + multibulk("SET", "big", val))
 	w.reply()
 	w.reply()
 	go w.nc.Write([]byte(strings.Repeat(multibulk("GET", "big"), 200)))
-	pollClient(t, s, "victim", "omem", "replies pending in the loop", omemAbove(1<<20))
-	id := clientField(t, s, "victim", "id")
-	if n, err := goRedis(t, s.addr).Do(context.Background(), "CLIENT", "KILL", "ID", id).Int(); err != nil || n != 1 {
+	pollClient(t, admin, "victim", "omem", "replies pending in the loop", omemAbove(1<<20))
+	id := clientField(t, admin, "victim", "id")
+	if n, err := admin.Do(context.Background(), "CLIENT", "KILL", "ID", id).Int(); err != nil || n != 1 {
 		t.Fatalf("CLIENT KILL: %d %v", n, err)
 	}
-	pollClient(t, s, "victim", "id", "the killed client to leave", func(v string) bool { return v == "" })
+	pollClient(t, admin, "victim", "id", "the killed client to leave", func(v string) bool { return v == "" })
 	got := 0
 	for {
 		r, err := readRaw(w.r)
