@@ -68,7 +68,8 @@ pids=()
 cleanup() { for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$BASE"; }
 trap cleanup EXIT
 
-wait_port() { for _ in $(seq 1 200); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.05; done; echo "no server on port $1" >&2; return 1; }
+# PONG, not any reply: Persimmon's port opens before recovery (LOADING).
+wait_port() { for _ in $(seq 1 200); do redis-cli -p "$1" ping 2>/dev/null | grep -q PONG && return 0; sleep 0.05; done; echo "no server on port $1" >&2; return 1; }
 
 i=0
 for s in "${servers[@]}"; do

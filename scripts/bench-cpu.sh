@@ -51,7 +51,9 @@ for round in $(seq 1 "$ROUNDS"); do
       *) echo "unknown server $s" >&2; exit 2 ;;
     esac
     pid=$!
-    for _ in $(seq 1 200); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
+    # PONG, not any reply: Persimmon's port opens before recovery and
+    # answers LOADING meanwhile, which made redis-benchmark exit.
+    for _ in $(seq 1 200); do redis-cli -p "$PORT" ping 2>/dev/null | grep -q PONG && break; sleep 0.05; done
     c0=$(cpu_ticks)
     # shellcheck disable=SC2086
     out=$(redis-benchmark -p "$PORT" $ARGS -n "$N" -q 2>/dev/null | tr '\r' '\n' | awk 'NF' | tail -1)

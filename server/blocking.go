@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"math"
 	"math/big"
@@ -13,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/panjf2000/gnet/v2"
 	"github.com/persimmon-db/persimmon/keyspace"
 )
 
@@ -272,13 +270,12 @@ func (r *BlockRegistry) kickServe(c *conn) {
 		return
 	}
 	ks, env := c.KS, &c.srv.env
-	err := lc.EventLoop().Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+	err := lc.Loop().Execute(func() {
 		r.kicked.Store(false)
 		env.lock()
 		serveReady(ks)
 		env.unlock()
-		return nil
-	}))
+	})
 	if err != nil { // the loop is shutting down: nobody is left to serve
 		r.kicked.Store(false)
 	}

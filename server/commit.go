@@ -1,10 +1,9 @@
 package server
 
 import (
-	"context"
 	"sync/atomic"
 
-	"github.com/panjf2000/gnet/v2"
+	"github.com/persimmon-db/persimmon/evloop"
 )
 
 // The committer: msync durability on the event loop.
@@ -57,14 +56,14 @@ type committer struct {
 	kick  chan struct{} // capacity 1: a commit is wanted
 	want  atomic.Uint64 // the highest LSN a held connection waits for
 	err   atomic.Pointer[error]
-	loop  atomic.Pointer[gnet.EventLoop] // where release tasks run
+	loop  atomic.Pointer[evloop.Loop] // where release tasks run
 	stop  chan struct{}
 	done  chan struct{}
 	held  []*conn     // held connections; on the loop only
 	spare []*conn     // the previous held list's array, reused
 	soon  atomic.Bool // a kick task is queued on the loop (requestSoon)
 
-	kickTask, releaseTask gnet.RunnableFunc // allocated once
+	kickTask, releaseTask func() // allocated once
 
 	commits  atomic.Int64 // group commits run for held connections
 	released atomic.Int64 // held batches released after them
@@ -77,15 +76,11 @@ func newCommitter(s *Server) *committer {
 		stop: make(chan struct{}),
 		done: make(chan struct{}),
 	}
-	cm.kickTask = func(context.Context) error {
+	cm.kickTask = func() {
 		cm.soon.Store(false)
 		cm.kickNow()
-		return nil
 	}
-	cm.releaseTask = func(context.Context) error {
-		cm.release()
-		return nil
-	}
+	cm.releaseTask = cm.release
 	go cm.run()
 	return cm
 }
@@ -93,12 +88,12 @@ func newCommitter(s *Server) *committer {
 // requestSoon asks for a group commit covering lsn once the loop has
 // served the events that are ready now: the committer is woken by a task
 // queued behind them (any goroutine).
-func (cm *committer) requestSoon(lsn uint64, el gnet.EventLoop) {
+func (cm *committer) requestSoon(lsn uint64, el *evloop.Loop) {
 	cm.raiseWant(lsn, el)
 	if cm.soon.Swap(true) {
 		return // queued already; the commit reads want when it starts
 	}
-	if err := el.Execute(context.Background(), cm.kickTask); err != nil {
+	if err := el.Execute(cm.kickTask); err != nil {
 		cm.soon.Store(false) // the loop is shutting down
 		cm.kickNow()
 	}
@@ -106,7 +101,7 @@ func (cm *committer) requestSoon(lsn uint64, el gnet.EventLoop) {
 
 // raiseWant makes the next commit cover lsn and records the loop that
 // release tasks run on (any goroutine).
-func (cm *committer) raiseWant(lsn uint64, el gnet.EventLoop) {
+func (cm *committer) raiseWant(lsn uint64, el *evloop.Loop) {
 	for {
 		w := cm.want.Load()
 		if w >= lsn || cm.want.CompareAndSwap(w, lsn) {
@@ -114,8 +109,7 @@ func (cm *committer) raiseWant(lsn uint64, el gnet.EventLoop) {
 		}
 	}
 	if cm.loop.Load() == nil {
-		e := el // a copy, so that el stays on the stack of other calls
-		cm.loop.Store(&e)
+		cm.loop.Store(el)
 	}
 }
 
@@ -138,11 +132,11 @@ func (cm *committer) hold(c *conn) {
 	if len(cm.held) >= cm.s.numClients() {
 		// Every connection waits (one client, say): nothing more will be
 		// appended this round, so the commit need not wait for its end.
-		cm.raiseWant(c.batchLSN, c.gc.EventLoop())
+		cm.raiseWant(c.batchLSN, c.gc.Loop())
 		cm.kickNow()
 		return
 	}
-	cm.requestSoon(c.batchLSN, c.gc.EventLoop())
+	cm.requestSoon(c.batchLSN, c.gc.Loop())
 }
 
 // failed is the error of a group commit that failed, or nil.
@@ -177,7 +171,7 @@ func (cm *committer) run() {
 		}
 		if el := cm.loop.Load(); el != nil {
 			// An error means the loop is shutting down: nothing to release.
-			_ = (*el).Execute(context.Background(), cm.releaseTask)
+			_ = el.Execute(cm.releaseTask)
 		}
 	}
 }
@@ -210,7 +204,7 @@ func (cm *committer) release() {
 	// The connections kept above, and those processInput held again,
 	// wrote after this commit read want: the next covers them.
 	if len(cm.held) > 0 {
-		cm.requestSoon(cm.want.Load(), *cm.loop.Load())
+		cm.requestSoon(cm.want.Load(), cm.loop.Load())
 	}
 	cm.released.Add(int64(n))
 }
@@ -238,7 +232,7 @@ func (c *conn) releaseHeld() bool {
 			c.Out = c.Out[:0]
 			return false
 		}
-		cm.requestSoon(c.batchLSN, c.gc.EventLoop())
+		cm.requestSoon(c.batchLSN, c.gc.Loop())
 		return true
 	}
 	c.held = false

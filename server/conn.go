@@ -10,8 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/panjf2000/gnet/v2"
-
+	"github.com/persimmon-db/persimmon/evloop"
 	"github.com/persimmon-db/persimmon/proto"
 	"github.com/persimmon-db/persimmon/repl"
 )
@@ -72,17 +71,17 @@ type conn struct {
 	resp3 atomic.Bool
 	wmu   sync.Mutex
 
-	// Loop mode (loop.go): gc is the connection's gnet conn, used on the
-	// loop only; lc is the same for other goroutines (Close); parked is
-	// set while a blocking command holds the connection.
-	gc     gnet.Conn
-	lc     atomic.Pointer[loopConn]
+	// Loop mode (loop.go): gc is the connection's evloop conn, used on
+	// the loop only; lc is the same for other goroutines (Close, Wake,
+	// Loop); parked is set while a blocking command holds the connection.
+	gc     *evloop.Conn
+	lc     atomic.Pointer[evloop.Conn]
 	parked atomic.Bool
 	// held: msync mode on the loop, the replies in out wait until
 	// batchLSN is durable (commit.go).
 	held   bool
 	listed bool // on the committer's held list (loop only)
-	// idleOut is the output gnet still held at the last idle check.
+	// idleOut is the output the loop still held at the last idle check.
 	idleOut int
 
 	// Replication (replication.go): what REPLCONF told, a PSYNC/SYNC that
@@ -420,8 +419,8 @@ func releasedLarge(n int) {
 	}
 	go func() {
 		defer releasing.Store(false)
-		// Two collections: buffers parked in sync.Pools (gnet's output
-		// buffers) survive the first one as the pools' victims.
+		// Two collections: buffers parked in sync.Pools survive the
+		// first one as the pools' victims.
 		runtime.GC()
 		debug.FreeOSMemory()
 	}()
@@ -458,7 +457,7 @@ func (c *conn) flush() bool {
 	var err error
 	if c.gc != nil {
 		n, err = c.gc.Write(c.Out)
-		if p := c.gc.OutboundBuffered(); p > 0 && c.overOutputLimit(p) { // obuf.go
+		if p := c.gc.Buffered(); p > 0 && c.overOutputLimit(p) { // obuf.go
 			c.kill()
 			err = net.ErrClosed
 		}
@@ -601,9 +600,9 @@ func (c *conn) snapshot(self *conn) clientInfo {
 	info := c.info
 	c.infoMu.Unlock()
 	if c.gc != nil && self != nil && self.gc != nil {
-		// On the loop (the asking command runs there too): what gnet
-		// still holds for the socket.
-		info.pending = c.gc.OutboundBuffered()
+		// On the loop (the asking command runs there too): what the
+		// loop still holds for the socket.
+		info.pending = c.gc.Buffered()
 		if c.held { // commit.go: replies waiting for their group commit
 			info.pending += len(c.Out)
 		}

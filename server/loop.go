@@ -1,12 +1,9 @@
 package server
 
 import (
-	"context"
 	"time"
 
-	"github.com/panjf2000/gnet/v2"
-	"github.com/panjf2000/gnet/v2/pkg/logging"
-
+	"github.com/persimmon-db/persimmon/evloop"
 	"github.com/persimmon-db/persimmon/keyspace"
 )
 
@@ -14,17 +11,21 @@ import (
 //
 // Connections are still accepted by the server's own listeners (bind list,
 // protected mode, maxclients, CONFIG SET port all stay in server.go), then
-// handed to one gnet event loop with Client.EnrollContext. From then on
+// handed to the one event loop (package evloop) with Enroll. From then on
 // every read, every command and every reply write of every connection runs
-// on that loop's goroutine: gnet reads a ready socket once (level
-// triggered, no EAGAIN read as Go's netpoller needs before parking a
-// goroutine) and calls OnTraffic, which appends the bytes to the
-// connection's read buffer and runs processInput exactly as the
-// goroutine-per-connection mode does; flush writes the replies with
-// gnet's Write (straight to the socket, the rest buffered by gnet).
-// Measured on 2 cores shared with the client, this costs about 10-20%
-// less server CPU per request than a goroutine per connection
-// (scripts/bench-io.sh; DESIGN.md, "Measured ceilings").
+// on that loop's goroutine: the loop waits in epoll_wait (level
+// triggered, non-blocking sockets, no EAGAIN read as Go's netpoller needs
+// before parking a goroutine), and for each readable socket OnReadable
+// reads once, straight into the connection's read buffer, and runs
+// processInput exactly as the goroutine-per-connection mode does; flush
+// writes the batch's replies with one write(2) straight to the socket,
+// and what the socket does not take waits in the connection's pending
+// output, sent when epoll reports it writable (evloop.Conn.Write).
+// Other goroutines reach a connection through tasks the loop runs after
+// its round of events (Execute, Wake, Close; an eventfd wakes the loop).
+// Measured on 2 cores shared with the client, this costs less server CPU
+// per request than a goroutine per connection (scripts/bench-io.sh;
+// DESIGN.md, "Measured ceilings").
 //
 // The loop must never wait for another goroutine. In pmem mode (the flush
 // and fence run inline) and none a batch's durability wait returns at
@@ -40,34 +41,33 @@ import (
 // right after the command that pushed, before it releases the keyspace
 // lock (serveReady), as Redis does after each command: no other client's
 // command can take the elements in between. A served connection writes its
-// reply and goes on with its pipelined input through gnet's Wake. Timeouts
+// reply and goes on with its pipelined input through the loop's Wake. Timeouts
 // are time.AfterFunc timers that run their expiry on the loop.
 
 // I/O models for Config.IO.
 const (
 	IOGoroutine = "goroutine" // a goroutine per connection (default)
-	IOLoop      = "loop"      // one gnet event loop for every connection
+	IOLoop      = "loop"      // one event loop for every connection
 )
 
-// loopHandler is the gnet event handler of a server in loop mode.
+// loopHandler is the evloop handler of a server in loop mode.
 type loopHandler struct {
-	gnet.BuiltinEventEngine
-	s *Server
+	s    *Server
+	link []byte // read buffer for replica links' input
 }
 
 // startLoop starts the event loop of a server in loop mode.
 func (s *Server) startLoop() error {
-	cli, err := gnet.NewClient(&loopHandler{s: s},
-		gnet.WithLogger(loopLogger{s.logf}),
-		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
-		gnet.WithReadBufferCap(readBufSize*4))
+	l, err := evloop.New(&loopHandler{s: s})
 	if err != nil {
 		return err
 	}
-	if err := cli.Start(); err != nil {
-		return err
-	}
-	s.loop = cli
+	go func() {
+		if err := l.Run(); err != nil {
+			s.logf("event loop: %v", err)
+		}
+	}()
+	s.loop = l
 	go s.idleCloser()
 	return nil
 }
@@ -75,15 +75,9 @@ func (s *Server) startLoop() error {
 // enroll hands an accepted connection to the event loop. It reports false
 // if the loop did not take it (the server is closing).
 func (s *Server) enroll(c *conn) bool {
-	if _, err := s.loop.EnrollContext(c.nc, c); err != nil {
-		return false
-	}
-	return true
+	_, err := s.loop.Enroll(c.nc, c)
+	return err == nil
 }
-
-// loopConn is the gnet connection of a conn, for goroutines other than the
-// loop (Close is safe anywhere).
-type loopConn struct{ gnet.Conn }
 
 // closeOnLoop queues the close of a loop connection (safe from any
 // goroutine) and reports whether the connection is served by the loop. One
@@ -125,62 +119,81 @@ func (c *conn) loopRegistry() *BlockRegistry {
 	return r
 }
 
-func (h *loopHandler) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
-	c := gc.Context().(*conn)
+func (h *loopHandler) OnOpen(gc *evloop.Conn) bool {
+	c := gc.Context.(*conn)
 	c.gc = gc
 	c.fd = gc.Fd()
-	c.lc.Store(&loopConn{gc})
-	if c.killed.Load() { // the server closed while the connection was enrolled
-		return nil, gnet.Close
-	}
-	return nil, gnet.None
+	c.lc.Store(gc)
+	return !c.killed.Load() // the server closed while the connection was enrolled
 }
 
-func (h *loopHandler) OnTraffic(gc gnet.Conn) gnet.Action {
-	c := gc.Context().(*conn)
+// OnReadable reads what the socket has straight into the read buffer
+// (grown as in goroutine mode) and runs it.
+func (h *loopHandler) OnReadable(gc *evloop.Conn) bool {
+	c := gc.Context.(*conn)
 	if c.killed.Load() { // CLIENT KILL: its close is queued behind this event
-		return gnet.Close
+		return false
 	}
-	buf, _ := gc.Next(-1)
 	if c.link != nil { // a replica link (replication.go): its ACKs
-		c.link.push(buf)
-		return gnet.None
-	}
-	if len(buf) > 0 {
-		if len(c.rbuf)+len(buf) > maxQueryBuf {
-			c.srv.logf("closing client id=%d addr=%s that reached the max query buffer length", c.ID, c.addr)
-			return gnet.Close
+		if h.link == nil {
+			h.link = make([]byte, readBufSize)
 		}
-		c.rbuf = append(c.rbuf, buf...)
-		c.srv.stats.netIn.Add(int64(len(buf)))
-		c.srv.stats.reads.Add(1)
+		n, err := gc.Read(h.link)
+		if n > 0 {
+			c.link.push(h.link[:n])
+		}
+		return err == nil
 	}
-	if c.blk.b != nil || c.replWait {
-		return gnet.None // parked: the input waits for the blocked command (or WAIT)
+	if len(c.rbuf) == cap(c.rbuf) {
+		if len(c.rbuf) >= maxQueryBuf {
+			c.srv.logf("closing client id=%d addr=%s that reached the max query buffer length", c.ID, c.addr)
+			return false
+		}
+		c.rbuf = growBuf(c.rbuf, 2*cap(c.rbuf))
 	}
-	if !c.processInput() {
-		return gnet.Close
+	n, err := gc.Read(c.rbuf[len(c.rbuf):cap(c.rbuf)])
+	if err != nil {
+		return false
 	}
-	return gnet.None
+	if n == 0 {
+		return true // nothing after all
+	}
+	c.rbuf = c.rbuf[:len(c.rbuf)+n]
+	c.srv.stats.netIn.Add(int64(n))
+	c.srv.stats.reads.Add(1)
+	return h.run(c)
 }
 
-func (h *loopHandler) OnClose(gc gnet.Conn, _ error) gnet.Action {
-	c := gc.Context().(*conn)
+// OnWake goes on with a connection's buffered input (a served blocked
+// command, the end of a pause or of WAIT).
+func (h *loopHandler) OnWake(gc *evloop.Conn) bool {
+	c := gc.Context.(*conn)
+	if c.killed.Load() {
+		return false
+	}
+	if c.link != nil {
+		return true
+	}
+	return h.run(c)
+}
+
+func (h *loopHandler) run(c *conn) bool {
+	if c.blk.b != nil || c.replWait {
+		return true // parked: the input waits for the blocked command (or WAIT)
+	}
+	return c.processInput()
+}
+
+func (h *loopHandler) OnClose(gc *evloop.Conn, unsent int) {
+	c := gc.Context.(*conn)
 	c.killed.Store(true)
 	if c.link != nil {
 		c.link.shutdown()
 	}
 	c.finish()
-	if n := gc.OutboundBuffered(); n >= releaseAbove {
-		// Replies a client never read: gnet pools the buffers once the
-		// close is done; hand the memory back after that, not minutes
-		// later.
-		gc.EventLoop().Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
-			releasedLarge(n)
-			return nil
-		}))
-	}
-	return gnet.None
+	// Replies a client never read: hand the memory back now, not minutes
+	// later (the loop dropped them before this call).
+	releasedLarge(unsent)
 }
 
 // idleCloser closes connections idle for longer than the timeout setting
@@ -208,10 +221,7 @@ func (s *Server) idleCloser() {
 			idle := c.info.lastActive.Before(limit)
 			c.infoMu.Unlock()
 			if lc := c.lc.Load(); idle && lc != nil {
-				lc.EventLoop().Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
-					c.closeIfIdle(limit)
-					return nil
-				}))
+				lc.Loop().Execute(func() { c.closeIfIdle(limit) })
 			}
 		}
 	}
@@ -225,7 +235,7 @@ func (c *conn) closeIfIdle(limit time.Time) {
 	if c.parked.Load() || c.killed.Load() {
 		return
 	}
-	if n := c.gc.OutboundBuffered(); n > 0 && n != c.idleOut {
+	if n := c.gc.Buffered(); n > 0 && n != c.idleOut {
 		c.idleOut = n
 		c.infoMu.Lock()
 		c.info.lastActive = time.Now()
@@ -251,11 +261,9 @@ func (c *conn) park(cmd *Command, args [][]byte) {
 	b.args = copyArgs(args)
 	c.parked.Store(true)
 	if !b.deadline.IsZero() {
+		gc := c.gc
 		b.timer = time.AfterFunc(time.Until(b.deadline), func() {
-			c.gc.EventLoop().Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
-				c.blockTimedOut(b)
-				return nil
-			}))
+			gc.Loop().Execute(func() { c.blockTimedOut(b) })
 		})
 	}
 }
@@ -295,7 +303,7 @@ func (c *conn) endParked(asError bool) {
 // and go on with its input, on the loop, through OnTraffic.
 func (c *conn) resume() {
 	c.parked.Store(false)
-	c.gc.Wake(nil)
+	c.gc.Wake()
 }
 
 // serveReady serves the woken waiters queued on the registry of ks, in
@@ -344,21 +352,3 @@ func serveReady(ks *keyspace.Keyspace) {
 	r.ready = nil // drop the drained backing array
 	r.readyN.Store(0)
 }
-
-// loopLogger routes gnet's warnings and errors to the server log; its
-// debug and info lines are dropped.
-type loopLogger struct{ logf func(string, ...any) }
-
-func (l loopLogger) Debugf(string, ...any) {}
-func (l loopLogger) Infof(string, ...any)  {}
-func (l loopLogger) Warnf(f string, a ...any) {
-	l.logf("event loop: "+f, a...)
-}
-func (l loopLogger) Errorf(f string, a ...any) {
-	l.logf("event loop: "+f, a...)
-}
-func (l loopLogger) Fatalf(f string, a ...any) {
-	l.logf("event loop: fatal: "+f, a...)
-}
-
-var _ logging.Logger = loopLogger{}

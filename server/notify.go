@@ -1,11 +1,8 @@
 package server
 
 import (
-	"context"
 	"strconv"
 	"sync/atomic"
-
-	"github.com/panjf2000/gnet/v2"
 )
 
 // Keyspace notifications (semantics: redis.io "Redis keyspace
@@ -206,9 +203,6 @@ func (c *conn) pushOnLoop(b []byte) bool {
 		return false
 	}
 	b = append([]byte(nil), b...)
-	lc.EventLoop().Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
-		c.push(b)
-		return nil
-	}))
+	lc.Loop().Execute(func() { c.push(b) })
 	return true
 }

@@ -15,7 +15,7 @@ import (
 // never reads cannot grow the server's memory without bound.
 //
 // What counts as waiting is what the server itself holds: on the event
-// loop, the bytes gnet buffers for the socket after a Write; with a
+// loop, the bytes the loop keeps for the socket after a Write; with a
 // goroutine per connection, the part of a write the socket has not taken
 // (the write is done in steps of obufPoll while a limit is set, so the
 // limit is checked while the client does not read). The limits are read

@@ -27,7 +27,7 @@ import (
 // answered at once. In goroutine mode the connection's goroutine waits,
 // after writing the replies before the held command; on the event loop
 // the connection stops reading commands (pauseWait) and is woken through
-// gnet when the pause ends or turns less restrictive. Replica links are
+// the loop (Wake) when the pause ends or turns less restrictive. Replica links are
 // never paused.
 
 const (
@@ -145,7 +145,7 @@ func (s *Server) unpauseClients() {
 		c.pauseWait.Store(false)
 		p.waiting.Add(-1)
 		if lc := c.lc.Load(); lc != nil {
-			lc.Wake(nil) // OnTraffic runs the held command
+			lc.Wake() // OnWake runs the held command
 		}
 	}
 }

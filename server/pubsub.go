@@ -23,8 +23,9 @@ import (
 // Delivery writes the message to the subscriber's socket at once:
 //
 //   - on the event loop, PUBLISH runs on the loop's goroutine, which owns
-//     every connection, so it writes with gnet (what the socket does not
-//     take waits in gnet's buffer). A subscriber past the pubsub class of
+//     every connection, so it writes with the loop's Write (what the
+//     socket does not take waits in the connection's pending output). A
+//     subscriber past the pubsub class of
 //     client-output-buffer-limit is closed, as in Redis (obuf.go);
 //   - with a goroutine per connection, the publisher writes under the
 //     subscriber's write lock (flush takes it too, so replies and messages
@@ -364,7 +365,7 @@ func (c *conn) push(b []byte) {
 	if c.gc != nil {
 		n, _ := c.gc.Write(b)
 		c.srv.stats.netOut.Add(int64(n))
-		if p := c.gc.OutboundBuffered(); p > 0 && c.overOutputLimit(p) { // obuf.go
+		if p := c.gc.Buffered(); p > 0 && c.overOutputLimit(p) { // obuf.go
 			c.kill()
 		}
 		return

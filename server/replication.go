@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/panjf2000/gnet/v2"
+	"github.com/persimmon-db/persimmon/evloop"
 	"github.com/persimmon-db/persimmon/keyspace"
 	"github.com/persimmon-db/persimmon/rdb"
 	"github.com/persimmon-db/persimmon/repl"
@@ -668,11 +668,11 @@ func roleCommand(c *Client, _ [][]byte) {
 }
 
 // loopLink is a net.Conn over an event-loop connection, for a replica
-// link served by repl.Master on its own goroutine: writes go out through
-// AsyncWrite, each waited for (so a slow replica slows its sender, not
-// the loop), and reads take what OnTraffic hands over.
+// link served by repl.Master on its own goroutine: each write is a task
+// on the loop, waited for (so a slow replica slows its sender, not the
+// loop), and reads take what OnReadable hands over.
 type loopLink struct {
-	gc     gnet.Conn
+	gc     *evloop.Conn
 	mu     sync.Mutex
 	cond   *sync.Cond
 	in     []byte
@@ -680,7 +680,7 @@ type loopLink struct {
 	done   chan struct{}
 }
 
-func newLoopLink(gc gnet.Conn, in []byte) *loopLink {
+func newLoopLink(gc *evloop.Conn, in []byte) *loopLink {
 	l := &loopLink{gc: gc, in: bytes.Clone(in), done: make(chan struct{})}
 	l.cond = sync.NewCond(&l.mu)
 	return l
@@ -721,9 +721,10 @@ func (l *loopLink) Read(p []byte) (int, error) {
 
 func (l *loopLink) Write(p []byte) (int, error) {
 	written := make(chan error, 1)
-	err := l.gc.AsyncWrite(bytes.Clone(p), func(_ gnet.Conn, err error) error {
+	b := bytes.Clone(p)
+	err := l.gc.Loop().Execute(func() {
+		_, err := l.gc.Write(b)
 		written <- err
-		return nil
 	})
 	if err == nil {
 		select {

@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"time"
-
-	"github.com/panjf2000/gnet/v2"
 )
 
 // WAIT, WAITAOF and min-replicas-to-write: what a client can require of
@@ -135,16 +133,16 @@ func (c *Client) waitAcked(n int, ms int64, reply func(c *Client, got int)) {
 		}()
 		got := m.WaitAcked(wctx, n, off)
 		wcancel()
-		cn.gc.EventLoop().Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+		cn.gc.Loop().Execute(func() {
 			if cn.killed.Load() {
-				return nil
+				return
 			}
 			if !silent {
 				reply(&cn.Client, got)
 			}
 			cn.replWait = false
-			return cn.gc.Wake(nil) // OnTraffic: the reply leaves, the buffered input runs
-		}))
+			cn.gc.Wake() // OnWake: the reply leaves, the buffered input runs
+		})
 	}()
 }
 

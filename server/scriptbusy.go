@@ -172,6 +172,9 @@ func (s *Server) scriptTimedOut() {
 // watchdog serves the loop's other connections while st runs (see above).
 func (s *Server) watchdog(st *runningScript) {
 	defer close(st.watchdog)
+	// The replies of the connections the loop served before the script in
+	// this round wait for the end of the round (evloop): they leave now.
+	s.loop.FlushAll()
 	buf := make([]byte, readBufSize)
 	for {
 		select {
@@ -217,6 +220,7 @@ func (s *Server) watchdog(st *runningScript) {
 			if !c.processInput() {
 				c.kill()
 			}
+			c.gc.Flush() // the loop, held up by the script, would write it only after
 		}
 	}
 }

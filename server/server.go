@@ -54,7 +54,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/panjf2000/gnet/v2"
+	"github.com/persimmon-db/persimmon/evloop"
 
 	"github.com/persimmon-db/persimmon/hll"
 	"github.com/persimmon-db/persimmon/keyspace"
@@ -247,7 +247,7 @@ type Server struct {
 
 	obuf     atomic.Pointer[obufLimits] // client-output-buffer-limit, parsed (obuf.go)
 	migrate  migrateCache               // MIGRATE's connections (migrate.go)
-	loop     *gnet.Client               // loop mode: the event loop serving every connection
+	loop     *evloop.Loop               // loop mode: the event loop serving every connection
 	blockReg *BlockRegistry             // loop mode: the keyspace's blocking registry, once used (loop only)
 	commit   *committer                 // loop mode with msync durability (commit.go)
 	dirty    *dirtyKeys                 // msync durability: what reads wait for (dirty.go)

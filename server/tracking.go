@@ -1,13 +1,12 @@
 package server
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
-	"github.com/panjf2000/gnet/v2"
+	"github.com/persimmon-db/persimmon/evloop"
 
 	"github.com/persimmon-db/persimmon/proto"
 )
@@ -96,7 +95,7 @@ type tracker struct {
 	pending   atomic.Bool  // out or a prefix's keys hold something to deliver
 	kicked    atomic.Bool  // a delivery task is queued
 	maxKeys   atomic.Int64 // tracking-table-max-keys; 0: no limit
-	loop      atomic.Pointer[gnet.EventLoop]
+	loop      atomic.Pointer[evloop.Loop]
 
 	// cur is the connection whose command holds the keyspace lock, nil
 	// for any other holder. Guarded by the keyspace lock.
@@ -340,8 +339,7 @@ func clientTrackinginfoCommand(c *Client, _ [][]byte) {
 // given).
 func (t *tracker) enable(c *conn, redir int64, bcast, optin, optout, noloop bool, prefixes []string) {
 	if c.gc != nil && t.loop.Load() == nil {
-		el := c.gc.EventLoop()
-		t.loop.Store(&el)
+		t.loop.Store(c.gc.Loop())
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -551,10 +549,7 @@ func (t *tracker) kick() {
 		t.deliver(nil)
 	}
 	if el := t.loop.Load(); el != nil {
-		if err := (*el).Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
-			run()
-			return nil
-		})); err != nil {
+		if err := el.Execute(run); err != nil {
 			t.kicked.Store(false) // the loop is shutting down
 		}
 		return
