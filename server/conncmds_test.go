@@ -243,21 +243,14 @@ func testClientReplyOffLateReplies(t *testing.T, target, addr string) {
 	after("BLPOP ended by CLIENT UNBLOCK under REPLY OFF")
 
 	// Served by another client's RPUSH.
-	if target == "persimmon-"+IOLoop {
-		// The event loop writes a served waiter's reply in loop.go's
-		// serveReady, which is the evloop work's file: the fix (drop
-		// the reply when c.blk.silent) is handed over there.
-		t.Log("served blocked command under REPLY OFF: not checked on the event loop yet")
-	} else {
-		a.send(multibulk("CLIENT", "REPLY", "OFF") + multibulk("BLPOP", "l", "0") + on)
-		b.waitBlocked(1)
-		b.expect(":1\r\n", "RPUSH", "l", "x")
-		after("BLPOP served under REPLY OFF")
-		a.send(multibulk("CLIENT", "REPLY", "SKIP") + multibulk("BLPOP", "l", "0") + multibulk("PING"))
-		b.waitBlocked(1)
-		b.expect(":1\r\n", "RPUSH", "l", "y")
-		a.expectReply("+PONG\r\n")
-	}
+	a.send(multibulk("CLIENT", "REPLY", "OFF") + multibulk("BLPOP", "l", "0") + on)
+	b.waitBlocked(1)
+	b.expect(":1\r\n", "RPUSH", "l", "x")
+	after("BLPOP served under REPLY OFF")
+	a.send(multibulk("CLIENT", "REPLY", "SKIP") + multibulk("BLPOP", "l", "0") + multibulk("PING"))
+	b.waitBlocked(1)
+	b.expect(":1\r\n", "RPUSH", "l", "y")
+	a.expectReply("+PONG\r\n")
 
 	// Pub/sub messages are pushes: REPLY OFF does not silence them.
 	a.send(multibulk("HELLO", "3"))

@@ -339,6 +339,9 @@ func serveReady(ks *keyspace.Keyspace) {
 			continue
 		}
 		cn.feed(b.cmd, b.args, mark, false) // replication.go: what the pop did
+		if cn.blk.silent {                  // CLIENT REPLY OFF or SKIP when it blocked: no late reply
+			cn.Out = cn.Out[:mark]
+		}
 		if tr.pending.Load() {
 			tr.deliver(cn) // its invalidations after its reply (the loop writes without blocking)
 		}
