@@ -744,9 +744,11 @@ func (ks *Keyspace) kixActiveExpire(now int64, limit int) int {
 	for _, v := range due {
 		// A staged key may also be met in the table (its old slot, whose
 		// location the check above rejects) but not twice as staged.
+		// kixLookup expires it (expire runs the OnKeyTouched hooks once);
+		// only the watchers are left to mark, as for a DRAM key.
 		if _, ok := ks.kixGet(v.db, []byte(v.key)); ok && ks.kixLookup(v.db, []byte(v.key)) == nil {
 			n++
-			ks.touch(v.db, []byte(v.key))
+			ks.touchWatchers(v.db, []byte(v.key))
 		}
 	}
 	return n

@@ -108,3 +108,46 @@ func TestKeyIndexTTL(t *testing.T) {
 	}
 	check("restarted", 4000, 1999)
 }
+
+// TestKeyIndexActiveExpiryTouchesOnce: the active cycle's expiry of an
+// indexed key runs the OnKeyTouched hooks once, as for a DRAM key (client
+// tracking sent two invalidations for one expired key before: expire ran
+// the hooks, then the cycle touched the key again).
+func TestKeyIndexActiveExpiryTouchesOnce(t *testing.T) {
+	dir := t.TempDir()
+	ks, _ := openKix(t, dir)
+	at := ks.NowMs() + 10_000
+	key := func(i int) []byte { return []byte(fmt.Sprintf("k:%d", i)) }
+	commit(t, ks, func(b *keyspace.Batch) {
+		for i := 0; i < 200; i++ {
+			b.Set(0, key(i), []byte("v"), at)
+		}
+	})
+	ks.Close()
+	ks, rep := openKix(t, dir) // those 200 are in the table now
+	defer ks.Close()
+	if rep.Index.FromLSN == 0 {
+		t.Fatalf("the restart did not re-attach the index: %+v", rep.Index)
+	}
+	commit(t, ks, func(b *keyspace.Batch) { // and these are staged
+		for i := 200; i < 300; i++ {
+			b.Set(0, key(i), []byte("v"), at)
+		}
+	})
+	touched := map[string]int{}
+	ks.OnKeyTouched(func(_ int, k []byte) { touched[string(k)]++ })
+	ks.AdvanceClock(20_000)
+	ks.Lock()
+	defer ks.Unlock()
+	for cycle := 0; cycle < 100 && ks.DBSize(0) > 0; cycle++ {
+		ks.RunActiveExpire()
+	}
+	if n := ks.DBSize(0); n != 0 {
+		t.Fatalf("%d keys left after the active cycles", n)
+	}
+	for i := 0; i < 300; i++ {
+		if n := touched[string(key(i))]; n != 1 {
+			t.Fatalf("%s touched %d times by its expiry, want 1", key(i), n)
+		}
+	}
+}
