@@ -107,13 +107,18 @@ func testWaitAndMinReplicas(t *testing.T, io string) {
 	if err := p.Set(ctx, "k", "accepted", 0).Err(); err != nil {
 		t.Fatalf("SET with 1 of 1 replica: %v", err)
 	}
-	// The replica stops acknowledging for 3 s: past the 1 s lag, writes
-	// are refused, then accepted again when it is back.
-	sleeper := redis.NewClient(&redis.Options{Addr: r.Options().Addr, MaxRetries: -1, ReadTimeout: 10 * time.Second})
+	// The replica stops acknowledging for 4 s: past the 1 s lag, writes
+	// are refused, then accepted again when it is back. The sleeper's
+	// connection is made first, so a slow dial on a loaded machine does
+	// not eat the window.
+	sleeper := redis.NewClient(&redis.Options{Addr: r.Options().Addr, MaxRetries: -1, ReadTimeout: 15 * time.Second})
 	defer sleeper.Close()
-	go sleeper.Do(ctx, "DEBUG", "SLEEP", "3")
+	if err := sleeper.Ping(ctx).Err(); err != nil {
+		t.Fatalf("PING the replica: %v", err)
+	}
+	go sleeper.Do(ctx, "DEBUG", "SLEEP", "4")
 	refused := false
-	for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && !refused; {
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end) && !refused; {
 		refused = p.Set(ctx, "k", "lagging", 0).Err() != nil
 		time.Sleep(20 * time.Millisecond) // polling the write path
 	}
