@@ -21,6 +21,10 @@ const (
 	maxQueryBuf = proto.MaxQueryBuf // client-query-buffer-limit: bytes buffered for one client
 	outFlushAt  = 1 << 20           // replies held beyond this are written mid-batch
 	shrinkAbove = 256 << 10         // idle buffers larger than this are given back
+	// reserveAfter is how many bytes of a request larger than the read
+	// buffer must have arrived before the buffer is grown to the whole
+	// length the request declares (processInput).
+	reserveAfter = 1 << 20
 )
 
 // conn is one client connection. Its goroutine reads whatever the socket
@@ -375,12 +379,20 @@ func (c *conn) processInput() bool {
 		n = copy(c.rbuf, data)
 		c.rbuf = c.rbuf[:n]
 	}
-	if need > cap(c.rbuf) && cap(c.rbuf)-len(c.rbuf) < readBufSize {
-		// Room for what the request declares, but only once the buffer is
-		// (nearly) full and then twice its size: a client that announces a
-		// 512 MB bulk and sends three bytes must not cost 512 MB, and
-		// doubling keeps big values linear (growing to twice the arrived
-		// bytes on every read grew by one read at a time: quadratic).
+	if need > cap(c.rbuf) && len(c.rbuf) >= reserveAfter {
+		// A request that has sent reserveAfter bytes of what it declares
+		// gets room for all of it at once, as Redis makes room for a big
+		// argument's declared length: doubling on to 100 MB would copy
+		// the arrived bytes again at every step (a third of a 100 MB
+		// SET's CPU in loop mode).
+		c.rbuf = growBuf(c.rbuf, need)
+	} else if need > cap(c.rbuf) && cap(c.rbuf)-len(c.rbuf) < readBufSize {
+		// Below that, room for what the request declares only once the
+		// buffer is (nearly) full and then twice its size: a client that
+		// announces a 512 MB bulk and sends three bytes must not cost
+		// 512 MB, and doubling keeps big values linear (growing to twice
+		// the arrived bytes on every read grew by one read at a time:
+		// quadratic).
 		c.rbuf = growBuf(c.rbuf, min(need, 2*cap(c.rbuf)))
 	} else if n == 0 && cap(c.rbuf) > shrinkAbove {
 		releasedLarge(cap(c.rbuf))
