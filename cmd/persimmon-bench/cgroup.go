@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -50,51 +49,14 @@ func runCgroup(o cgroupOpts) (*result, error) {
 	if o.dur <= 0 && o.total <= 0 {
 		return nil, fmt.Errorf("need a duration or a command count")
 	}
-	conns, err := dialAll(o.addr, o.auth, o.workers)
+	var issued atomic.Int64
+	res, err := runConns(o.addr, o.auth, o.workers, "cgroup", o.progress, o.dur,
+		func(i int, c *conn, rec *recorder, deadline time.Time, stop *atomic.Bool) error {
+			return consume(c, "consumer-"+strconv.Itoa(i), o, rec, deadline, stop, &issued)
+		})
 	if err != nil {
 		return nil, err
 	}
-	defer closeAll(conns)
-	live := &liveCounters{}
-	var (
-		stop     atomic.Bool
-		issued   atomic.Int64
-		wg       sync.WaitGroup
-		errMu    sync.Mutex
-		firstErr error
-	)
-	recs := make([]*recorder, o.workers)
-	start := time.Now()
-	deadline := start.Add(o.dur)
-	stopProgress := make(chan struct{})
-	var pwg sync.WaitGroup
-	if o.progress != nil {
-		pwg.Add(1)
-		go progress(o.progress, "cgroup", live, start, stopProgress, &pwg)
-	}
-	for i := range conns {
-		recs[i] = newRecorder(live)
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			if err := consume(conns[i], "consumer-"+strconv.Itoa(i), o, recs[i], deadline, &stop, &issued); err != nil {
-				errMu.Lock()
-				if firstErr == nil {
-					firstErr = err
-				}
-				errMu.Unlock()
-				stop.Store(true)
-			}
-		}(i)
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	close(stopProgress)
-	pwg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	res := merge(recs, elapsed)
 	res.Workers, res.Pipeline = o.workers, 1
 	res.Server = o.addr
 	return res, nil

@@ -43,57 +43,22 @@ func runPipelined(o runOpts, newBuilder func() builder) (*result, error) {
 	if o.dur <= 0 && o.total <= 0 {
 		return nil, fmt.Errorf("need a duration or a command count")
 	}
-	conns, err := dialAll(o.addr, o.auth, o.workers)
+	var (
+		unsupported atomic.Bool
+		issued      atomic.Int64
+	)
+	builders := make([]builder, o.workers) // made here: newBuilder need not be safe for concurrent use
+	for i := range builders {
+		builders[i] = newBuilder()
+	}
+	res, err := runConns(o.addr, o.auth, o.workers, o.label, o.progress, o.dur,
+		func(i int, c *conn, rec *recorder, deadline time.Time, stop *atomic.Bool) error {
+			r := rand.New(rand.NewPCG(uint64(i+1), uint64(time.Now().UnixNano())))
+			return runWorker(c, builders[i], r, rec, o, deadline, stop, &unsupported, &issued)
+		})
 	if err != nil {
 		return nil, err
 	}
-	defer closeAll(conns)
-
-	live := &liveCounters{}
-	var (
-		stop        atomic.Bool
-		unsupported atomic.Bool
-		issued      atomic.Int64
-		wg          sync.WaitGroup
-		errMu       sync.Mutex
-		firstErr    error
-	)
-	recs := make([]*recorder, o.workers)
-	start := time.Now()
-	deadline := start.Add(o.dur)
-	stopProgress := make(chan struct{})
-	var pwg sync.WaitGroup
-	if o.progress != nil {
-		pwg.Add(1)
-		go progress(o.progress, o.label, live, start, stopProgress, &pwg)
-	}
-	for i := range conns {
-		rec := newRecorder(live)
-		recs[i] = rec
-		b := newBuilder()
-		wg.Add(1)
-		go func(c *conn, seed uint64) {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))
-			err := runWorker(c, b, r, rec, o, deadline, &stop, &unsupported, &issued)
-			if err != nil {
-				errMu.Lock()
-				if firstErr == nil {
-					firstErr = err
-				}
-				errMu.Unlock()
-				stop.Store(true)
-			}
-		}(conns[i], uint64(i+1))
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	close(stopProgress)
-	pwg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	res := merge(recs, elapsed)
 	res.Workers, res.Pipeline = o.workers, o.pipeline
 	res.Server = o.addr
 	res.Unsupported = unsupported.Load()
@@ -215,4 +180,58 @@ func closeAll(conns []*conn) {
 	for _, c := range conns {
 		c.Close()
 	}
+}
+
+// runConns dials n connections and runs worker on each in a goroutine of
+// its own (i is the connection's index, rec its recorder, deadline start
+// plus dur) until every worker has returned. The first error sets stop, so
+// the others end too, and is returned. While they run a progress line
+// under label goes to prog once a second (nil: none). The result merges
+// every connection's recorder over the elapsed time.
+func runConns(addr, auth string, n int, label string, prog io.Writer, dur time.Duration,
+	worker func(i int, c *conn, rec *recorder, deadline time.Time, stop *atomic.Bool) error) (*result, error) {
+	conns, err := dialAll(addr, auth, n)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll(conns)
+	live := &liveCounters{}
+	var (
+		stop     atomic.Bool
+		wg       sync.WaitGroup
+		errMu    sync.Mutex
+		firstErr error
+	)
+	recs := make([]*recorder, n)
+	start := time.Now()
+	deadline := start.Add(dur)
+	stopProgress := make(chan struct{})
+	var pwg sync.WaitGroup
+	if prog != nil {
+		pwg.Add(1)
+		go progress(prog, label, live, start, stopProgress, &pwg)
+	}
+	for i := range conns {
+		recs[i] = newRecorder(live)
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			if err := worker(i, conns[i], recs[i], deadline, &stop); err != nil {
+				errMu.Lock()
+				if firstErr == nil {
+					firstErr = err
+				}
+				errMu.Unlock()
+				stop.Store(true)
+			}
+		}(i)
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	close(stopProgress)
+	pwg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return merge(recs, elapsed), nil
 }

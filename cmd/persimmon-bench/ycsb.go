@@ -7,7 +7,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -243,59 +242,25 @@ func runYCSBPhase(cfg ycsbConfig) (*result, error) {
 	if load {
 		total = cfg.recordCount
 	}
-	conns, err := dialAll(cfg.addr, cfg.auth, cfg.threads)
-	if err != nil {
-		return nil, err
-	}
-	defer closeAll(conns)
-	live := &liveCounters{}
 	var (
 		claimed     atomic.Int64
 		done        atomic.Int64
 		unsupported atomic.Bool
-		stop        atomic.Bool
-		wg          sync.WaitGroup
-		errMu       sync.Mutex
-		firstErr    error
 	)
-	recs := make([]*recorder, cfg.threads)
-	start := time.Now()
-	deadline := start.Add(cfg.maxExecutionTime)
-	stopProgress := make(chan struct{})
-	var pwg sync.WaitGroup
-	if cfg.progress != nil {
-		pwg.Add(1)
-		go progress(cfg.progress, "ycsb "+cfg.workload, live, start, stopProgress, &pwg)
+	res, err := runConns(cfg.addr, cfg.auth, cfg.threads, "ycsb "+cfg.workload, cfg.progress, cfg.maxExecutionTime,
+		func(t int, c *conn, rec *recorder, deadline time.Time, stop *atomic.Bool) error {
+			y := newYCSBClient(&cfg, c, rand.New(rand.NewPCG(uint64(t+1), uint64(time.Now().UnixNano()))), rec, &unsupported)
+			return y.loop(load, mix, chooser, total, &claimed, &done, stop, deadline)
+		})
+	if err != nil {
+		return nil, err
 	}
-	for t := range conns {
-		recs[t] = newRecorder(live)
-		y := newYCSBClient(&cfg, conns[t], rand.New(rand.NewPCG(uint64(t+1), uint64(time.Now().UnixNano()))), recs[t], &unsupported)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := y.loop(load, mix, chooser, total, &claimed, &done, &stop, deadline)
-			if err != nil {
-				errMu.Lock()
-				if firstErr == nil {
-					firstErr = err
-				}
-				errMu.Unlock()
-				stop.Store(true)
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	close(stopProgress)
-	pwg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	res := merge(recs, elapsed)
 	// A read-modify-write is one operation overall, though its READ and
 	// UPDATE are also reported under their own names (as YCSB does).
 	res.Ops = done.Load()
-	res.QPS = float64(res.Ops) / elapsed.Seconds()
+	if res.Seconds > 0 {
+		res.QPS = float64(res.Ops) / res.Seconds
+	}
 	res.Tool, res.Phase, res.Workers, res.Server = "ycsb", cfg.workload, cfg.threads, cfg.addr
 	res.Command = fmt.Sprintf("group=%s recordcount=%d operationcount=%d fieldcount=%d fieldlength=%d requestdistribution=%s",
 		cfg.group, cfg.recordCount, cfg.operationCount, cfg.fieldCount, cfg.fieldLength, cfg.distribution)
