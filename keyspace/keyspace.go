@@ -55,9 +55,8 @@ type Keyspace struct {
 
 	kix kixState // the persistent key index, when attached (kix.go)
 	// kixAccess holds the access data of recently used indexed keys
-	// (lru.go); noTouch: peek's lookup records no access.
+	// (lru.go).
 	kixAccess accessTable
-	noTouch   bool
 	curLSN    uint64 // LSN of the record being applied
 
 	keyReadyFn func(db int, key []byte) // OnKeyReady: wakes blocked clients
@@ -148,8 +147,16 @@ func (ks *Keyspace) PauseExpiry(on bool) { ks.expiryPaused.Store(on) }
 // (tests move it forward with a skew).
 func (ks *Keyspace) NowMs() int64 { return time.Now().UnixMilli() + ks.clockSkew.Load() }
 
-// lookup returns the live entry of key, removing it first if it expired.
-func (ks *Keyspace) lookup(dbi int, key []byte) *entry {
+// lookup returns the live entry of key, removing it first if it expired,
+// and records the access (OBJECT IDLETIME, FREQ).
+func (ks *Keyspace) lookup(dbi int, key []byte) *entry { return ks.find(dbi, key, true) }
+
+// peek is lookup without touching the key's access time (Redis's
+// LOOKUP_NOTOUCH: TYPE, EXISTS, TTL, OBJECT, MEMORY USAGE).
+func (ks *Keyspace) peek(dbi int, key []byte) *entry { return ks.find(dbi, key, false) }
+
+// find is lookup (touch) and peek (!touch).
+func (ks *Keyspace) find(dbi int, key []byte, touch bool) *entry {
 	d := ks.dbs[dbi]
 	i, ok := d.index[string(key)]
 	if !ok {
@@ -157,7 +164,7 @@ func (ks *Keyspace) lookup(dbi int, key []byte) *entry {
 		ks.countLookup(e != nil)
 		if e == nil {
 			ks.keyMissed(dbi, key)
-		} else if !ks.noTouch {
+		} else if touch {
 			ks.kixAccess.touch(e.loc)
 		}
 		return e
@@ -172,25 +179,9 @@ func (ks *Keyspace) lookup(dbi int, key []byte) *entry {
 		return nil
 	}
 	ks.countLookup(true)
-	e.lru.touch()
-	return e
-}
-
-// peek is lookup without touching the key's access time (Redis's
-// LOOKUP_NOTOUCH: TYPE, EXISTS, TTL, OBJECT, MEMORY USAGE).
-func (ks *Keyspace) peek(dbi int, key []byte) *entry {
-	d := ks.dbs[dbi]
-	if i, ok := d.index[string(key)]; ok {
-		saved := d.entries[i].lru
-		e := ks.lookup(dbi, key)
-		if e != nil {
-			e.lru = saved
-		}
-		return e
+	if touch {
+		e.lru.touch()
 	}
-	ks.noTouch = true
-	e := ks.lookup(dbi, key)
-	ks.noTouch = false
 	return e
 }
 
