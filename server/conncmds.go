@@ -344,7 +344,7 @@ func clientListCommand(c *Client, args [][]byte) {
 	case len(args) == 4 && ArgIs(args[2], "type"):
 		t, ok := clientTypeByName(args[3])
 		if !ok {
-			c.WriteError("ERR Unknown client type '" + string(args[3]) + "'")
+			c.WriteError("ERR Unknown client type '" + string(CString(args[3])) + "'")
 			return
 		}
 		ctype = t
@@ -537,7 +537,7 @@ func clientKillCommand(c *Client, args [][]byte) {
 			case ArgIs(opt, "type"):
 				t, ok := clientTypeByName(val)
 				if !ok {
-					c.WriteError("ERR Unknown client type '" + string(val) + "'")
+					c.WriteError("ERR Unknown client type '" + string(CString(val)) + "'")
 					return
 				}
 				ctype = t
@@ -594,6 +594,7 @@ func clientKillCommand(c *Client, args [][]byte) {
 // clientTypeByName maps a client type name of CLIENT KILL and CLIENT LIST
 // to the class clientType reports ("slave" is "replica").
 func clientTypeByName(name []byte) (string, bool) {
+	name = CString(name) // Redis compares it as a C string
 	switch {
 	case ArgIs(name, "normal"):
 		return "normal", true

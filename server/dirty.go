@@ -106,7 +106,8 @@ func (d *dirtyKeys) prune(durable uint64) {
 // FirstKey/LastKey/Step positions in the selected database: not for
 // movable keys (a numkeys, STORE, STREAMS: SORT, ZUNIONSTORE, EVAL,
 // XREADGROUP), a numkeys or keyword key spec, an incomplete one, a GetKeys
-// proc without index-only key specs, or commands that
+// proc without index-only key specs, a spec of arguments that are not keys
+// (SPUBLISH's channel: such a command waits as PUBLISH does), or commands that
 // reach another database (MOVE, COPY … DB) or another server (MIGRATE).
 func hasFixedKeys(cmd *Command) bool {
 	if cmd.FirstKey <= 0 || len(cmd.Subcommands) > 0 || cmd.Flags&FlagMovableKeys != 0 {
@@ -118,7 +119,7 @@ func hasFixedKeys(cmd *Command) bool {
 	}
 	for i := range cmd.KeySpecs {
 		sp := &cmd.KeySpecs[i]
-		if sp.Flags&KeyIncomplete != 0 || sp.KeyNum || sp.Keyword != "" || sp.Unknown {
+		if sp.Flags&(KeyIncomplete|KeyNotKey) != 0 || sp.KeyNum || sp.Keyword != "" || sp.Unknown {
 			return false
 		}
 	}

@@ -222,11 +222,13 @@ func functionListCommand(c *Client, args [][]byte) {
 	withCode := false
 	var pattern []byte
 	for i := 2; i < len(args); i++ {
+		// Redis compares and prints the arguments as C strings, up to
+		// their first NUL.
 		switch {
-		case !withCode && ArgIs(args[i], "withcode"):
+		case !withCode && ArgIs(CString(args[i]), "withcode"):
 			withCode = true
 			continue
-		case pattern == nil && ArgIs(args[i], "libraryname"):
+		case pattern == nil && ArgIs(CString(args[i]), "libraryname"):
 			if i >= len(args)-1 {
 				c.WriteError("ERR library name argument was not given")
 				return
@@ -235,7 +237,7 @@ func functionListCommand(c *Client, args [][]byte) {
 			pattern = args[i]
 			continue
 		}
-		c.WriteError("ERR Unknown argument " + string(args[i]))
+		c.WriteError("ERR Unknown argument " + string(CString(args[i])))
 		return
 	}
 	libs := c.Srv.functionSet().Libraries()

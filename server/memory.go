@@ -28,6 +28,9 @@ func memoryCommands() []Command {
 				{Name: "memory|doctor", Arity: 2, Group: "server", Since: "4.0.0",
 					Summary: "Outputs memory problems report", Run: cmdMemoryDoctor, NoLock: true,
 					Tips: []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}},
+				{Name: "memory|malloc-stats", Arity: 2, Group: "server", Since: "4.0.0",
+					Summary: "Show allocator internal stats", Run: cmdMemoryMallocStats, NoLock: true,
+					Tips: []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}},
 				{Name: "memory|help", Arity: 2, Flags: FlagLoading | FlagStale, Group: "server", Since: "4.0.0",
 					Summary: "Show helpful text about the different subcommands", Run: cmdMemoryHelp, NoLock: true},
 			}},
@@ -191,10 +194,19 @@ func cmdMemoryDoctor(c *Client, _ [][]byte) {
 	c.WriteVerbatimString("txt", "Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.\n")
 }
 
+// cmdMemoryMallocStats: MEMORY MALLOC-STATS answers as a redis-server
+// built without jemalloc does (the Go runtime is the allocator here; INFO
+// memory and MEMORY STATS give its figures).
+func cmdMemoryMallocStats(c *Client, _ [][]byte) {
+	c.WriteBulkString("Stats not supported for the current allocator")
+}
+
 func cmdMemoryHelp(c *Client, _ [][]byte) {
 	writeHelp(c, "MEMORY", []string{
 		"DOCTOR",
 		"    Return memory problems reports.",
+		"MALLOC-STATS",
+		"    Return internal statistics report from the memory allocator.",
 		"PURGE",
 		"    Attempt to purge dirty pages for reclamation by the allocator.",
 		"STATS",

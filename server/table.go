@@ -173,6 +173,7 @@ func newCommandTable(families []Command) map[string]*Command {
 	cmds = append(cmds, pubsubCommands()...)
 	cmds = append(cmds, monitorCommands()...)
 	cmds = append(cmds, memoryCommands()...)
+	cmds = append(cmds, lolwutCommands()...)
 	cmds = append(cmds, scriptingCommands()...)
 	cmds = append(cmds, functionCommands()...)
 	cmds = append(cmds, families...)
@@ -814,6 +815,17 @@ func commandGetkeysCommand(c *Client, args [][]byte) { getkeys(c, args, false) }
 // each key comes with the flags of the key spec that found it.
 func commandGetkeysandflagsCommand(c *Client, args [][]byte) { getkeys(c, args, true) }
 
+// hasKeyArgs reports whether one of specs names keys (doesCommandHaveKeys:
+// SPUBLISH's only spec is of a channel, a not-key argument).
+func hasKeyArgs(specs []KeySpec) bool {
+	for i := range specs {
+		if specs[i].Flags&KeyNotKey == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func getkeys(c *Client, args [][]byte, withFlags bool) {
 	target := args[2:]
 	cmd := lookupCommand(c.Srv.table, target[0])
@@ -824,7 +836,7 @@ func getkeys(c *Client, args [][]byte, withFlags bool) {
 	case cmd == nil:
 		c.WriteError("ERR Invalid command specified")
 		return
-	case cmd.GetKeys == nil && len(keySpecsOf(cmd)) == 0:
+	case cmd.GetKeys == nil && !hasKeyArgs(keySpecsOf(cmd)):
 		c.WriteError("ERR The command has no key arguments")
 		return
 	case !arityOK(cmd.Arity, len(target)):
