@@ -107,6 +107,9 @@ var fzModes = map[string]string{
 	"acl|log": "errors", "acl|genpass": "errors", "acl|cat": "sort",
 	// a stream's payload: its content, not its bytes (cmdfuzz_dump_test.go)
 	"dump": "dump",
+	// delivery and seen times of a consumer group: the clock when each
+	// server ran the command, a few ms apart
+	"xinfo|stream": "times", "xinfo|consumers": "times",
 }
 
 // fzKnown reports a generated command that hits a known, unfixed
@@ -647,6 +650,35 @@ func (d *fzSide) fzExchange(args []string, mode string) (string, error) {
 	}
 }
 
+// fzMaskTimes replaces the clock readings in an XINFO reply: integers
+// that are Unix times in ms (a PEL entry's delivery time in XINFO STREAM
+// FULL, a consumer's seen-time and active-time) and the ms counts after
+// "idle" and "inactive".
+func fzMaskTimes(r reply) reply {
+	if r.kind == ':' {
+		if n, err := strconv.ParseInt(r.str, 10, 64); err == nil && n >= 1_000_000_000_000 {
+			return reply{kind: '+', str: "<unix ms>"}
+		}
+		return r
+	}
+	if len(r.elems) == 0 {
+		return r
+	}
+	out := r
+	out.elems = make([]reply, len(r.elems))
+	for i, e := range r.elems {
+		if i > 0 && e.kind == ':' {
+			switch r.elems[i-1].str {
+			case "idle", "inactive", "seen-time", "active-time":
+				out.elems[i] = reply{kind: '+', str: "<ms>"}
+				continue
+			}
+		}
+		out.elems[i] = fzMaskTimes(e)
+	}
+	return out
+}
+
 // fzNormalize renders r for comparison under mode.
 func fzNormalize(r reply, mode string, d *fzSide) string {
 	if r.kind == '-' {
@@ -704,6 +736,8 @@ func fzNormalize(r reply, mode string, d *fzSide) string {
 		if r.kind == '*' && len(r.elems) == 2 {
 			return "<scan reply>"
 		}
+	case "times":
+		return fzMaskTimes(r).String()
 	case "dump":
 		// DUMP is nondeterministic_output (a hashtable's member order);
 		// a stream's payload is compared by what it holds
