@@ -116,12 +116,6 @@ var fzModes = map[string]string{
 // difference (skipped unless PERSIMMON_FUZZ_KNOWN=1); each is listed with
 // both replies in the fuzzer's report.
 func fzKnown(args []string) bool {
-	if len(args) > 2 && strings.EqualFold(args[0], "command") && strings.HasPrefix(strings.ToLower(args[1]), "getkeys") {
-		// COMMAND GETKEYS is the newcomer's item (issue 16): e.g.
-		// COMMAND GETKEYS EVALSHA <sha> 9223372036854775806 dst answers
-		// *0 on redis (no-mandatory-keys), an error on persimmon
-		return true
-	}
 	if len(args) > 1 && strings.EqualFold(args[0], "hello") {
 		// the fuzzer stays in RESP2 (its HELLO replies carry connection
 		// ids); RESP3 is compared by TestDiff's resp3/ pass
@@ -716,20 +710,11 @@ func fzNormalize(r reply, mode string, d *fzSide) string {
 			return "<listpack or skiplist>"
 		}
 	case "cmdinfo":
-		// a container's subcommands: persimmon lists those it implements;
-		// and its table has no skip_monitor, skip_slowlog or
-		// no_mandatory_keys flags (a known gap, left to the COMMAND
-		// GETKEYS work of issue 16, which needs no_mandatory_keys)
+		// a container's subcommands: persimmon lists those it implements
 		for i, e := range r.elems {
-			if len(e.elems) != 10 {
-				continue
-			}
-			if len(e.elems[9].elems) > 0 {
+			if len(e.elems) == 10 && len(e.elems[9].elems) > 0 {
 				r.elems[i].elems[9] = reply{kind: '+', str: "<subcommands>"}
 			}
-			r.elems[i].elems[2].elems = slices.DeleteFunc(slices.Clone(e.elems[2].elems), func(f reply) bool {
-				return f.str == "skip_monitor" || f.str == "skip_slowlog" || f.str == "no_mandatory_keys"
-			})
 		}
 		return r.String()
 	case "scanshape":

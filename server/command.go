@@ -28,6 +28,7 @@ const (
 	FlagNoAsyncLoading             // refused while loading asynchronously: "no_async_loading"
 	FlagPubSub                     // pub/sub related: "pubsub"
 	FlagSkipMonitor                // not shown to MONITOR (Persimmon has none): "skip_monitor"
+	FlagSkipSlowlog                // not logged in the slow log (EXEC: its commands are): "skip_slowlog"
 	// FlagNoMandatoryKeys: the command may take no keys at all (EVAL with
 	// numkeys 0), so COMMAND GETKEYS answers an empty array where it
 	// finds none: "no_mandatory_keys".

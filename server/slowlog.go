@@ -48,7 +48,7 @@ type slowlog struct {
 func (c *conn) recordSlow(cmd *Command, args [][]byte, d time.Duration) {
 	s := c.srv
 	th := s.live.slowlogSlowerThan.Load()
-	if th < 0 || d.Microseconds() < th || cmd.Name == "exec" {
+	if th < 0 || d.Microseconds() < th || cmd.Flags&FlagSkipSlowlog != 0 {
 		return
 	}
 	e := slowlogEntry{unix: time.Now().Unix(), micros: d.Microseconds(), addr: c.addr, clientNm: c.Name}

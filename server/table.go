@@ -158,7 +158,7 @@ func newCommandTable(families []Command) map[string]*Command {
 		// transactions
 		{Name: "multi", Arity: 1, Flags: txnFlags, Group: "transactions", Since: "1.2.0",
 			Summary: "Starts a transaction.", Run: multiCommand, NoLock: true, Immediate: true},
-		{Name: "exec", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale, Group: "transactions", Since: "1.2.0",
+		{Name: "exec", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagSkipSlowlog, Group: "transactions", Since: "1.2.0",
 			Summary: "Executes all commands in a transaction.", Run: execCommand, NoLock: true, Immediate: true},
 		{Name: "discard", Arity: 1, Flags: txnFlags, Group: "transactions", Since: "2.0.0",
 			Summary: "Discards a transaction.", Run: discardCommand, Immediate: true},
@@ -264,7 +264,8 @@ var flagNames = []struct {
 }{
 	{FlagWrite, "write"}, {FlagReadonly, "readonly"}, {FlagDenyOOM, "denyoom"},
 	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"}, {FlagBlocking, "blocking"},
-	{FlagLoading, "loading"}, {FlagStale, "stale"}, {FlagSkipMonitor, "skip_monitor"}, {FlagFast, "fast"},
+	{FlagLoading, "loading"}, {FlagStale, "stale"}, {FlagSkipMonitor, "skip_monitor"}, {FlagSkipSlowlog, "skip_slowlog"},
+	{FlagFast, "fast"},
 	{FlagNoAuth, "no_auth"}, {FlagNoMandatoryKeys, "no_mandatory_keys"},
 	{FlagNoAsyncLoading, "no_async_loading"}, {FlagNoMulti, "no_multi"}, {FlagMovableKeys, "movablekeys"},
 	{FlagAllowBusy, "allow_busy"},
