@@ -367,7 +367,8 @@ func clientListCommand(c *Client, args [][]byte) {
 	var b []byte
 	now := time.Now()
 	for _, other := range c.Srv.clientsSnapshot() {
-		if ids != nil && !ids[other.ID] || ctype != "" && other.clientType() != ctype {
+		if ids != nil && !ids[other.ID] || ctype != "" && other.clientType() != ctype ||
+			other != c.conn && other.killed.Load() {
 			continue
 		}
 		info := other.snapshot(c.conn)
@@ -576,7 +577,8 @@ func clientKillCommand(c *Client, args [][]byte) {
 			ctype != "" && other.clientType() != ctype,
 			id != 0 && other.ID != id,
 			user != nil && other.User() != user,
-			skipMe && other == self:
+			skipMe && other == self,
+			other != self && other.killed.Load(): // killed before, still closing
 			continue
 		}
 		killClient(self, other)
