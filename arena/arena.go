@@ -16,6 +16,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/persimmon-db/persimmon/pmem"
+	"golang.org/x/sys/unix"
 )
 
 // On-disk constants. Never change them: they are the segment format.
@@ -98,6 +99,94 @@ type Segment struct {
 	buf       []byte
 	sealedEnd atomic.Int64 // 0 while active
 	allocated atomic.Int64 // bytes allocated on disk (a prefix of the file)
+
+	fileMu sync.Mutex // guards file
+	file   *os.File   // opened by the first WriteAt; closed with the mapping
+}
+
+// WriteAt writes the concatenation of bufs at off (bytes from segment
+// start) with pwritev(2) on the segment file instead of storing through
+// the mapping: the kernel copies into the page cache (on DAX, into the
+// persistent memory itself), so nothing faults on pages of the mapping
+// that were never touched. The bytes are visible through Bytes when it
+// returns (one page cache). They are as durable as stores into the
+// mapping that were never flushed: a process crash keeps them; power loss
+// needs an msync or fdatasync of the range, except on DAX, where the
+// kernel writes them with cache-flushing stores before returning. The
+// range must lie within what Alloc returned, blocks allocated. Single
+// writer, like Alloc.
+func (s *Segment) WriteAt(bufs [][]byte, off int64) error {
+	var n int64
+	for _, b := range bufs {
+		n += int64(len(b))
+	}
+	if off < HeaderSize || n > s.Size()-off {
+		panic(fmt.Sprintf("arena: WriteAt [%d, %d) outside the records of segment %d (%d bytes)", off, off+n, s.id, s.Size()))
+	}
+	f, err := s.writeFile()
+	if err != nil {
+		return err
+	}
+	fd := int(f.Fd())
+	for len(bufs) > 0 {
+		// pwritev takes at most IOV_MAX (1024) buffers at a time.
+		iov := bufs[:min(len(bufs), 1024)]
+		w, err := unix.Pwritev(fd, iov, off)
+		if err != nil {
+			if errors.Is(err, syscall.EINTR) {
+				continue
+			}
+			if errors.Is(err, syscall.ENOSPC) {
+				return fmt.Errorf("%w: writing %s at %d: %v", ErrNoSpace, s.Path(), off, err)
+			}
+			return fmt.Errorf("arena: writing %s at %d: %w", s.Path(), off, err)
+		}
+		if w == 0 {
+			return fmt.Errorf("arena: writing %s at %d: %w", s.Path(), off, io.ErrShortWrite)
+		}
+		off += int64(w)
+		// Drop what was written: whole buffers, then the front of one.
+		for w > 0 && len(bufs) > 0 {
+			if w >= len(bufs[0]) {
+				w -= len(bufs[0])
+				bufs = bufs[1:]
+				continue
+			}
+			bufs = append([][]byte{bufs[0][w:]}, bufs[1:]...)
+			w = 0
+		}
+		for len(bufs) > 0 && len(bufs[0]) == 0 {
+			bufs = bufs[1:]
+		}
+	}
+	return nil
+}
+
+// writeFile returns the descriptor WriteAt writes through, opening it the
+// first time.
+func (s *Segment) writeFile() (*os.File, error) {
+	s.fileMu.Lock()
+	defer s.fileMu.Unlock()
+	if s.file == nil {
+		f, err := os.OpenFile(s.Path(), os.O_RDWR, 0)
+		if err != nil {
+			return nil, fmt.Errorf("arena: %w", err)
+		}
+		s.file = f
+	}
+	return s.file, nil
+}
+
+// close unmaps the segment and closes WriteAt's descriptor.
+func (s *Segment) close() error {
+	err := s.region.Close()
+	s.fileMu.Lock()
+	if s.file != nil {
+		err = errors.Join(err, s.file.Close())
+		s.file = nil
+	}
+	s.fileMu.Unlock()
+	return err
 }
 
 // ID is the segment id (also its position in replay order).
@@ -926,7 +1015,7 @@ func (a *Arena) Remove(id uint64) error {
 	copy(t, old)
 	t[id] = nil
 	a.table.Store(&t)
-	if err := seg.region.Close(); err != nil {
+	if err := seg.close(); err != nil {
 		return fmt.Errorf("arena: %w", err)
 	}
 	if err := os.Remove(seg.Path()); err != nil {
@@ -945,7 +1034,7 @@ func (a *Arena) Close() error {
 	var first error
 	for _, s := range *a.table.Load() {
 		if s != nil {
-			if err := s.region.Close(); err != nil && first == nil {
+			if err := s.close(); err != nil && first == nil {
 				first = err
 			}
 		}

@@ -489,7 +489,8 @@ func (ks *Keyspace) Commit(b *Batch) error {
 			return err
 		}
 	}
-	if ks.beforeWrite != nil {
+	if ks.beforeWrite != nil && !ks.cleaning {
+		b.materialize()           // the hook reads the operations whole
 		ks.callBeforeWrite(b.buf) // beforewrite.go
 	}
 	trailed := ks.trailerSet && !ks.cleaning
@@ -497,7 +498,10 @@ func (ks *Keyspace) Commit(b *Batch) error {
 		b.buf = append(b.buf, ks.trailer...)
 		b.n += ks.trailerN
 	}
-	if len(b.buf) > ks.recordLimit {
+	if b.Size() > ks.recordLimit && b.n > 1 {
+		// Several operations: they may need several records, split
+		// between operations, which reads the payload whole.
+		b.materialize()
 		ends, err := splitPayload(b.buf, ks.recordLimit)
 		if err != nil {
 			panic(fmt.Sprintf("keyspace: batch does not decode: %v", err))
@@ -523,12 +527,20 @@ func (ks *Keyspace) Commit(b *Batch) error {
 	if flushAll {
 		appendRecord = ks.wal.AppendFreeing // may use the space kept for it
 	}
-	loc, err := appendRecord(wal.TypeBatch, flags, b.buf)
-	if err != nil {
-		return ks.writeError(err, len(b.buf))
+	n := b.Size()
+	var loc wal.Location
+	var err error
+	if len(b.borrowed) > 0 {
+		// A borrowed value goes from where it is to the log (wal.DirectMin).
+		loc, err = ks.wal.AppendParts(wal.TypeBatch, flags, b.parts())
+	} else {
+		loc, err = appendRecord(wal.TypeBatch, flags, b.buf)
 	}
-	ks.kixAppended(loc, len(b.buf))
-	ks.appended.Add(int64(wal.RecordSize(len(b.buf))))
+	if err != nil {
+		return ks.writeError(err, n)
+	}
+	ks.kixAppended(loc, n)
+	ks.appended.Add(int64(wal.RecordSize(n)))
 	ks.writeSucceeded()
 	if ks.txnOpen {
 		ks.txnWrote = true
@@ -536,7 +548,7 @@ func (ks *Keyspace) Commit(b *Batch) error {
 	if trailed {
 		ks.trailerSet = false
 	}
-	ks.applyRecord(loc, len(b.buf))
+	ks.applyRecord(loc, n)
 	return nil
 }
 

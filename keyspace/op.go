@@ -171,11 +171,60 @@ const (
 	maxOpElems       = 1024
 )
 
+// borrowMin is the value size from which Set borrows the value instead of
+// copying it into the batch: Commit hands it to the wal as a part of the
+// record's payload (written with pwritev, wal.DirectMin), so a 100 MB SET
+// copies its value once, from the request into the log.
+const borrowMin = 1 << 20
+
 // Batch collects the operations of one command. Methods only encode;
 // nothing is visible until Keyspace.Commit writes it as one record.
+//
+// Set borrows a value of at least borrowMin bytes: the batch keeps the
+// slice, not a copy, until Commit or Reset, and the caller must not
+// change those bytes meanwhile (a command's arguments, a value in the
+// mapping, a freshly built result all qualify).
 type Batch struct {
 	buf []byte
 	n   int
+	// borrowed are the values Set did not copy, in order: each belongs
+	// in the payload at offset at of buf (where its length prefix ends).
+	borrowed []borrowedValue
+	nBorrow  int // bytes in borrowed
+}
+
+// borrowedValue is a value Set borrowed and where it goes in buf.
+type borrowedValue struct {
+	at  int
+	val []byte
+}
+
+// parts returns the batch's payload as the parts to concatenate: buf cut
+// around the borrowed values.
+func (b *Batch) parts() [][]byte {
+	parts := make([][]byte, 0, 2*len(b.borrowed)+1)
+	start := 0
+	for _, v := range b.borrowed {
+		parts = append(parts, b.buf[start:v.at], v.val)
+		start = v.at
+	}
+	return append(parts, b.buf[start:])
+}
+
+// materialize copies the borrowed values into buf, for the paths that
+// read the payload as one slice (a batch split into several records, the
+// BeforeWrite hook).
+func (b *Batch) materialize() {
+	if len(b.borrowed) == 0 {
+		return
+	}
+	buf := make([]byte, 0, len(b.buf)+b.nBorrow)
+	for _, p := range b.parts() {
+		buf = append(buf, p...)
+	}
+	b.buf = buf
+	clear(b.borrowed)
+	b.borrowed, b.nBorrow = b.borrowed[:0], 0
 }
 
 func (b *Batch) head(kind byte, db int) {
@@ -271,11 +320,18 @@ func splitPayload(p []byte, limit int) ([]int, error) {
 }
 
 // Set stores a string value with an absolute expiry (Unix ms, 0 = none).
+// A value of at least borrowMin bytes is borrowed, not copied (see Batch).
 func (b *Batch) Set(db int, key, val []byte, expireAtMs int64) {
 	b.head(opSet, db)
 	b.bytes(key)
 	b.buf = binary.LittleEndian.AppendUint64(b.buf, uint64(expireAtMs))
-	b.bytes(val)
+	if len(val) < borrowMin {
+		b.bytes(val)
+		return
+	}
+	b.buf = binary.AppendUvarint(b.buf, uint64(len(val)))
+	b.borrowed = append(b.borrowed, borrowedValue{at: len(b.buf), val: val})
+	b.nBorrow += len(val)
 }
 
 // SetRef gives key the value of the set operation at base (a location),
@@ -312,10 +368,14 @@ func (b *Batch) SwapDB(a, c int) {
 func (b *Batch) Len() int { return b.n }
 
 // Size is the encoded size of the batch in bytes.
-func (b *Batch) Size() int { return len(b.buf) }
+func (b *Batch) Size() int { return len(b.buf) + b.nBorrow }
 
-// Reset empties the batch for reuse.
-func (b *Batch) Reset() { b.buf, b.n = b.buf[:0], 0 }
+// Reset empties the batch for reuse (and lets go of borrowed values).
+func (b *Batch) Reset() {
+	b.buf, b.n = b.buf[:0], 0
+	clear(b.borrowed)
+	b.borrowed, b.nBorrow = b.borrowed[:0], 0
+}
 
 // DescribePayload renders a batch payload for persimmon-check dump: one line
 // per operation.

@@ -66,6 +66,38 @@
 // after itself (it is there whenever the record before kept it), so the
 // same holds right after an EXEC or a script.
 //
+// # Big records
+//
+// A record of at least DirectMin (1 MiB) bytes is not stored through the
+// mapping: Append writes it to the segment file with pwritev(2)
+// (arena.Segment.WriteAt), the payload a 256 KiB chunk at a time, each
+// chunk checksummed just before it is written (so the write reads it
+// from the CPU cache), and the 24-byte header, which carries the
+// checksum, last. Stores into fresh pages of a shared mapping take a page
+// fault per page (a third of a 100 MB SET's CPU), and a flush of the
+// record would walk every cache line of it; pwrite fills the same page
+// cache without either. The bytes on disk are the same as a store would
+// leave, so readers, recovery and the format do not change, and the
+// mapping sees them as soon as the write returns (one page cache).
+//
+// Durability per mode is what it is for stores. In pmem and none modes,
+// Append first persists the records before the big one in its segment
+// (flush+fence: what the next group commit would have done), writes the
+// record, fences (on DAX the kernel wrote it with non-temporal stores)
+// and moves the flushed offset past it, so no group commit flushes it
+// again: the record is in the page cache (on DAX, in persistent memory)
+// before Append returns, which is what a flush gives off DAX. In msync
+// mode nothing changes: the group commit's msync of the range, which the
+// reply waits for, writes back the pages pwrite dirtied as it does pages
+// dirtied by stores (msync syncs the file range, however it was
+// written).
+//
+// Torn writes are caught as for any record: the checksum covers header
+// and payload, and until the header is written the record's first bytes
+// are whatever the tail held (zeros: the clean end). A failed write
+// leaves allocated space holding part of a record, which a later record
+// must not follow: the WAL fail-stops, as after a failed flush.
+//
 // # Group commit
 //
 // Appends are serialised by the caller's lock (the keyspace's) and by the

@@ -20,6 +20,12 @@ const (
 	HeaderSize = 24
 	// MaxPayload is the largest payload a record may carry (bytes).
 	MaxPayload = 1<<32 - 1 - HeaderSize - 8
+
+	// DirectMin is the record size (bytes, header and padding included)
+	// from which Append writes a record with pwritev(2) instead of
+	// stores into the mapping (see "Big records" in the package doc).
+	// Not part of the format: either way the bytes are the same.
+	DirectMin = 1 << 20
 )
 
 // Errors. ErrCleanEnd and ErrInvalidRecord come from DecodeRecord;
@@ -61,6 +67,40 @@ func encodeRecord(dst []byte, typ, flags uint8, lsn uint64, payload []byte) {
 	n := copy(dst[HeaderSize:], payload)
 	clear(dst[HeaderSize+n:])
 	binary.LittleEndian.PutUint64(dst[16:], checksum(dst[:16], payload))
+}
+
+// encodeRecordParts is encodeRecord of the n-byte payload that is the
+// concatenation of parts.
+func encodeRecordParts(dst []byte, typ, flags uint8, lsn uint64, n int, parts [][]byte) {
+	putHead(dst, typ, flags, lsn, n)
+	at := HeaderSize
+	for _, p := range parts {
+		at += copy(dst[at:], p)
+	}
+	clear(dst[at:])
+	binary.LittleEndian.PutUint64(dst[16:], checksumParts(dst[:16], parts))
+}
+
+// putHead writes the first 16 bytes of a record header: length, type,
+// flags, reserved, LSN.
+func putHead(dst []byte, typ, flags uint8, lsn uint64, n int) {
+	binary.LittleEndian.PutUint32(dst[0:], uint32(n))
+	dst[4] = typ
+	dst[5] = flags
+	dst[6], dst[7] = 0, 0
+	binary.LittleEndian.PutUint64(dst[8:], lsn)
+}
+
+// checksumParts is checksum of the payload that is the concatenation of
+// parts.
+func checksumParts(head []byte, parts [][]byte) uint64 {
+	var d xxhash.Digest
+	d.Reset()
+	d.Write(head)
+	for _, p := range parts {
+		d.Write(p)
+	}
+	return d.Sum64()
 }
 
 func checksum(head, payload []byte) uint64 {

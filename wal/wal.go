@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/persimmon-db/persimmon/arena"
 	"github.com/persimmon-db/persimmon/pmem"
 )
@@ -132,6 +133,19 @@ func (w *WAL) Close() error {
 
 func packFlushed(id uint64, off int64) uint64 { return id<<40 | uint64(off) }
 
+// advanceFlushed moves flushed forward to v, never back: a leader that
+// captured the append state before a direct write (writeDirect) moved
+// flushed past it must not undo that. Packed values order as (segment,
+// offset) do.
+func (w *WAL) advanceFlushed(v uint64) {
+	for {
+		cur := w.flushed.Load()
+		if cur >= v || w.flushed.CompareAndSwap(cur, v) {
+			return
+		}
+	}
+}
+
 // Arena is the arena the WAL appends to.
 func (w *WAL) Arena() *arena.Arena { return w.arena }
 
@@ -159,7 +173,14 @@ type Location struct {
 // arena.ErrNoSpace when the disk is full, the sticky persistence error
 // after a failed flush.
 func (w *WAL) Append(typ, flags uint8, payload []byte) (Location, error) {
-	return w.append(typ, flags, payload, -1)
+	return w.append(typ, flags, payload, nil, -1)
+}
+
+// AppendParts is Append of the payload that is the concatenation of parts,
+// which are not copied into a payload first: a record of at least
+// DirectMin bytes goes from them to the segment file in one pwritev.
+func (w *WAL) AppendParts(typ, flags uint8, parts [][]byte) (Location, error) {
+	return w.append(typ, flags, nil, parts, -1)
 }
 
 // AppendFreeing is Append for a small record that frees space (FLUSHALL):
@@ -170,17 +191,26 @@ func (w *WAL) AppendFreeing(typ, flags uint8, payload []byte) (Location, error) 
 	if RecordSize(len(payload)) > freeingReserve-commitReserve {
 		panic(fmt.Sprintf("wal: AppendFreeing of a %d-byte payload, more than the reserve holds", len(payload)))
 	}
-	return w.append(typ, flags, payload, commitReserve)
+	return w.append(typ, flags, payload, nil, commitReserve)
 }
 
-func (w *WAL) append(typ, flags uint8, payload []byte, keep int64) (Location, error) {
+// append writes a record whose payload is payload, or, if parts is not
+// nil, the concatenation of parts.
+func (w *WAL) append(typ, flags uint8, payload []byte, parts [][]byte, keep int64) (Location, error) {
 	if errp := w.failed.Load(); errp != nil {
 		return Location{}, *errp
 	}
-	if len(payload) > MaxPayload {
-		return Location{}, fmt.Errorf("wal: payload of %d bytes exceeds the record limit %d", len(payload), MaxPayload)
+	n := len(payload)
+	if parts != nil {
+		n = 0
+		for _, p := range parts {
+			n += len(p)
+		}
 	}
-	size := RecordSize(len(payload))
+	if n > MaxPayload {
+		return Location{}, fmt.Errorf("wal: payload of %d bytes exceeds the record limit %d", n, MaxPayload)
+	}
+	size := RecordSize(n)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.clearShutdownMark(); err != nil {
@@ -214,9 +244,101 @@ func (w *WAL) append(typ, flags uint8, payload []byte, keep int64) (Location, er
 	}
 	w.keptAfter = keep
 	lsn := last + 1
-	encodeRecord(seg.Bytes()[off:off+size], typ, flags, lsn, payload)
+	switch {
+	case size >= DirectMin:
+		if parts == nil {
+			parts = [][]byte{payload}
+		}
+		if err := w.writeDirect(seg, off, typ, flags, lsn, n, parts); err != nil {
+			// The space is taken and holds a partial record: a record
+			// after it would follow a hole. Fail-stop, as after a failed
+			// flush.
+			return Location{}, w.failStop(fmt.Errorf("wal: %w", err))
+		}
+	case parts != nil:
+		encodeRecordParts(seg.Bytes()[off:off+size], typ, flags, lsn, n, parts)
+	default:
+		encodeRecord(seg.Bytes()[off:off+size], typ, flags, lsn, payload)
+	}
 	w.lastLSN.Store(lsn)
 	return Location{Seg: seg, Off: off, LSN: lsn}, nil
+}
+
+// zeroPad is the padding of a record written by writeDirect.
+var zeroPad [8]byte
+
+// directChunk is how many payload bytes writeDirect checksums and then
+// writes at a time: small enough that the write reads them from the CPU
+// cache the checksum just filled, instead of from DRAM a second time.
+const directChunk = 256 << 10
+
+// writeDirect writes the record of LSN lsn whose n-byte payload is the
+// concatenation of parts at off in seg with pwritev (arena.Segment.WriteAt)
+// instead of storing it through the mapping (see "Big records" in the
+// package doc): the payload and padding a chunk at a time, each chunk
+// checksummed just before it is written, then the header, which holds
+// the checksum. In pmem and none modes the records before it in seg are
+// persisted first and the flushed offset then moves past it, so no group
+// commit flushes its cache lines (that would fault in every page of it);
+// in msync mode the group commit's msync of the range covers it as it
+// covers stores. Call with w.mu held.
+func (w *WAL) writeDirect(seg *arena.Segment, off int64, typ, flags uint8, lsn uint64, n int, parts [][]byte) error {
+	direct := w.arena.Mode() != pmem.ModeMsync
+	if direct {
+		if from := w.flushedIn(seg); from < off {
+			if err := seg.Persist(from, off-from); err != nil {
+				return fmt.Errorf("persisting %s [%d, %d): %w", seg.Path(), from, off, err)
+			}
+		}
+	}
+	var hdr [HeaderSize]byte
+	putHead(hdr[:], typ, flags, lsn, n)
+	var d xxhash.Digest
+	d.Reset()
+	d.Write(hdr[:16])
+	pos := off + HeaderSize
+	var chunk [][]byte
+	size := 0
+	write := func() error {
+		err := seg.WriteAt(chunk, pos)
+		pos += int64(size)
+		chunk, size = chunk[:0], 0
+		return err
+	}
+	for _, p := range parts {
+		for len(p) > 0 {
+			k := min(len(p), directChunk-size)
+			d.Write(p[:k])
+			chunk = append(chunk, p[:k])
+			size += k
+			p = p[k:]
+			if size == directChunk {
+				if err := write(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if pad := align8(int64(n)) - int64(n); pad > 0 {
+		chunk = append(chunk, zeroPad[:pad])
+		size += int(pad)
+	}
+	if size > 0 {
+		if err := write(); err != nil {
+			return err
+		}
+	}
+	binary.LittleEndian.PutUint64(hdr[16:], d.Sum64())
+	if err := seg.WriteAt([][]byte{hdr[:]}, off); err != nil {
+		return err
+	}
+	if direct {
+		// On DAX the kernel copied with non-temporal stores: fence them
+		// as a flush would be.
+		pmem.Drain()
+		w.advanceFlushed(packFlushed(seg.ID(), off+RecordSize(n)))
+	}
+	return nil
 }
 
 // WaitDurable returns once every record with LSN <= lsn is durable, or with
@@ -278,9 +400,9 @@ func (w *WAL) persistPending() error {
 	w.mu.Lock()
 	seg, tail := w.arena.Active()
 	last := w.lastLSN.Load()
+	from := w.flushedIn(seg)
 	w.mu.Unlock()
 	if seg != nil {
-		from := w.flushedIn(seg)
 		if tail > from {
 			start := time.Now()
 			err := seg.Persist(from, tail-from)
@@ -289,7 +411,7 @@ func (w *WAL) persistPending() error {
 				return w.failStop(fmt.Errorf("wal: persisting %s [%d, %d): %w", seg.Path(), from, tail, err))
 			}
 		}
-		w.flushed.Store(packFlushed(seg.ID(), tail))
+		w.advanceFlushed(packFlushed(seg.ID(), tail))
 	}
 	prev := w.durable.Swap(last)
 	w.flushes.Add(1)
