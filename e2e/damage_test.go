@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Damage is never silent (issue 10, section 4): each test damages a data
@@ -412,5 +414,97 @@ func TestScrubFindsDamageInTrustedSegment(t *testing.T) {
 	}
 	if err := c.Ping(ctx).Err(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDamagedKeyRenameMoveCopy: a key whose index slot names a missing
+// segment (damaged as in TestIndexSlotNamesMissingSegment) is the source
+// of RENAME, RENAMENX, MOVE and COPY. Each answers the damage error and
+// changes nothing: the source is kept (still answering the damage) and
+// the destination keeps what it held. Before, the copy of the unreadable
+// value wrote nothing and the source's delete went through, so RENAME
+// and MOVE lost the key.
+func TestDamagedKeyRenameMoveCopy(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir, "--segment-size", "1mb", "--key-index", "yes")
+	c := s.client()
+	if err := c.Set(ctx, "victim", "x", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	fillKeys(t, s, "a", 2400, 1000) // ~2.4 MB: three segments
+	if err := c.Set(ctx, "dst", "kept", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "keyindex")
+	img, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := 0
+	for off := 4096; off+8 <= len(img); off += 8 {
+		w := binary.LittleEndian.Uint64(img[off:])
+		if w&(1<<32-1) != 0 && w>>32&0xffff == 1 { // a live slot of segment 1
+			binary.LittleEndian.PutUint64(img[off:], w&^(0xffff<<32)|0x7777<<32)
+			damaged++
+		}
+	}
+	if damaged == 0 {
+		t.Fatal("no slot names segment 1")
+	}
+	if err := os.WriteFile(path, img, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s = startServer(t, dir, "--segment-size", "1mb", "--key-index", "yes")
+	c = s.client()
+	isDamage := func(what string, err error) {
+		t.Helper()
+		if err == nil || !strings.Contains(err.Error(), "damaged") {
+			t.Fatalf("%s of the damaged key: %v, want the damage error", what, err)
+		}
+	}
+	isDamage("RENAME", c.Rename(ctx, "victim", "renamed").Err())
+	isDamage("RENAME over an existing key", c.Rename(ctx, "victim", "dst").Err())
+	isDamage("RENAMENX", c.RenameNX(ctx, "victim", "renamed").Err())
+	isDamage("MOVE", c.Move(ctx, "victim", 1).Err())
+	isDamage("COPY", c.Copy(ctx, "victim", "copied", 0, false).Err())
+	isDamage("COPY REPLACE", c.Copy(ctx, "victim", "dst", 0, true).Err())
+	isDamage("COPY to db 2", c.Copy(ctx, "victim", "copied", 2, false).Err())
+	_, err = c.Get(ctx, "victim").Result()
+	isDamage("GET after them", err)
+	if n, err := c.Exists(ctx, "victim").Result(); err != nil || n != 1 {
+		t.Fatalf("EXISTS victim after the refused commands: %d %v, want 1", n, err)
+	}
+	if n, err := c.Exists(ctx, "renamed", "copied").Result(); err != nil || n != 0 {
+		t.Fatalf("EXISTS renamed copied: %d %v, want 0", n, err)
+	}
+	if v, err := c.Get(ctx, "dst").Result(); err != nil || v != "kept" {
+		t.Fatalf("GET dst: %q %v, want kept", v, err)
+	}
+	for _, db := range []int{1, 2} {
+		c2 := redis.NewClient(&redis.Options{Addr: s.Addr, DB: db, MaxRetries: -1, DisableIdentity: true})
+		defer c2.Close()
+		if n, err := c2.Exists(ctx, "victim", "copied").Result(); err != nil || n != 0 {
+			t.Fatalf("db %d: EXISTS victim copied: %d %v, want 0", db, n, err)
+		}
+	}
+	// The key is still there after a restart, and writing it replaces it.
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	s = startServer(t, dir, "--segment-size", "1mb", "--key-index", "yes")
+	c = s.client()
+	_, err = c.Get(ctx, "victim").Result()
+	isDamage("GET after a restart", err)
+	if err := c.Set(ctx, "victim", "z", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Rename(ctx, "victim", "renamed").Err(); err != nil {
+		t.Fatalf("RENAME after SET: %v", err)
+	}
+	if v, err := c.Get(ctx, "renamed").Result(); err != nil || v != "z" {
+		t.Fatalf("GET renamed: %q %v", v, err)
 	}
 }

@@ -14,7 +14,10 @@ import (
 // slot is read. Such a key is answered with ErrDamaged, never served as
 // missing and never a crash: its entry holds a damagedValue, the damage is
 // logged once per location (SetLogf) and counted (Stats.DamagedKeys).
-// Writing the key (SET, DEL) replaces the slot as for any key.
+// Writing the key (SET, DEL) replaces the slot as for any key. RENAME,
+// MOVE and COPY of it answer the damage and change nothing (CopyValue
+// fails the batch): a rename would otherwise delete the source and leave
+// nothing in its place.
 // persimmon-check verify finds the same damage offline.
 
 // ErrDamaged is the error a read of a key whose stored value cannot be read
@@ -22,7 +25,7 @@ import (
 var ErrDamaged = errors.New("ERR the value of this key is damaged in the data directory (see the server log; persimmon-check verify checks the directory)")
 
 // damagedValue stands for the unreadable value of a key. It has no
-// operations to rebuild: a RENAME, MOVE or COPY of the key writes none.
+// operations to rebuild; CopyValue refuses it.
 type damagedValue struct{ err error }
 
 func (d *damagedValue) typeName() string                       { return TypeString }

@@ -474,8 +474,12 @@ func (ks *Keyspace) NewBatch() *Batch {
 // of at most maxRecordPayload bytes, or of one operation, is one record
 // (marked as part of the open transaction if BeginTxn was called); a larger
 // one is several (see commitGroup). It returns ErrNoSpace or ErrTooLarge without applying
-// anything when the batch cannot be written. An empty batch is a no-op.
+// anything when the batch cannot be written, and the damage error (ErrDamaged)
+// for a batch that copies a damaged value (CopyValue, MoveValue). An empty batch is a no-op.
 func (ks *Keyspace) Commit(b *Batch) error {
+	if b.err != nil {
+		return b.err // the batch copies a damaged value (CopyValue)
+	}
 	if b.n == 0 {
 		return nil
 	}

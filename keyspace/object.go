@@ -274,12 +274,19 @@ func (ks *Keyspace) bytesAt(loc uint64) []byte {
 // collection a delete of dst, the operations rebuilding it, the marker of
 // its big encoding if it has converted (Redis's RENAME and MOVE move the
 // object, and COPY duplicates its encoding), and its expiry. It returns
-// false when src does not exist. (RENAME, COPY, MOVE, and the cleaner's
-// rewrite.)
+// false when src does not exist. A damaged src (ErrDamaged) adds nothing
+// and makes Commit of b answer the damage, so the key is kept as it is.
+// (RENAME, COPY, MOVE, and the cleaner's rewrite.)
 func (ks *Keyspace) CopyValue(b *Batch, srcDB int, src []byte, dstDB int, dst []byte, expireAtMs int64) bool {
 	e := ks.lookup(srcDB, src)
 	if e == nil {
 		return false
+	}
+	if err := damageOf(e); err != nil {
+		// Nothing to copy: the commit answers the damage (and RENAME's
+		// or MOVE's delete of the source is not written).
+		b.fail(err)
+		return true
 	}
 	if e.obj == nil {
 		b.Set(dstDB, dst, ks.value(e), expireAtMs)

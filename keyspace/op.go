@@ -191,6 +191,18 @@ type Batch struct {
 	// in the payload at offset at of buf (where its length prefix ends).
 	borrowed []borrowedValue
 	nBorrow  int // bytes in borrowed
+	// err, once set, is what Commit answers instead of writing: the
+	// batch names a value that cannot be read (a RENAME, MOVE or COPY of
+	// a damaged key), so writing it would lose that key.
+	err error
+}
+
+// fail makes Commit answer err instead of writing the batch (the first
+// such error counts).
+func (b *Batch) fail(err error) {
+	if b.err == nil {
+		b.err = err
+	}
 }
 
 // borrowedValue is a value Set borrowed and where it goes in buf.
@@ -372,7 +384,7 @@ func (b *Batch) Size() int { return len(b.buf) + b.nBorrow }
 
 // Reset empties the batch for reuse (and lets go of borrowed values).
 func (b *Batch) Reset() {
-	b.buf, b.n = b.buf[:0], 0
+	b.buf, b.n, b.err = b.buf[:0], 0, nil
 	clear(b.borrowed)
 	b.borrowed, b.nBorrow = b.borrowed[:0], 0
 }
