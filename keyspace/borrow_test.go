@@ -12,7 +12,8 @@ import (
 // them (not copy them into the batch) along every path a batch takes: a
 // batch of one SET, a batch of several operations split into a group of
 // records, a SET inside a transaction group, and a batch the BeforeWrite
-// hook reads; the caller's buffers are overwritten after each commit, and
+// hook reads, and a copy of a big value (borrowed from the mapping of the
+// segment it is appended to); the caller's buffers are overwritten after each commit, and
 // every value must still read back as committed, before and after a
 // reopen.
 func TestBorrowedValues(t *testing.T) {
@@ -104,6 +105,19 @@ func TestBorrowedValues(t *testing.T) {
 	if fmt.Sprint(seen) != "[hooked hooked-small]" {
 		t.Fatalf("BeforeWrite saw %v, want [hooked hooked-small]", seen)
 	}
+
+	// A copy of a big value borrows it from the mapping (of the segment
+	// being appended to) and writes it further on in the same file.
+	ks.Lock()
+	b = ks.NewBatch()
+	if !ks.CopyValue(b, 0, []byte("two"), 0, []byte("two-copy"), 0) {
+		t.Fatal("CopyValue: the source is missing")
+	}
+	if err := ks.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	ks.Unlock()
+	want["two-copy"] = want["two"]
 
 	check := func(ks *keyspace.Keyspace, when string) {
 		t.Helper()
