@@ -503,10 +503,8 @@ func (ks *Keyspace) Commit(b *Batch) error {
 		b.n += ks.trailerN
 	}
 	if b.Size() > ks.recordLimit && b.n > 1 {
-		// Several operations: they may need several records, split
-		// between operations, which reads the payload whole.
-		b.materialize()
-		ends, err := splitPayload(b.buf, ks.recordLimit)
+		// Several operations: several records, split between operations.
+		ends, err := b.split(ks.recordLimit)
 		if err != nil {
 			panic(fmt.Sprintf("keyspace: batch does not decode: %v", err))
 		}
@@ -557,8 +555,8 @@ func (ks *Keyspace) Commit(b *Batch) error {
 }
 
 // commitGroup writes a batch larger than one record may be as records of
-// at most recordLimit bytes (ends: each record's end in b, from
-// splitPayload) that form a transaction group, so a rewrite of
+// at most recordLimit bytes (ends: each record's end in b's payload, from
+// Batch.split; borrowed values go from where they are) that form a transaction group, so a rewrite of
 // a huge collection (the cleaner, COPY, RENAME, MOVE, a *STORE) never makes
 // a huge record and recovery still applies it whole or not at all:
 //
@@ -599,7 +597,13 @@ func (ks *Keyspace) commitGroup(b *Batch, ends []int) error {
 		if i == 0 && !joined {
 			flags |= wal.FlagTxnBegin
 		}
-		loc, err := ks.wal.Append(wal.TypeBatch, flags, b.buf[start:end])
+		var loc wal.Location
+		var err error
+		if len(b.borrowed) > 0 {
+			loc, err = ks.wal.AppendParts(wal.TypeBatch, flags, b.partsIn(start, end))
+		} else {
+			loc, err = ks.wal.Append(wal.TypeBatch, flags, b.buf[start:end])
+		}
 		if err == nil && i < len(ends)-1 {
 			err = ks.wal.WaitDurable(loc.LSN)
 		}

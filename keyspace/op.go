@@ -207,8 +207,63 @@ func (b *Batch) fail(err error) {
 
 // borrowedValue is a value Set borrowed and where it goes in buf.
 type borrowedValue struct {
-	at  int
-	val []byte
+	start int // where the set operation starts in buf
+	at    int // where its value goes (the end of its bytes in buf)
+	val   []byte
+}
+
+// split cuts the batch's payload into runs of whole operations of at
+// most limit bytes each, as splitPayload does, counting borrowed values
+// where they go; it returns each run's end (offsets in the payload).
+func (b *Batch) split(limit int) ([]int, error) {
+	if len(b.borrowed) == 0 {
+		return splitPayload(b.buf, limit)
+	}
+	var ends []int
+	start, pos, next := 0, 0, 0 // payload offsets; next borrowed value
+	for off := 0; off < len(b.buf); {
+		var size, bufSize int
+		if next < len(b.borrowed) && b.borrowed[next].start == off {
+			v := b.borrowed[next]
+			bufSize, size = v.at-off, v.at-off+len(v.val)
+			next++
+		} else {
+			o, err := decodeOp(b.buf[off:])
+			if err != nil {
+				return nil, err
+			}
+			bufSize, size = o.size, o.size
+		}
+		if pos > start && pos+size-start > limit {
+			ends = append(ends, pos)
+			start = pos
+		}
+		off += bufSize
+		pos += size
+	}
+	return append(ends, pos), nil
+}
+
+// partsIn returns the payload bytes [start, end) (payload offsets, as
+// split returns) as parts to concatenate, borrowed values in place.
+func (b *Batch) partsIn(start, end int) [][]byte {
+	var parts [][]byte
+	pos := 0 // payload offset of the piece below
+	add := func(p []byte) {
+		lo, hi := max(start, pos), min(end, pos+len(p))
+		if lo < hi {
+			parts = append(parts, p[lo-pos:hi-pos])
+		}
+		pos += len(p)
+	}
+	from := 0
+	for _, v := range b.borrowed {
+		add(b.buf[from:v.at])
+		add(v.val)
+		from = v.at
+	}
+	add(b.buf[from:])
+	return parts
 }
 
 // parts returns the batch's payload as the parts to concatenate: buf cut
@@ -223,9 +278,8 @@ func (b *Batch) parts() [][]byte {
 	return append(parts, b.buf[start:])
 }
 
-// materialize copies the borrowed values into buf, for the paths that
-// read the payload as one slice (a batch split into several records, the
-// BeforeWrite hook).
+// materialize copies the borrowed values into buf, for the path that
+// reads the payload as one slice (the BeforeWrite hook).
 func (b *Batch) materialize() {
 	if len(b.borrowed) == 0 {
 		return
@@ -334,6 +388,7 @@ func splitPayload(p []byte, limit int) ([]int, error) {
 // Set stores a string value with an absolute expiry (Unix ms, 0 = none).
 // A value of at least borrowMin bytes is borrowed, not copied (see Batch).
 func (b *Batch) Set(db int, key, val []byte, expireAtMs int64) {
+	start := len(b.buf)
 	b.head(opSet, db)
 	b.bytes(key)
 	b.buf = binary.LittleEndian.AppendUint64(b.buf, uint64(expireAtMs))
@@ -342,7 +397,7 @@ func (b *Batch) Set(db int, key, val []byte, expireAtMs int64) {
 		return
 	}
 	b.buf = binary.AppendUvarint(b.buf, uint64(len(val)))
-	b.borrowed = append(b.borrowed, borrowedValue{at: len(b.buf), val: val})
+	b.borrowed = append(b.borrowed, borrowedValue{start: start, at: len(b.buf), val: val})
 	b.nBorrow += len(val)
 }
 
