@@ -3,7 +3,9 @@ package keyspace_test
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/persimmon-db/persimmon/keyspace"
 )
@@ -118,6 +120,37 @@ func TestBorrowedValues(t *testing.T) {
 	}
 	ks.Unlock()
 	want["two-copy"] = want["two"]
+
+	// Commit lets go of a borrowed value: the buffer (a request buffer
+	// in the server) becomes garbage although the batch lives on; and
+	// the spent batch is not committed twice.
+	freed := make(chan struct{})
+	func() {
+		v := big(6, 2<<20)
+		runtime.SetFinalizer(&v[0], func(*byte) { close(freed) })
+		ks.Lock()
+		defer ks.Unlock()
+		b = ks.NewBatch()
+		set(b, "let-go", v)
+		if err := ks.Commit(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := ks.Commit(b); err == nil {
+			t.Fatal("a second Commit of a batch with borrowed values succeeded")
+		}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for done := false; !done; {
+		runtime.GC()
+		select {
+		case <-freed:
+			done = true
+		case <-time.After(10 * time.Millisecond):
+			if time.Now().After(deadline) {
+				t.Fatal("the borrowed value is still reachable 10 s after its Commit")
+			}
+		}
+	}
 
 	check := func(ks *keyspace.Keyspace, when string) {
 		t.Helper()

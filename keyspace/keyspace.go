@@ -480,6 +480,12 @@ func (ks *Keyspace) Commit(b *Batch) error {
 	if b.err != nil {
 		return b.err // the batch copies a damaged value (CopyValue)
 	}
+	if len(b.borrowed) > 0 {
+		if b.spent {
+			return errSpent
+		}
+		defer b.letGo()
+	}
 	if b.n == 0 {
 		return nil
 	}

@@ -183,7 +183,8 @@ const borrowMin = 1 << 20
 // Set borrows a value of at least borrowMin bytes: the batch keeps the
 // slice, not a copy, until Commit or Reset, and the caller must not
 // change those bytes meanwhile (a command's arguments, a value in the
-// mapping, a freshly built result all qualify).
+// mapping, a freshly built result all qualify). Commit lets go of them,
+// written or not, so such a batch is committed once.
 type Batch struct {
 	buf []byte
 	n   int
@@ -191,10 +192,27 @@ type Batch struct {
 	// in the payload at offset at of buf (where its length prefix ends).
 	borrowed []borrowedValue
 	nBorrow  int // bytes in borrowed
+	// spent: Commit let go of the borrowed values (a 512 MB request
+	// buffer must not stay reachable until the next write); the batch
+	// cannot be committed again until Reset.
+	spent bool
 	// err, once set, is what Commit answers instead of writing: the
 	// batch names a value that cannot be read (a RENAME, MOVE or COPY of
 	// a damaged key), so writing it would lose that key.
 	err error
+}
+
+// errSpent is what Commit answers for a batch whose borrowed values it
+// already let go of.
+var errSpent = errors.New("ERR internal error: a batch holding borrowed values was committed twice")
+
+// letGo drops the borrowed values after Commit (their sizes stay counted
+// in Size): nothing of the caller's stays reachable through the batch.
+func (b *Batch) letGo() {
+	for i := range b.borrowed {
+		b.borrowed[i].val = nil
+	}
+	b.spent = true
 }
 
 // fail makes Commit answer err instead of writing the batch (the first
@@ -439,7 +457,7 @@ func (b *Batch) Size() int { return len(b.buf) + b.nBorrow }
 
 // Reset empties the batch for reuse (and lets go of borrowed values).
 func (b *Batch) Reset() {
-	b.buf, b.n, b.err = b.buf[:0], 0, nil
+	b.buf, b.n, b.err, b.spent = b.buf[:0], 0, nil, false
 	clear(b.borrowed)
 	b.borrowed, b.nBorrow = b.borrowed[:0], 0
 }
