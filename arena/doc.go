@@ -86,6 +86,17 @@
 // The unsealed (active) segment's end is found by scanning: the first record
 // that fails its checksum ends it (a torn tail).
 //
+// # Writes through the file
+//
+// Records are stored through the mapping, except big ones: Segment.WriteAt
+// writes with pwritev(2) on a descriptor of the segment file opened on
+// first use (package wal writes records of 1 MiB and more that way, so
+// fresh pages of the mapping do not fault one by one). The page cache is
+// shared, so the mapping sees the bytes at once; on DAX the kernel writes
+// to the persistent memory itself. WriteAt writes only within what Alloc
+// returned, whose blocks are allocated, so a full disk still fails in
+// Alloc, before anything is written.
+//
 // # Allocation and locking
 //
 // Alloc is single-writer: the caller (the wal, under its append lock)
