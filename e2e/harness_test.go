@@ -25,6 +25,10 @@ import (
 
 var serverBin string
 
+// testKeyIndex is PERSIMMON_TEST_KEY_INDEX as the tests started (TestMain
+// removes it from the environment).
+var testKeyIndex string
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "persimmon-e2e-bin")
 	if err != nil {
@@ -43,6 +47,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "building persimmon-server: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	// The variable becomes --key-index flags (launchServer) and is not
+	// inherited: recovery.Open reads it in any process, and a server
+	// inheriting it would ignore a test's own --key-index (the damage
+	// tests that edit the index file failed under =0).
+	testKeyIndex = os.Getenv("PERSIMMON_TEST_KEY_INDEX")
+	os.Unsetenv("PERSIMMON_TEST_KEY_INDEX")
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -103,7 +113,7 @@ func launchServer(t testing.TB, dir string, args ...string) (*server, error) {
 	t.Helper()
 	port := freePort(t)
 	all := append([]string{"--port", fmt.Sprint(port), "--dir", dir}, args...)
-	if v := os.Getenv("PERSIMMON_TEST_KEY_INDEX"); (v == "1" || v == "0") && !slices.Contains(args, "--key-index") {
+	if v := testKeyIndex; (v == "1" || v == "0") && !slices.Contains(args, "--key-index") {
 		all = append(all, "--key-index", map[string]string{"1": "yes", "0": "no"}[v]) // every e2e test with (without) the key index
 	}
 	cmd := exec.Command(serverBin, all...)
