@@ -236,6 +236,56 @@ func TestTRSerialAndRefusesRuns(t *testing.T) {
 	}
 }
 
+// TestTRSerialSource: the stored AND copies a first source of at most
+// trAndMaxSource serialized bytes, whatever its span, and refuses a larger
+// one (which then takes roaring.And); the commands answer the same for a
+// refused source.
+func TestTRSerialSource(t *testing.T) {
+	if !trSerialSource(roaring.New()) || !trSerialSource(roaring.BitmapOf(1, 1<<31)) {
+		t.Fatal("a small bitmap refused")
+	}
+	// 600 bitsets (4.9 MB serialized) against one of 500 (4.1 MB, the bound
+	// from the span decides).
+	words := make([]uint64, 600*1024)
+	for i := range words {
+		words[i] = 0x5555555555555555
+	}
+	big := roaring.FromDense(words, false)
+	small := roaring.FromDense(words[:500*1024], false)
+	if big.GetSerializedSizeInBytes() <= trAndMaxSource || trSerialSource(big) {
+		t.Fatalf("a first source of %d serialized bytes taken", big.GetSerializedSizeInBytes())
+	}
+	if small.GetSerializedSizeInBytes() > trAndMaxSource || !trSerialSource(small) {
+		t.Fatalf("a first source of %d serialized bytes refused", small.GetSerializedSizeInBytes())
+	}
+	c := newKeyspaceClient(t)
+	args := []string{"TR.SETBITS", "b"}
+	for v := uint32(0); v < 600<<16; v += 20011 { // a member in most windows of big's span
+		args = append(args, fmt.Sprint(v))
+	}
+	cmdReply(t, c, args...)
+	c.KS.Lock()
+	bm, _ := c.KS.Roaring(0, []byte("b"))
+	want := roaring.And(big, bm)
+	b := c.KS.NewBatch()
+	b.TRMerge(c.DB, []byte("big"), big)
+	err := c.KS.Commit(b)
+	c.KS.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cmdReply(t, c, "TR.BITOP", "d", "AND", "big", "b"); got != rInt(int64(want.GetCardinality())) {
+		t.Fatalf("TR.BITOP d AND big b: %q, want %d", got, want.GetCardinality())
+	}
+	c.KS.Lock()
+	d, _ := c.KS.Roaring(0, []byte("d"))
+	ok := d != nil && d.Equals(want)
+	c.KS.Unlock()
+	if !ok {
+		t.Fatal("the destination of an AND with a refused first source differs from roaring.And")
+	}
+}
+
 // TestTRSerialAndStreamSplit: the streamed source may arrive in Writes of
 // any size (WriteTo happens to write the header, then one container per
 // Write): the same result from pieces of 1 byte up, and a serialization
