@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -232,6 +234,55 @@ func TestTRSerialAndRefusesRuns(t *testing.T) {
 	} {
 		if got := cmdReply(t, c, tc.args...); got != tc.want {
 			t.Fatalf("%q: %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+// TestTRStampWrap: the stamp table gives right answers across its
+// wraparound (a new stamp per container, the table zeroed every 255):
+// 700 pairs of arrays on one scratch, AND and DIFF, counted and stored,
+// against a plain merge.
+func TestTRStampWrap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	s := new(trAndScratch)
+	arr := func(n int) []byte {
+		bm := roaring.New()
+		for bm.GetCardinality() < uint64(n) {
+			bm.Add(uint32(rng.IntN(2000))) // crowded: the pairs share members
+		}
+		var p []byte
+		for _, v := range bm.ToArray() {
+			p = append(p, byte(v), byte(v>>8))
+		}
+		return p
+	}
+	for i := 0; i < 700; i++ {
+		a, b := arr(1+rng.IntN(300)), arr(1+rng.IntN(300))
+		var and, diff []byte
+		set := map[uint16]bool{}
+		for k := 0; k < len(b); k += 2 {
+			set[binary.LittleEndian.Uint16(b[k:])] = true
+		}
+		for k := 0; k < len(a); k += 2 {
+			if set[binary.LittleEndian.Uint16(a[k:])] {
+				and = append(and, a[k], a[k+1])
+			} else {
+				diff = append(diff, a[k], a[k+1])
+			}
+		}
+		s.data = s.data[:0]
+		if n := s.andArraysStamp(a, b, false); n != len(and)/2 || !bytes.Equal(s.data, and) {
+			t.Fatalf("pair %d: AND stored %d members, want %d", i, n, len(and)/2)
+		}
+		if n := s.andArraysStamp(b, a, true); n != len(and)/2 {
+			t.Fatalf("pair %d: AND counted %d, want %d", i, n, len(and)/2)
+		}
+		s.data = s.data[:0]
+		if n := s.andNotArraysStamp(a, b, false); n != len(diff)/2 || !bytes.Equal(s.data, diff) {
+			t.Fatalf("pair %d: DIFF stored %d members, want %d", i, n, len(diff)/2)
+		}
+		if n := s.andNotArraysStamp(a, b, true); n != len(diff)/2 {
+			t.Fatalf("pair %d: DIFF counted %d, want %d", i, n, len(diff)/2)
 		}
 	}
 }
