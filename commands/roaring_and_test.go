@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -233,6 +235,105 @@ func TestTRSerialAndRefusesRuns(t *testing.T) {
 		if got := cmdReply(t, c, tc.args...); got != tc.want {
 			t.Fatalf("%q: %q, want %q", tc.args, got, tc.want)
 		}
+	}
+}
+
+// TestTRStampWrap: the stamp table gives right answers across its
+// wraparound (a new stamp per container, the table zeroed every 255):
+// 700 pairs of arrays on one scratch, AND and DIFF, counted and stored,
+// against a plain merge.
+func TestTRStampWrap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	s := new(trAndScratch)
+	arr := func(n int) []byte {
+		bm := roaring.New()
+		for bm.GetCardinality() < uint64(n) {
+			bm.Add(uint32(rng.IntN(2000))) // crowded: the pairs share members
+		}
+		var p []byte
+		for _, v := range bm.ToArray() {
+			p = append(p, byte(v), byte(v>>8))
+		}
+		return p
+	}
+	for i := 0; i < 700; i++ {
+		a, b := arr(1+rng.IntN(300)), arr(1+rng.IntN(300))
+		var and, diff []byte
+		set := map[uint16]bool{}
+		for k := 0; k < len(b); k += 2 {
+			set[binary.LittleEndian.Uint16(b[k:])] = true
+		}
+		for k := 0; k < len(a); k += 2 {
+			if set[binary.LittleEndian.Uint16(a[k:])] {
+				and = append(and, a[k], a[k+1])
+			} else {
+				diff = append(diff, a[k], a[k+1])
+			}
+		}
+		s.data = s.data[:0]
+		if n := s.andArraysStamp(a, b, false); n != len(and)/2 || !bytes.Equal(s.data, and) {
+			t.Fatalf("pair %d: AND stored %d members, want %d", i, n, len(and)/2)
+		}
+		if n := s.andArraysStamp(b, a, true); n != len(and)/2 {
+			t.Fatalf("pair %d: AND counted %d, want %d", i, n, len(and)/2)
+		}
+		s.data = s.data[:0]
+		if n := s.andNotArraysStamp(a, b, false); n != len(diff)/2 || !bytes.Equal(s.data, diff) {
+			t.Fatalf("pair %d: DIFF stored %d members, want %d", i, n, len(diff)/2)
+		}
+		if n := s.andNotArraysStamp(a, b, true); n != len(diff)/2 {
+			t.Fatalf("pair %d: DIFF counted %d, want %d", i, n, len(diff)/2)
+		}
+	}
+}
+
+// TestTRSerialSource: the stored AND copies a first source of at most
+// trAndMaxSource serialized bytes, whatever its span, and refuses a larger
+// one (which then takes roaring.And); the commands answer the same for a
+// refused source.
+func TestTRSerialSource(t *testing.T) {
+	if !trSerialSource(roaring.New()) || !trSerialSource(roaring.BitmapOf(1, 1<<31)) {
+		t.Fatal("a small bitmap refused")
+	}
+	// 600 bitsets (4.9 MB serialized) against one of 500 (4.1 MB, the bound
+	// from the span decides).
+	words := make([]uint64, 600*1024)
+	for i := range words {
+		words[i] = 0x5555555555555555
+	}
+	big := roaring.FromDense(words, false)
+	small := roaring.FromDense(words[:500*1024], false)
+	if big.GetSerializedSizeInBytes() <= trAndMaxSource || trSerialSource(big) {
+		t.Fatalf("a first source of %d serialized bytes taken", big.GetSerializedSizeInBytes())
+	}
+	if small.GetSerializedSizeInBytes() > trAndMaxSource || !trSerialSource(small) {
+		t.Fatalf("a first source of %d serialized bytes refused", small.GetSerializedSizeInBytes())
+	}
+	c := newKeyspaceClient(t)
+	args := []string{"TR.SETBITS", "b"}
+	for v := uint32(0); v < 600<<16; v += 20011 { // a member in most windows of big's span
+		args = append(args, fmt.Sprint(v))
+	}
+	cmdReply(t, c, args...)
+	c.KS.Lock()
+	bm, _ := c.KS.Roaring(0, []byte("b"))
+	want := roaring.And(big, bm)
+	b := c.KS.NewBatch()
+	b.TRMerge(c.DB, []byte("big"), big)
+	err := c.KS.Commit(b)
+	c.KS.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cmdReply(t, c, "TR.BITOP", "d", "AND", "big", "b"); got != rInt(int64(want.GetCardinality())) {
+		t.Fatalf("TR.BITOP d AND big b: %q, want %d", got, want.GetCardinality())
+	}
+	c.KS.Lock()
+	d, _ := c.KS.Roaring(0, []byte("d"))
+	ok := d != nil && d.Equals(want)
+	c.KS.Unlock()
+	if !ok {
+		t.Fatal("the destination of an AND with a refused first source differs from roaring.And")
 	}
 }
 
