@@ -48,10 +48,16 @@ type conn struct {
 	need  int
 	scans int64
 
-	batchLSN uint64      // highest LastLSN seen after a command of this batch
-	tick     time.Time   // end of the previous command (commandstats timing)
-	pend     []statDelta // commandstats not yet added to the shared counters
-	lastCmd  *Command
+	batchLSN uint64    // highest LastLSN seen after a command of this batch
+	tick     time.Time // end of the previous command (commandstats timing)
+	// oomAtStart: used memory was above maxmemory when the running
+	// command started (maxmemory.go; read only while maxmemory is set).
+	oomAtStart bool
+	// runRejected: the handler refused the command as dispatch refuses
+	// one, so it counts as a rejected call, not a failed one.
+	runRejected bool
+	pend        []statDelta // commandstats not yet added to the shared counters
+	lastCmd     *Command
 	// Error statistics (errorstats.go): the error replies counted so
 	// far, the count when the command running (or the last nested one)
 	// started, and whether it sent an error counted elsewhere.

@@ -233,6 +233,7 @@ type Server struct {
 	errors  errorStats     // INFO errorstats (errorstats.go)
 	latency latencyMonitor // LATENCY's event series (latency.go)
 	ops     opsSampler
+	mem     memoryLimit // maxmemory (maxmemory.go)
 
 	nextID atomic.Int64
 
