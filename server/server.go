@@ -344,6 +344,7 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 		}
 	}
 	go s.ops.run(s)
+	go s.queryBufTicker() // querybuf.go
 	s.initReplication()
 	return s
 }
