@@ -20,7 +20,10 @@ import (
 // INFO (semantics: redis.io/commands/info). Sections come out in Redis's
 // fixed order whatever order they were asked in; "default" is every
 // section but commandstats, "all" and "everything" add it; an unknown
-// section name contributes nothing.
+// section name contributes nothing. Memory: used_memory is the Go heap's
+// objects, the figure maxmemory is enforced against (as noeviction: nothing
+// is ever evicted, evicted_keys stays 0). CPU: the main-thread fields are
+// the event loop thread's in loop mode (threadcpu.go).
 
 // infoSection is one INFO section; the constants are in output order.
 type infoSection uint16
@@ -448,6 +451,9 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("used_memory_scripts_human", bytesToHuman(uint64(d.functionBytes)))
 		line("maxmemory", d.maxmemory)
 		line("maxmemory_human", bytesToHuman(d.maxmemory))
+		// The configured policy, as Redis prints it; Persimmon evicts
+		// nothing and enforces maxmemory as noeviction whatever it says
+		// (maxmemory.go).
 		line("maxmemory_policy", d.maxmemoryPolicy)
 		line("allocator_frag_ratio", ratio2(d.heapInuse, heap))
 		line("allocator_frag_bytes", int64(d.heapInuse)-int64(heap))
