@@ -524,7 +524,7 @@ func wireConfigTable(t []configParam) {
 	by["repl-backlog-size"].fix = func(n int64) int64 { return max(n, 16<<10) }
 	// maxmemory is enforced as Redis's noeviction policy (maxmemory.go),
 	// with a log line saying so: the other policies evict, Persimmon never.
-	by["maxmemory"].replaced = "enforced as the noeviction policy whatever maxmemory-policy says: Persimmon evicts nothing; over the limit (INFO used_memory, the Go heap) commands that may grow memory get -OOM"
+	by["maxmemory"].replaced = "enforced as the noeviction policy whatever maxmemory-policy says: Persimmon evicts nothing; over the limit (the live Go heap) commands that may grow memory get -OOM"
 }
 
 // checkFilename is Redis's rule for dbfilename, appendfilename and

@@ -21,8 +21,8 @@ import (
 // fixed order whatever order they were asked in; "default" is every
 // section but commandstats, "all" and "everything" add it; an unknown
 // section name contributes nothing. Memory: used_memory is the Go heap's
-// objects, the figure maxmemory is enforced against (as noeviction: nothing
-// is ever evicted, evicted_keys stays 0). CPU: the main-thread fields are
+// objects; maxmemory is enforced against the live part of it (as
+// noeviction: nothing is ever evicted, evicted_keys stays 0; maxmemory.go). CPU: the main-thread fields are
 // the event loop thread's in loop mode (threadcpu.go).
 
 // infoSection is one INFO section; the constants are in output order.
