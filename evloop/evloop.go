@@ -37,6 +37,7 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -78,8 +79,17 @@ type Loop struct {
 	notified bool // the eventfd was written and not read yet
 	stopped  bool
 
+	// tid is the OS thread Run is locked to (0 before Run and after it
+	// returns): the thread whose CPU time INFO reports as the main
+	// thread's.
+	tid atomic.Int32
+
 	done chan struct{}
 }
+
+// ThreadID returns the Linux thread id of the OS thread the running loop
+// is locked to, or 0 when the loop is not running.
+func (l *Loop) ThreadID() int { return int(l.tid.Load()) }
 
 // New returns a loop that calls h; Run starts it.
 func New(h Handler) (*Loop, error) {
@@ -225,6 +235,8 @@ func (l *Loop) Run() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	defer close(l.done)
+	l.tid.Store(int32(unix.Gettid()))
+	defer l.tid.Store(0)
 	var err error
 	for {
 		l.mu.Lock()

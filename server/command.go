@@ -170,9 +170,11 @@ type Client struct {
 	user  atomic.Pointer[acl.User]
 	Watch keyspace.Watcher
 	// MULTI state
-	InMulti   bool
-	MultiErr  bool       // a queuing error occurred: EXEC aborts
-	MultiCmds [][][]byte // queued commands (copied args)
+	InMulti  bool
+	MultiErr bool // a queuing error occurred: EXEC aborts
+	// MultiDenyOOM: a queued command is denyoom, so EXEC is (maxmemory.go)
+	MultiDenyOOM bool
+	MultiCmds    [][][]byte // queued commands (copied args)
 
 	closeAfterReply bool // QUIT, protocol errors
 

@@ -170,7 +170,7 @@ const (
 	replacedCluster  = "stored only: Persimmon has no cluster mode"
 	replacedTLS      = "stored only: Persimmon serves no TLS"
 	replacedProcess  = "stored only: Persimmon does not manage its process this way"
-	replacedEviction = "stored only: Persimmon evicts nothing"
+	replacedEviction = "stored only: Persimmon evicts nothing; over maxmemory, commands that may grow memory are refused with -OOM whatever the policy (as noeviction)"
 )
 
 // newConfigTable returns the parameter table, in Redis's order, with
@@ -412,8 +412,8 @@ func wireConfigTable(t []configParam) {
 			"tls-prefer-server-ciphers", "tls-session-caching", "tls-session-cache-size", "tls-session-cache-timeout"}},
 		{replacedProcess, []string{"daemonize", "supervised", "syslog-enabled", "syslog-ident", "syslog-facility",
 			"always-show-logo", "set-proc-title", "proc-title-template", "oom-score-adj", "oom-score-adj-values",
-			"disable-thp", "server_cpulist", "bio_cpulist", "io-threads", "io-threads-do-reads", "unixsocket",
-			"unixsocketperm", "crash-log-enabled", "crash-memcheck-enabled", "hz", "dynamic-hz", "tcp-backlog",
+			"disable-thp", "server_cpulist", "bio_cpulist", "io-threads", "io-threads-do-reads",
+			"crash-log-enabled", "crash-memcheck-enabled", "hz", "dynamic-hz", "tcp-backlog",
 			"socket-mark-id", "lazyfree-lazy-eviction", "lazyfree-lazy-expire", "lazyfree-lazy-server-del",
 			"lazyfree-lazy-user-del", "lazyfree-lazy-user-flush"}},
 		{replacedEviction, []string{"maxmemory-policy", "maxmemory-samples", "maxmemory-eviction-tenacity",
@@ -516,14 +516,15 @@ func wireConfigTable(t []configParam) {
 		s.live.latencyPercentiles.Store(&ps)
 		return nil
 	}
+	by["maxmemory"].apply = func(s *Server, v string) error { return s.setMaxmemory(v) } // maxmemory.go
 	liveInt("stream-node-max-entries", func(s *Server) interface{ Store(int64) } { return &s.live.streamNodeEntries })
 	liveInt("stream-node-max-bytes", func(s *Server) interface{ Store(int64) } { return &s.live.streamNodeBytes })
 	// Redis clamps these when it applies them, and reports the clamped value.
 	by["hz"].fix = func(n int64) int64 { return min(max(n, 1), 500) }
 	by["repl-backlog-size"].fix = func(n int64) int64 { return max(n, 16<<10) }
-	// maxmemory: stored and reported, so tools and tests that set it work,
-	// with a log line saying it is not enforced.
-	by["maxmemory"].replaced = "stored only: Persimmon neither evicts keys nor refuses writes at a memory limit; the keyspace is bounded by its disk"
+	// maxmemory is enforced as Redis's noeviction policy (maxmemory.go),
+	// with a log line saying so: the other policies evict, Persimmon never.
+	by["maxmemory"].replaced = "enforced as the noeviction policy whatever maxmemory-policy says: Persimmon evicts nothing; over the limit (the live Go heap) commands that may grow memory get -OOM"
 }
 
 // checkFilename is Redis's rule for dbfilename, appendfilename and

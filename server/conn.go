@@ -48,18 +48,25 @@ type conn struct {
 	need  int
 	scans int64
 
-	batchLSN uint64      // highest LastLSN seen after a command of this batch
-	tick     time.Time   // end of the previous command (commandstats timing)
-	pend     []statDelta // commandstats not yet added to the shared counters
-	lastCmd  *Command
+	batchLSN uint64    // highest LastLSN seen after a command of this batch
+	tick     time.Time // end of the previous command (commandstats timing)
+	// oomAtStart: used memory was above maxmemory when the running
+	// command started (maxmemory.go; read only while maxmemory is set).
+	oomAtStart bool
+	// runRejected: the handler refused the command as dispatch refuses
+	// one, so it counts as a rejected call, not a failed one.
+	runRejected bool
+	pend        []statDelta // commandstats not yet added to the shared counters
+	lastCmd     *Command
 	// Error statistics (errorstats.go): the error replies counted so
 	// far, the count when the command running (or the last nested one)
 	// started, and whether it sent an error counted elsewhere.
 	errCount, errPrev int64
 	failedUncounted   bool
-	deadline          bool       // a read deadline is set (timeout > 0)
-	inExec            bool       // EXEC is running queued commands with the keyspace lock held
-	blk               blockState // blocking.go: a blocked command (BLPOP...) [lists: blocking]
+	deadline          bool          // a read deadline is set (timeout > 0)
+	qb                queryBufState // the read buffer's resizing (querybuf.go)
+	inExec            bool          // EXEC is running queued commands with the keyspace lock held
+	blk               blockState    // blocking.go: a blocked command (BLPOP...) [lists: blocking]
 
 	infoMu sync.Mutex
 	info   clientInfo // what CLIENT LIST shows to other connections
@@ -224,25 +231,48 @@ func (c *conn) kill() {
 
 func (c *conn) serve() {
 	defer c.finish()
+	resumed := false // the ticker woke the last read (querybuf.go): keep its deadline
 	for {
+		if !resumed {
+			c.setReadDeadline()
+		}
+		resumed = false
+		if cap(c.rbuf) == 0 { // released while idle (querybuf.go)
+			if err := c.waitReadable(); err != nil {
+				if isTimeout(err) && c.qb.poked.Swap(false) && c.resumeAfterPoke() {
+					resumed = true
+					continue
+				}
+				return
+			}
+		}
 		if len(c.rbuf) == cap(c.rbuf) {
 			if len(c.rbuf) >= maxQueryBuf {
 				c.srv.logf("closing client id=%d addr=%s that reached the max query buffer length", c.ID, c.addr)
 				return
 			}
-			c.rbuf = growBuf(c.rbuf, 2*cap(c.rbuf))
+			c.rbuf = growBuf(c.rbuf, max(2*cap(c.rbuf), readBufSize))
 		}
-		c.setReadDeadline()
+		c.qb.inRead.Store(true)
 		n, err := c.nc.Read(c.rbuf[len(c.rbuf):cap(c.rbuf)])
+		c.qb.inRead.Store(false)
 		if n > 0 {
 			c.rbuf = c.rbuf[:len(c.rbuf)+n]
+			c.notePeak()
 			c.srv.stats.netIn.Add(int64(n))
 			c.srv.stats.reads.Add(1)
 			if !c.processInput() {
 				return
 			}
+			if c.tick.Sub(c.qb.checked) >= qbufCheckEvery {
+				c.resizeQueryBuf(c.tick)
+			}
 		}
 		if err != nil {
+			if n == 0 && isTimeout(err) && c.qb.poked.Swap(false) && c.resumeAfterPoke() {
+				resumed = true
+				continue
+			}
 			return
 		}
 	}
@@ -255,7 +285,8 @@ func (c *conn) setReadDeadline() {
 	}
 	switch {
 	case t > 0:
-		c.nc.SetReadDeadline(time.Now().Add(time.Duration(t) * time.Second))
+		c.qb.deadlineAt = time.Now().Add(time.Duration(t) * time.Second)
+		c.nc.SetReadDeadline(c.qb.deadlineAt)
 		c.deadline = true
 	case c.deadline:
 		c.nc.SetReadDeadline(time.Time{})
@@ -394,9 +425,6 @@ func (c *conn) processInput() bool {
 		// the arrived bytes on every read grew by one read at a time:
 		// quadratic).
 		c.rbuf = growBuf(c.rbuf, min(need, 2*cap(c.rbuf)))
-	} else if n == 0 && cap(c.rbuf) > shrinkAbove {
-		releasedLarge(cap(c.rbuf))
-		c.rbuf = make([]byte, 0, readBufSize)
 	}
 	c.flushStats()
 	c.publish()

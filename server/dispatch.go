@@ -51,6 +51,10 @@ func (c *conn) execute(args [][]byte) {
 		c.reject(cmd, d.Error(q))
 		return
 	}
+	if c.srv.mem.max.Load() != 0 && c.oomRefuses(cmd) { // maxmemory.go
+		c.reject(cmd, errOOM)
+		return
+	}
 	if c.subscriptions() > 0 && c.Proto != proto.RESP3 && !allowedSubscribed(cmd.Name) {
 		c.reject(cmd, subscribedContextError(cmd.Name)) // RESP2's subscribed state (pubsub.go); RESP3 has none
 		return
@@ -85,6 +89,9 @@ func (c *conn) execute(args [][]byte) {
 			return
 		}
 		c.queue(args)
+		if cmd.Flags&FlagDenyOOM != 0 || evalDenyOOM(cmd, args) {
+			c.MultiDenyOOM = true // EXEC is denyoom (maxmemory.go)
+		}
 		c.WriteString("QUEUED")
 		return
 	}
@@ -225,7 +232,12 @@ func (c *conn) callNow(cmd *Command, args [][]byte, locked bool) {
 	}
 	failed := c.errCount > c.errPrev || c.failedUncounted
 	c.errPrev, c.failedUncounted = c.errCount, false
-	c.count(cmd, d, failed, false)
+	if c.runRejected { // the handler refused to run (maxmemory.go)
+		c.runRejected = false
+		c.count(cmd, 0, false, true)
+	} else {
+		c.count(cmd, d, failed, false)
+	}
 	if c.srv.live.latencyTracking.Load() && !c.blk.pending && cmd.stats != nil {
 		cmd.stats.recordLatency(d) // latencystats.go
 	}

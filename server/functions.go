@@ -428,6 +428,10 @@ func fcallGeneric(c *Client, args [][]byte, readOnly bool) {
 		c.WriteError(errScriptWriteFlagRO)
 		return
 	}
+	if !noWrites && f.Flags&functions.AllowOOM == 0 && c.scriptOOM() {
+		c.refuseScriptOOM() // a function that may write is denyoom unless allow-oom (maxmemory.go)
+		return
+	}
 	rt := c.Srv.functionRuntime()
 	keys, argv := args[3:3+numkeys], args[3+numkeys:]
 	cn := c.conn
@@ -472,7 +476,7 @@ func (e *scriptEngine) runFunction(c *Client, f *functions.Function, cmdArgs, ke
 	}
 	kc := e.ctx
 	st := c.Srv.functionStarted(cn, kc, f.Name, cmdArgs)
-	run := &scriptRun{c: c, resp: proto.RESP2, readOnly: readOnly, state: st}
+	run := &scriptRun{c: c, resp: proto.RESP2, readOnly: readOnly, allowOOM: f.Flags&functions.AllowOOM != 0, state: st}
 	e.run = run
 	L.Push(f.Callback)
 	L.Push(kt)

@@ -20,7 +20,10 @@ import (
 // INFO (semantics: redis.io/commands/info). Sections come out in Redis's
 // fixed order whatever order they were asked in; "default" is every
 // section but commandstats, "all" and "everything" add it; an unknown
-// section name contributes nothing.
+// section name contributes nothing. Memory: used_memory is the Go heap's
+// objects; maxmemory is enforced against the live part of it (as
+// noeviction: nothing is ever evicted, evicted_keys stays 0; maxmemory.go). CPU: the main-thread fields are
+// the event loop thread's in loop mode (threadcpu.go).
 
 // infoSection is one INFO section; the constants are in output order.
 type infoSection uint16
@@ -124,7 +127,10 @@ type infoData struct {
 	inKbps, outKbps                                      float64
 
 	cpuSys, cpuUser float64
-	gc              gcStats // INFO stats go_gc_* (gcstats.go)
+	// mainSys, mainUser: the event loop thread's (threadcpu.go), or the
+	// process's in goroutine mode.
+	mainSys, mainUser float64
+	gc                gcStats // INFO stats go_gc_* (gcstats.go)
 
 	cmds    []cmdStatLine
 	errors  []errorStatLine
@@ -249,6 +255,10 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 		if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 			d.cpuSys = float64(ru.Stime.Sec) + float64(ru.Stime.Usec)/1e6
 			d.cpuUser = float64(ru.Utime.Sec) + float64(ru.Utime.Usec)/1e6
+		}
+		var ok bool
+		if d.mainSys, d.mainUser, ok = s.mainThreadCPU(); !ok {
+			d.mainSys, d.mainUser = d.cpuSys, d.cpuUser
 		}
 	}
 	if sel&secCommandstats != 0 {
@@ -441,6 +451,9 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("used_memory_scripts_human", bytesToHuman(uint64(d.functionBytes)))
 		line("maxmemory", d.maxmemory)
 		line("maxmemory_human", bytesToHuman(d.maxmemory))
+		// The configured policy, as Redis prints it; Persimmon evicts
+		// nothing and enforces maxmemory as noeviction whatever it says
+		// (maxmemory.go).
 		line("maxmemory_policy", d.maxmemoryPolicy)
 		line("allocator_frag_ratio", ratio2(d.heapInuse, heap))
 		line("allocator_frag_bytes", int64(d.heapInuse)-int64(heap))
@@ -652,11 +665,10 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("used_cpu_user", strconv.FormatFloat(d.cpuUser, 'f', 6, 64))
 		line("used_cpu_sys_children", "0.000000")
 		line("used_cpu_user_children", "0.000000")
-		// No main thread runs every command here (goroutines, or the
-		// event loop beside the committer and the background work): the
-		// process's own figures.
-		line("used_cpu_sys_main_thread", strconv.FormatFloat(d.cpuSys, 'f', 6, 64))
-		line("used_cpu_user_main_thread", strconv.FormatFloat(d.cpuUser, 'f', 6, 64))
+		// The event loop's thread in loop mode; in goroutine mode no
+		// thread runs every command: the process's figures.
+		line("used_cpu_sys_main_thread", strconv.FormatFloat(d.mainSys, 'f', 6, 64))
+		line("used_cpu_user_main_thread", strconv.FormatFloat(d.mainUser, 'f', 6, 64))
 	}
 	if sel&secCommandstats != 0 {
 		section("Commandstats")

@@ -149,7 +149,7 @@ func (h *loopHandler) OnReadable(gc *evloop.Conn) bool {
 			c.srv.logf("closing client id=%d addr=%s that reached the max query buffer length", c.ID, c.addr)
 			return false
 		}
-		c.rbuf = growBuf(c.rbuf, 2*cap(c.rbuf))
+		c.rbuf = growBuf(c.rbuf, max(2*cap(c.rbuf), readBufSize)) // nil after an idle release (querybuf.go)
 	}
 	n, err := gc.Read(c.rbuf[len(c.rbuf):cap(c.rbuf)])
 	if err != nil {
@@ -159,6 +159,7 @@ func (h *loopHandler) OnReadable(gc *evloop.Conn) bool {
 		return true // nothing after all
 	}
 	c.rbuf = c.rbuf[:len(c.rbuf)+n]
+	c.notePeak()
 	c.srv.stats.netIn.Add(int64(n))
 	c.srv.stats.reads.Add(1)
 	return h.run(c)

@@ -111,6 +111,7 @@ func execCommand(c *Client, _ [][]byte) {
 func (c *Client) endMulti() {
 	c.InMulti = false
 	c.MultiErr = false
+	c.MultiDenyOOM = false
 	clear(c.MultiCmds)
 	if cap(c.MultiCmds) > 1024 {
 		c.MultiCmds = nil

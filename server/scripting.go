@@ -91,6 +91,7 @@ type cachedScript struct {
 	sha      string // its key in the cache
 	proto    *lua.FunctionProto
 	noWrites bool           // shebang flags=no-writes: runs as EVAL_RO
+	allowOOM bool           // shebang flags=allow-oom: writes past maxmemory (maxmemory.go)
 	shebang  bool           // has a #!lua line (Redis 7's non-compatible mode)
 	fn       *lua.LFunction // the function made from proto for Lua state gen
 	gen      int
@@ -101,6 +102,7 @@ type scriptRun struct {
 	c        *Client
 	resp     int // the protocol redis.call replies are parsed in (redis.setresp)
 	readOnly bool
+	allowOOM bool           // its flags say allow-oom: denyoom calls run past maxmemory
 	state    *runningScript // for SCRIPT KILL: whether it wrote
 	errLine  int            // line of the last error() call, for errors without a position
 }
@@ -555,6 +557,12 @@ func evalGeneric(c *Client, args [][]byte, bySHA, readOnly bool) {
 		c.WriteError(errScriptWriteFlagRO)
 		return
 	}
+	if sc.shebang && !sc.noWrites && !sc.allowOOM && c.scriptOOM() {
+		// A script with flags is denyoom unless they say allow-oom or
+		// no-writes (Redis's scriptFlagsToCmdFlags): refused before it runs.
+		c.refuseScriptOOM()
+		return
+	}
 	keys, argv := args[3:3+numkeys], args[3+numkeys:]
 
 	cn := c.conn
@@ -614,7 +622,7 @@ func (e *scriptEngine) runScript(c *Client, sha string, sc *cachedScript, keys, 
 	}
 	st := c.Srv.scriptStarted(cn, e.ctx)
 	run := &e.runBuf // runs do not nest; nothing keeps run past the next one
-	*run = scriptRun{c: c, resp: proto.RESP2, readOnly: readOnly, state: st}
+	*run = scriptRun{c: c, resp: proto.RESP2, readOnly: readOnly, allowOOM: sc.shebang && sc.allowOOM, state: st}
 	e.run = run
 	e.okUsed = 0 // what earlier runs were handed is free again (okReply)
 	L.Push(fn)
@@ -866,13 +874,13 @@ func (e *scriptEngine) load(body []byte) (sha string, sc *cachedScript, msg stri
 		return sha, sc, ""
 	}
 	src := string(body)
-	noWrites, shebang := false, false
+	noWrites, allowOOM, shebang := false, false, false
 	if strings.HasPrefix(src, "#!") {
 		first, rest, ok := strings.Cut(src, "\n")
 		if !ok {
 			return "", nil, "ERR Invalid script shebang"
 		}
-		if noWrites, msg = parseShebang(first); msg != "" {
+		if noWrites, allowOOM, msg = parseShebangFlags(first); msg != "" {
 			return "", nil, msg
 		}
 		shebang = true
@@ -895,7 +903,7 @@ func (e *scriptEngine) load(body []byte) (sha string, sc *cachedScript, msg stri
 	// builds one (a hashed table) on every run, but gives the chunk no
 	// local to reach it (nor does Lua 5.1): nothing can see it.
 	proto.IsVarArg &^= lua.VarArgNeedsArg
-	sc = &cachedScript{sha: sha, proto: proto, noWrites: noWrites, shebang: shebang}
+	sc = &cachedScript{sha: sha, proto: proto, noWrites: noWrites, allowOOM: allowOOM, shebang: shebang}
 	e.scripts[sha] = sc
 	if e.count != nil {
 		e.count.Store(int64(len(e.scripts)))
@@ -918,18 +926,24 @@ func compileError(err error) string {
 
 // parseShebang reads a Redis 7 script's first line, "#!lua [flags=f1,f2]".
 func parseShebang(line string) (noWrites bool, msg string) {
+	noWrites, _, msg = parseShebangFlags(line)
+	return noWrites, msg
+}
+
+// parseShebangFlags is parseShebang with the allow-oom flag too.
+func parseShebangFlags(line string) (noWrites, allowOOM bool, msg string) {
 	parts := strings.Fields(strings.TrimRight(line, "\r"))
 	if len(parts) == 0 || parts[0] != "#!lua" {
 		engine := line
 		if len(parts) > 0 {
 			engine = parts[0]
 		}
-		return false, "ERR Unexpected engine in script shebang: " + engine
+		return false, false, "ERR Unexpected engine in script shebang: " + engine
 	}
 	for _, p := range parts[1:] {
 		flags, ok := strings.CutPrefix(p, "flags=")
 		if !ok {
-			return false, "ERR Unknown lua shebang option: " + p
+			return false, false, "ERR Unknown lua shebang option: " + p
 		}
 		if flags == "" {
 			continue
@@ -938,13 +952,15 @@ func parseShebang(line string) (noWrites bool, msg string) {
 			switch f {
 			case "no-writes":
 				noWrites = true
-			case "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys":
+			case "allow-oom":
+				allowOOM = true
+			case "allow-stale", "no-cluster", "allow-cross-slot-keys":
 			default:
-				return false, "ERR Unexpected flag in script shebang: " + f
+				return false, false, "ERR Unexpected flag in script shebang: " + f
 			}
 		}
 	}
-	return noWrites, ""
+	return noWrites, allowOOM, ""
 }
 
 // ---- redis.* ----
@@ -1026,6 +1042,11 @@ func (e *scriptEngine) luaCall(L *lua.LState, raise bool) int {
 	// it is not failed on the replicas' state.
 	if cmd.Flags&FlagWrite != 0 && (r.state == nil || !r.state.wrote.Load()) && c.Srv.minReplicasRefuse() {
 		return reject(cmd, "-"+errNoReplicas)
+	}
+	// Redis's scriptVerifyOOM: over maxmemory at the script's start, its
+	// first denyoom call fails, unless it wrote already or may (allow-oom).
+	if cmd.Flags&FlagDenyOOM != 0 && !r.allowOOM && (r.state == nil || !r.state.wrote.Load()) && c.scriptOOM() {
+		return reject(cmd, "-"+errOOM)
 	}
 	if cmd.Flags&FlagWrite != 0 && r.state != nil {
 		r.state.wrote.Store(true) // SCRIPT KILL now answers UNKILLABLE

@@ -80,7 +80,10 @@ type Config struct {
 	// "*" means every IPv4 address, "::*" every IPv6 address).
 	Bind string
 	// Port is the TCP port; 0 picks a free port (tests).
-	Port            int
+	Port int
+	// NoTCP opens no TCP listener: the server listens on the unix socket
+	// (the unixsocket parameter) only, as redis-server does with port 0.
+	NoTCP           bool
 	Requirepass     string
 	ProtectedMode   bool
 	ProtoMaxBulkLen int64 // 0 means DefaultProtoMaxBulkLen
@@ -230,6 +233,7 @@ type Server struct {
 	errors  errorStats     // INFO errorstats (errorstats.go)
 	latency latencyMonitor // LATENCY's event series (latency.go)
 	ops     opsSampler
+	mem     memoryLimit // maxmemory (maxmemory.go)
 
 	nextID atomic.Int64
 
@@ -237,6 +241,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	lns      []net.Listener
+	unixLn   net.Listener // the unixsocket listener, nil if none (unixsocket.go)
 	clients  map[int64]*conn
 	closed   bool
 	conns    sync.WaitGroup
@@ -339,6 +344,7 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 		}
 	}
 	go s.ops.run(s)
+	go s.queryBufTicker() // querybuf.go
 	s.initReplication()
 	return s
 }
@@ -348,21 +354,45 @@ func (s *Server) requirepass() string { return *s.live.requirepass.Load() }
 
 // Listen binds the configured addresses and starts accepting on them.
 func (s *Server) Listen() error {
-	lns, err := listenAll(*s.live.bind.Load(), int(s.live.port.Load()))
+	var lns []net.Listener
+	if !s.cfg.NoTCP {
+		var err error
+		if lns, err = listenAll(*s.live.bind.Load(), int(s.live.port.Load())); err != nil {
+			return err
+		}
+	}
+	uln, err := s.listenUnix()
 	if err != nil {
+		closeListeners(lns)
 		return err
 	}
+	if len(lns) == 0 && uln == nil {
+		return errNoListener
+	}
 	s.mu.Lock()
-	if s.closed {
+	if s.closed || (uln != nil && s.unixLn != nil) {
+		closed := s.closed
 		s.mu.Unlock()
 		closeListeners(lns)
-		return errors.New("server: server closed")
+		if uln != nil {
+			uln.Close()
+		}
+		if closed {
+			return errors.New("server: server closed")
+		}
+		return errors.New("server: the unix socket is already open")
 	}
 	s.lns = append(s.lns, lns...)
+	if uln != nil {
+		s.unixLn = uln
+	}
 	s.mu.Unlock()
 	s.recordPort(lns)
 	for _, ln := range lns {
 		go s.acceptLoop(ln)
+	}
+	if uln != nil {
+		go s.acceptLoop(uln)
 	}
 	return nil
 }
@@ -385,6 +415,9 @@ func (s *Server) AnnounceAndWait() error {
 	s.mu.Lock()
 	for _, ln := range s.lns {
 		s.logf("ready to accept connections tcp %s", ln.Addr())
+	}
+	if s.unixLn != nil {
+		s.logf("ready to accept connections unix %s", s.unixLn.Addr())
 	}
 	s.mu.Unlock()
 	<-s.closing
@@ -444,6 +477,10 @@ func (s *Server) close() {
 	close(s.closing)
 	lns := s.lns
 	s.lns = nil
+	if s.unixLn != nil { // closing it removes the socket file
+		lns = append(lns, s.unixLn)
+		s.unixLn = nil
+	}
 	conns := make([]*conn, 0, len(s.clients))
 	for _, c := range s.clients {
 		conns = append(conns, c)

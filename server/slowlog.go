@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -93,8 +94,33 @@ func redactedArgs(cmd *Command, args [][]byte) func(i int) bool {
 		return func(i int) bool { return i >= 3 && i%2 == 1 && ArgIs(args[i-1], "requirepass") }
 	case "acl|setuser":
 		return func(i int) bool { return i >= 2 } // Redis redacts the name too
+	case "migrate":
+		return migrateRedacted(args)
 	}
 	return func(int) bool { return false }
+}
+
+// migrateRedacted: MIGRATE's AUTH password and AUTH2 username and password,
+// redacted as Redis's migrateCommand does while it parses its options (so
+// those before a syntax error or KEYS only).
+func migrateRedacted(args [][]byte) func(i int) bool {
+	var hide []int
+scan:
+	for j := 6; j < len(args); j++ {
+		more := len(args) - 1 - j
+		switch {
+		case ArgIs(args[j], "copy"), ArgIs(args[j], "replace"):
+		case ArgIs(args[j], "auth") && more >= 1:
+			j++
+			hide = append(hide, j)
+		case ArgIs(args[j], "auth2") && more >= 2:
+			hide = append(hide, j+1, j+2)
+			j += 2
+		default: // KEYS, a syntax error: parsing stops
+			break scan
+		}
+	}
+	return func(i int) bool { return slices.Contains(hide, i) }
 }
 
 func slowlogCommands() []Command {

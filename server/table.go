@@ -174,6 +174,7 @@ func newCommandTable(families []Command) map[string]*Command {
 	cmds = append(cmds, monitorCommands()...)
 	cmds = append(cmds, memoryCommands()...)
 	cmds = append(cmds, lolwutCommands()...)
+	cmds = append(cmds, clusterCommands()...)
 	cmds = append(cmds, scriptingCommands()...)
 	cmds = append(cmds, functionCommands()...)
 	cmds = append(cmds, families...)

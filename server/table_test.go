@@ -112,6 +112,7 @@ func TestCommandInfoRecorded(t *testing.T) {
 // flag, then each key spec as flags@begin_search:find_keys{notes}.
 const recordedKeySpecs = `
 append 1 1 1 RW+insert@1:range(0,1,0)
+asking 0 0 0
 auth 0 0 0
 bitcount 1 1 1 RO+access@1:range(0,1,0)
 bitfield 1 1 1 RW+access+update+variable_flags@1:range(0,1,0){This command allows both access and modification of the key}
@@ -135,6 +136,34 @@ client|kill 0 0 0
 client|list 0 0 0
 client|no-evict 0 0 0
 client|setname 0 0 0
+cluster 0 0 0
+cluster|addslots 0 0 0
+cluster|addslotsrange 0 0 0
+cluster|bumpepoch 0 0 0
+cluster|count-failure-reports 0 0 0
+cluster|countkeysinslot 0 0 0
+cluster|delslots 0 0 0
+cluster|delslotsrange 0 0 0
+cluster|failover 0 0 0
+cluster|flushslots 0 0 0
+cluster|forget 0 0 0
+cluster|getkeysinslot 0 0 0
+cluster|help 0 0 0
+cluster|info 0 0 0
+cluster|keyslot 0 0 0
+cluster|links 0 0 0
+cluster|meet 0 0 0
+cluster|myid 0 0 0
+cluster|nodes 0 0 0
+cluster|replicas 0 0 0
+cluster|replicate 0 0 0
+cluster|reset 0 0 0
+cluster|saveconfig 0 0 0
+cluster|set-config-epoch 0 0 0
+cluster|setslot 0 0 0
+cluster|shards 0 0 0
+cluster|slaves 0 0 0
+cluster|slots 0 0 0
 command 0 0 0
 command|count 0 0 0
 command|docs 0 0 0
@@ -235,6 +264,8 @@ psetex 1 1 1 OW+update@1:range(0,1,0)
 pttl 1 1 1 RO+access@1:range(0,1,0)
 quit 0 0 0
 randomkey 0 0 0
+readonly 0 0 0
+readwrite 0 0 0
 rename 1 2 1 RW+access+delete@1:range(0,1,0) OW+update@2:range(0,1,0)
 renamenx 1 2 1 RW+access+delete@1:range(0,1,0) OW+insert@2:range(0,1,0)
 reset 0 0 0

@@ -14,8 +14,9 @@
 // redis-server takes them ("--save ” --appendonly no"). Flags given on
 // the command line win over the file. SIGTERM and SIGINT shut down cleanly: the server stops
 // accepting, finishes the batches in flight, makes everything durable,
-// removes its pidfile and exits 0. --port 0 (no TCP listener, as in Redis)
-// leaves nothing to listen on: the server refuses to start.
+// removes its pidfile and exits 0. --unixsocket PATH (and --unixsocketperm
+// 700) listens on a unix socket too; --port 0 disables TCP, as in Redis,
+// and without a unix socket the server refuses to start.
 // PERSIMMON_PPROF=127.0.0.1:PORT in the environment serves Go's profiles
 // (net/http/pprof) there, for benchmarks; nothing else opens it.
 package main
@@ -197,10 +198,13 @@ func run(args []string, stderr io.Writer) int {
 	}
 	runtime.GOMAXPROCS(threads)
 	if cfg.Port == 0 {
-		// Redis 7.0: port 0 disables the TCP listener, and with no unix
-		// socket either (Persimmon has none) redis-server exits 1.
-		logf("fatal: configured to not listen anywhere (--port 0 disables TCP and there is no unix socket), exiting")
-		return 1
+		// Redis 7.0: port 0 disables the TCP listener; with no unix
+		// socket either redis-server exits 1.
+		if paramValue(fc.params, "unixsocket") == "" {
+			logf("fatal: configured to not listen anywhere (--port 0 disables TCP and no unixsocket is set), exiting")
+			return 1
+		}
+		cfg.NoTCP = true
 	}
 
 	// The port opens before recovery, as Redis's does before it loads:

@@ -136,7 +136,16 @@ func dialRetry(t *testing.T, port int, done chan int) *rawConn {
 		if err == nil {
 			nc.SetDeadline(time.Now().Add(30 * time.Second))
 			t.Cleanup(func() { nc.Close() })
-			return &rawConn{t: t, nc: nc, r: bufio.NewReader(nc)}
+			c := &rawConn{t: t, nc: nc, r: bufio.NewReader(nc)}
+			// The port opens before recovery: wait until the keyspace is
+			// attached, or the first commands answer -LOADING.
+			for strings.HasPrefix(c.do("DBSIZE"), "-LOADING") {
+				if time.Now().After(deadline) {
+					t.Fatal("the server is still loading")
+				}
+				time.Sleep(20 * time.Millisecond) // polling a start-up, not synchronisation
+			}
+			return c
 		}
 		select {
 		case code := <-done:

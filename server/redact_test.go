@@ -1,0 +1,39 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// MIGRATE's credentials are redacted as Redis 7.0.15's migrateCommand
+// redacts them while parsing (TCL introspection "MONITOR supports
+// redacting command arguments").
+func TestMigrateRedacted(t *testing.T) {
+	for _, tt := range []struct{ req, want string }{
+		{"migrate h 1 key 9 5000", ""},
+		{"migrate h 1 key 9 5000 AUTH user", "7"},
+		{"migrate h 1 key 9 5000 auth2 user password", "7 8"},
+		{"migrate h 1 key 9 5000 COPY REPLACE AUTH pw KEYS a b", "9"},
+		{"migrate h 1 key 9 5000 AUTH", ""},           // syntax error first
+		{"migrate h 1 key 9 5000 nosuch AUTH pw", ""}, // parsing stopped before AUTH
+		{"migrate h 1 key 9 5000 AUTH2 u", ""},        // AUTH2 needs two
+		{"migrate h 1 '' 9 5000 KEYS AUTH pw", ""},    // after KEYS every argument is a key
+		{"migrate h 1 key 9 5000 AUTH a AUTH2 b c", "7 9 10"},
+	} {
+		var args [][]byte
+		for _, a := range strings.Fields(tt.req) {
+			args = append(args, []byte(a))
+		}
+		hide := redactedArgs(&Command{Name: "migrate"}, args)
+		var got []string
+		for i := range args {
+			if hide(i) {
+				got = append(got, strconv.Itoa(i))
+			}
+		}
+		if g := strings.Join(got, " "); g != tt.want {
+			t.Errorf("%s: redacted %q, want %q", tt.req, g, tt.want)
+		}
+	}
+}
