@@ -66,14 +66,17 @@ type zskiplist struct {
 	ks     *Keyspace // where member bytes are read (bytesAt)
 	nodes  []zslNode
 	levels []zslLevel
-	free   [zslMaxLevel + 1][]int32 // free slots by height
+	// free slots by height (nil until a skiplist frees one: the array is
+	// 792 bytes, more than a small set's nodes)
+	free *[zslMaxLevel + 1][]int32
 	tail   int32
 	level  int // levels in use by the header (>= 1)
 	n      int
 	// small: no levels; ord holds the n nodes in (score, member) order
-	// (nodes have height 1 and no level block; freed slots are in free[1]).
+	// (nodes have height 1 and no level block; freed slots are in sfree).
 	small bool
 	ord   []zslEntry
+	sfree []int32
 }
 
 // newSkiplist returns an empty small set (ordered array, no levels).
@@ -92,7 +95,7 @@ func (z *zskiplist) toBig() {
 	}
 	ord := z.ord
 	z.small, z.ord = false, nil
-	z.free[1] = nil
+	z.sfree = nil
 	z.nodes[0] = zslNode{lv: 0, height: zslMaxLevel}
 	z.levels = make([]zslLevel, zslMaxLevel, zslMaxLevel+len(ord)*2)
 	z.level, z.n, z.tail = 1, 0, 0
@@ -194,9 +197,9 @@ func zslRandomLevel() int {
 func (z *zskiplist) alloc(score float64, loc uint64) int32 {
 	if z.small {
 		var x int32
-		if f := z.free[1]; len(f) > 0 {
+		if f := z.sfree; len(f) > 0 {
 			x = f[len(f)-1]
-			z.free[1] = f[:len(f)-1]
+			z.sfree = f[:len(f)-1]
 		} else {
 			x = int32(len(z.nodes))
 			z.nodes = append(z.nodes, zslNode{})
@@ -206,7 +209,7 @@ func (z *zskiplist) alloc(score float64, loc uint64) int32 {
 	}
 	h := zslRandomLevel()
 	var x int32
-	if f := z.free[h]; len(f) > 0 {
+	if f := z.freeList(h); len(f) > 0 {
 		x = f[len(f)-1]
 		z.free[h] = f[:len(f)-1]
 	} else {
@@ -219,6 +222,14 @@ func (z *zskiplist) alloc(score float64, loc uint64) int32 {
 	n := &z.nodes[x]
 	n.loc, n.score, n.height = loc, score, int32(h)
 	return x
+}
+
+// freeList returns the free slots of height h.
+func (z *zskiplist) freeList(h int) []int32 {
+	if z.free == nil {
+		return nil
+	}
+	return z.free[h]
 }
 
 // insert adds a new (score, member), which must not be in the list, its
@@ -340,7 +351,7 @@ func (z *zskiplist) deleteNode(x int32, member []byte) {
 	}
 	z.smallRemoveAt(z.posOf(x))
 	z.nodes[x] = zslNode{lv: -1}
-	z.free[1] = append(z.free[1], x)
+	z.sfree = append(z.sfree, x)
 }
 
 // delete removes (score, member) from a skiplist (not a small set) and
@@ -358,6 +369,9 @@ func (z *zskiplist) delete(score float64, member []byte) bool {
 	*n = zslNode{lv: base, height: 0}
 	for i := int32(0); i < h; i++ {
 		z.levels[base+i] = zslLevel{}
+	}
+	if z.free == nil {
+		z.free = new([zslMaxLevel + 1][]int32)
 	}
 	z.free[h] = append(z.free[h], x)
 	return true
