@@ -52,7 +52,7 @@ type zslNode struct {
 	score  float64
 	prev   int32 // level-0 predecessor; 0 = header (first node)
 	lv     int32 // first of this node's levels in zsl.levels
-	height int32 // number of levels; 0 = a free slot
+	height uint8 // number of levels (at most zslMaxLevel); 0 = a free slot (a node is 32 bytes)
 }
 
 // zslEntry is one element of a small set's ordered array: its score (so a
@@ -102,7 +102,7 @@ func (z *zskiplist) toBig() {
 	for _, e := range ord {
 		h := zslRandomLevel()
 		n := &z.nodes[e.x]
-		n.lv, n.height, n.prev = int32(len(z.levels)), int32(h), 0
+		n.lv, n.height, n.prev = int32(len(z.levels)), uint8(h), 0
 		for i := 0; i < h; i++ {
 			z.levels = append(z.levels, zslLevel{})
 		}
@@ -214,13 +214,13 @@ func (z *zskiplist) alloc(score float64, loc uint64) int32 {
 		z.free[h] = f[:len(f)-1]
 	} else {
 		x = int32(len(z.nodes))
-		z.nodes = append(z.nodes, zslNode{lv: int32(len(z.levels)), height: int32(h)})
+		z.nodes = append(z.nodes, zslNode{lv: int32(len(z.levels)), height: uint8(h)})
 		for i := 0; i < h; i++ {
 			z.levels = append(z.levels, zslLevel{})
 		}
 	}
 	n := &z.nodes[x]
-	n.loc, n.score, n.height = loc, score, int32(h)
+	n.loc, n.score, n.height = loc, score, uint8(h)
 	return x
 }
 
@@ -364,7 +364,7 @@ func (z *zskiplist) delete(score float64, member []byte) bool {
 	}
 	z.unlink(x, &update)
 	n := &z.nodes[x]
-	h := n.height
+	h := int32(n.height)
 	base := n.lv
 	*n = zslNode{lv: base, height: 0}
 	for i := int32(0); i < h; i++ {
