@@ -90,10 +90,10 @@ func cFloat(f float64) string {
 // parseLonLat parses a longitude and a latitude (Redis's
 // extractLongLatOrReply).
 func parseLonLat(lonArg, latArg []byte) (lon, lat float64, err error) {
-	if lon, err = argFloat64(lonArg); err != nil {
+	if lon, err = scoreArg(lonArg); err != nil {
 		return 0, 0, err
 	}
-	if lat, err = argFloat64(latArg); err != nil {
+	if lat, err = scoreArg(latArg); err != nil {
 		return 0, 0, err
 	}
 	if lon < geo.LonMin || lon > geo.LonMax || lat < geo.LatMin || lat > geo.LatMax {

@@ -57,19 +57,25 @@ func hllCommands() []Command {
 // never to be changed (copy them first). On a wrong type or a string that is
 // not an HLL it has written the error and returns ok false.
 func hllAt(c *Client, key []byte) (v []byte, ok bool) {
-	val, found, err := c.KS.Get(c.DB, key)
+	v, _, ok = hllAtExpiry(c, key)
+	return v, ok
+}
+
+// hllAtExpiry is hllAt with the key's absolute expiry (0 = none).
+func hllAtExpiry(c *Client, key []byte) (v []byte, expireAt int64, ok bool) {
+	val, expireAt, found, err := c.KS.HLLValue(c.DB, key)
 	if err != nil {
 		c.WriteErr(err)
-		return nil, false
+		return nil, 0, false
 	}
 	if !found {
-		return nil, true
+		return nil, 0, true
 	}
 	if hll.Check(val) != nil {
 		c.WriteError(errHLLType)
-		return nil, false
+		return nil, 0, false
 	}
-	return val, true
+	return val, expireAt, true
 }
 
 // hllSparseMax is hll-sparse-max-bytes.
@@ -133,7 +139,7 @@ func diffSpans(a, b []byte, gap int) [][2]int {
 // reproduces when it is applied.
 func cmdPFAdd(c *Client, args [][]byte) {
 	key := args[1]
-	old, ok := hllAt(c, key)
+	old, expireAt, ok := hllAtExpiry(c, key)
 	if !ok {
 		return
 	}
@@ -164,7 +170,9 @@ func cmdPFAdd(c *Client, args [][]byte) {
 			}
 		}
 	} else {
-		v = append([]byte(nil), old...)
+		// Room for the opcodes the splits add (at most 4 bytes each), so
+		// hll.Set grows v in place.
+		v = append(make([]byte, 0, len(old)+4*len(args[2:])), old...)
 		for _, e := range args[2:] {
 			i, n := hll.PatLen(e)
 			var changed bool
@@ -189,7 +197,7 @@ func cmdPFAdd(c *Client, args [][]byte) {
 		// A small sparse HLL is cheaper rewritten whole than moved into
 		// DRAM as a patched string.
 		hll.Invalidate(v)
-		b.Set(c.DB, key, v, expireAtOf(c, key))
+		b.Set(c.DB, key, v, expireAt)
 	} else {
 		b.HLLAdd(c.DB, key, maxSparse, regs)
 	}
@@ -275,7 +283,9 @@ func cmdPFMerge(c *Client, args [][]byte) {
 	}
 	var v []byte
 	if old != nil {
-		v = append([]byte(nil), old...)
+		// Room for the opcodes the splits add (at most 4 bytes each), so
+		// hll.Set grows v in place.
+		v = append(make([]byte, 0, len(old)+4*len(args[2:])), old...)
 	} else {
 		v = hll.New()
 	}

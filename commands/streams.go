@@ -370,8 +370,10 @@ func cmdXAdd(c *Client, args [][]byte) {
 		return
 	}
 	key := args[1]
-	m, exists, ok := lookupStream(c, key)
-	if !ok {
+	fields := args[fieldPos:]
+	m, exists, open, err := c.KS.StreamForAdd(c.DB, key, fields, c.StreamNodeLimits())
+	if err != nil {
+		c.WriteErr(err)
 		return
 	}
 	if !exists && a.noMkStream {
@@ -388,8 +390,6 @@ func cmdXAdd(c *Client, args [][]byte) {
 		return
 	}
 	b := c.KS.NewBatch()
-	fields := args[fieldPos:]
-	open := c.KS.XAddOpensNode(c.DB, key, fields, c.StreamNodeLimits())
 	b.XAddNode(c.DB, key, id, fields, open, id, 0)
 	trimmed := false
 	if a.strategy != 0 {

@@ -39,6 +39,48 @@ func listpackScore(f float64) float64 {
 // formatScore is appendScore as a string.
 func formatScore(f float64) string { return string(appendScore(nil, f)) }
 
+// pow10s are the powers of ten a float64 holds exactly.
+var pow10s = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// scoreArg parses a score or coordinate argument as argFloat64 does, with
+// a fast path for the common plain decimal (-?digits[.digits], at most 15
+// digits): its mantissa and the power of ten are exact in a float64, so
+// their quotient is the correctly rounded value, the one strtod gives.
+// Anything else (exponents, hex, inf, long mantissas, errors) goes to
+// argFloat64.
+func scoreArg(b []byte) (float64, error) {
+	i, neg := 0, false
+	if len(b) > 0 && b[0] == '-' {
+		i, neg = 1, true
+	}
+	var mant uint64
+	digits, frac, dot := 0, 0, false
+	for ; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case '0' <= c && c <= '9':
+			mant = mant*10 + uint64(c-'0')
+			digits++
+			if dot {
+				frac++
+			}
+		case c == '.' && !dot && digits > 0:
+			dot = true
+		default:
+			return argFloat64(b)
+		}
+	}
+	if digits == 0 || digits > 15 || (dot && frac == 0) {
+		return argFloat64(b)
+	}
+	f := float64(mant) / pow10s[frac]
+	if neg {
+		f = -f
+	}
+	return f, nil
+}
+
 // parseScoreBound parses one end of a score range: "(x" is exclusive.
 func parseScoreBound(b []byte) (v float64, ex, ok bool) {
 	if len(b) > 0 && b[0] == '(' {

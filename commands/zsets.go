@@ -201,7 +201,7 @@ options:
 	if scores == nil {
 		scores = make([]float64, n)
 		for j := range scores {
-			f, err := argFloat64(pairs[2*j])
+			f, err := scoreArg(pairs[2*j])
 			if err != nil {
 				c.WriteErr(err)
 				return

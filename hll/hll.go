@@ -238,7 +238,8 @@ func Add(v []byte, elem []byte, maxSparse int) ([]byte, bool, error) {
 // then equal neighbouring VAL opcodes are merged), so the bytes are the
 // ones Redis writes; a sparse HLL that would need a value above 32, or grow
 // past maxSparse bytes, is converted to dense first. A sparse change marks
-// the cache invalid, as Redis's does.
+// the cache invalid, as Redis's does. v is changed in place (within its
+// capacity when a run splits): the caller owns it.
 func Set(v []byte, i int, count uint8, maxSparse int) ([]byte, bool, error) {
 	if IsDense(v) {
 		regs := v[HeaderSize:]
@@ -338,11 +339,21 @@ func Set(v []byte, i int, count uint8, maxSparse int) ([]byte, bool, error) {
 		if delta > 0 && len(v)+delta > maxSparse {
 			return promote(v, i, count)
 		}
-		nv := make([]byte, 0, len(v)+delta)
-		nv = append(nv, v[:HeaderSize+pos]...)
-		nv = append(nv, seq[:n]...)
-		nv = append(nv, v[HeaderSize+pos+oldlen:]...)
-		v = nv
+		if end := len(v) + delta; cap(v) >= end {
+			// In place (v is the caller's to change, as in the other
+			// steps): the tail moves by delta, the opcodes go between.
+			old := len(v)
+			v = v[:max(old, end)]
+			copy(v[HeaderSize+pos+n:], v[HeaderSize+pos+oldlen:old])
+			copy(v[HeaderSize+pos:], seq[:n])
+			v = v[:end]
+		} else {
+			nv := make([]byte, 0, end)
+			nv = append(nv, v[:HeaderSize+pos]...)
+			nv = append(nv, seq[:n]...)
+			nv = append(nv, v[HeaderSize+pos+oldlen:]...)
+			v = nv
+		}
 		sp = v[HeaderSize:]
 	}
 	// Step 4: merge equal VAL neighbours near the change.

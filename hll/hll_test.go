@@ -149,3 +149,30 @@ func TestCache(t *testing.T) {
 		t.Fatal("still valid")
 	}
 }
+
+// TestSetInPlaceMatchesCopy checks that Set on a sparse HLL with spare
+// capacity (grown in place) writes the bytes it writes on an exact-size
+// one (a new slice), insertion after insertion, across the promotion to
+// dense.
+func TestSetInPlaceMatchesCopy(t *testing.T) {
+	exact, roomy := New(), New()
+	for e := 0; e < 3000; e++ {
+		i, c := PatLen([]byte(fmt.Sprintf("elem-%d", e)))
+		var err error
+		var ch1, ch2 bool
+		exact = append([]byte(nil), exact...) // no spare capacity
+		if exact, ch1, err = Set(exact, i, c, DefaultSparseMaxBytes); err != nil {
+			t.Fatal(err)
+		}
+		roomy = append(make([]byte, 0, len(roomy)+8), roomy...)
+		if roomy, ch2, err = Set(roomy, i, c, DefaultSparseMaxBytes); err != nil {
+			t.Fatal(err)
+		}
+		if ch1 != ch2 || !bytes.Equal(exact, roomy) {
+			t.Fatalf("element %d: in place %x (changed %v), copied %x (changed %v)", e, roomy, ch2, exact, ch1)
+		}
+	}
+	if !IsDense(exact) {
+		t.Fatalf("3000 elements still sparse")
+	}
+}

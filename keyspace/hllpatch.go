@@ -53,6 +53,27 @@ func (b *Batch) HLLAdd(db int, key []byte, maxSparse int, regs []HLLRegister) {
 	}
 }
 
+// HLLValue returns the string value of key, as Get, and its absolute
+// expiry in Unix ms (0 = none) from the same lookup: PFADD rewrites a
+// small sparse HLL whole, keeping the expiry, and a second lookup of the
+// key cost it a few percent.
+func (ks *Keyspace) HLLValue(db int, key []byte) (val []byte, expireAt int64, ok bool, err error) {
+	e := ks.lookup(db, key)
+	if e == nil {
+		return nil, 0, false, nil
+	}
+	if e.obj != nil {
+		if s, ok := e.obj.coll.(*stringObj); ok {
+			return s.value(ks), e.expireAt, true, nil
+		}
+		if err := damageOf(e); err != nil {
+			return nil, 0, false, err
+		}
+		return nil, 0, false, ErrWrongType
+	}
+	return ks.value(e), e.expireAt, true, nil
+}
+
 // hllMaxValue is the largest register value PatLen proposes.
 const hllMaxValue = 64 - hll.P + 1
 

@@ -153,8 +153,13 @@ type streamNode struct {
 	valid, total uint32
 	master       StreamID // the ID of the first entry added to it (its key in Redis's radix tree)
 	lpBytes      uint32   // the listpack estimate without the count and deleted integers (see Nodes)
-	mloc         uint64   // the master entry's fields: where the first entry added to it has them
 	mn           uint32
+	mloc         uint64 // the master entry's fields: where the first entry added to it has them
+	// mfp is the fingerprint of the master entry's field names
+	// (fieldNamesFP; 0 until the first append needs it), so that an
+	// append learns whether its fields are the master's without reading
+	// the master entry from the log (a cache miss on every XADD).
+	mfp uint64
 }
 
 // streamObj is a stream. Entries are appended in ID order, so ents is
@@ -272,11 +277,14 @@ func (s *streamObj) append(ks *Keyspace, id StreamID, loc uint64, raw []byte, fl
 		i = len(s.nodes) - 1
 	}
 	nd := &s.nodes[i]
-	mraw := raw
-	if nd.mloc != loc {
-		mraw = ks.rawAt(nd.mloc, int(nd.mn))
+	fp := fieldNamesFP(raw)
+	if nd.mfp == 0 {
+		nd.mfp = fp
+		if nd.mloc != loc {
+			nd.mfp = fieldNamesFP(ks.rawAt(nd.mloc, int(nd.mn)))
+		}
 	}
-	nd.lpBytes += lpEntryBytes(raw, mraw, id, nd.master)
+	nd.lpBytes += lpEntryBytesSame(raw, fp == nd.mfp, id, nd.master)
 	nd.valid++
 	nd.total++
 	n := len(raw)
@@ -736,6 +744,16 @@ func (ks *Keyspace) XAddOpensNode(db int, key []byte, fields [][]byte, lim Strea
 	return s == nil || s.opensNode(fields, lim)
 }
 
+// StreamForAdd is Stream and XAddOpensNode from one lookup of the key, as
+// XADD needs them.
+func (ks *Keyspace) StreamForAdd(db int, key []byte, fields [][]byte, lim StreamNodeLimits) (m StreamMeta, ok, opens bool, err error) {
+	s, err := ks.stream(db, key)
+	if s == nil {
+		return m, false, true, err
+	}
+	return s.meta(), true, s.opensNode(fields, lim), nil
+}
+
 // XDel appends an operation deleting entries (missing ones are ignored).
 func (b *Batch) XDel(db int, key []byte, ids []StreamID) {
 	var body []byte
@@ -792,8 +810,12 @@ func (ks *Keyspace) Stream(db int, key []byte) (m StreamMeta, ok bool, err error
 	if s == nil {
 		return m, false, err
 	}
+	return s.meta(), true, nil
+}
+
+func (s *streamObj) meta() StreamMeta {
 	return StreamMeta{Length: s.live, LastID: s.lastID, MaxDeletedID: s.maxDeleted, FirstID: s.firstID,
-		EntriesAdded: s.added, Groups: len(s.groups)}, true, nil
+		EntriesAdded: s.added, Groups: len(s.groups)}
 }
 
 // OnKeyTouched adds fn to the functions called whenever a key is written,

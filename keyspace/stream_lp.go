@@ -1,6 +1,10 @@
 package keyspace
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/cespare/xxhash/v2"
+)
 
 // The listpack estimate of a stream node (see Nodes in stream.go): sizes
 // by listpack.c's encoding rules. Only sizes: nothing here is stored.
@@ -147,6 +151,26 @@ func lpEntryBytes(raw, mraw []byte, id, master StreamID) uint32 {
 			}
 		}
 	}
+	return lpEntryBytesSame(raw, same, id, master)
+}
+
+// fieldNamesFP is a fingerprint of the field names of raw (their number,
+// lengths and bytes; never 0): equal names give equal fingerprints, and
+// different names the same one with probability 2^-64.
+func fieldNamesFP(raw []byte) uint64 {
+	nf, _ := binary.Uvarint(raw)
+	h := (nf + 1) * 0xbf58476d1ce4e5b9
+	it := newFieldsIter(raw)
+	for f, _, ok := it.next(); ok; f, _, ok = it.next() {
+		h = (h^xxhash.Sum64(f))*0x9e3779b97f4a7c15 + uint64(len(f))
+	}
+	return h | 1
+}
+
+// lpEntryBytesSame is lpEntryBytes given whether raw's field names are the
+// master entry's (same).
+func lpEntryBytesSame(raw []byte, same bool, id, master StreamID) uint32 {
+	nf, _ := binary.Uvarint(raw)
 	n := uint32(2) + lpIntBytes(int64(id.Ms-master.Ms)) + lpIntBytes(int64(id.Seq-master.Seq))
 	it := newFieldsIter(raw)
 	for f, v, ok := it.next(); ok; f, v, ok = it.next() {

@@ -55,7 +55,8 @@ type ZSet struct {
 }
 
 // ZNode designates one element of a ZSet while the keyspace lock is held
-// (0 = none).
+// and the set is not changed (0 = none): its node in a skiplist, its
+// 1-based rank in a small set (an ordered array, see zskiplist).
 type ZNode int32
 
 func newZSet(ks *Keyspace) *ZSet { return &ZSet{zsl: newSkiplist(ks)} }
@@ -66,10 +67,10 @@ func (z *ZSet) liveBytes() int64 { return z.bytes }
 
 func (z *ZSet) rebuild(ks *Keyspace, b *Batch, db int, key []byte) {
 	c := opChunker{b: b, kind: opZAdd, db: db, key: key}
-	for x := z.zsl.first(); x != 0; x = z.zsl.next(x) {
-		m := z.zsl.member(x)
+	for x := z.At(0); x != 0; x = z.Next(x) {
+		m := z.Member(x)
 		c.room(8 + uvarintLen(uint64(len(m))) + len(m))
-		c.body = appendZMember(c.body, z.zsl.nodes[x].score, m)
+		c.body = appendZMember(c.body, z.ScoreOf(x), m)
 	}
 	c.flush()
 }
@@ -81,16 +82,15 @@ func memberBytes(m []byte) int64 { return int64(len(m)) + 10 }
 // live as the set (see ZSet).
 func (z *ZSet) set(member []byte, loc uint64, score float64) {
 	if x := z.index.lookup(&z.zsl, member); x != 0 {
-		n := &z.zsl.nodes[x]
-		if math.Float64bits(n.score) != math.Float64bits(score) {
-			z.zsl.updateScore(n.score, member, score)
+		if math.Float64bits(z.zsl.nodes[x].score) != math.Float64bits(score) {
+			z.zsl.updateNode(x, member, score)
 		}
 		return
 	}
 	z.index.insert(z.zsl.insert(score, member, loc), member)
 	z.bytes += memberBytes(member)
-	if len(member) > zsetSmallValue || z.zsl.n > zsetSmallEntries {
-		z.grown = true
+	if !z.grown && (len(member) > zsetSmallValue || z.zsl.n > zsetSmallEntries) {
+		z.convert()
 	}
 }
 
@@ -100,7 +100,7 @@ func (z *ZSet) del(member []byte) bool {
 		return false
 	}
 	z.index.remove(x, member)
-	z.zsl.delete(z.zsl.nodes[x].score, member)
+	z.zsl.deleteNode(x, member)
 	z.bytes -= memberBytes(member)
 	return true
 }
@@ -247,19 +247,52 @@ func (z *ZSet) Rank(member []byte) (int, bool) {
 	if x == 0 {
 		return 0, false
 	}
-	return z.zsl.rank(z.zsl.nodes[x].score, member) - 1, true
+	return z.zsl.rankNode(x, member) - 1, true
 }
 
 // At returns the element of 0-based rank r (0 when out of range): O(log n).
-func (z *ZSet) At(r int) ZNode { return ZNode(z.zsl.byRank(r + 1)) }
+func (z *ZSet) At(r int) ZNode {
+	if z.zsl.small {
+		if r < 0 || r >= z.zsl.n {
+			return 0
+		}
+		return ZNode(r + 1)
+	}
+	return ZNode(z.zsl.byRank(r + 1))
+}
 
 // Next and Prev step through the order (0 past either end).
-func (z *ZSet) Next(x ZNode) ZNode { return ZNode(z.zsl.next(int32(x))) }
-func (z *ZSet) Prev(x ZNode) ZNode { return ZNode(z.zsl.prev(int32(x))) }
+func (z *ZSet) Next(x ZNode) ZNode {
+	if z.zsl.small {
+		if int(x) >= z.zsl.n {
+			return 0
+		}
+		return x + 1
+	}
+	return ZNode(z.zsl.next(int32(x)))
+}
+
+func (z *ZSet) Prev(x ZNode) ZNode {
+	if z.zsl.small {
+		return x - 1
+	}
+	return ZNode(z.zsl.prev(int32(x)))
+}
 
 // Member and ScoreOf read an element.
-func (z *ZSet) Member(x ZNode) []byte     { return z.zsl.member(int32(x)) }
-func (z *ZSet) ScoreOf(x ZNode) float64   { return z.zsl.nodes[x].score }
+func (z *ZSet) Member(x ZNode) []byte {
+	if z.zsl.small {
+		return z.zsl.member(z.zsl.ord[x-1].x)
+	}
+	return z.zsl.member(int32(x))
+}
+
+func (z *ZSet) ScoreOf(x ZNode) float64 {
+	if z.zsl.small {
+		return z.zsl.ord[x-1].score
+	}
+	return z.zsl.nodes[x].score
+}
 func (z *ZSet) Random() ZNode             { return z.At(rand.IntN(z.zsl.n)) }
 func (z *ZSet) Small() bool               { return !z.grown }
 func (z *ZSet) nodeMember(x int32) []byte { return z.zsl.member(x) }
@@ -388,23 +421,23 @@ func (z *ZSet) LexRanks(r LexRange, reverse bool) (lo, hi int) {
 		return lo, hi
 	}
 	if !reverse {
-		x := z.zsl.first()
-		for ; x != 0 && !r.gteMin(z.nodeMember(x)); x = z.zsl.next(x) {
+		x := z.At(0)
+		for ; x != 0 && !r.gteMin(z.Member(x)); x = z.Next(x) {
 			lo++
 		}
 		hi = lo
-		for ; x != 0 && r.lteMax(z.nodeMember(x)); x = z.zsl.next(x) {
+		for ; x != 0 && r.lteMax(z.Member(x)); x = z.Next(x) {
 			hi++
 		}
 		return lo, hi
 	}
 	hi = n
-	x := z.zsl.tail
-	for ; x != 0 && !r.lteMax(z.nodeMember(x)); x = z.zsl.prev(x) {
+	x := z.At(n - 1)
+	for ; x != 0 && !r.lteMax(z.Member(x)); x = z.Prev(x) {
 		hi--
 	}
 	lo = hi
-	for ; x != 0 && r.gteMin(z.nodeMember(x)); x = z.zsl.prev(x) {
+	for ; x != 0 && r.gteMin(z.Member(x)); x = z.Prev(x) {
 		lo--
 	}
 	return lo, hi
@@ -422,7 +455,13 @@ func (z *ZSet) Encoding() string {
 
 func (z *ZSet) encoding() string { return z.Encoding() }
 func (z *ZSet) converted() bool  { return z.grown }
-func (z *ZSet) convert()         { z.grown = true }
+
+// convert makes the set a skiplist for good (Redis's conversion from a
+// listpack).
+func (z *ZSet) convert() {
+	z.grown = true
+	z.zsl.toBig()
+}
 
 // Scan visits about count elements from cursor and returns the next cursor
 // (0 when done). Elements keep their node slot while they live (a score
@@ -432,8 +471,8 @@ func (z *ZSet) convert()         { z.grown = true }
 // is returned whole, in order, with cursor 0, as Redis does.
 func (z *ZSet) Scan(cursor uint64, count int, fn func(member []byte, score float64)) uint64 {
 	if z.Small() {
-		for x := z.zsl.first(); x != 0; x = z.zsl.next(x) {
-			fn(z.nodeMember(x), z.nodeScore(x))
+		for x := z.At(0); x != 0; x = z.Next(x) {
+			fn(z.Member(x), z.ScoreOf(x))
 		}
 		return 0
 	}

@@ -170,6 +170,156 @@ func TestZSetSkiplistAgainstModel(t *testing.T) {
 	checkZSet(t, ks, "z", zmodel{})
 }
 
+// checkLexRanks compares LexRanks on the set at key with a walk of the
+// model in order (the listpack walk Redis does on a small set).
+func checkLexRanks(t *testing.T, ks *keyspace.Keyspace, key string, m zmodel) {
+	t.Helper()
+	ks.Lock()
+	defer ks.Unlock()
+	z, _ := ks.ZSetAt(0, []byte(key))
+	want := m.sorted()
+	for k := 0; k < 30; k++ {
+		r := keyspace.LexRange{
+			Min: keyspace.LexBound{Value: fmt.Sprintf("m%03d", rand.IntN(130)), Ex: rand.IntN(2) == 0},
+			Max: keyspace.LexBound{Value: fmt.Sprintf("m%03d", rand.IntN(130)), Ex: rand.IntN(2) == 0},
+		}
+		in := func(s string) (geMin, leMax bool) {
+			geMin = s > r.Min.Value || (!r.Min.Ex && s == r.Min.Value)
+			leMax = s < r.Max.Value || (!r.Max.Ex && s == r.Max.Value)
+			return
+		}
+		lo, hi := z.LexRanks(r, false)
+		if r.Empty() || len(want) == 0 {
+			if lo < hi {
+				t.Fatalf("lex %+v: [%d,%d), want none", r, lo, hi)
+			}
+			continue
+		}
+		if g, _ := in(want[len(want)-1]); !g {
+			continue
+		}
+		if _, l := in(want[0]); !l {
+			continue
+		}
+		wlo := 0
+		for wlo < len(want) {
+			if g, _ := in(want[wlo]); g {
+				break
+			}
+			wlo++
+		}
+		whi := wlo
+		for whi < len(want) {
+			if _, l := in(want[whi]); !l {
+				break
+			}
+			whi++
+		}
+		if lo != wlo || hi != whi {
+			t.Fatalf("lex %+v: [%d,%d), want [%d,%d)", r, lo, hi, wlo, whi)
+		}
+	}
+}
+
+func zsetEncoding(t *testing.T, ks *keyspace.Keyspace, key string) string {
+	t.Helper()
+	ks.Lock()
+	defer ks.Unlock()
+	z, err := ks.ZSetAt(0, []byte(key))
+	if err != nil || z == nil {
+		t.Fatalf("zset %q: %v", key, err)
+	}
+	return z.Encoding()
+}
+
+// TestZSetSmallAgainstModel is TestZSetSkiplistAgainstModel on sets that
+// stay within Redis's listpack limits (an ordered array here), with many
+// equal scores so that members decide the order, then grown past 128
+// members into a skiplist; each state is checked live and after reopening.
+func TestZSetSmallAgainstModel(t *testing.T) {
+	dir := t.TempDir()
+	ks := openKS(t, dir, 1<<20)
+	m := zmodel{}
+	for round := 0; round < 60; round++ {
+		commit(t, ks, func(b *keyspace.Batch) {
+			var mem [][]byte
+			var sc []float64
+			var rem [][]byte
+			for i := 0; i < 20; i++ {
+				name := fmt.Sprintf("m%03d", rand.IntN(120))
+				if rand.IntN(4) == 0 {
+					rem = append(rem, []byte(name))
+					continue
+				}
+				s := float64(rand.IntN(6))
+				if rand.IntN(10) == 0 {
+					s = math.Inf(1 - 2*rand.IntN(2))
+				}
+				mem = append(mem, []byte(name))
+				sc = append(sc, s)
+			}
+			b.ZAdd(0, []byte("z"), mem, sc)
+			for i := range mem {
+				m[string(mem[i])] = sc[i]
+			}
+			b.ZRem(0, []byte("z"), rem)
+			for _, r := range rem {
+				delete(m, string(r))
+			}
+		})
+		checkZSet(t, ks, "z", m)
+		if len(m) > 0 {
+			checkLexRanks(t, ks, "z", m)
+			if e := zsetEncoding(t, ks, "z"); e != "listpack" {
+				t.Fatalf("%d members: encoding %s", len(m), e)
+			}
+		}
+	}
+	ks.Close()
+	ks = openKS(t, dir, 1<<20)
+	checkZSet(t, ks, "z", m)
+
+	// All on one score: lex order alone.
+	commit(t, ks, func(b *keyspace.Batch) {
+		var mem []string
+		for i := 0; i < 120; i++ {
+			mem = append(mem, fmt.Sprintf("m%03d", i))
+		}
+		sc := make([]float64, len(mem))
+		b.ZAddStrings(0, []byte("z"), mem, sc)
+		for _, k := range mem {
+			m[k] = 0
+		}
+	})
+	checkZSet(t, ks, "z", m)
+	checkLexRanks(t, ks, "z", m)
+
+	// Past 128 members: a skiplist, with the same contents.
+	commit(t, ks, func(b *keyspace.Batch) {
+		var mem []string
+		var sc []float64
+		for i := 120; i < 200; i++ {
+			mem = append(mem, fmt.Sprintf("m%03d", i))
+			sc = append(sc, float64(rand.IntN(6)))
+		}
+		b.ZAddStrings(0, []byte("z"), mem, sc)
+		for i, k := range mem {
+			m[k] = sc[i]
+		}
+	})
+	checkZSet(t, ks, "z", m)
+	if e := zsetEncoding(t, ks, "z"); e != "skiplist" {
+		t.Fatalf("%d members: encoding %s", len(m), e)
+	}
+	ks.Close()
+	ks = openKS(t, dir, 1<<20)
+	defer ks.Close()
+	checkZSet(t, ks, "z", m)
+	if e := zsetEncoding(t, ks, "z"); e != "skiplist" {
+		t.Fatalf("%d members after reopening: encoding %s", len(m), e)
+	}
+}
+
 // TestZSetScanVisitsEveryMember checks that a ZSCAN walk returns every
 // member present throughout, while members are added, removed and moved.
 func TestZSetScanVisitsEveryMember(t *testing.T) {
