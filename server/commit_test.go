@@ -37,6 +37,20 @@ func expectNothing(t *testing.T, w *wire, d time.Duration) {
 	w.nc.SetReadDeadline(time.Now().Add(20 * time.Second))
 }
 
+// registered makes a round trip on each connection, so the server has
+// registered them all: a connection the test dialled but the server has
+// not accepted yet does not count as one that could run, and with every
+// registered connection held the loop syncs inline (commit.go) — the
+// tests that watch the loop serve during a commit need them counted.
+func registered(t *testing.T, ws ...*wire) {
+	t.Helper()
+	for _, w := range ws {
+		if got := w.do("PING"); got != "+PONG\r\n" {
+			t.Fatalf("PING = %q", got)
+		}
+	}
+}
+
 // A write's reply is held until the committer has made it durable, while
 // the loop goes on serving other connections; a read that saw the write is
 // held too, a batch that touched nothing is not; input sent while a
@@ -45,6 +59,7 @@ func TestCommitterHoldsRepliesWhileLoopServes(t *testing.T) {
 	f := &fakeKS{waits: make(chan uint64, 16), gate: make(chan struct{})}
 	s := startMsyncLoop(t, f)
 	writer, reader, pinger := dialWire(t, s), dialWire(t, s), dialWire(t, s)
+	registered(t, writer, reader, pinger)
 
 	writer.send(multibulk("wrt") + multibulk("wrt"))
 	if lsn := nextWait(t, f); lsn != 2 {
@@ -250,6 +265,7 @@ func TestCommitterSaveWaitsForOtherClientsWrites(t *testing.T) {
 	release := func() { open.Do(func() { close(f.gate) }) }
 	t.Cleanup(release) // before the server's cleanup, if the test fails early
 	writer, saver := dialWire(t, s), dialWire(t, s)
+	registered(t, writer, saver)
 	writer.send(multibulk("wrt"))
 	if lsn := nextWait(t, f); lsn != 1 {
 		t.Fatalf("the committer waited for LSN %d, want 1", lsn)
@@ -275,6 +291,7 @@ func TestCommitterReadOfUntouchedKeyNotHeld(t *testing.T) {
 	release := func() { open.Do(func() { close(f.gate) }) }
 	t.Cleanup(release)
 	writer, other, same, keyless := dialWire(t, s), dialWire(t, s), dialWire(t, s), dialWire(t, s)
+	registered(t, writer, other, same, keyless)
 	writer.send(multibulk("kwrt", "k"))
 	if lsn := nextWait(t, f); lsn != 1 {
 		t.Fatalf("the committer waited for LSN %d, want 1", lsn)
