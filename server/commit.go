@@ -35,7 +35,8 @@ import (
 // behind the events the loop is serving (requestSoon), and that task
 // wakes it, so the sync covers the whole round of the loop instead of
 // its first connection; only when every connection is held (one client)
-// is the committer woken at once, since nothing more can come. Likewise
+// and the sync cannot be inline (below) is the committer woken at once,
+// since nothing more can come. Likewise
 // the next commit is asked for by the release task, after the replies
 // went out, not by the committer as soon as its sync returns: the
 // connections held meanwhile then share it with those whose next
@@ -56,7 +57,11 @@ import (
 // replies. A sync slower than inlineSlow (a stalling disk) turns inline
 // syncs off until a sync is fast again, so a connection that arrives
 // during a stall waits for at most one sync before the loop serves it;
-// the committer carries the stall meanwhile.
+// the committer carries the stall meanwhile. "Every connection" is every
+// one the server has registered: one still in the accept queue is not
+// counted, and waits for that one sync too. Measured (scripts/bench-cpu.sh
+// -c 1 SET, load 12-15): 136-180 µs of server CPU per request against
+// 302-428 through the committer, redis-server appendfsync always 124-154.
 //
 // A failed group commit is fail-stop (the wal refuses appends after it):
 // the held connections are closed without their replies.
@@ -84,7 +89,7 @@ type committer struct {
 	busy atomic.Int32
 	slow atomic.Bool // the last sync took longer than inlineSlow
 
-	kickTask, releaseTask func()        // allocated once
+	kickTask, releaseTask func()       // allocated once
 	slowAfter             atomic.Int64 // inlineSlow in ns (tests lower it)
 
 	commits  atomic.Int64 // group commits run for held connections
