@@ -948,6 +948,10 @@ func (ks *Keyspace) LastLSN() uint64 { return ks.wal.LastLSN() }
 // durability mode in force (group commit). Call it without the lock.
 func (ks *Keyspace) WaitDurable(lsn uint64) error { return ks.wal.WaitDurable(lsn) }
 
+// WaitDurableNow is WaitDurable for the event loop and its committer
+// (wal.WAL.WaitDurableNow). Call it without the lock.
+func (ks *Keyspace) WaitDurableNow(lsn uint64) error { return ks.wal.WaitDurableNow(lsn) }
+
 // DurableLSN is the highest LSN known durable; safe without the lock.
 func (ks *Keyspace) DurableLSN() uint64 { return ks.wal.DurableLSN() }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"sync"
 	"testing"
@@ -36,6 +37,20 @@ func expectNothing(t *testing.T, w *wire, d time.Duration) {
 	w.nc.SetReadDeadline(time.Now().Add(20 * time.Second))
 }
 
+// registered makes a round trip on each connection, so the server has
+// registered them all: a connection the test dialled but the server has
+// not accepted yet does not count as one that could run, and with every
+// registered connection held the loop syncs inline (commit.go) — the
+// tests that watch the loop serve during a commit need them counted.
+func registered(t *testing.T, ws ...*wire) {
+	t.Helper()
+	for _, w := range ws {
+		if got := w.do("PING"); got != "+PONG\r\n" {
+			t.Fatalf("PING = %q", got)
+		}
+	}
+}
+
 // A write's reply is held until the committer has made it durable, while
 // the loop goes on serving other connections; a read that saw the write is
 // held too, a batch that touched nothing is not; input sent while a
@@ -44,6 +59,7 @@ func TestCommitterHoldsRepliesWhileLoopServes(t *testing.T) {
 	f := &fakeKS{waits: make(chan uint64, 16), gate: make(chan struct{})}
 	s := startMsyncLoop(t, f)
 	writer, reader, pinger := dialWire(t, s), dialWire(t, s), dialWire(t, s)
+	registered(t, writer, reader, pinger)
 
 	writer.send(multibulk("wrt") + multibulk("wrt"))
 	if lsn := nextWait(t, f); lsn != 2 {
@@ -103,18 +119,104 @@ func TestCommitterQuitAfterHeldWrite(t *testing.T) {
 	w.expectClosed()
 }
 
+// With every connection held the loop syncs itself (inline): the replies
+// still wait for the sync, the committer goroutine is not asked, and input
+// that arrived meanwhile runs after the held replies leave.
+func TestCommitterInlineSyncHoldsReplies(t *testing.T) {
+	f := &fakeKS{waits: make(chan uint64, 16), tokens: make(chan struct{}, 16)}
+	s := startMsyncLoop(t, f)
+	s.commit.slowAfter.Store(math.MaxInt64) // the gated syncs are slow
+	w := dialWire(t, s)
+	w.send(multibulk("wrt") + multibulk("PING"))
+	if lsn := nextWait(t, f); lsn != 1 {
+		t.Fatalf("the sync waited for LSN %d, want 1", lsn)
+	}
+	w.send(multibulk("wrt")) // arrives while held
+	expectNothing(t, w, 200*time.Millisecond)
+	if n := s.commit.busy.Load(); n != 0 {
+		t.Fatalf("the committer was asked for %d commits; the only connection is held, the loop syncs", n)
+	}
+	f.tokens <- struct{}{}
+	for _, want := range []string{":1\r\n", "+PONG\r\n"} {
+		if got := w.reply(); got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	}
+	// The input that came while held wrote again: held for its own sync.
+	if lsn := nextWait(t, f); lsn != 2 {
+		t.Fatalf("the second sync waited for LSN %d, want 2", lsn)
+	}
+	expectNothing(t, w, 100*time.Millisecond)
+	f.tokens <- struct{}{}
+	if got := w.reply(); got != ":2\r\n" {
+		t.Fatalf("got %q, want :2", got)
+	}
+	if in, all := s.commit.inlines.Load(), s.commit.commits.Load(); in != 2 || all != 2 {
+		t.Fatalf("%d inline syncs of %d, want 2 of 2", in, all)
+	}
+}
+
+// A sync slower than the inline limit hands the next ones to the
+// committer: a connection that arrives during the slow inline sync waits
+// for it, but during the next stalled sync the loop serves it.
+func TestCommitterSlowInlineSyncFallsBack(t *testing.T) {
+	f := &fakeKS{waits: make(chan uint64, 16), tokens: make(chan struct{}, 16)}
+	s := startMsyncLoop(t, f)
+	s.commit.slowAfter.Store(1) // every sync is slow
+	w := dialWire(t, s)
+	w.send(multibulk("wrt"))
+	if lsn := nextWait(t, f); lsn != 1 {
+		t.Fatalf("the sync waited for LSN %d, want 1", lsn)
+	}
+	late := dialWire(t, s) // the loop is inside the inline sync
+	late.send(multibulk("PING"))
+	expectNothing(t, late, 100*time.Millisecond)
+	f.tokens <- struct{}{}
+	if got := w.reply(); got != ":1\r\n" {
+		t.Fatalf("writer got %q", got)
+	}
+	if got := late.reply(); got != "+PONG\r\n" {
+		t.Fatalf("late got %q", got)
+	}
+	// Every connection idle, then only the writer held: the last sync was
+	// slow, so the committer takes it and the loop serves meanwhile.
+	w.send(multibulk("wrt"))
+	if lsn := nextWait(t, f); lsn != 2 {
+		t.Fatalf("the sync waited for LSN %d, want 2", lsn)
+	}
+	if got := late.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING during the committer's sync = %q", got)
+	}
+	expectNothing(t, w, 10*time.Millisecond)
+	f.tokens <- struct{}{}
+	if got := w.reply(); got != ":2\r\n" {
+		t.Fatalf("writer got %q", got)
+	}
+	if in, all := s.commit.inlines.Load(), s.commit.commits.Load(); in != 1 || all != 2 {
+		t.Fatalf("%d inline syncs of %d, want 1 of 2", in, all)
+	}
+}
+
 // Over the real keyspace in msync mode on the loop: concurrent writers each
 // get their replies in order, and no reply arrives before its record is
 // durable (its LSN is above what LastLSN was before the request was sent;
-// the durable LSN must have passed that when the reply is read).
+// the durable LSN must have passed that when the reply is read). With one
+// client every sync is inline (the loop's own), with eight mostly the
+// committer's.
 func TestCommitterOverKeyspace(t *testing.T) {
+	for _, clients := range []int{1, 8} {
+		t.Run(fmt.Sprintf("clients=%d", clients), func(t *testing.T) { testCommitterOverKeyspace(t, clients) })
+	}
+}
+
+func testCommitterOverKeyspace(t *testing.T, clients int) {
 	t.Setenv("PERSIMMON_TEST_IO", IOLoop)
 	t.Setenv("PERSIMMON_TEST_DURABILITY", "msync")
 	s := startKeyspaceServer(t, t.TempDir(), pmem.ModeMsync)
 	if s.commit == nil {
 		t.Fatal("no committer")
 	}
-	const clients, incrs = 8, 40
+	const incrs = 40
 	var wg sync.WaitGroup
 	errs := make(chan error, clients)
 	for i := range clients {
@@ -144,10 +246,13 @@ func TestCommitterOverKeyspace(t *testing.T) {
 		t.Error(err)
 	}
 	st := s.ks.SyncStats()
-	t.Logf("%d records in %d syncs (mean %v, p99 %v); committer: %d syncs released %d held batches",
-		st.Records, st.Syncs, st.Mean, st.P99, s.commit.commits.Load(), s.commit.released.Load())
+	t.Logf("%d records in %d syncs (mean %v, p99 %v); committer: %d syncs (%d inline) released %d held batches",
+		st.Records, st.Syncs, st.Mean, st.P99, s.commit.commits.Load(), s.commit.inlines.Load(), s.commit.released.Load())
 	if s.commit.released.Load() == 0 {
 		t.Error("no batch was held for the committer")
+	}
+	if clients == 1 && s.commit.inlines.Load() == 0 {
+		t.Error("one client, and no sync was inline")
 	}
 }
 
@@ -160,6 +265,7 @@ func TestCommitterSaveWaitsForOtherClientsWrites(t *testing.T) {
 	release := func() { open.Do(func() { close(f.gate) }) }
 	t.Cleanup(release) // before the server's cleanup, if the test fails early
 	writer, saver := dialWire(t, s), dialWire(t, s)
+	registered(t, writer, saver)
 	writer.send(multibulk("wrt"))
 	if lsn := nextWait(t, f); lsn != 1 {
 		t.Fatalf("the committer waited for LSN %d, want 1", lsn)
@@ -185,6 +291,7 @@ func TestCommitterReadOfUntouchedKeyNotHeld(t *testing.T) {
 	release := func() { open.Do(func() { close(f.gate) }) }
 	t.Cleanup(release)
 	writer, other, same, keyless := dialWire(t, s), dialWire(t, s), dialWire(t, s), dialWire(t, s)
+	registered(t, writer, other, same, keyless)
 	writer.send(multibulk("kwrt", "k"))
 	if lsn := nextWait(t, f); lsn != 1 {
 		t.Fatalf("the committer waited for LSN %d, want 1", lsn)

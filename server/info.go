@@ -567,6 +567,9 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 				perCommit = float64(released) / float64(commits)
 			}
 			line("committer_syncs", commits)
+			// Those the loop ran itself, every connection being held
+			// (commit.go, inline syncs).
+			line("committer_inline_syncs", cm.inlines.Load())
 			line("committer_held_batches", released)
 			line("committer_batches_per_sync", strconv.FormatFloat(perCommit, 'f', 2, 64))
 		}

@@ -117,13 +117,16 @@ type commitEnv struct {
 	lastLSN     func() uint64
 	durableLSN  func() uint64 // nil: no committer (test fakes)
 	waitDurable func(lsn uint64) error
-	beginTxn    func()
-	endTxn      func() error
-	watch       func(w *keyspace.Watcher, db int, key []byte)
-	unwatch     func(w *keyspace.Watcher)
-	stats       func() keyspace.Stats
-	dbInfo      func(db int) keyspace.DBInfo // with the lock held
-	close       func() error
+	// syncNow is waitDurable for the loop and its committer (no yield
+	// before the sync; commit.go); nil: waitDurable.
+	syncNow  func(lsn uint64) error
+	beginTxn func()
+	endTxn   func() error
+	watch    func(w *keyspace.Watcher, db int, key []byte)
+	unwatch  func(w *keyspace.Watcher)
+	stats    func() keyspace.Stats
+	dbInfo   func(db int) keyspace.DBInfo // with the lock held
+	close    func() error
 }
 
 func keyspaceEnv(ks *keyspace.Keyspace) commitEnv {
@@ -133,6 +136,7 @@ func keyspaceEnv(ks *keyspace.Keyspace) commitEnv {
 		lastLSN:     ks.LastLSN,
 		durableLSN:  ks.DurableLSN,
 		waitDurable: ks.WaitDurable,
+		syncNow:     ks.WaitDurableNow,
 		beginTxn:    ks.BeginTxn,
 		endTxn:      ks.EndTxn,
 		watch:       ks.Watch,

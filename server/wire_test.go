@@ -30,6 +30,7 @@ type fakeKS struct {
 	locked  bool
 	waits   chan uint64   // when not nil, every WaitDurable lsn is sent here
 	gate    chan struct{} // when not nil, WaitDurable blocks until it is closed
+	tokens  chan struct{} // when not nil, each WaitDurable that syncs takes one before it returns
 	waitErr error
 	endErr  error
 	log     []string // "begin", "end", "watch k", "unwatch", "close"
@@ -45,11 +46,22 @@ func (f *fakeKS) env() commitEnv {
 			return f.lsn
 		},
 		waitDurable: func(lsn uint64) error {
+			if f.tokens != nil {
+				f.lsnMu.Lock()
+				done := lsn <= f.durable
+				f.lsnMu.Unlock()
+				if done {
+					return nil // as the keyspace's: no sync, nothing to wait for
+				}
+			}
 			if f.waits != nil {
 				f.waits <- lsn
 			}
 			if f.gate != nil {
 				<-f.gate
+			}
+			if f.tokens != nil {
+				<-f.tokens
 			}
 			if f.waitErr != nil {
 				return f.waitErr

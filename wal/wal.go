@@ -349,7 +349,15 @@ func (w *WAL) writeDirect(seg *arena.Segment, off int64, typ, flags uint8, lsn u
 // all of them at once, not one by one as a mutex would) when it finishes.
 // Those whose records were appended after the leader's capture loop and
 // elect the next leader among themselves.
-func (w *WAL) WaitDurable(lsn uint64) error {
+func (w *WAL) WaitDurable(lsn uint64) error { return w.waitDurable(lsn, true) }
+
+// WaitDurableNow is WaitDurable for the event loop and its committer: a
+// leader persists at once instead of first yielding to let runnable
+// appenders in. There every appender runs on the loop, so the yield lets
+// nobody in, and on the loop's locked thread it costs two thread hand-offs.
+func (w *WAL) WaitDurableNow(lsn uint64) error { return w.waitDurable(lsn, false) }
+
+func (w *WAL) waitDurable(lsn uint64, yield bool) error {
 	for {
 		if w.durable.Load() >= lsn {
 			return nil
@@ -372,7 +380,7 @@ func (w *WAL) WaitDurable(lsn uint64) error {
 		w.leading = true
 		w.syncMu.Unlock()
 
-		err := w.persistPending()
+		err := w.persistPending(yield)
 
 		w.syncMu.Lock()
 		w.leading = false
@@ -389,9 +397,9 @@ func (w *WAL) WaitDurable(lsn uint64) error {
 }
 
 // persistPending persists everything appended so far; only the leader
-// calls it.
-func (w *WAL) persistPending() error {
-	if w.arena.Mode() == pmem.ModeMsync {
+// calls it. yield: see WaitDurableNow.
+func (w *WAL) persistPending(yield bool) error {
+	if yield && w.arena.Mode() == pmem.ModeMsync {
 		// An msync costs ~100 µs: let connections that are runnable now
 		// append first, so they ride this sync instead of the next.
 		runtime.Gosched()

@@ -160,6 +160,7 @@ func TestSchedulerThreads(t *testing.T) {
 		{"auto", pmem.ModePmem, server.IOGoroutine, 1, false},
 		{"auto", pmem.ModeNone, server.IOGoroutine, 1, false},
 		{"auto", pmem.ModeMsync, server.IOGoroutine, cpus, false},
+		{"auto", pmem.ModeMsync, server.IOLoop, cpus + 1, false}, // the committer's P
 		{"3", pmem.ModePmem, server.IOLoop, 3, false},
 		{"0", pmem.ModePmem, server.IOLoop, 0, true},
 		{"many", pmem.ModePmem, server.IOLoop, 0, true},
