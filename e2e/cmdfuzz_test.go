@@ -69,6 +69,7 @@ var fzSkip = map[string]string{
 	"latency|latest":      "timing samples",
 	"latency|histogram":   "per-command latency histograms",
 	"script|kill":         "only meaningful with a busy script (scriptbusy_test.go)",
+	"migrate":             "connects to a host and port drawn at random (the fuzzer must stay on loopback; Redis also reads the port with atoi); e2e/migrate tests cover it",
 	"psync":               "turns the connection into a replica link (server/replication_test.go)",
 	"sync":                "turns the connection into a replica link (server/replication_test.go)",
 	"replconf":            "a replica link's handshake (server/replication_test.go)",
