@@ -322,10 +322,12 @@ func (ks *Keyspace) kixRandom(dbi int) (string, bool) {
 			}
 		}
 	}
-	// Few keys of dbi among many: walk.
+	// Few keys of dbi among many: walk. The empty name is a key like any
+	// other, so the walk says whether it found one.
 	var key string
-	ks.kixKeys(dbi, func(k string) bool { key = k; return false })
-	return key, key != ""
+	walked := false
+	ks.kixKeys(dbi, func(k string) bool { key, walked = k, true; return false })
+	return key, walked
 }
 
 // kixKeys calls fn for every indexed key of dbi that has not expired
