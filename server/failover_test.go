@@ -147,7 +147,8 @@ func stalledReplica(t *testing.T, masterAddr string, port int) {
 // up, a client's write is held (not refused: it is counted in
 // blocked_clients and gets no reply), reads are served, and when the
 // failover gives up (TIMEOUT without FORCE) the held write applies and
-// writes go on; FAILOVER ABORT releases them the same way. Run side by
+// writes go on; CLIENT UNPAUSE does not release them (it ends only CLIENT
+// PAUSE's pause), FAILOVER ABORT does, the same way. Run side by
 // side against redis-server 7.0 and Persimmon (both I/O modes), with a
 // stalled hand-made replica as the target.
 func TestFailoverPausesWrites(t *testing.T) {
@@ -215,7 +216,26 @@ func TestFailoverPausesWrites(t *testing.T) {
 				if v, err := c.Get(ctx, "k").Result(); err != nil || v == val {
 					t.Fatalf("a read during the failover: %q %v", v, err)
 				}
+				var done2 chan error
 				if end == "abort" {
+					// CLIENT UNPAUSE ends CLIENT PAUSE's pause only: the
+					// failover's holds the write, and a new one.
+					if err := c.Do(ctx, "CLIENT", "UNPAUSE").Err(); err != nil {
+						t.Fatal(err)
+					}
+					w2 := redis.NewClient(&redis.Options{Addr: tg.addr, MaxRetries: -1, ReadTimeout: 30 * time.Second})
+					defer w2.Close()
+					done2 = make(chan error, 1)
+					go func() { done2 <- w2.Set(ctx, "k2", "held", 0).Err() }()
+					pollFor("both writes held after CLIENT UNPAUSE", func() bool {
+						info, _ := c.Info(ctx, "clients").Result()
+						return strings.Contains(info, "blocked_clients:2\r\n")
+					})
+					select {
+					case err := <-done:
+						t.Fatalf("the write held by the failover returned %v after CLIENT UNPAUSE", err)
+					default:
+					}
 					if err := c.Do(ctx, "FAILOVER", "ABORT").Err(); err != nil {
 						t.Fatal(err)
 					}
@@ -227,6 +247,11 @@ func TestFailoverPausesWrites(t *testing.T) {
 					}
 				case <-time.After(20 * time.Second):
 					t.Fatalf("the held write is still held 20 s after the failover's %s", end)
+				}
+				if done2 != nil {
+					if err := <-done2; err != nil {
+						t.Fatalf("the second held write: %v", err)
+					}
 				}
 				if v, _ := c.Get(ctx, "k").Result(); v != val {
 					t.Fatalf("after the %s: k=%q, want %q", end, v, val)

@@ -506,7 +506,7 @@ func (s *Server) drainReplicas() {
 		return
 	}
 	start := time.Now()
-	s.pauseClients(pauseWrite, time.Now().Add(time.Duration(secs)*time.Second+time.Hour))
+	s.pauseClients(pauseForShutdown, pauseWrite, time.Now().Add(time.Duration(secs)*time.Second+time.Hour))
 	s.env.lock() // a write running now has propagated once this returns
 	s.env.unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs)*time.Second)
