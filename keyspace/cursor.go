@@ -55,6 +55,8 @@ type KeyCursor struct {
 	missed []string // keys of d moved behind i (see db.remove)
 	done   [NumDBs]bool
 
+	// Staged is the number of staged keys listed at the start.
+	Staged int
 	// Restarts counts the table walks started over (growth or rebuild).
 	Restarts int
 	// Examined counts the entries looked at (given or passed over).
@@ -84,6 +86,7 @@ func (ks *Keyspace) NewKeyCursor() *KeyCursor {
 			return true
 		})
 		c.gen = ks.kix.ix.Generation()
+		c.Staged = len(c.staged)
 	} else {
 		c.phase = cursorDRAM
 	}

@@ -261,3 +261,42 @@ func TestFailoverPausesWrites(t *testing.T) {
 		})
 	}
 }
+
+// TestShutdownNowSkipsReplicas: SHUTDOWN waits up to shutdown-timeout for
+// a replica that does not acknowledge the stream (writes paused), and
+// SHUTDOWN NOW does not wait at all, as in Redis 7.0. A stalled hand-made
+// replica is the lagging one.
+func TestShutdownNowSkipsReplicas(t *testing.T) {
+	ctx := context.Background()
+	shutdown := func(t *testing.T, timeout int, args ...any) time.Duration {
+		s, addr := startReplServer(t, IOLoop)
+		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+		defer c.Close()
+		if err := c.ConfigSet(ctx, "shutdown-timeout", strconv.Itoa(timeout)).Err(); err != nil {
+			t.Fatal(err)
+		}
+		stalledReplica(t, addr, 17191)
+		for deadline := time.Now().Add(20 * time.Second); ; {
+			if r := s.master.Replicas(); len(r) == 1 && r[0].State == "online" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the stalled replica never came online")
+			}
+			time.Sleep(10 * time.Millisecond) // polling the master's replica list
+		}
+		c.Set(ctx, "k", "v", 0) // the stream goes past what the replica acknowledged
+		start := time.Now()
+		c.Do(ctx, args...) // no reply: the connection closes
+		s.Close()          // returns once the shutdown SHUTDOWN started is done
+		return time.Since(start)
+	}
+	if d := shutdown(t, 3, "SHUTDOWN"); d < 3*time.Second {
+		t.Fatalf("SHUTDOWN with a lagging replica took %v, want it to wait shutdown-timeout (3 s)", d)
+	}
+	if d := shutdown(t, 60, "SHUTDOWN", "NOW"); d > 20*time.Second {
+		t.Fatalf("SHUTDOWN NOW with a lagging replica took %v: it waited for the replica", d)
+	} else {
+		t.Logf("SHUTDOWN NOW took %v (shutdown-timeout 60 s)", d)
+	}
+}

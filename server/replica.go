@@ -59,6 +59,8 @@ type replicaState struct {
 	snaps map[*liveSnapshot]struct{}
 	// snapCopiedEarly counts keys snapshots copied before a write (tests).
 	snapCopiedEarly atomic.Int64
+	// shutdownNow: SHUTDOWN NOW asked not to wait for the replicas.
+	shutdownNow atomic.Bool
 	// pos is the replication position the data is at while this server
 	// is a replica: the last unit applied, as also logged (durably, in
 	// the unit's transaction group) for a restart; guarded by the
@@ -488,10 +490,14 @@ func (s *Server) resumeReplication() {
 // as Redis 7.0's does: writes are paused (CLIENT PAUSE WRITE) and it
 // waits up to shutdown-timeout seconds for every online replica to
 // acknowledge the whole stream, so after the restart they resume with
-// +CONTINUE (storeMasterPosition).
+// +CONTINUE (storeMasterPosition). SHUTDOWN NOW skips it, as in Redis.
 func (s *Server) drainReplicas() {
 	m := s.master
 	if m == nil || s.ks == nil || m.Relaying() {
+		return
+	}
+	if s.replica.shutdownNow.Load() {
+		s.logf("replication: SHUTDOWN NOW: not waiting for the replicas")
 		return
 	}
 	online := 0

@@ -90,10 +90,13 @@ type liveSnapshot struct {
 	ready         []rdb.Entry         // copied, not yet handed out
 	out           []rdb.Entry         // handed out by Next, one chunk at a time
 	copied, early int                 // keys copied, of which by the hook
+	chunks        int                 // chunks copied by Next
+	held, maxHeld time.Duration       // Next's holds of the lock: total, longest
+	startHeld     time.Duration       // starting the cursor at the instant
 }
 
 // snapChunk is how many keys one hold of the lock copies.
-const snapChunk = 256
+const snapChunk = 128
 
 // Snapshot starts the view at the instant at() reads the stream's offset
 // (see liveSnapshot).
@@ -110,7 +113,9 @@ func (ss serverSnapshotter) Snapshot(at func()) (repl.Snapshot, error) {
 	for _, code := range ks.Functions() {
 		ls.funcs = append(ls.funcs, bytes.Clone(code))
 	}
+	start := time.Now()
 	ls.cur = ks.NewKeyCursor()
+	ls.startHeld = time.Since(start)
 	s.addSnapshot(ls)
 	return ls, nil
 }
@@ -183,7 +188,12 @@ func (ls *liveSnapshot) Next() (*rdb.Entry, error) {
 		env.lock()
 		more := false
 		if ls.cur != nil {
+			start := time.Now()
 			more = ls.cur.Next(snapChunk, ls.copyKey)
+			d := time.Since(start)
+			ls.chunks++
+			ls.held += d
+			ls.maxHeld = max(ls.maxHeld, d)
 			if !more {
 				ls.finishLocked()
 			}
@@ -207,8 +217,12 @@ func (ls *liveSnapshot) finishLocked() {
 	ls.cur = nil
 	ls.s.dropSnapshot(ls)
 	ls.s.replica.snapCopiedEarly.Add(int64(ls.early))
-	ls.s.logf("replication: snapshot: %d keys, %d of them copied before a write changed them; %d entries looked at, %d table walks started over",
-		ls.copied, ls.early, c.Examined, c.Restarts)
+	mean := time.Duration(0)
+	if ls.chunks > 0 {
+		mean = ls.held / time.Duration(ls.chunks)
+	}
+	ls.s.logf("replication: snapshot: %d keys, %d of them copied before a write changed them; %d entries looked at, %d table walks started over; %d chunks held the lock %v in all, %v each on average, %v at most; the start (%d staged keys listed) %v",
+		ls.copied, ls.early, c.Examined, c.Restarts, ls.chunks, ls.held.Round(time.Millisecond), mean.Round(time.Microsecond), ls.maxHeld.Round(time.Microsecond), c.Staged, ls.startHeld.Round(time.Microsecond))
 	c.Close()
 }
 
