@@ -350,6 +350,13 @@ func (ix *Index) Get(key []byte) (loc uint64, ok bool) {
 	return loc, ok
 }
 
+// IsStaged reports whether key has a staged write (one not yet in the
+// table): a slot found for it in the table is not its newest state.
+func (ix *Index) IsStaged(key []byte) bool {
+	_, ok := ix.overlay[string(key)]
+	return ok
+}
+
 // Lookup is Get that also says whether the operation at loc has an
 // expiry (as its slot or staged write records it).
 func (ix *Index) Lookup(key []byte) (loc uint64, expiring, ok bool) {

@@ -125,22 +125,35 @@ func (c *KeyCursor) Claimed() int { return len(c.claimed) }
 // the lock; it looks at no more than 8n entries, so a chunk of keys given
 // already (after a restart) is bounded too.
 func (c *KeyCursor) Next(n int, fn func(db int, key []byte)) bool {
+	return c.NextStrings(n, nil, fn)
+}
+
+// NextStrings is Next that gives the plain strings of the key index whose
+// slot is their newest state (no staged write, not expired) to str, with
+// their value and expiry (0: none) read from the slot's operation, which
+// saves the caller looking them up. str is called during the walk: it
+// must not read or change the keyspace, and its slices are valid only
+// until the lock is released (copy them). A nil str gives every key to fn.
+func (c *KeyCursor) NextStrings(n int, str func(db int, key, val []byte, expireAt int64), fn func(db int, key []byte)) bool {
 	type found struct {
 		db  int
 		key string
 	}
 	var out []found
+	given := 0
 	give := func(db int, key []byte) {
 		if !c.done[db] && c.claim(db, key) {
 			out = append(out, found{db, string(key)})
+			given++
 		}
 	}
 	budget := 8 * n
 	ks := c.ks
-	for len(out) < n && budget > 0 && c.phase != cursorDone {
+	now := ks.NowMs()
+	for given < n && budget > 0 && c.phase != cursorDone {
 		switch c.phase {
 		case cursorStaged:
-			for len(c.staged) > 0 && len(out) < n && budget > 0 {
+			for len(c.staged) > 0 && given < n && budget > 0 {
 				k := c.staged[len(c.staged)-1]
 				c.staged = c.staged[:len(c.staged)-1]
 				budget--
@@ -157,10 +170,20 @@ func (c *KeyCursor) Next(n int, fn func(db int, key []byte)) bool {
 			}
 			c.pos = ix.ScanSlots(c.pos, func(loc uint64) bool {
 				budget--
-				if o, err := ks.opAt(loc); err == nil && o.db < NumDBs {
+				o, err := ks.opAt(loc)
+				switch {
+				case err != nil || o.db >= NumDBs:
+				case str == nil || o.kind != opSet || o.expireAt != 0 && o.expireAt <= now:
 					give(o.db, o.key)
+				case !c.done[o.db] && c.claim(o.db, o.key):
+					if ix.IsStaged(c.kb) { // c.kb: the index key claim hashed
+						out = append(out, found{o.db, string(o.key)})
+					} else {
+						str(o.db, o.key, o.val, o.expireAt)
+					}
+					given++
 				}
-				return len(out) < n && budget > 0
+				return given < n && budget > 0
 			})
 			if c.pos >= ix.Stats().Slots {
 				c.phase = cursorDRAM
@@ -184,13 +207,13 @@ func (c *KeyCursor) Next(n int, fn func(db int, key []byte)) bool {
 				c.d, c.i = d, 0
 				d.walkers = append(d.walkers, c)
 			}
-			for len(c.missed) > 0 && len(out) < n && budget > 0 {
+			for len(c.missed) > 0 && given < n && budget > 0 {
 				k := c.missed[len(c.missed)-1]
 				c.missed = c.missed[:len(c.missed)-1]
 				budget--
 				give(c.dbi, []byte(k))
 			}
-			for c.i < len(d.entries) && len(out) < n && budget > 0 {
+			for c.i < len(d.entries) && given < n && budget > 0 {
 				budget--
 				give(c.dbi, []byte(d.entries[c.i].key))
 				c.i++

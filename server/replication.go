@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"io"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -162,6 +163,17 @@ func (ls *liveSnapshot) copyKey(db int, key []byte) {
 	ls.copied++
 }
 
+// copyString copies a plain string the cursor read (its key and value in
+// one allocation) into ready.
+func (ls *liveSnapshot) copyString(db int, key, val []byte, expireAt int64) {
+	b := make([]byte, len(key)+len(val))
+	copy(b, key)
+	copy(b[len(key):], val)
+	ls.ready = append(ls.ready, rdb.Entry{DB: db, Key: b[:len(key):len(key)], Value: rdb.Value{Kind: rdb.KindString, Str: b[len(key):]},
+		ExpireAtMs: expireAt, Idle: -1, Freq: -1})
+	ls.copied++
+}
+
 // beforeWrite is the keyspace's BeforeWrite hook while the snapshot is
 // read: key's state at T is copied before its first change (key nil: the
 // whole database's, or every database's for keyspace.AllDBs).
@@ -189,7 +201,7 @@ func (ls *liveSnapshot) Next() (*rdb.Entry, error) {
 		more := false
 		if ls.cur != nil {
 			start := time.Now()
-			more = ls.cur.Next(snapChunk, ls.copyKey)
+			more = ls.cur.NextStrings(snapChunk, ls.copyString, ls.copyKey)
 			d := time.Since(start)
 			ls.chunks++
 			ls.held += d
@@ -200,6 +212,9 @@ func (ls *liveSnapshot) Next() (*rdb.Entry, error) {
 		}
 		ls.out, ls.ready = ls.ready, nil
 		env.unlock()
+		// A write waiting for the lock takes it before the next chunk
+		// does (the mutex lets the unlocking goroutine take it back).
+		runtime.Gosched()
 		if len(ls.out) == 0 && !more {
 			return nil, io.EOF
 		}
