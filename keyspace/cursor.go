@@ -79,6 +79,7 @@ const AllDBs = -1
 func (ks *Keyspace) NewKeyCursor() *KeyCursor {
 	c := &KeyCursor{ks: ks, seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, claimed: map[[2]uint64]struct{}{}}
 	if ks.kixOn() {
+		c.staged = make([]string, 0, ks.kix.ix.Staged())
 		ks.kix.ix.RangeStaged(func(k string, loc uint64, _ bool) bool {
 			if loc != 0 {
 				c.staged = append(c.staged, k)

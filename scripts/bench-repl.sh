@@ -19,7 +19,9 @@
 #   stall    the longest SET (redis-benchmark -c 1, max latency, in runs of
 #            20,000 back to back) while a replica of the same kind makes its
 #            full resync of a master holding FULLSYNC_KEYS string keys
-#            (1,000,000; 0 skips it), and how long that resync took
+#            (1,000,000; 0 skips it), how long that resync took, the
+#            master's CPU seconds meanwhile, and Persimmon's own account of
+#            the snapshot's lock holds (its log line)
 #
 #   scripts/bench-repl.sh
 #   N=200000 ROUNDS=5 scripts/bench-repl.sh
@@ -153,6 +155,7 @@ stall() { # kind → the longest SET during a replica's full resync of FULLSYNC_
   wait_port "$PORT"
   awk -v n="$FULLSYNC_KEYS" 'BEGIN{for (i=0;i<n;i++) {k="key:" i; v=sprintf("%064d", i); printf "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$64\r\n%s\r\n", length(k), k, v}}' |
     redis-cli -p "$PORT" --pipe >/dev/null
+  local c0; c0=$(ticks "$mpid")
   rpid=$(start_one "$kind" $((PORT + 1)) "$PORT"); pids+=("$rpid")
   t0=$(date +%s.%N)
   while :; do
@@ -164,6 +167,8 @@ stall() { # kind → the longest SET during a replica's full resync of FULLSYNC_
   t1=$(date +%s.%N)
   record "$kind/stall" "$worst"
   record "$kind/synctime" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}')"
+  record "$kind/synccpu" "$(awk -v d=$(($(ticks "$mpid") - c0)) -v t="$TICKS" 'BEGIN{printf "%.1f", d/t}')"
+  [ "$kind" = persimmon ] && snaplog=$(grep -o 'replication: snapshot: .*' "$BASE/$kind-$PORT.log" | tail -1)
   stop_pid "$rpid"; stop_pid "$mpid"
 }
 
@@ -196,6 +201,9 @@ printf "replica applying a backlog of %d SETs: persimmon %s writes/s (%s µs CPU
 if [ "$FULLSYNC_KEYS" -gt 0 ]; then
   printf "full resync of %d keys (64-byte values) while SET -c 1 runs: longest SET persimmon %s ms, redis %s ms; the resync took %s s and %s s\n" \
     "$FULLSYNC_KEYS" "$(get persimmon/stall)" "$(get redis/stall)" "$(get persimmon/synctime)" "$(get redis/synctime)"
+  printf "master CPU during the resync (user+system, with the SETs): persimmon %s s, redis %s s (its forked child not counted)\n" \
+    "$(get persimmon/synccpu)" "$(get redis/synccpu)"
+  echo "persimmon master: ${snaplog:-no snapshot line}"
 fi
 echo "per round:"
 for k in $(printf '%s\n' "${!vals[@]}" | sort); do echo "  $k:${vals[$k]}"; done
