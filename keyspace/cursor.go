@@ -16,13 +16,19 @@ import "hash/maphash"
 // "at least once" needs only the keys no write touched, and they are
 // found wherever they sit now:
 //
-//   - the key index's staged writes at the start are listed then (they are
-//     few: what was written since the last index checkpoint); a checkpoint
-//     may later store one of them into any slot, behind the table walk;
 //   - the table is walked by slot position; a slot is stored in place, a
 //     deletion is a tombstone, so a key stays where it is unless the table
 //     grows or is rebuilt: then its generation changes and the walk starts
 //     over on the new table (the claims skip what was given);
+//   - a key staged in the index at the start (written since its last
+//     checkpoint, not in the table yet) reaches the table at a checkpoint,
+//     possibly into a slot behind the walk: the index tells the keyspace
+//     of every key it stores into a new slot (keyindex SetPlaced), and one
+//     behind the walk is noted on the cursor (missedKix); at the end of
+//     the table the walk checkpoints the index itself, so what was staged
+//     at the start is in the table and noted, and lists whatever is still
+//     staged (normally nothing: a checkpoint cannot run inside a
+//     transaction group, which never holds the lock between chunks);
 //   - each database's DRAM entries are walked by position; a deletion moves
 //     the last entry into the hole (db.remove), so when the hole is behind
 //     the walk and the moved entry ahead of it, db.remove notes the moved
@@ -45,18 +51,20 @@ type KeyCursor struct {
 	claimed map[[2]uint64]struct{}
 	kb      []byte // the hashed bytes: database, then key
 
-	staged []string // the index keys (database byte, then key) staged at the start
-	phase  int      // cursorStaged, cursorTable, cursorDRAM, cursorDone
-	pos    int      // the table walk: the next slot position
-	gen    int      // the table generation pos belongs to
-	dbi    int      // the DRAM walk: database dbi, entry i next
-	i      int
-	d      *db      // ks.dbs[dbi] when the walk registered on it
-	missed []string // keys of d moved behind i (see db.remove)
-	done   [NumDBs]bool
+	missedKix []string // index keys (database byte, then key) stored behind the table walk
+	staged    []string // index keys staged after the table walk's checkpoint (cursorTableTail)
+	phase     int      // cursorTable, cursorTableTail, cursorDRAM, cursorDone
+	pos       int      // the table walk: the next slot position
+	gen       int      // the table generation pos belongs to
+	dbi       int      // the DRAM walk: database dbi, entry i next
+	i         int
+	d         *db      // ks.dbs[dbi] when the walk registered on it
+	missed    []string // keys of d moved behind i (see db.remove)
+	done      [NumDBs]bool
 
-	// Staged is the number of staged keys listed at the start.
-	Staged int
+	// Placed counts the index keys noted as stored behind the table walk;
+	// Staged the keys listed as staged after the walk's checkpoint.
+	Placed, Staged int
 	// Restarts counts the table walks started over (growth or rebuild).
 	Restarts int
 	// Examined counts the entries looked at (given or passed over).
@@ -64,8 +72,8 @@ type KeyCursor struct {
 }
 
 const (
-	cursorStaged = iota
-	cursorTable
+	cursorTable = iota
+	cursorTableTail
 	cursorDRAM
 	cursorDone
 )
@@ -79,19 +87,41 @@ const AllDBs = -1
 func (ks *Keyspace) NewKeyCursor() *KeyCursor {
 	c := &KeyCursor{ks: ks, seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, claimed: map[[2]uint64]struct{}{}}
 	if ks.kixOn() {
-		c.staged = make([]string, 0, ks.kix.ix.Staged())
-		ks.kix.ix.RangeStaged(func(k string, loc uint64, _ bool) bool {
-			if loc != 0 {
-				c.staged = append(c.staged, k)
-			}
-			return true
-		})
 		c.gen = ks.kix.ix.Generation()
-		c.Staged = len(c.staged)
+		ks.cursors = append(ks.cursors, c)
+		if len(ks.cursors) == 1 {
+			ks.kix.ix.SetPlaced(ks.kixPlaced)
+		}
 	} else {
 		c.phase = cursorDRAM
 	}
 	return c
+}
+
+// kixPlaced is the key index's note that key went into a new slot: a
+// cursor whose table walk has passed the slot gives it from missedKix.
+func (ks *Keyspace) kixPlaced(slot int, key []byte) {
+	gen := ks.kix.ix.Generation()
+	for _, c := range ks.cursors {
+		if c.phase == cursorTable && c.gen == gen && slot < c.pos {
+			c.missedKix = append(c.missedKix, string(key))
+			c.Placed++
+		}
+	}
+}
+
+// unregister stops the index's notes for c.
+func (c *KeyCursor) unregister() {
+	ks := c.ks
+	for j, x := range ks.cursors {
+		if x == c {
+			ks.cursors = append(ks.cursors[:j], ks.cursors[j+1:]...)
+			if len(ks.cursors) == 0 && ks.kixOn() {
+				ks.kix.ix.SetPlaced(nil)
+			}
+			return
+		}
+	}
 }
 
 func (c *KeyCursor) hash(db int, key []byte) [2]uint64 {
@@ -153,21 +183,21 @@ func (c *KeyCursor) NextStrings(n int, str func(db int, key, val []byte, expireA
 	now := ks.NowMs()
 	for given < n && budget > 0 && c.phase != cursorDone {
 		switch c.phase {
-		case cursorStaged:
-			for len(c.staged) > 0 && given < n && budget > 0 {
-				k := c.staged[len(c.staged)-1]
-				c.staged = c.staged[:len(c.staged)-1]
-				budget--
-				give(int(k[0]), []byte(k[1:]))
-			}
-			if len(c.staged) == 0 {
-				c.phase = cursorTable
-			}
 		case cursorTable:
 			ix := ks.kix.ix
 			if g := ix.Generation(); g != c.gen {
 				c.gen, c.pos = g, 0
+				c.missedKix = nil // the new table holds them: the walk over it finds them
 				c.Restarts++
+			}
+			for len(c.missedKix) > 0 && given < n && budget > 0 {
+				k := c.missedKix[len(c.missedKix)-1]
+				c.missedKix = c.missedKix[:len(c.missedKix)-1]
+				budget--
+				give(int(k[0]), []byte(k[1:]))
+			}
+			if given >= n || budget <= 0 {
+				break
 			}
 			c.pos = ix.ScanSlots(c.pos, func(loc uint64) bool {
 				budget--
@@ -186,7 +216,32 @@ func (c *KeyCursor) NextStrings(n int, str func(db int, key, val []byte, expireA
 				}
 				return given < n && budget > 0
 			})
-			if c.pos >= ix.Stats().Slots {
+			if c.pos >= ix.Stats().Slots && len(c.missedKix) == 0 {
+				// The end of the table: a checkpoint stores what is
+				// still staged (its new slots are noted, all behind the
+				// walk now), unless a transaction group is open.
+				gen := ix.Generation()
+				_ = ks.kixCheckpoint() // an error is sticky: the next write reports it; the listing below covers
+				if ix.Generation() != gen || len(c.missedKix) > 0 {
+					break // the table grew (the walk restarts) or keys were noted: give them first
+				}
+				ks.kix.ix.RangeStaged(func(k string, loc uint64, _ bool) bool {
+					if loc != 0 {
+						c.staged = append(c.staged, k)
+					}
+					return true
+				})
+				c.Staged += len(c.staged)
+				c.phase = cursorTableTail
+			}
+		case cursorTableTail:
+			for len(c.staged) > 0 && given < n && budget > 0 {
+				k := c.staged[len(c.staged)-1]
+				c.staged = c.staged[:len(c.staged)-1]
+				budget--
+				give(int(k[0]), []byte(k[1:]))
+			}
+			if len(c.staged) == 0 {
 				c.phase = cursorDRAM
 			}
 		case cursorDRAM:
@@ -312,8 +367,9 @@ func (c *KeyCursor) Drain(db int, fn func(db int, key []byte)) {
 // Close ends the walk (under the lock).
 func (c *KeyCursor) Close() {
 	c.detach()
+	c.unregister()
 	c.phase = cursorDone
-	c.staged = nil
+	c.staged, c.missedKix = nil, nil
 	c.claimed = nil
 }
 

@@ -236,8 +236,8 @@ func (ls *liveSnapshot) finishLocked() {
 	if ls.chunks > 0 {
 		mean = ls.held / time.Duration(ls.chunks)
 	}
-	ls.s.logf("replication: snapshot: %d keys, %d of them copied before a write changed them; %d entries looked at, %d table walks started over; %d chunks held the lock %v in all, %v each on average, %v at most; the start (%d staged keys listed) %v",
-		ls.copied, ls.early, c.Examined, c.Restarts, ls.chunks, ls.held.Round(time.Millisecond), mean.Round(time.Microsecond), ls.maxHeld.Round(time.Microsecond), c.Staged, ls.startHeld.Round(time.Microsecond))
+	ls.s.logf("replication: snapshot: %d keys, %d of them copied before a write changed them; %d entries looked at, %d table walks started over; %d chunks held the lock %v in all, %v each on average, %v at most; the start %v; %d index keys given from the notes of a checkpoint, %d staged keys listed after the table walk",
+		ls.copied, ls.early, c.Examined, c.Restarts, ls.chunks, ls.held.Round(time.Millisecond), mean.Round(time.Microsecond), ls.maxHeld.Round(time.Microsecond), ls.startHeld.Round(time.Microsecond), c.Placed, c.Staged)
 	c.Close()
 }
 
