@@ -154,7 +154,7 @@ func (a *replicaApplier) Apply(u *repl.Unit) error {
 	if len(u.Cmds) == 0 {
 		// Link traffic alone (PING, REPLCONF GETACK): nothing to make
 		// durable; a restart that asks for these bytes again is harmless.
-		a.s.master.FeedRaw(u.Raw)
+		a.s.master.FeedRaw(u.Raw, u.DB)
 		env.unlock()
 		a.mu.Lock()
 		a.dur = u.Offset // every unit before it returned durable
@@ -175,7 +175,7 @@ func (a *replicaApplier) Apply(u *repl.Unit) error {
 			a.s.logf("replication: %v", err)
 		}
 	}
-	a.s.master.FeedRaw(u.Raw)
+	a.s.master.FeedRaw(u.Raw, u.DB)
 	var err error
 	if a.s.ks == nil || a.s.ks.ReplPositionTrailerPending() {
 		err = a.s.logPosition(p) // the unit wrote nothing
