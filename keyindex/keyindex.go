@@ -80,6 +80,11 @@ type Options struct {
 	// Capacity is the initial slot count of a new table (rounded up to a
 	// power of two, at least 1024).
 	Capacity int
+	// Placed, when set, is called when Apply stores a key into a slot
+	// that did not hold it (a key new to the table, not an update in
+	// place), with the slot's position: a caller's cursor over slot
+	// positions learns of a key stored behind it (SetPlaced).
+	Placed func(slot int, key []byte)
 	// testHook, when set, is called at the stages of growth and
 	// checkpoint ("grow:built", "grow:renamed", "ckpt:applying",
 	// "ckpt:pages", "ckpt:block").
@@ -350,6 +355,16 @@ func (ix *Index) Get(key []byte) (loc uint64, ok bool) {
 	return loc, ok
 }
 
+// SetPlaced sets Options.Placed (nil removes it).
+func (ix *Index) SetPlaced(fn func(slot int, key []byte)) { ix.opts.Placed = fn }
+
+// IsStaged reports whether key has a staged write (one not yet in the
+// table): a slot found for it in the table is not its newest state.
+func (ix *Index) IsStaged(key []byte) bool {
+	_, ok := ix.overlay[string(key)]
+	return ok
+}
+
 // Lookup is Get that also says whether the operation at loc has an
 // expiry (as its slot or staged write records it).
 func (ix *Index) Lookup(key []byte) (loc uint64, expiring, ok bool) {
@@ -490,6 +505,9 @@ func (ix *Index) Apply(key []byte, loc uint64, expiring bool) error {
 		ix.store(free, w)
 		ix.tombs--
 		ix.live++
+		if ix.opts.Placed != nil {
+			ix.opts.Placed(free, key)
+		}
 		return nil
 	}
 	if ix.mig != nil {
@@ -513,6 +531,9 @@ func (ix *Index) Apply(key []byte, loc uint64, expiring bool) error {
 	}
 	ix.store(int(j), w)
 	ix.live++
+	if ix.opts.Placed != nil {
+		ix.opts.Placed(int(j), key)
+	}
 	return nil
 }
 

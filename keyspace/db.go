@@ -20,7 +20,8 @@ type entry struct {
 type db struct {
 	index    map[string]int32
 	entries  []entry
-	volatile int // entries with an expiry
+	volatile int          // entries with an expiry
+	walkers  []*KeyCursor // cursors walking entries (cursor.go): told when remove moves one behind them
 }
 
 func newDB() *db { return &db{index: map[string]int32{}} }
@@ -42,6 +43,9 @@ func (d *db) remove(key string) (entry, bool) {
 	if int(i) != last {
 		d.entries[i] = d.entries[last]
 		d.index[d.entries[i].key] = i
+		if len(d.walkers) > 0 {
+			d.noteMoved(int(i), last)
+		}
 	}
 	d.entries[last] = entry{}
 	d.entries = d.entries[:last]

@@ -4,7 +4,10 @@
 // serves reads from the arena mapping. It owns the per-database key
 // tables, the collections' heap objects, expiry, WATCH, segment cleaning
 // (clean.go) and, when attached, the keyspace's side of the persistent key
-// index (kix.go). It does not parse commands (resp), open data directories
+// index (kix.go), and the KeyCursor (cursor.go) with the BeforeWrite hook
+// (beforewrite.go) through which a replication snapshot reads every
+// database as of one instant, a chunk at a time, while writes go on. It
+// does not parse commands (resp), open data directories
 // (recovery) or persist anything itself (wal, arena).
 //
 // Invariants: the in-memory state is exactly the log applied in order

@@ -65,6 +65,7 @@ type Keyspace struct {
 	expiredFn  func(db int, key string) // OnExpired: the replication stream's DEL
 	// beforeWrite: BeforeWrite's hook (beforewrite.go), nil when unset.
 	beforeWrite func(db int, key []byte)
+	cursors     []*KeyCursor // open KeyCursors over the key index (cursor.go: kixPlaced)
 	// trailer: operations armed to end the next batch committed
 	// (SetReplPositionTrailer, replpos.go) while trailerSet.
 	trailer    []byte
@@ -499,7 +500,7 @@ func (ks *Keyspace) Commit(b *Batch) error {
 			return err
 		}
 	}
-	if ks.beforeWrite != nil && !ks.cleaning {
+	if ks.beforeWrite != nil { // the cleaner's rewrites too (beforewrite.go)
 		b.materialize()           // the hook reads the operations whole
 		ks.callBeforeWrite(b.buf) // beforewrite.go
 	}

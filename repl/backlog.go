@@ -165,6 +165,11 @@ func (f *Feed) Append(dst []byte, db int, argv ...[]byte) []byte {
 // DB is the stream's current database and whether one is selected.
 func (f *Feed) DB() (int, bool) { return f.db, f.known }
 
+// Relayed notes that a relayed stream (FeedRaw) left database db
+// selected: DB reports it (a full resync's repl-stream-db), and the next
+// write of this master's own still selects.
+func (f *Feed) Relayed(db int) { f.db, f.known = db, false }
+
 // Reset makes the next write emit SELECT (a full resync starts, and its
 // replica's database is not the stream's).
 func (f *Feed) Reset() { f.known = false }

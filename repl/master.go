@@ -361,13 +361,14 @@ func (m *Master) DropReplicas() {
 // FeedRaw appends bytes of another master's stream, as a replica
 // received them (Unit.Raw), so this master's offsets stay that master's:
 // what a replica relays to its own replicas, and serves PSYNC from after
-// a promotion. Call it in the order units apply, under the same lock.
-func (m *Master) FeedRaw(p []byte) {
+// a promotion; db is the database selected after p (Unit.DB). Call it in
+// the order units apply, under the same lock.
+func (m *Master) FeedRaw(p []byte, db int) {
 	m.mu.Lock()
 	m.active, m.relay = true, true
 	m.streaming.Store(true)
 	m.appendLocked(p)
-	m.feed.Reset() // the relayed stream changed the database
+	m.feed.Relayed(db) // the relayed stream's database: a sub-replica's full resync starts there
 	m.mu.Unlock()
 }
 

@@ -429,7 +429,7 @@ func (tm *testMaster) Apply(u *Unit) error {
 			return err
 		}
 	}
-	tm.m.FeedRaw(u.Raw)
+	tm.m.FeedRaw(u.Raw, u.DB)
 	tm.durable = u.Offset
 	return nil
 }

@@ -19,7 +19,11 @@
 #   stall    the longest SET (redis-benchmark -c 1, max latency, in runs of
 #            20,000 back to back) while a replica of the same kind makes its
 #            full resync of a master holding FULLSYNC_KEYS string keys
-#            (1,000,000; 0 skips it), and how long that resync took
+#            (1,000,000; 0 skips it), after 3 such runs with no replica
+#            (their longest SET is the master's own stall after the load);
+#            how long that resync took, the master's CPU seconds meanwhile,
+#            and Persimmon's own account of the snapshot's lock holds (its
+#            log line)
 #
 #   scripts/bench-repl.sh
 #   N=200000 ROUNDS=5 scripts/bench-repl.sh
@@ -153,6 +157,17 @@ stall() { # kind → the longest SET during a replica's full resync of FULLSYNC_
   wait_port "$PORT"
   awk -v n="$FULLSYNC_KEYS" 'BEGIN{for (i=0;i<n;i++) {k="key:" i; v=sprintf("%064d", i); printf "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$64\r\n%s\r\n", length(k), k, v}}' |
     redis-cli -p "$PORT" --pipe >/dev/null
+  # the same SETs with no replica first: the longest of them is the stall
+  # the master has by itself after the load (a checkpoint, the index's
+  # growth, the cleaner), and they let that settle before the resync
+  local base=0
+  for _ in 1 2 3; do
+    local b
+    b=$(redis-benchmark -p "$PORT" -t set -c 1 -d "$SIZE" -r "$FULLSYNC_KEYS" -n 20000 --csv 2>/dev/null | awk -F, 'NR==2{gsub(/"/,"",$8); print $8}')
+    base=$(awk -v a="$base" -v b="${b:-0}" 'BEGIN{print (b+0>a+0) ? b : a}')
+  done
+  record "$kind/basestall" "$base"
+  local c0; c0=$(ticks "$mpid")
   rpid=$(start_one "$kind" $((PORT + 1)) "$PORT"); pids+=("$rpid")
   t0=$(date +%s.%N)
   while :; do
@@ -164,6 +179,8 @@ stall() { # kind → the longest SET during a replica's full resync of FULLSYNC_
   t1=$(date +%s.%N)
   record "$kind/stall" "$worst"
   record "$kind/synctime" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}')"
+  record "$kind/synccpu" "$(awk -v d=$(($(ticks "$mpid") - c0)) -v t="$TICKS" 'BEGIN{printf "%.1f", d/t}')"
+  [ "$kind" = persimmon ] && snaplog=$(grep -o 'replication: snapshot: .*' "$BASE/$kind-$PORT.log" | tail -1)
   stop_pid "$rpid"; stop_pid "$mpid"
 }
 
@@ -196,6 +213,11 @@ printf "replica applying a backlog of %d SETs: persimmon %s writes/s (%s µs CPU
 if [ "$FULLSYNC_KEYS" -gt 0 ]; then
   printf "full resync of %d keys (64-byte values) while SET -c 1 runs: longest SET persimmon %s ms, redis %s ms; the resync took %s s and %s s\n" \
     "$FULLSYNC_KEYS" "$(get persimmon/stall)" "$(get redis/stall)" "$(get persimmon/synctime)" "$(get redis/synctime)"
+  printf "the same SETs before the replica started (3 runs of 20,000 right after the load): longest persimmon %s ms, redis %s ms\n" \
+    "$(get persimmon/basestall)" "$(get redis/basestall)"
+  printf "master CPU during the resync (user+system, with the SETs): persimmon %s s, redis %s s (its forked child not counted)\n" \
+    "$(get persimmon/synccpu)" "$(get redis/synccpu)"
+  echo "persimmon master: ${snaplog:-no snapshot line}"
 fi
 echo "per round:"
 for k in $(printf '%s\n' "${!vals[@]}" | sort); do echo "  $k:${vals[$k]}"; done

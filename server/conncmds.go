@@ -229,14 +229,16 @@ func (c *Client) setProto(v int) {
 // (which flushes and fences what is left) and exits. Like Redis, a
 // successful SHUTDOWN sends no reply: the connection just closes.
 func shutdownCommand(c *Client, args [][]byte) {
-	abort, save, nosave := false, false, false
+	abort, save, nosave, now := false, false, false, false
 	for _, a := range args[1:] {
 		switch {
 		case ArgIs(a, "nosave"):
 			nosave = true
 		case ArgIs(a, "save"):
 			save = true
-		case ArgIs(a, "now"), ArgIs(a, "force"):
+		case ArgIs(a, "now"):
+			now = true
+		case ArgIs(a, "force"):
 		case ArgIs(a, "abort"):
 			abort = true
 		default:
@@ -265,6 +267,9 @@ func shutdownCommand(c *Client, args [][]byte) {
 		c.Srv.scriptKill(true, false)
 	}
 	c.Srv.logf("User requested shutdown...")
+	if now {
+		c.Srv.replica.shutdownNow.Store(true) // no wait for lagging replicas (replica.go: drainReplicas)
+	}
 	c.closeAfterReply = true
 	c.Srv.requestShutdown()
 }

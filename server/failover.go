@@ -134,7 +134,7 @@ func failoverCommand(c *Client, args [][]byte) {
 	f.abort = make(chan struct{})
 	abortCh := f.abort
 	f.mu.Unlock()
-	s.pauseClients(pauseWrite, time.Now().Add(100*365*24*time.Hour)) // until the failover ends
+	s.pauseClients(pauseForFailover, pauseWrite, time.Now().Add(100*365*24*time.Hour)) // until the failover ends
 	s.logf("replication: FAILOVER requested (to %s:%d, timeout %d ms, force %v): writes paused", host, port, timeout, force)
 	go s.runFailover(host, port, time.Duration(timeout)*time.Millisecond, force, abortCh)
 	c.WriteOK()
@@ -149,7 +149,7 @@ func (s *Server) runFailover(host string, port int, timeout time.Duration, force
 		f.mu.Lock()
 		f.state = ""
 		f.mu.Unlock()
-		s.unpauseClients()
+		s.unpauseClients(pauseForFailover)
 		s.logf("replication: FAILOVER %s", why)
 	}
 	start := time.Now()

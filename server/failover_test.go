@@ -147,7 +147,8 @@ func stalledReplica(t *testing.T, masterAddr string, port int) {
 // up, a client's write is held (not refused: it is counted in
 // blocked_clients and gets no reply), reads are served, and when the
 // failover gives up (TIMEOUT without FORCE) the held write applies and
-// writes go on; FAILOVER ABORT releases them the same way. Run side by
+// writes go on; CLIENT UNPAUSE does not release them (it ends only CLIENT
+// PAUSE's pause), FAILOVER ABORT does, the same way. Run side by
 // side against redis-server 7.0 and Persimmon (both I/O modes), with a
 // stalled hand-made replica as the target.
 func TestFailoverPausesWrites(t *testing.T) {
@@ -215,7 +216,26 @@ func TestFailoverPausesWrites(t *testing.T) {
 				if v, err := c.Get(ctx, "k").Result(); err != nil || v == val {
 					t.Fatalf("a read during the failover: %q %v", v, err)
 				}
+				var done2 chan error
 				if end == "abort" {
+					// CLIENT UNPAUSE ends CLIENT PAUSE's pause only: the
+					// failover's holds the write, and a new one.
+					if err := c.Do(ctx, "CLIENT", "UNPAUSE").Err(); err != nil {
+						t.Fatal(err)
+					}
+					w2 := redis.NewClient(&redis.Options{Addr: tg.addr, MaxRetries: -1, ReadTimeout: 30 * time.Second})
+					defer w2.Close()
+					done2 = make(chan error, 1)
+					go func() { done2 <- w2.Set(ctx, "k2", "held", 0).Err() }()
+					pollFor("both writes held after CLIENT UNPAUSE", func() bool {
+						info, _ := c.Info(ctx, "clients").Result()
+						return strings.Contains(info, "blocked_clients:2\r\n")
+					})
+					select {
+					case err := <-done:
+						t.Fatalf("the write held by the failover returned %v after CLIENT UNPAUSE", err)
+					default:
+					}
 					if err := c.Do(ctx, "FAILOVER", "ABORT").Err(); err != nil {
 						t.Fatal(err)
 					}
@@ -228,11 +248,55 @@ func TestFailoverPausesWrites(t *testing.T) {
 				case <-time.After(20 * time.Second):
 					t.Fatalf("the held write is still held 20 s after the failover's %s", end)
 				}
+				if done2 != nil {
+					if err := <-done2; err != nil {
+						t.Fatalf("the second held write: %v", err)
+					}
+				}
 				if v, _ := c.Get(ctx, "k").Result(); v != val {
 					t.Fatalf("after the %s: k=%q, want %q", end, v, val)
 				}
 				pollFor("no-failover", func() bool { return replInfo(c, "master_failover_state") == "no-failover" })
 			}
 		})
+	}
+}
+
+// TestShutdownNowSkipsReplicas: SHUTDOWN waits up to shutdown-timeout for
+// a replica that does not acknowledge the stream (writes paused), and
+// SHUTDOWN NOW does not wait at all, as in Redis 7.0. A stalled hand-made
+// replica is the lagging one.
+func TestShutdownNowSkipsReplicas(t *testing.T) {
+	ctx := context.Background()
+	shutdown := func(t *testing.T, timeout int, args ...any) time.Duration {
+		s, addr := startReplServer(t, IOLoop)
+		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+		defer c.Close()
+		if err := c.ConfigSet(ctx, "shutdown-timeout", strconv.Itoa(timeout)).Err(); err != nil {
+			t.Fatal(err)
+		}
+		stalledReplica(t, addr, 17191)
+		for deadline := time.Now().Add(20 * time.Second); ; {
+			if r := s.master.Replicas(); len(r) == 1 && r[0].State == "online" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the stalled replica never came online")
+			}
+			time.Sleep(10 * time.Millisecond) // polling the master's replica list
+		}
+		c.Set(ctx, "k", "v", 0) // the stream goes past what the replica acknowledged
+		start := time.Now()
+		c.Do(ctx, args...) // no reply: the connection closes
+		s.Close()          // returns once the shutdown SHUTDOWN started is done
+		return time.Since(start)
+	}
+	if d := shutdown(t, 3, "SHUTDOWN"); d < 3*time.Second {
+		t.Fatalf("SHUTDOWN with a lagging replica took %v, want it to wait shutdown-timeout (3 s)", d)
+	}
+	if d := shutdown(t, 60, "SHUTDOWN", "NOW"); d > 20*time.Second {
+		t.Fatalf("SHUTDOWN NOW with a lagging replica took %v: it waited for the replica", d)
+	} else {
+		t.Logf("SHUTDOWN NOW took %v (shutdown-timeout 60 s)", d)
 	}
 }

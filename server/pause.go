@@ -17,7 +17,8 @@ import (
 // replication stream (write commands, PUBLISH, SPUBLISH, PFCOUNT, EXEC of a
 // block holding one, EVAL/EVALSHA of a script without the no-writes flag,
 // FCALL of a function without it). A second CLIENT PAUSE keeps the more
-// restrictive type and the later end. While any pause lasts, expiry is
+// restrictive type and the later end. CLIENT PAUSE, FAILOVER and SHUTDOWN
+// each pause for their own purpose (pausePurpose). While any pause lasts, expiry is
 // paused too: expired keys read as missing but are not removed (INFO
 // expired_keys does not move), active expiry does not run.
 //
@@ -36,14 +37,34 @@ const (
 	pauseAll   = 2
 )
 
+// pausePurpose names who asked for a pause. As in Redis 7.0, each purpose
+// holds its own type and end, the clients are held by the most
+// restrictive of them, and ending one (CLIENT UNPAUSE ends only the
+// command's) leaves the others: a FAILOVER's or a SHUTDOWN's pause of
+// writes outlasts a CLIENT UNPAUSE.
+type pausePurpose int
+
+const (
+	pauseByClient    pausePurpose = iota // CLIENT PAUSE
+	pauseForShutdown                     // SHUTDOWN waiting for its replicas
+	pauseForFailover                     // FAILOVER waiting for its target
+	numPausePurposes
+)
+
+// pauseEvent is one purpose's pause (typ pauseOff: none).
+type pauseEvent struct {
+	typ int32
+	end time.Time
+}
+
 // pauseState is the server's pause.
 type pauseState struct {
-	typ     atomic.Int32 // pauseOff, pauseWrite or pauseAll
+	typ     atomic.Int32 // pauseOff, pauseWrite or pauseAll: the most restrictive of by
 	waiting atomic.Int64 // clients held now (INFO blocked_clients)
 
 	mu      sync.Mutex
-	end     time.Time
-	timer   *time.Timer
+	by      [numPausePurposes]pauseEvent
+	timer   *time.Timer        // fires at the earliest end of by
 	changed chan struct{}      // closed when the pause ends or loosens (goroutine mode waits on it)
 	parked  map[*conn]struct{} // loop mode: connections held
 }
@@ -70,73 +91,97 @@ func clientPauseCommand(c *Client, args [][]byte) {
 		c.WriteError("ERR timeout is negative")
 		return
 	}
-	c.Srv.pauseClients(typ, time.Now().Add(time.Duration(ms)*time.Millisecond))
+	c.Srv.pauseClients(pauseByClient, typ, time.Now().Add(time.Duration(ms)*time.Millisecond))
 	c.WriteOK()
 }
 
-// clientUnpauseCommand: CLIENT UNPAUSE.
+// clientUnpauseCommand: CLIENT UNPAUSE (the command's pause only).
 func clientUnpauseCommand(c *Client, _ [][]byte) {
-	c.Srv.unpauseClients()
+	c.Srv.unpauseClients(pauseByClient)
 	c.WriteOK()
 }
 
-// pauseClients starts or extends the pause: the more restrictive type and
-// the later end win.
-func (s *Server) pauseClients(typ int32, end time.Time) {
+// pauseClients starts or extends the pause of purpose: the more
+// restrictive type and the later end win.
+func (s *Server) pauseClients(purpose pausePurpose, typ int32, end time.Time) {
 	p := &s.pause
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if old := p.typ.Load(); old != pauseOff {
-		typ = max(typ, old)
-		if p.end.After(end) {
-			end = p.end
+	ev := &p.by[purpose]
+	if ev.typ != pauseOff {
+		typ = max(typ, ev.typ)
+		if ev.end.After(end) {
+			end = ev.end
 		}
 	}
-	p.end = end
-	if p.changed == nil {
-		p.changed = make(chan struct{})
-	}
-	if s.ks != nil {
-		s.ks.PauseExpiry(true)
-	}
-	p.typ.Store(typ)
-	if p.timer != nil {
-		p.timer.Stop()
-	}
-	p.timer = time.AfterFunc(time.Until(end), s.pauseTimedOut)
+	*ev = pauseEvent{typ, end}
+	s.pauseChangedLocked()
 }
 
-// pauseTimedOut ends the pause if its end has passed (the timer).
+// pauseTimedOut ends the pauses whose end has passed (the timer).
 func (s *Server) pauseTimedOut() {
 	p := &s.pause
 	p.mu.Lock()
-	if p.typ.Load() == pauseOff || time.Now().Before(p.end) {
-		p.mu.Unlock()
-		return
+	now := time.Now()
+	for i := range p.by {
+		if p.by[i].typ != pauseOff && !now.Before(p.by[i].end) {
+			p.by[i] = pauseEvent{}
+		}
 	}
-	p.mu.Unlock()
-	s.unpauseClients()
+	s.pauseChangedLocked()
 }
 
-// unpauseClients ends the pause and lets every held client go on.
-func (s *Server) unpauseClients() {
+// unpauseClients ends the pause of purpose; the clients go on unless
+// another purpose still holds them.
+func (s *Server) unpauseClients(purpose pausePurpose) {
 	p := &s.pause
 	p.mu.Lock()
-	if p.typ.Load() == pauseOff {
-		p.mu.Unlock()
-		return
-	}
-	p.typ.Store(pauseOff)
-	if s.ks != nil {
-		s.ks.PauseExpiry(false)
+	p.by[purpose] = pauseEvent{}
+	s.pauseChangedLocked()
+}
+
+// pauseChangedLocked makes the pause the most restrictive of the
+// purposes', arms the timer for the earliest end, and lets the held
+// clients look again when it ended or loosened. Called with p.mu held;
+// it releases it.
+func (s *Server) pauseChangedLocked() {
+	p := &s.pause
+	typ := int32(pauseOff)
+	var first time.Time
+	for _, ev := range p.by {
+		if ev.typ == pauseOff {
+			continue
+		}
+		typ = max(typ, ev.typ)
+		if first.IsZero() || ev.end.Before(first) {
+			first = ev.end
+		}
 	}
 	if p.timer != nil {
 		p.timer.Stop()
 		p.timer = nil
 	}
+	if typ != pauseOff {
+		p.timer = time.AfterFunc(time.Until(first), s.pauseTimedOut)
+	}
+	old := p.typ.Swap(typ)
+	if s.ks != nil && (old == pauseOff) != (typ == pauseOff) {
+		s.ks.PauseExpiry(typ != pauseOff)
+	}
+	if typ != pauseOff && p.changed == nil {
+		p.changed = make(chan struct{})
+	}
+	if typ >= old {
+		p.mu.Unlock()
+		return
+	}
+	// Ended or loosened (ALL to WRITE): every held client looks again
+	// (holdForPause holds it anew if the pause left still covers it).
 	if p.changed != nil {
 		close(p.changed)
 		p.changed = nil
+		if typ != pauseOff {
+			p.changed = make(chan struct{})
+		}
 	}
 	parked := p.parked
 	p.parked = nil
@@ -145,7 +190,7 @@ func (s *Server) unpauseClients() {
 		c.pauseWait.Store(false)
 		p.waiting.Add(-1)
 		if lc := c.lc.Load(); lc != nil {
-			lc.Wake() // OnWake runs the held command
+			lc.Wake() // OnWake runs the held command (or holds it again)
 		}
 	}
 }

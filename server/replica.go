@@ -59,6 +59,8 @@ type replicaState struct {
 	snaps map[*liveSnapshot]struct{}
 	// snapCopiedEarly counts keys snapshots copied before a write (tests).
 	snapCopiedEarly atomic.Int64
+	// shutdownNow: SHUTDOWN NOW asked not to wait for the replicas.
+	shutdownNow atomic.Bool
 	// pos is the replication position the data is at while this server
 	// is a replica: the last unit applied, as also logged (durably, in
 	// the unit's transaction group) for a restart; guarded by the
@@ -152,7 +154,7 @@ func (a *replicaApplier) Apply(u *repl.Unit) error {
 	if len(u.Cmds) == 0 {
 		// Link traffic alone (PING, REPLCONF GETACK): nothing to make
 		// durable; a restart that asks for these bytes again is harmless.
-		a.s.master.FeedRaw(u.Raw)
+		a.s.master.FeedRaw(u.Raw, u.DB)
 		env.unlock()
 		a.mu.Lock()
 		a.dur = u.Offset // every unit before it returned durable
@@ -173,7 +175,7 @@ func (a *replicaApplier) Apply(u *repl.Unit) error {
 			a.s.logf("replication: %v", err)
 		}
 	}
-	a.s.master.FeedRaw(u.Raw)
+	a.s.master.FeedRaw(u.Raw, u.DB)
 	var err error
 	if a.s.ks == nil || a.s.ks.ReplPositionTrailerPending() {
 		err = a.s.logPosition(p) // the unit wrote nothing
@@ -488,10 +490,14 @@ func (s *Server) resumeReplication() {
 // as Redis 7.0's does: writes are paused (CLIENT PAUSE WRITE) and it
 // waits up to shutdown-timeout seconds for every online replica to
 // acknowledge the whole stream, so after the restart they resume with
-// +CONTINUE (storeMasterPosition).
+// +CONTINUE (storeMasterPosition). SHUTDOWN NOW skips it, as in Redis.
 func (s *Server) drainReplicas() {
 	m := s.master
 	if m == nil || s.ks == nil || m.Relaying() {
+		return
+	}
+	if s.replica.shutdownNow.Load() {
+		s.logf("replication: SHUTDOWN NOW: not waiting for the replicas")
 		return
 	}
 	online := 0
@@ -506,7 +512,7 @@ func (s *Server) drainReplicas() {
 		return
 	}
 	start := time.Now()
-	s.pauseClients(pauseWrite, time.Now().Add(time.Duration(secs)*time.Second+time.Hour))
+	s.pauseClients(pauseForShutdown, pauseWrite, time.Now().Add(time.Duration(secs)*time.Second+time.Hour))
 	s.env.lock() // a write running now has propagated once this returns
 	s.env.unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs)*time.Second)

@@ -5,7 +5,7 @@ import (
 	"bytes"
 	"io"
 	"net"
-	"slices"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,9 +35,9 @@ import (
 //   - TR.* roaring bitmaps reach only Persimmon replicas' snapshots
 //     (repl.CapaRoaring; Redis has no type for them), and their writes
 //     go to every replica's stream (a redis-server replica refuses them);
-//   - listing the keys for a snapshot holds the keyspace lock (with the
-//     key index, a walk of the whole index: about 4 s for 1 M keys on a
-//     loaded 2-core machine); copying them holds it a chunk at a time;
+//   - a snapshot holds the keyspace lock a chunk of keys at a time, but a
+//     FLUSHDB, FLUSHALL or SWAPDB during it copies what is left of its
+//     databases in one hold (Redis's fork copies nothing);
 //   - after kill -9 a master starts a new history (its replicas resync
 //     fully), as Redis 7.0 with AOF does.
 
@@ -72,64 +72,52 @@ type serverSnapshotter struct{ s *Server }
 // liveSnapshot is a full resync's view of every database at one instant
 // T (the stream's offset read there), read while writes go on, as
 // Redis's fork gives its child a copy-on-write view: at T, under the
-// keyspace lock, it lists the keys and installs the keyspace's
-// BeforeWrite hook; then it copies the keys in chunks of snapChunk, in
-// sorted order, each chunk under the lock; a write to a key the copy has
-// not reached yet first copies the key's state before it (the hook runs
-// before the write applies), and FLUSHDB, FLUSHALL and SWAPDB first copy
-// all that is left of their databases. So every key is copied exactly
-// once, as it was at T: a key written since T (or made since T) is not
-// copied again, and its writes reach the replica through the stream.
-// The lock is held for the listing (keys only) and per chunk, never for
-// the whole copy.
+// keyspace lock, it starts a keyspace.KeyCursor and installs the
+// keyspace's BeforeWrite hook; then Next copies the keys the cursor gives,
+// snapChunk at a time, each chunk under the lock. A write to a key the
+// copy has not reached yet first copies the key's state before it (the
+// hook runs before the write applies, and Claim tells it the key is not
+// copied yet); a key made since T is claimed the same way and copies
+// nothing (it is missing before the write). FLUSHDB, FLUSHALL and SWAPDB
+// first copy all that is left of their databases (Drain). So every key of
+// T is copied exactly once, as it was at T, and every write after T
+// reaches the replica through the stream. The lock is held for a chunk at
+// a time (and for a Drain), never for the whole copy.
 type liveSnapshot struct {
 	s     *Server
 	funcs [][]byte
-	keys  [keyspace.NumDBs][]string // at T, sorted once the lock is released
 	// guarded by the keyspace lock:
-	sorted        bool
-	db, i         int                              // the next key to copy: keys[db][i]
-	done          [keyspace.NumDBs]map[string]bool // copied ahead of (db, i) by the hook
-	ready         []rdb.Entry                      // copied, not yet handed out
-	closed        bool
-	out           []rdb.Entry // handed out by Next, one chunk at a time
-	copied, early int         // keys copied, of which by the hook
+	cur           *keyspace.KeyCursor // nil once closed
+	ready         []rdb.Entry         // copied, not yet handed out
+	out           []rdb.Entry         // handed out by Next, one chunk at a time
+	copied, early int                 // keys copied, of which by the hook
+	chunks        int                 // chunks copied by Next
+	held, maxHeld time.Duration       // Next's holds of the lock: total, longest
+	startHeld     time.Duration       // starting the cursor at the instant
 }
 
 // snapChunk is how many keys one hold of the lock copies.
-const snapChunk = 512
+const snapChunk = 128
 
-// Snapshot lists the keys at the instant at() reads the stream's offset
-// and returns the view (see liveSnapshot).
+// Snapshot starts the view at the instant at() reads the stream's offset
+// (see liveSnapshot).
 func (ss serverSnapshotter) Snapshot(at func()) (repl.Snapshot, error) {
 	s := ss.s
 	ls := &liveSnapshot{s: s}
 	s.env.lock()
+	defer s.env.unlock()
 	at()
 	ks := s.ks
 	if ks == nil || s.cfg.DumpValue == nil {
-		s.env.unlock()
-		ls.closed, ls.sorted = true, true // an empty view
-		return ls, nil
+		return ls, nil // an empty view
 	}
 	for _, code := range ks.Functions() {
 		ls.funcs = append(ls.funcs, bytes.Clone(code))
 	}
-	for db := range keyspace.NumDBs {
-		if ks.DBSize(db) == 0 {
-			continue // with the key index each listing walks the whole index
-		}
-		ls.keys[db] = make([]string, 0, ks.DBSize(db))
-		ks.Keys(db, func(k string) { ls.keys[db] = append(ls.keys[db], k) })
-	}
+	start := time.Now()
+	ls.cur = ks.NewKeyCursor()
+	ls.startHeld = time.Since(start)
 	s.addSnapshot(ls)
-	s.env.unlock()
-	for db := range keyspace.NumDBs {
-		slices.Sort(ls.keys[db]) // the hook does not read keys until sorted
-	}
-	s.env.lock()
-	ls.sorted = true
-	s.env.unlock()
 	return ls, nil
 }
 
@@ -157,27 +145,16 @@ func (s *Server) dropSnapshot(ls *liveSnapshot) {
 	}
 }
 
-// copied reports whether key of db is copied already (under the lock).
-func (ls *liveSnapshot) copiedAlready(db int, key string) bool {
-	if !ls.sorted {
-		return ls.done[db][key] // the copy has not started
-	}
-	if db < ls.db || db == ls.db && ls.i > 0 && key <= ls.keys[db][ls.i-1] {
-		return true // the copy is past it (or it is new since T)
-	}
-	return ls.done[db][key]
-}
-
 // copyKey copies key of db as it is now into ready (under the lock); a
 // key that is gone (deleted or expired since T, or made after it) adds
 // nothing.
-func (ls *liveSnapshot) copyKey(db int, key string) {
+func (ls *liveSnapshot) copyKey(db int, key []byte) {
 	ks := ls.s.ks
-	k := []byte(key)
-	v, ok, err := ls.s.cfg.DumpValue(ks, db, k)
+	v, ok, err := ls.s.cfg.DumpValue(ks, db, key)
 	if err != nil || !ok {
 		return
 	}
+	k := bytes.Clone(key)
 	e := rdb.Entry{DB: db, Key: k, Value: cloneValue(v), Idle: -1, Freq: -1}
 	if ms, ok := ks.ExpireAt(db, k); ok {
 		e.ExpireAtMs = ms
@@ -186,44 +163,31 @@ func (ls *liveSnapshot) copyKey(db int, key string) {
 	ls.copied++
 }
 
-// beforeWrite is the keyspace's BeforeWrite hook while the snapshot is
-// read: key's state at T is copied before its first change (key nil: the
-// whole database's).
-func (ls *liveSnapshot) beforeWrite(db int, key []byte) {
-	if key == nil {
-		ls.copyRest(db)
-		return
-	}
-	k := string(key)
-	if ls.copiedAlready(db, k) {
-		return
-	}
-	if ls.done[db] == nil {
-		ls.done[db] = map[string]bool{}
-	}
-	ls.done[db][k] = true
-	before := ls.copied
-	ls.copyKey(db, k)
-	ls.early += ls.copied - before
+// copyString copies a plain string the cursor read (its key and value in
+// one allocation) into ready.
+func (ls *liveSnapshot) copyString(db int, key, val []byte, expireAt int64) {
+	b := make([]byte, len(key)+len(val))
+	copy(b, key)
+	copy(b[len(key):], val)
+	ls.ready = append(ls.ready, rdb.Entry{DB: db, Key: b[:len(key):len(key)], Value: rdb.Value{Kind: rdb.KindString, Str: b[len(key):]},
+		ExpireAtMs: expireAt, Idle: -1, Freq: -1})
+	ls.copied++
 }
 
-// copyRest copies what is left of db (FLUSHDB, FLUSHALL, SWAPDB): the
-// keys there now that are not copied are those of T not changed since
-// (a key changed since T, or made since, went through the hook).
-func (ls *liveSnapshot) copyRest(db int) {
-	var rest []string
-	ls.s.ks.Keys(db, func(k string) {
-		if !ls.copiedAlready(db, k) {
-			rest = append(rest, k)
-		}
-	})
-	if ls.done[db] == nil {
-		ls.done[db] = map[string]bool{}
+// beforeWrite is the keyspace's BeforeWrite hook while the snapshot is
+// read: key's state at T is copied before its first change (key nil: the
+// whole database's, or every database's for keyspace.AllDBs).
+func (ls *liveSnapshot) beforeWrite(db int, key []byte) {
+	if ls.cur == nil {
+		return
 	}
-	for _, k := range rest {
-		ls.done[db][k] = true
-		ls.copyKey(db, k)
+	before := ls.copied
+	if key == nil {
+		ls.cur.Drain(db, ls.copyKey)
+	} else if ls.cur.Claim(db, key) {
+		ls.copyKey(db, key)
 	}
+	ls.early += ls.copied - before
 }
 
 func (ls *liveSnapshot) Functions() [][]byte { return ls.funcs }
@@ -231,30 +195,27 @@ func (ls *liveSnapshot) Functions() [][]byte { return ls.funcs }
 // Next hands out the copied keys, copying the next chunk under the lock
 // when none is left.
 func (ls *liveSnapshot) Next() (*rdb.Entry, error) {
-	if len(ls.out) == 0 {
+	for len(ls.out) == 0 {
 		env := &ls.s.env
 		env.lock()
-		if !ls.closed {
-			for n := 0; n < snapChunk && ls.db < keyspace.NumDBs; {
-				keys := ls.keys[ls.db]
-				if ls.i >= len(keys) {
-					ls.db, ls.i = ls.db+1, 0
-					continue
-				}
-				k := keys[ls.i]
-				ls.i++
-				if !ls.done[ls.db][k] {
-					ls.copyKey(ls.db, k)
-					n++
-				}
-			}
-			if ls.db >= keyspace.NumDBs {
+		more := false
+		if ls.cur != nil {
+			start := time.Now()
+			more = ls.cur.NextStrings(snapChunk, ls.copyString, ls.copyKey)
+			d := time.Since(start)
+			ls.chunks++
+			ls.held += d
+			ls.maxHeld = max(ls.maxHeld, d)
+			if !more {
 				ls.finishLocked()
 			}
 		}
 		ls.out, ls.ready = ls.ready, nil
 		env.unlock()
-		if len(ls.out) == 0 {
+		// A write waiting for the lock takes it before the next chunk
+		// does (the mutex lets the unlocking goroutine take it back).
+		runtime.Gosched()
+		if len(ls.out) == 0 && !more {
 			return nil, io.EOF
 		}
 	}
@@ -264,17 +225,20 @@ func (ls *liveSnapshot) Next() (*rdb.Entry, error) {
 }
 
 func (ls *liveSnapshot) finishLocked() {
-	if ls.closed {
+	if ls.cur == nil {
 		return
 	}
-	ls.closed = true
+	c := ls.cur
+	ls.cur = nil
 	ls.s.dropSnapshot(ls)
-	ls.keys = [keyspace.NumDBs][]string{}
-	ls.done = [keyspace.NumDBs]map[string]bool{}
 	ls.s.replica.snapCopiedEarly.Add(int64(ls.early))
-	if ls.early > 0 {
-		ls.s.logf("replication: snapshot: %d keys, %d of them copied before a write changed them", ls.copied, ls.early)
+	mean := time.Duration(0)
+	if ls.chunks > 0 {
+		mean = ls.held / time.Duration(ls.chunks)
 	}
+	ls.s.logf("replication: snapshot: %d keys, %d of them copied before a write changed them; %d entries looked at, %d table walks started over; %d chunks held the lock %v in all, %v each on average, %v at most; the start %v; %d index keys given from the notes of a checkpoint, %d staged keys listed after the table walk",
+		ls.copied, ls.early, c.Examined, c.Restarts, ls.chunks, ls.held.Round(time.Millisecond), mean.Round(time.Microsecond), ls.maxHeld.Round(time.Microsecond), ls.startHeld.Round(time.Microsecond), c.Placed, c.Staged)
+	c.Close()
 }
 
 // Close ends the view (the hook is removed).
