@@ -68,10 +68,10 @@ type zskiplist struct {
 	levels []zslLevel
 	// free slots by height (nil until a skiplist frees one: the array is
 	// 792 bytes, more than a small set's nodes)
-	free *[zslMaxLevel + 1][]int32
-	tail   int32
-	level  int // levels in use by the header (>= 1)
-	n      int
+	free  *[zslMaxLevel + 1][]int32
+	tail  int32
+	level int // levels in use by the header (>= 1)
+	n     int
 	// small: no levels; ord holds the n nodes in (score, member) order
 	// (nodes have height 1 and no level block; freed slots are in sfree).
 	small bool
