@@ -512,6 +512,15 @@ Where the time goes. perf (`perf record -g -p PID`) or pprof (PERSIMMON_PPROF) o
 each row's load, and the table's server CPU per request (user+system ticks from /proc/PID/stat over a
 run, divided by its requests), before and after each session's changes.
 
+Quiet check on merged main (96ef4d6, 15:29-15:33 UTC, load 1.06-1.11, nothing else running):
+`ROWS='^(getbit|setbit|and-s4|and-s3|and-s2)$' SECS=2 ROUNDS=5 MEM=0 scripts/bench-roaring.sh`,
+medians of 5 interleaved rounds, TR on persimmon-pmem ÷ the native command on redis-nopersist, by QPS
+(by server CPU per request, redis ÷ TR): TR.GETBIT 1.04× (0.97×); TR.SETBIT 0.82× (0.76×; native
+SETBIT on the same persimmon-pmem server 0.96× of redis, so TR.SETBIT's own path is the gap, not the
+durable write); TR.BITOP AND 0.01% 5.01× (7.21×); AND 0.1% 4.39× (5.30×); AND 1% 1.12× (1.10×).
+So AND at 0.1% meets 5× by CPU but not by QPS at `-c 1 -p 4`, where wake-up latency per request is
+a fixed cost both servers pay; TR.SETBIT is still short by both.
+
 Third session (2026-12-02 afternoon, issue 15's two short targets). The table above is the 07:12 run
 (c7a558b, load 0.65-2.3). This session's changes were measured on a machine shared with five other
 jobs (load average 9.6-19.4 throughout, 2 cores), where one row's rounds vary up to 5× by QPS and the
