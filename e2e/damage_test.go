@@ -72,7 +72,7 @@ func startFails(t *testing.T, dir string, args ...string) string {
 		signalled := false
 		for sc.Scan() {
 			fmt.Fprintln(&out, sc.Text())
-			if !signalled && strings.Contains(sc.Text(), "ready to accept connections") {
+			if !signalled && strings.Contains(sc.Text(), "Ready to accept connections") {
 				signalled = true
 				close(ready)
 			}

@@ -137,7 +137,7 @@ func launchServer(t testing.TB, dir string, args ...string) (*server, error) {
 		for sc.Scan() {
 			line := sc.Text()
 			fmt.Fprintln(s.log, line)
-			if !signalled && strings.Contains(line, "ready to accept connections") {
+			if !signalled && strings.Contains(line, "Ready to accept connections") {
 				signalled = true
 				close(ready)
 			}

@@ -116,7 +116,7 @@ func TestPortZeroRefused(t *testing.T) {
 	if !strings.Contains(string(out), "not to listen anywhere") && !strings.Contains(string(out), "not listen anywhere") {
 		t.Fatalf("--port 0 output does not say why:\n%s", out)
 	}
-	if strings.Contains(string(out), "ready to accept") {
+	if strings.Contains(string(out), "Ready to accept") {
 		t.Fatalf("--port 0 listened:\n%s", out)
 	}
 }

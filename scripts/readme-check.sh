@@ -7,7 +7,7 @@
 # (6380) replaced by a free one. So the README cannot show a command this
 # script does not run.
 #
-#   make run ...    started in the background; the check waits for "ready to
+#   make run ...    started in the background; the check waits for "Ready to
 #                   accept connections" (the first one must also print what
 #                   the build is doing) and for the pidfile to name the server
 #   make test       skipped (.ci/run runs it)
@@ -128,7 +128,7 @@ for line in "${lines[@]}"; do
     bg_pids+=("$make_pid")
     ready=""
     for _ in $(seq 1 6000); do # up to 10 minutes: a cold first build on a busy machine
-      if grep -q "ready to accept connections" "$log"; then ready=1; break; fi
+      if grep -q "Ready to accept connections" "$log"; then ready=1; break; fi
       kill -0 "$make_pid" 2>/dev/null || break
       sleep 0.1 # polling the log, bounded
     done

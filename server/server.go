@@ -411,17 +411,18 @@ func (s *Server) ListenAndServe() error {
 	return s.AnnounceAndWait()
 }
 
-// AnnounceAndWait logs "ready to accept connections" for each listener
+// AnnounceAndWait logs "Ready to accept connections" (Redis's words, which
+// tools such as Testcontainers wait for) for each listener
 // Listen opened (a binary that listens while it loads logs it once the
 // keyspace is attached, as Redis logs it once its data is loaded), then
 // waits until the server closes.
 func (s *Server) AnnounceAndWait() error {
 	s.mu.Lock()
 	for _, ln := range s.lns {
-		s.logf("ready to accept connections tcp %s", ln.Addr())
+		s.logf("Ready to accept connections tcp %s", ln.Addr())
 	}
 	if s.unixLn != nil {
-		s.logf("ready to accept connections unix %s", s.unixLn.Addr())
+		s.logf("Ready to accept connections unix %s", s.unixLn.Addr())
 	}
 	s.mu.Unlock()
 	<-s.closing
