@@ -257,26 +257,35 @@ func (ix *Index) finishMigration() error {
 
 // persistDirtyWritten persists the pages written since the last persist
 // and, for pmem mode off DAX, writes them back too (they must be on disk
-// before the rename).
+// before the rename). A run of consecutive dirty pages is one Persist and
+// one Msync: after a bulk load the delta dirties most pages, and one
+// msync call a page made the growth's last step (under the caller's
+// lock) take most of a second at 1,000,000 keys.
 func (ix *Index) persistDirtyWritten() error {
 	if ix.opts.Mode != pmem.ModePmem || ix.region.DAX() {
 		return ix.persistDirty()
 	}
-	for i, word := range ix.dirty {
-		for b := 0; word != 0; b++ {
-			if word&1 != 0 {
-				p := int64(i*64+b) * pageSize
-				if err := ix.region.Persist(p, pageSize); err != nil {
-					return err
-				}
-				if err := ix.region.Msync(p, pageSize); err != nil {
-					return err
-				}
-			}
-			word >>= 1
+	pages := int(ix.region.Size() / pageSize)
+	dirty := func(p int) bool { return p < pages && ix.dirty[p/64]&(1<<(p%64)) != 0 }
+	for p := 0; p < len(ix.dirty)*64 && p < pages; {
+		if !dirty(p) {
+			p++
+			continue
 		}
-		ix.dirty[i] = 0
+		end := p + 1
+		for dirty(end) {
+			end++
+		}
+		off, n := int64(p)*pageSize, int64(end-p)*pageSize
+		if err := ix.region.Persist(off, n); err != nil {
+			return err
+		}
+		if err := ix.region.Msync(off, n); err != nil {
+			return err
+		}
+		p = end
 	}
+	clear(ix.dirty)
 	return nil
 }
 
