@@ -22,12 +22,15 @@ import (
 // stays the only one lookups and checkpoints use; every Apply to it while
 // a migration runs is also recorded in the migration's delta. When every
 // slot is copied, the caller persists the whole side file without its lock
-// (a GrowJob: nothing else writes it), then one last step applies the
-// delta to the new table in repair mode (scanning a key's whole probe run
-// and tombstoning every duplicate: a key may have been copied twice, from
-// its old slot and from a slot it was re-inserted in after it was
-// deleted; the delta's newest state of the key wins), persists the pages
-// that changed, writes the current checkpoint block into it (the new
+// (a GrowJob: nothing else writes it), then further steps apply the delta
+// to the new table, up to a budget of writes each, in repair mode
+// (scanning a key's whole probe run and tombstoning every duplicate: a key
+// may have been copied twice, from its old slot and from a slot it was
+// re-inserted in after it was deleted; the delta's newest state of the
+// key wins; the delta grows meanwhile and is applied in order), another
+// GrowJob persists the pages that changed if they are many, and the last
+// step applies what is left of the delta, persists the pages that changed
+// since, writes the current checkpoint block into it (the new
 // table then holds exactly the old one's state, which between checkpoints
 // is the block's), renames it over the table and syncs the directory, as
 // grow does. The crash invariants are grow's: before the rename the old
