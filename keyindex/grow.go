@@ -1,8 +1,10 @@
 package keyindex
 
 import (
+	"math/bits"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/persimmon-db/persimmon/pmem"
@@ -20,12 +22,15 @@ import (
 // stays the only one lookups and checkpoints use; every Apply to it while
 // a migration runs is also recorded in the migration's delta. When every
 // slot is copied, the caller persists the whole side file without its lock
-// (a GrowJob: nothing else writes it), then one last step applies the
-// delta to the new table in repair mode (scanning a key's whole probe run
-// and tombstoning every duplicate: a key may have been copied twice, from
-// its old slot and from a slot it was re-inserted in after it was
-// deleted; the delta's newest state of the key wins), persists the pages
-// that changed, writes the current checkpoint block into it (the new
+// (a GrowJob: nothing else writes it), then further steps apply the delta
+// to the new table, up to a budget of writes each, in repair mode
+// (scanning a key's whole probe run and tombstoning every duplicate: a key
+// may have been copied twice, from its old slot and from a slot it was
+// re-inserted in after it was deleted; the delta's newest state of the
+// key wins; the delta grows meanwhile and is applied in order), another
+// GrowJob persists the pages that changed if they are many, and the last
+// step applies what is left of the delta, persists the pages that changed
+// since, writes the current checkpoint block into it (the new
 // table then holds exactly the old one's state, which between checkpoints
 // is the block's), renames it over the table and syncs the directory, as
 // grow does. The crash invariants are grow's: before the rename the old
@@ -49,6 +54,8 @@ type migration struct {
 	persisted  bool     // the whole side file was persisted (GrowJob)
 	persisting bool     // a GrowJob is running without the lock
 	removed    []uint64 // segments removed since the copy started (SegmentRemoved)
+	dropped    int      // removed[:dropped] are dropped from nx already
+	applied    int      // delta[:applied] are applied to nx already
 	abandoned  bool     // dropped while persisting: EndGrowPersist unmaps it
 }
 
@@ -107,6 +114,25 @@ func (ix *Index) GrowStep(budget int) (GrowPhase, error) {
 	if !m.persisted {
 		return GrowNeedsPersist, nil
 	}
+	if m.applied < len(m.delta) {
+		// The delta in steps too: after a bulk load it holds a write for
+		// most keys, and applying it whole made the last step one hold
+		// of 100-200 ms at 1,000,000 keys. Nothing else reads nx.
+		// Checked a step at a time: the whole delta's length counts a
+		// key written again (or one the copy has) as a new slot.
+		if ix.deltaOverfills(min(budget, len(m.delta)-m.applied)) {
+			ix.abandonMigration()
+			return GrowIdle, ix.grow()
+		}
+		if err := ix.applyDelta(budget); err != nil {
+			ix.abandonMigration()
+			return GrowIdle, err
+		}
+		return GrowCopying, nil
+	}
+	if dirtyPages(m.nx.dirty) > finishPages && m.nx.opts.Mode == pmem.ModePmem && !m.nx.region.DAX() {
+		return GrowNeedsPersist, nil // the delta's pages written back without the lock first
+	}
 	if err := ix.finishMigration(); err != nil {
 		return GrowIdle, err
 	}
@@ -116,8 +142,59 @@ func (ix *Index) GrowStep(budget int) (GrowPhase, error) {
 // GrowJob is the persist of a migration's side file, run without the
 // caller's lock (it takes as long as writing the file out).
 type GrowJob struct {
-	ix *Index
-	m  *migration
+	ix    *Index
+	m     *migration
+	pages []uint64 // nil: the whole side file; else these dirty pages of it
+}
+
+// finishPages is the most dirty pages of the side file the last step
+// persists (and writes back) under the lock; more are a GrowJob first.
+const finishPages = 64
+
+func dirtyPages(bitmap []uint64) int {
+	n := 0
+	for _, w := range bitmap {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// deltaOverfills reports whether applying n more delta writes could take
+// the new table to its growth point (a same-size rebuild outrun by
+// inserts): nx must never grow itself. A write uses at most one more slot.
+func (ix *Index) deltaOverfills(n int) bool {
+	nx := ix.mig.nx
+	return (nx.live+nx.tombs+n+1)*4 > len(nx.slots)*3
+}
+
+// applyDelta drops from the new table the copies naming segments removed
+// since the last call, then applies up to budget delta writes to it in
+// repair mode (budget < 0: all of them). The drop comes before the delta
+// writes recorded after the removal (the cleaner's checkpoint of a
+// segment's moved keys and the removal share one lock hold), as one
+// finish in one go does it.
+func (ix *Index) applyDelta(budget int) error {
+	m := ix.mig
+	nx := m.nx
+	nx.newest = ix.newest
+	if len(m.removed) > m.dropped {
+		nx.dropRemoved(m.removed[m.dropped:])
+		m.dropped = len(m.removed)
+	}
+	end := len(m.delta)
+	if budget >= 0 {
+		end = min(end, m.applied+budget)
+	}
+	nx.repair = true
+	defer func() { nx.repair = false }()
+	for ; m.applied < end; m.applied++ {
+		d := m.delta[m.applied]
+		if err := nx.Apply([]byte(d.key), d.loc, d.expiring); err != nil {
+			return err
+		}
+	}
+	ix.hook("grow:delta")
+	return nil
 }
 
 // BeginGrowPersist (under the lock, after GrowStep returned GrowNeedsPersist)
@@ -130,13 +207,22 @@ func (ix *Index) BeginGrowPersist() *GrowJob {
 		return &GrowJob{}
 	}
 	ix.mig.persisting = true
-	return &GrowJob{ix, ix.mig}
+	j := &GrowJob{ix: ix, m: ix.mig}
+	if ix.mig.persisted {
+		// The delta's pages: nx.dirty stays set until EndGrowPersist,
+		// for a finish in one go (Apply) meanwhile.
+		j.pages = slices.Clone(ix.mig.nx.dirty)
+	}
+	return j
 }
 
 // Run persists the side file (without the lock).
 func (j *GrowJob) Run() error {
 	if j.m == nil {
 		return nil
+	}
+	if j.pages != nil {
+		return j.m.nx.persistPagesWritten(j.pages)
 	}
 	if err := persistWhole(j.m.nx); err != nil {
 		return err
@@ -166,7 +252,7 @@ func (ix *Index) EndGrowPersist(j *GrowJob, err error) error {
 		return err
 	}
 	m.persisted = true
-	clear(m.nx.dirty) // persisted whole: the delta dirties pages anew
+	clear(m.nx.dirty) // persisted (whole, or the pages of j.pages, all that was dirty: nothing wrote nx meanwhile)
 	return nil
 }
 
@@ -207,24 +293,16 @@ func (ix *Index) finishMigration() error {
 	for ; m.pos < len(ix.slots); m.pos++ { // finishing at once (Apply): the rest of the copy
 		ix.copySlot(nx, ix.slots[m.pos])
 	}
-	if (nx.live+len(m.delta)+1)*4 > len(nx.slots)*3 {
+	if ix.deltaOverfills(len(m.delta) - m.applied) {
 		// The delta could overfill the new table (a same-size rebuild
 		// outrun by inserts): grow in one go instead.
 		ix.abandonMigration()
 		return ix.grow()
 	}
-	nx.newest = ix.newest
-	if len(m.removed) > 0 {
-		nx.dropRemoved(m.removed)
+	if err := ix.applyDelta(-1); err != nil { // the rest of it
+		ix.abandonMigration()
+		return err
 	}
-	nx.repair = true
-	for _, d := range m.delta {
-		if err := nx.Apply([]byte(d.key), d.loc, d.expiring); err != nil {
-			ix.abandonMigration()
-			return err
-		}
-	}
-	nx.repair = false
 	if !m.persisted {
 		if err := persistWhole(nx); err != nil {
 			ix.abandonMigration()
@@ -257,25 +335,43 @@ func (ix *Index) finishMigration() error {
 
 // persistDirtyWritten persists the pages written since the last persist
 // and, for pmem mode off DAX, writes them back too (they must be on disk
-// before the rename).
+// before the rename). A run of consecutive dirty pages is one Persist and
+// one Msync: after a bulk load the delta dirties most pages, and one
+// msync call a page made the growth's last step (under the caller's
+// lock) take most of a second at 1,000,000 keys.
 func (ix *Index) persistDirtyWritten() error {
 	if ix.opts.Mode != pmem.ModePmem || ix.region.DAX() {
 		return ix.persistDirty()
 	}
-	for i, word := range ix.dirty {
-		for b := 0; word != 0; b++ {
-			if word&1 != 0 {
-				p := int64(i*64+b) * pageSize
-				if err := ix.region.Persist(p, pageSize); err != nil {
-					return err
-				}
-				if err := ix.region.Msync(p, pageSize); err != nil {
-					return err
-				}
-			}
-			word >>= 1
+	if err := ix.persistPagesWritten(ix.dirty); err != nil {
+		return err
+	}
+	clear(ix.dirty)
+	return nil
+}
+
+// persistPagesWritten persists and writes back the pages set in bitmap
+// (pmem mode off DAX; it does not clear it).
+func (ix *Index) persistPagesWritten(bitmap []uint64) error {
+	pages := int(ix.region.Size() / pageSize)
+	dirty := func(p int) bool { return p < pages && bitmap[p/64]&(1<<(p%64)) != 0 }
+	for p := 0; p < len(bitmap)*64 && p < pages; {
+		if !dirty(p) {
+			p++
+			continue
 		}
-		ix.dirty[i] = 0
+		end := p + 1
+		for dirty(end) {
+			end++
+		}
+		off, n := int64(p)*pageSize, int64(end-p)*pageSize
+		if err := ix.region.Persist(off, n); err != nil {
+			return err
+		}
+		if err := ix.region.Msync(off, n); err != nil {
+			return err
+		}
+		p = end
 	}
 	return nil
 }
