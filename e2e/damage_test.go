@@ -316,28 +316,10 @@ func TestIndexSlotNamesMissingSegment(t *testing.T) {
 	if err := s.stop(); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "keyindex")
-	img, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	damaged := 0
-	for off := 4096; off+8 <= len(img); off += 8 {
-		w := binary.LittleEndian.Uint64(img[off:])
-		if w&(1<<32-1) != 0 && w>>32&0xffff == 1 { // a live slot of segment 1
-			binary.LittleEndian.PutUint64(img[off:], w&^(0xffff<<32)|0x7777<<32)
-			damaged++
-		}
-	}
-	if damaged == 0 {
-		t.Fatal("no slot names segment 1")
-	}
-	if err := os.WriteFile(path, img, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	damaged := misnameSegment1Slots(t, dir)
 	s = startServer(t, dir, "--segment-size", "1mb", "--key-index", "yes")
 	c = s.client()
-	_, err = c.Get(ctx, "victim").Result()
+	_, err := c.Get(ctx, "victim").Result()
 	if err == nil || !strings.Contains(err.Error(), "damaged") {
 		t.Fatalf("GET of a key whose slot names a missing segment: %v, want the damage error", err)
 	}
@@ -417,6 +399,33 @@ func TestScrubFindsDamageInTrustedSegment(t *testing.T) {
 	}
 }
 
+// misnameSegment1Slots rewrites the stopped server's key index file in dir
+// so that every live slot naming segment 1 names segment 0x7777, which
+// does not exist (a damaged index file, or a segment lost behind the
+// server's back).
+func misnameSegment1Slots(t *testing.T, dir string) (damaged int) {
+	t.Helper()
+	path := filepath.Join(dir, "keyindex")
+	img, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for off := 4096; off+8 <= len(img); off += 8 {
+		w := binary.LittleEndian.Uint64(img[off:])
+		if w&(1<<32-1) != 0 && w>>32&0xffff == 1 { // a live slot of segment 1
+			binary.LittleEndian.PutUint64(img[off:], w&^(0xffff<<32)|0x7777<<32)
+			damaged++
+		}
+	}
+	if damaged == 0 {
+		t.Fatal("no slot names segment 1")
+	}
+	if err := os.WriteFile(path, img, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return damaged
+}
+
 // TestDamagedKeyRenameMoveCopy: a key whose index slot names a missing
 // segment (damaged as in TestIndexSlotNamesMissingSegment) is the source
 // of RENAME, RENAMENX, MOVE and COPY. Each answers the damage error and
@@ -438,25 +447,7 @@ func TestDamagedKeyRenameMoveCopy(t *testing.T) {
 	if err := s.stop(); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "keyindex")
-	img, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	damaged := 0
-	for off := 4096; off+8 <= len(img); off += 8 {
-		w := binary.LittleEndian.Uint64(img[off:])
-		if w&(1<<32-1) != 0 && w>>32&0xffff == 1 { // a live slot of segment 1
-			binary.LittleEndian.PutUint64(img[off:], w&^(0xffff<<32)|0x7777<<32)
-			damaged++
-		}
-	}
-	if damaged == 0 {
-		t.Fatal("no slot names segment 1")
-	}
-	if err := os.WriteFile(path, img, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	misnameSegment1Slots(t, dir)
 	s = startServer(t, dir, "--segment-size", "1mb", "--key-index", "yes")
 	c = s.client()
 	isDamage := func(what string, err error) {
@@ -472,7 +463,7 @@ func TestDamagedKeyRenameMoveCopy(t *testing.T) {
 	isDamage("COPY", c.Copy(ctx, "victim", "copied", 0, false).Err())
 	isDamage("COPY REPLACE", c.Copy(ctx, "victim", "dst", 0, true).Err())
 	isDamage("COPY to db 2", c.Copy(ctx, "victim", "copied", 2, false).Err())
-	_, err = c.Get(ctx, "victim").Result()
+	_, err := c.Get(ctx, "victim").Result()
 	isDamage("GET after them", err)
 	if n, err := c.Exists(ctx, "victim").Result(); err != nil || n != 1 {
 		t.Fatalf("EXISTS victim after the refused commands: %d %v, want 1", n, err)
