@@ -42,16 +42,7 @@ var recordedClusterInfo = map[string]string{
 
 func TestClusterCommandInfo(t *testing.T) {
 	s := &Server{table: newCommandTable(testFamilies)}
-	for name, want := range recordedClusterInfo {
-		cmd := s.commandByName([]byte(name))
-		if cmd == nil {
-			t.Errorf("%s: not in the table", name)
-			continue
-		}
-		if got := string(commandInfoRESP2(cmd)); got != want {
-			t.Errorf("COMMAND INFO %s:\n got %q\nwant %q", name, got, want)
-		}
-	}
+	checkRecordedInfo(t, s, recordedClusterInfo)
 	if n := len(s.table["cluster"].Subcommands); n != 27 {
 		t.Errorf("CLUSTER has %d subcommands, Redis 7.0 has 27", n)
 	}
