@@ -109,6 +109,7 @@ type Index struct {
 
 	overlay map[string]staged // writes since the last checkpoint
 	newest  uint64
+	memo    lookupMemo // the last Lookup's answer (see lookupMemo)
 	mig     *migration // a growth in progress (grow.go)
 
 	Grows int // growths and rebuilds since Open
@@ -285,6 +286,7 @@ func Reset(path string, opts Options) (*Index, error) {
 }
 
 func (ix *Index) clearSlots() {
+	ix.forget()
 	clear(ix.slots)
 	ix.live, ix.tombs = 0, 0
 	for i := range ix.dirty {
@@ -305,10 +307,44 @@ func (ix *Index) Close() error {
 
 // staged is a write since the last checkpoint: the key's location (0:
 // deleted) and whether its operation has an expiry.
+//
+// hint, when hinted, is the location the table held for the key when it
+// was first staged (0: none): Checkpoint's store of the write then knows
+// the key's slot by its location, without reading any key back from its
+// record (a cache miss per key on the old record). A location names one
+// operation for ever (segment ids only grow), so a slot holding hint is
+// the key's; between the staging and the checkpoint only Apply can change
+// the key's slots outside repair mode, and a direct Apply drops the hint.
 type staged struct {
 	loc      uint64
+	hint     uint64
 	expiring bool
+	hinted   bool
 }
+
+// lookupMemo is the answer of the last Lookup, for the next Lookup or
+// Stage of the same key: a write looks its key up (is it there? what did
+// it hold?) and then stages it, with nothing in between that changes the
+// index, so the second lookup and the staging need neither the table
+// probe nor the key read back from the arena, and the staging learns the
+// table's location for the key (staged.hint). Any change to the slots,
+// the overlay or the newest segment voids it (forget). A probe that met
+// a slot whose key could not be read (KeyAt's ok false: damage, which the
+// caller notes during the probe) is not remembered, so that every lookup
+// of such a key meets it again.
+type lookupMemo struct {
+	valid      bool
+	key        []byte
+	loc        uint64 // Lookup's answer
+	expiring   bool
+	found      bool
+	staged     bool   // the answer came from the overlay: hint/hinted are its entry's
+	hint       uint64 // otherwise: the table's location for the key (0: none)
+	hinted     bool
+	probeNoted bool // find met an unreadable slot
+}
+
+func (ix *Index) forget() { ix.memo.valid = false }
 
 // hashKey returns the key's tag (15 bits) and home slot.
 func (ix *Index) hashKey(key []byte) (tag uint64, home uint64) {
@@ -340,7 +376,12 @@ func (ix *Index) unpack(w uint64) uint64 {
 // SetNewest tells the index the id of the newest segment (it must only
 // grow; every location staged or applied must be in a segment at most 65,535
 // ids older).
-func (ix *Index) SetNewest(id uint64) { ix.newest = max(ix.newest, id) }
+func (ix *Index) SetNewest(id uint64) {
+	if id > ix.newest {
+		ix.newest = id
+		ix.forget() // unpack's answers may change
+	}
+}
 
 // CheckLocation reports whether loc fits a slot (ErrLocation if not).
 func CheckLocation(loc uint64) error {
@@ -368,32 +409,48 @@ func (ix *Index) IsStaged(key []byte) bool {
 // Lookup is Get that also says whether the operation at loc has an
 // expiry (as its slot or staged write records it).
 func (ix *Index) Lookup(key []byte) (loc uint64, expiring, ok bool) {
+	m := &ix.memo
+	if m.valid && string(m.key) == string(key) {
+		return m.loc, m.expiring, m.found
+	}
+	m.valid = false
+	m.key = append(m.key[:0], key...)
 	if s, found := ix.overlay[string(key)]; found {
+		*m = lookupMemo{valid: true, key: m.key, loc: s.loc, expiring: s.expiring, found: s.loc != 0,
+			staged: true, hint: s.hint, hinted: s.hinted}
 		return s.loc, s.expiring, s.loc != 0
 	}
-	if slot, loc, found := ix.find(key); found {
-		return loc, ix.slots[slot]&expBit != 0, true
+	slot, loc, found, bad := ix.find(key)
+	if found {
+		expiring = ix.slots[slot]&expBit != 0
 	}
-	return 0, false, false
+	if !bad {
+		*m = lookupMemo{valid: true, key: m.key, loc: loc, expiring: expiring, found: found,
+			hint: loc, hinted: true}
+	}
+	return loc, expiring, found
 }
 
-// find returns the first slot holding key.
-func (ix *Index) find(key []byte) (slot int, loc uint64, ok bool) {
+// find returns the first slot holding key; bad reports whether the probe
+// met a slot whose key could not be read (KeyAt's ok false).
+func (ix *Index) find(key []byte) (slot int, loc uint64, ok, bad bool) {
 	tag, i := ix.hashKey(key)
 	for n := 0; n <= int(ix.mask); n++ {
 		w := ix.slots[i]
 		if w == 0 {
-			return -1, 0, false
+			return -1, 0, false, bad
 		}
 		if w&offMask != 0 && w>>tagShift == tag {
 			l := ix.unpack(w)
-			if k, ok := ix.opts.KeyAt(l); ok && string(k) == string(key) {
-				return int(i), l, true
+			k, ok := ix.opts.KeyAt(l)
+			if ok && string(k) == string(key) {
+				return int(i), l, true, bad
 			}
+			bad = bad || !ok
 		}
 		i = (i + 1) & ix.mask
 	}
-	return -1, 0, false
+	return -1, 0, false, bad
 }
 
 // Stage records a write: key's value is now at loc (loc 0: key deleted),
@@ -406,8 +463,27 @@ func (ix *Index) Stage(key []byte, loc uint64, expiring bool) error {
 			return err
 		}
 	}
-	ix.overlay[string(key)] = staged{loc, expiring && loc != 0}
+	s := staged{loc: loc, expiring: expiring && loc != 0}
+	if m := &ix.memo; m.valid && string(m.key) == string(key) {
+		s.hint, s.hinted = m.hint, m.hinted // the overlay's entry's, or the table's state
+		m.loc, m.expiring, m.found, m.staged = s.loc, s.expiring, loc != 0, true
+		ix.overlay[string(m.key)] = ix.unhinted(s)
+		return nil
+	}
+	if old, ok := ix.overlay[string(key)]; ok {
+		s.hint, s.hinted = old.hint, old.hinted
+	}
+	ix.overlay[string(key)] = ix.unhinted(s)
 	return nil
+}
+
+// unhinted is s for a staging in repair mode, whose lookups may have met
+// a partial image (duplicates, a cut-off run): its checkpoint reads keys.
+func (ix *Index) unhinted(s staged) staged {
+	if ix.repair {
+		s.hint, s.hinted = 0, false
+	}
+	return s
 }
 
 // Staged is the number of keys written since the last checkpoint.
@@ -416,7 +492,7 @@ func (ix *Index) Staged() int { return len(ix.overlay) }
 // SetRepair turns repair mode on or off: Apply then scans a key's whole
 // probe run and tombstones every duplicate of it (recovery's replay of
 // the log after the checkpoint; see the package doc).
-func (ix *Index) SetRepair(on bool) { ix.repair = on }
+func (ix *Index) SetRepair(on bool) { ix.repair = on; ix.forget() }
 
 // Repairing reports whether repair mode is on.
 func (ix *Index) Repairing() bool { return ix.repair }
@@ -442,7 +518,7 @@ func (ix *Index) Sweep(from uint64) (removed int, err error) {
 		k, ok := ix.opts.KeyAt(loc)
 		if ok {
 			k = append([]byte(nil), k...) // KeyAt's bytes may not outlive the next call
-			if slot, _, found := ix.find(k); found && slot == i {
+			if slot, _, found, _ := ix.find(k); found && slot == i {
 				continue
 			}
 		}
@@ -459,6 +535,21 @@ func (ix *Index) Sweep(from uint64) (removed int, err error) {
 // 0). Only for records already durable (recovery's replay in repair mode,
 // Checkpoint), or for a deletion by expiry (absolute: it needs no record).
 func (ix *Index) Apply(key []byte, loc uint64, expiring bool) error {
+	if len(ix.overlay) > 0 {
+		if s, ok := ix.overlay[string(key)]; ok && s.hinted {
+			s.hinted = false // the key's slots change under its staged write
+			ix.overlay[string(key)] = s
+			ix.forget()
+		}
+	}
+	return ix.apply(key, loc, expiring, 0, false)
+}
+
+// apply is Apply; with hinted (outside repair mode), hint is the table's
+// location for key (0: the table does not hold it), and a slot matches
+// the key if and only if it holds hint: no key is read back (staged.hint).
+func (ix *Index) apply(key []byte, loc uint64, expiring bool, hint uint64, hinted bool) error {
+	hinted = hinted && !ix.repair
 	var w uint64
 	tag, home := ix.hashKey(key)
 	if loc != 0 {
@@ -482,7 +573,7 @@ func (ix *Index) Apply(key []byte, loc uint64, expiring bool) error {
 				free = int(i)
 			}
 		case cur>>tagShift == tag:
-			if k, ok := ix.opts.KeyAt(ix.unpack(cur)); ok && string(k) == string(key) {
+			if ix.slotIs(cur, key, hint, hinted) {
 				if done || loc == 0 {
 					ix.store(int(i), tombstone)
 					ix.live--
@@ -517,13 +608,13 @@ func (ix *Index) Apply(key []byte, loc uint64, expiring bool) error {
 			if err := ix.finishMigration(); err != nil {
 				return err
 			}
-			return ix.Apply(key, loc, expiring)
+			return ix.apply(key, loc, expiring, hint, hinted)
 		}
 	} else if (ix.live+ix.tombs+1)*4 > len(ix.slots)*3 {
 		if err := ix.grow(); err != nil {
 			return err
 		}
-		return ix.Apply(key, loc, expiring)
+		return ix.apply(key, loc, expiring, hint, hinted) // slots moved; locations did not
 	}
 	j := home
 	for ix.slots[j] != 0 {
@@ -537,7 +628,17 @@ func (ix *Index) Apply(key []byte, loc uint64, expiring bool) error {
 	return nil
 }
 
+// slotIs reports whether the live slot word cur (of key's tag) is key's.
+func (ix *Index) slotIs(cur uint64, key []byte, hint uint64, hinted bool) bool {
+	if hinted {
+		return hint != 0 && ix.unpack(cur) == hint
+	}
+	k, ok := ix.opts.KeyAt(ix.unpack(cur))
+	return ok && string(k) == string(key)
+}
+
 func (ix *Index) store(slot int, w uint64) {
+	ix.forget()
 	ix.slots[slot] = w
 	p := (headerSize + slot*8) / pageSize
 	ix.dirty[p/64] |= 1 << (p % 64)
@@ -614,11 +715,16 @@ func (ix *Index) Checkpoint(cp Checkpoint) error {
 		}
 		ix.hook("ckpt:applying")
 		for k, s := range ix.overlay {
-			if err := ix.Apply([]byte(k), s.loc, s.expiring); err != nil {
+			if err := ix.apply(stringBytes(k), s.loc, s.expiring, s.hint, s.hinted); err != nil {
 				return err
 			}
 		}
-		ix.overlay = map[string]staged{} // a cleared map keeps its buckets: let a big one go
+		if len(ix.overlay) > overlayKeep {
+			ix.overlay = map[string]staged{} // a cleared map keeps its buckets: let a big one go
+		} else {
+			clear(ix.overlay) // and a small one refills without growing again
+		}
+		ix.forget()
 	}
 	if err := ix.persistDirty(); err != nil {
 		return err
@@ -724,7 +830,7 @@ func (ix *Index) readCheckpoint() (Checkpoint, bool) {
 func (ix *Index) Len() int {
 	n := ix.live
 	for k, s := range ix.overlay {
-		_, _, inTable := ix.find([]byte(k))
+		_, _, inTable, _ := ix.find(stringBytes(k))
 		switch {
 		case s.loc != 0 && !inTable:
 			n++
@@ -764,6 +870,7 @@ func (ix *Index) Range(fn func(loc uint64) bool) {
 func (ix *Index) Clear() {
 	ix.abandonMigration()
 	clear(ix.overlay)
+	ix.forget()
 	for i, w := range ix.slots {
 		if w != 0 {
 			ix.store(i, 0)
@@ -788,11 +895,12 @@ func (ix *Index) Invalidate() error {
 		ix.valid = false
 	}
 	for k, s := range ix.overlay {
-		if err := ix.Apply([]byte(k), s.loc, s.expiring); err != nil {
+		if err := ix.apply(stringBytes(k), s.loc, s.expiring, s.hint, s.hinted); err != nil {
 			return err
 		}
 	}
 	clear(ix.overlay)
+	ix.forget()
 	return nil
 }
 
@@ -875,6 +983,14 @@ func (ix *Index) Checkpointed() (Checkpoint, bool) { return ix.cp, ix.hasCP }
 
 // unsafeWords views b (8-byte aligned: a mapping past its page-aligned
 // header) as words.
+// stringBytes views s as bytes, for a key passed where nothing writes or
+// keeps it (Apply copies what it keeps: the delta, Placed's callee).
+func stringBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// overlayKeep is the staged-key count up to which a checkpoint keeps the
+// overlay's buckets for the next writes.
+const overlayKeep = 1 << 16
+
 func unsafeWords(b []byte) []uint64 {
 	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
 }

@@ -175,7 +175,7 @@ func TestStagedNotInTable(t *testing.T) {
 	if got, _ := ix.Get([]byte("a")); got != loc2 {
 		t.Fatalf("Get sees %#x, want the staged %#x", got, loc2)
 	}
-	if _, loc, _ := ix.find([]byte("a")); loc != loc1 {
+	if _, loc, _, _ := ix.find([]byte("a")); loc != loc1 {
 		t.Fatalf("the table has %#x before the checkpoint, want %#x", loc, loc1)
 	}
 	ix.Close() // a crash: the staged write is lost with the heap
