@@ -284,7 +284,12 @@ func (ks *Keyspace) Get(db int, key []byte) (val []byte, ok bool, err error) {
 }
 
 // Exists reports whether key exists (not expired).
-func (ks *Keyspace) Exists(db int, key []byte) bool { return ks.peek(db, key) != nil }
+func (ks *Keyspace) Exists(db int, key []byte) bool {
+	if _, inDRAM := ks.dbs[db].index[string(key)]; !inDRAM && ks.kixOn() {
+		return ks.kixExists(db, key)
+	}
+	return ks.peek(db, key) != nil
+}
 
 // Type returns the TYPE reply for key: TypeNone or TypeString.
 func (ks *Keyspace) Type(db int, key []byte) string {

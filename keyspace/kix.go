@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -98,6 +99,10 @@ func (ks *Keyspace) kixOn() bool { return ks.kix.ix != nil }
 // (database byte, then the key) of the set operation at loc; the bytes are
 // valid until the next call.
 func (ks *Keyspace) IndexKeyAt(loc uint64) ([]byte, bool) {
+	if db, key, ok := ks.setKeyAt(loc); ok {
+		ks.kix.keyBuf = append(append(ks.kix.keyBuf[:0], byte(db)), key...)
+		return ks.kix.keyBuf, true
+	}
 	o, err := ks.opAt(loc)
 	if err == nil && o.kind != opSet && o.kind != opSetRef {
 		err = fmt.Errorf("%w: kind %d where the key index expects a string", errBadOp, o.kind)
@@ -115,6 +120,44 @@ func (ks *Keyspace) IndexKeyAt(loc uint64) ([]byte, bool) {
 	}
 	ks.kix.keyBuf = append(append(ks.kix.keyBuf[:0], byte(o.db)), o.key...)
 	return ks.kix.keyBuf, true
+}
+
+// setKeyAt is IndexKeyAt's fast path: the database and key of a well
+// formed set operation (opSet or opSetRef) at loc, with decodeOp's checks
+// of the whole operation but without building it (a lookup probe reads
+// only the key; it is on every SET and GET). ok is false for anything
+// else, which IndexKeyAt then decodes in full to say what is wrong.
+func (ks *Keyspace) setKeyAt(loc uint64) (db int, key []byte, ok bool) {
+	seg := ks.arena.Segment(loc >> 40)
+	if seg == nil {
+		return 0, nil, false
+	}
+	b := seg.Bytes()
+	off := loc & (1<<40 - 1)
+	if off >= uint64(len(b)) {
+		return 0, nil, false
+	}
+	return setKeyOf(b[off:])
+}
+
+// setKeyOf is setKeyAt on the bytes at the operation's start.
+func setKeyOf(p []byte) (db int, key []byte, ok bool) {
+	if len(p) < 2 || p[0] != opSet && p[0] != opSetRef || int(p[1]) >= NumDBs {
+		return 0, nil, false
+	}
+	key, i, ok := readBytes(p, 2)
+	if !ok || len(p)-i < 8 {
+		return 0, nil, false
+	}
+	i += 8
+	if p[0] == opSet {
+		if _, _, ok = readBytes(p, i); !ok {
+			return 0, nil, false
+		}
+	} else if n, w := binary.Uvarint(p[i:]); w <= 0 || n == 0 {
+		return 0, nil, false
+	}
+	return int(p[1]), key, true
 }
 
 func (ks *Keyspace) kixComposite(dbi int, key []byte) []byte {
@@ -171,6 +214,25 @@ func (ks *Keyspace) kixLookup(dbi int, key []byte) *entry {
 		return nil
 	}
 	return e
+}
+
+// kixExists is Exists for a key without a DRAM entry: find's peek
+// without making a transient entry (no allocation: it is on every SET).
+// A key it cannot vouch for cheaply (expired, damaged, a value reference)
+// takes find's path, which does what that needs.
+func (ks *Keyspace) kixExists(dbi int, key []byte) bool {
+	loc, ok := ks.kixGet(dbi, key)
+	if !ok {
+		ks.countLookup(false)
+		ks.keyMissed(dbi, key)
+		return false
+	}
+	o, err := ks.opAt(loc)
+	if err != nil || o.kind != opSet || o.expireAt != 0 && o.expireAt <= ks.NowMs() {
+		return ks.peek(dbi, key) != nil
+	}
+	ks.countLookup(true)
+	return true
 }
 
 // kixHolds reports whether the indexed key (dbi, key) exists and has not

@@ -55,7 +55,16 @@ func init() {
 	lfuDecayTime.Store(1)
 }
 
-func tickLRUClock() { lruSeconds.Store(uint32(time.Now().Unix()+lruSkew.Load()) & lruClockMax) }
+func tickLRUClock() {
+	now := time.Now().Unix() + lruSkew.Load()
+	lruUnix.Store(now)
+	lruSeconds.Store(uint32(now) & lruClockMax)
+}
+
+// lruUnix is the LRU clock's time in whole Unix seconds (not wrapped):
+// an access table slot's time, the clock its access data was read from,
+// so a touch reads no system clock.
+var lruUnix atomic.Int64
 
 // SetAccessPolicy says whether keys count access frequency (an LFU
 // maxmemory-policy) or time, and the LFU parameters (lfu-log-factor,
@@ -239,5 +248,5 @@ func (t *accessTable) put(loc uint64, f lruField) {
 		// vouch for: every key not in the table was accessed no later.
 		t.floorSec = max(t.floorSec, int64(a.at))
 	}
-	*a = accessSlot{loc: loc, at: uint32(time.Now().Unix() + lruSkew.Load()), f: f}
+	*a = accessSlot{loc: loc, at: uint32(lruUnix.Load()), f: f}
 }
