@@ -50,3 +50,10 @@ func AdvanceLRUClock(sec int64) {
 // AccessTableMax is the number of indexed keys whose access data is kept
 // exactly (lru.go).
 const AccessTableMax = accessTableMax
+
+// KixCheckpoint checkpoints the key index as the background tick does.
+func (ks *Keyspace) KixCheckpoint() error {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	return ks.kixCheckpoint()
+}
