@@ -774,10 +774,10 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 			switch {
 			case ks.kixRepairing(): // counted in the checkpoint
 			case ok:
-				e := ks.kixEntry("", old)
-				ks.liveBytes -= int64(e.size)
+				size, expireAt := ks.kixOld(old)
+				ks.liveBytes -= int64(size)
 				ks.dropString(o.db, string(o.key), old, o.ref)
-				if e.expireAt != 0 {
+				if expireAt != 0 {
 					ks.kix.ttlCounts[o.db]--
 				}
 			default:

@@ -198,6 +198,17 @@ func (ks *Keyspace) kixEntry(key string, loc uint64) *entry {
 	return &entry{key: key, loc: loc, size: uint32(ks.stringLiveSize(o)), expireAt: o.expireAt, kix: true}
 }
 
+// kixOld returns the live size and expiry of the indexed string at loc,
+// as kixEntry's entry has them, without making the entry for a plain
+// set operation (a write replacing it reads them on every SET).
+func (ks *Keyspace) kixOld(loc uint64) (size uint32, expireAt int64) {
+	if o, err := ks.opAt(loc); err == nil && o.kind == opSet {
+		return uint32(o.size), o.expireAt
+	}
+	e := ks.kixEntry("", loc)
+	return e.size, e.expireAt
+}
+
 // kixLookup returns a transient entry for the indexed key (dbi, key), or
 // nil if it is not indexed; a key whose expiry has passed is removed
 // (counted as expired) and nil returned.
@@ -277,12 +288,12 @@ func (ks *Keyspace) kixRemove(dbi int, key []byte) bool {
 	if !ok {
 		return false
 	}
-	e := ks.kixEntry("", loc)
-	ks.liveBytes -= int64(e.size)
+	size, expireAt := ks.kixOld(loc)
+	ks.liveBytes -= int64(size)
 	ks.dropString(dbi, string(key), loc, 0)
 	ks.kixWrite(dbi, key, 0, false)
 	ks.kix.counts[dbi]--
-	if e.expireAt != 0 {
+	if expireAt != 0 {
 		ks.kix.ttlCounts[dbi]--
 	}
 	return true
