@@ -496,7 +496,13 @@ func (c *conn) flush() bool {
 	var n int
 	var err error
 	if c.gc != nil {
-		n, err = c.gc.Write(c.Out)
+		// The loop may keep a large Out as the socket's pending output
+		// rather than copy it (evloop WriteOwned): Out is then the loop's.
+		var kept bool
+		n, kept, err = c.gc.WriteOwned(c.Out)
+		if kept {
+			c.Out = nil
+		}
 		if p := c.gc.Buffered(); p > 0 && c.overOutputLimit(p) { // obuf.go
 			c.kill()
 			err = net.ErrClosed
