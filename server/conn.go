@@ -58,6 +58,7 @@ type conn struct {
 	runRejected bool
 	pend        []statDelta // commandstats not yet added to the shared counters
 	lastCmd     *Command
+	lookupHit   *Command // resolve's cache (dispatch.go)
 	// Error statistics (errorstats.go): the error replies counted so
 	// far, the count when the command running (or the last nested one)
 	// started, and whether it sent an error counted elsewhere.
@@ -345,7 +346,7 @@ func (c *conn) processInput() bool {
 		need = c.need
 		data = data[len(data):]
 	}
-	c.tick = time.Now()
+	c.tick = clockNow()
 	for len(data) > 0 && !c.closeAfterReply && c.blk.b == nil && !c.held && !c.replWait {
 		c.scans++
 		req := data
