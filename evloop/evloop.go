@@ -61,6 +61,15 @@ type Handler interface {
 	OnClose(c *Conn, unsent int)
 }
 
+// Releaser is an optional Handler method: OnRelease is called (on the
+// loop) when the loop drops a connection's output buffer of more than
+// pendingKeep bytes of capacity, sent or not, so the handler can hand
+// the memory back to the OS (a buffer taken over by WriteOwned, or one
+// grown by a slow reader).
+type Releaser interface {
+	OnRelease(c *Conn, n int)
+}
+
 // Loop is one event loop.
 type Loop struct {
 	h    Handler
@@ -353,7 +362,7 @@ func (l *Loop) close(c *Conn) {
 		}
 	}
 	unsent := len(c.out) - c.off
-	c.out, c.off = nil, 0
+	c.release()
 	unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
 	l.h.OnClose(c, unsent)
 	unix.Close(c.fd)
@@ -441,6 +450,42 @@ func (c *Conn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// WriteOwned is Write for a buffer the caller hands over (on the loop):
+// when the socket does not take all of a large p at once (from writeNowAt
+// bytes, nothing pending before it), the loop keeps p itself as the
+// pending output instead of a copy, and reports kept; the caller must
+// then neither change nor reuse p. Otherwise p is the caller's again, as
+// after Write. A 100 MB reply that the socket takes a few MB at a time
+// was copied whole into the pending output: 100 MB allocated, faulted in
+// and moved for nothing (the loop's GET of a 100 MB value cost twice the
+// server CPU of the goroutine mode's).
+func (c *Conn) WriteOwned(p []byte) (n int, kept bool, err error) {
+	if c.closed {
+		return 0, false, net.ErrClosed
+	}
+	if c.failed != nil {
+		return 0, false, c.failed
+	}
+	if c.armed || c.off != len(c.out) || len(p) < writeNowAt {
+		n, err = c.Write(p)
+		return n, false, err
+	}
+	w, err := c.write(p)
+	if err != nil {
+		return 0, false, err
+	}
+	if w < len(p) {
+		c.release() // the small buffer, empty: p replaces it
+		c.out, c.off = p, w
+		c.arm()
+		kept = true
+	}
+	if c.failed != nil {
+		return 0, kept, c.failed
+	}
+	return len(p), kept, nil
+}
+
 // Flush writes c's gathered output now rather than at the end of the
 // round (on the loop, or on a goroutine that serves c while the loop is
 // held up: Persimmon's script watchdog). What the socket refuses waits for
@@ -525,7 +570,7 @@ func (c *Conn) fail(err error) {
 		return
 	}
 	c.failed = err
-	c.out, c.off = nil, 0
+	c.release()
 	c.l.Execute(func() { c.l.close(c) })
 }
 
@@ -571,9 +616,19 @@ func (c *Conn) drain() {
 // reset empties the sent output buffer, keeping a small one for reuse.
 func (c *Conn) reset() {
 	if cap(c.out) > pendingKeep {
-		c.out = nil
+		c.release()
 	} else {
 		c.out = c.out[:0]
 	}
 	c.off = 0
+}
+
+// release drops the output buffer, telling a Releaser handler of a large
+// one.
+func (c *Conn) release() {
+	n := cap(c.out)
+	c.out, c.off = nil, 0
+	if r, ok := c.l.h.(Releaser); ok && n > pendingKeep {
+		r.OnRelease(c, n)
+	}
 }

@@ -537,3 +537,134 @@ func TestTenThousandConnections(t *testing.T) {
 		t.Fatalf("descriptors: %d before, %d after every connection closed", before, after)
 	}
 }
+
+// releaser is an echo handler that also records OnRelease.
+type releaser struct {
+	echo
+	released atomic.Int64
+}
+
+func (h *releaser) OnRelease(c *Conn, n int) { h.released.Add(int64(n)) }
+
+// A large buffer handed over with WriteOwned to a peer that is not
+// reading: the loop keeps that very buffer as the pending output (no copy
+// of it), what follows queues behind it, the peer gets every byte in
+// order, and once it has all left the buffer is released (OnRelease).
+func TestWriteOwnedKeepsBuffer(t *testing.T) {
+	h := &releaser{}
+	l, addr, conns := startLoop(t, h)
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	c := <-conns
+	const size = 32 << 20
+	data := stream(size + 5)
+	owned := append([]byte(nil), data[:size]...)
+	onLoop(t, l, func() {
+		n, kept, err := c.WriteOwned(owned)
+		if n != size || err != nil || !kept {
+			t.Fatalf("WriteOwned: %d, kept %v, %v", n, kept, err)
+		}
+		if &c.out[0] != &owned[0] || c.Buffered() <= 0 || c.Buffered() >= size {
+			t.Fatalf("pending output is not the buffer handed over (pending %d of %d)", c.Buffered(), size)
+		}
+		// Not kept: p is still the caller's after a plain Write.
+		if _, kept, err := c.WriteOwned(data[size:]); kept || err != nil {
+			t.Fatalf("a write behind pending output: kept %v, %v", kept, err)
+		}
+	})
+	got := make([]byte, size+5)
+	if _, err := io.ReadFull(nc, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, data) {
+		t.Fatal("the peer got other bytes than those written")
+	}
+	waitFor(t, l, "the drained buffer's release", func() bool { return c.Buffered() == 0 && h.released.Load() >= size })
+}
+
+// A small buffer, or one the socket takes at once, stays the caller's.
+func TestWriteOwnedSmallNotKept(t *testing.T) {
+	h := &echo{}
+	l, addr, conns := startLoop(t, h)
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	c := <-conns
+	onLoop(t, l, func() {
+		if n, kept, err := c.WriteOwned([]byte("hello")); n != 5 || kept || err != nil {
+			t.Fatalf("WriteOwned of 5 bytes: %d, kept %v, %v", n, kept, err)
+		}
+	})
+	got := make([]byte, 5)
+	if _, err := io.ReadFull(nc, got); err != nil || string(got) != "hello" {
+		t.Fatalf("%q %v", got, err)
+	}
+}
+
+// BenchmarkLargeReply writes one 16 MB reply to a peer that reads it as
+// fast as it can, with Write (the pending part is copied) and with
+// WriteOwned (the loop keeps the buffer): compare B/op and ns/op.
+func BenchmarkLargeReply(b *testing.B) {
+	for _, owned := range []bool{false, true} {
+		name := "Write"
+		if owned {
+			name = "WriteOwned"
+		}
+		b.Run(name, func(b *testing.B) {
+			const size = 16 << 20
+			h := &echo{}
+			l, err := New(h)
+			if err != nil {
+				b.Fatal(err)
+			}
+			go l.Run()
+			defer l.Stop()
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ln.Close()
+			nc, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer nc.Close()
+			sc, err := ln.Accept()
+			if err != nil {
+				b.Fatal(err)
+			}
+			c, err := l.Enroll(sc, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			src := stream(size)
+			sink := make([]byte, size)
+			b.SetBytes(size)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				p := append([]byte(nil), src...) // the reply the handler built
+				b.StartTimer()
+				done := make(chan struct{})
+				l.Execute(func() {
+					if owned {
+						c.WriteOwned(p)
+					} else {
+						c.Write(p)
+					}
+					close(done)
+				})
+				if _, err := io.ReadFull(nc, sink); err != nil {
+					b.Fatal(err)
+				}
+				<-done
+			}
+		})
+	}
+}

@@ -58,6 +58,7 @@ type conn struct {
 	runRejected bool
 	pend        []statDelta // commandstats not yet added to the shared counters
 	lastCmd     *Command
+	lookupHit   *Command // resolve's cache (dispatch.go)
 	// Error statistics (errorstats.go): the error replies counted so
 	// far, the count when the command running (or the last nested one)
 	// started, and whether it sent an error counted elsewhere.
@@ -345,7 +346,7 @@ func (c *conn) processInput() bool {
 		need = c.need
 		data = data[len(data):]
 	}
-	c.tick = time.Now()
+	c.tick = clockNow()
 	for len(data) > 0 && !c.closeAfterReply && c.blk.b == nil && !c.held && !c.replWait {
 		c.scans++
 		req := data
@@ -496,7 +497,13 @@ func (c *conn) flush() bool {
 	var n int
 	var err error
 	if c.gc != nil {
-		n, err = c.gc.Write(c.Out)
+		// The loop may keep a large Out as the socket's pending output
+		// rather than copy it (evloop WriteOwned): Out is then the loop's.
+		var kept bool
+		n, kept, err = c.gc.WriteOwned(c.Out)
+		if kept {
+			c.Out = nil
+		}
 		if p := c.gc.Buffered(); p > 0 && c.overOutputLimit(p) { // obuf.go
 			c.kill()
 			err = net.ErrClosed

@@ -192,10 +192,11 @@ func (h *loopHandler) OnClose(gc *evloop.Conn, unsent int) {
 		c.link.shutdown()
 	}
 	c.finish()
-	// Replies a client never read: hand the memory back now, not minutes
-	// later (the loop dropped them before this call).
-	releasedLarge(unsent)
 }
+
+// OnRelease hands a large output buffer the loop dropped (sent, or never
+// read by a client that closed) back to the OS now, not minutes later.
+func (h *loopHandler) OnRelease(gc *evloop.Conn, n int) { releasedLarge(n) }
 
 // idleCloser closes connections idle for longer than the timeout setting
 // (Redis's clientsCronHandleTimeout: blocked clients are exempt; their own
