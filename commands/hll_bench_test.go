@@ -127,3 +127,44 @@ func BenchmarkPFAddDense(b *testing.B) {
 		run()
 	}
 }
+
+// BenchmarkPFAddSparseLarge runs PFADD key element on 100 sparse HLLs of
+// 1.2-2 KB (past patchThreshold: each change logs the registers it
+// raises), fresh elements: the command reads the registers in place.
+// Run it with -benchtime 20000x or less: more elements make them dense.
+func BenchmarkPFAddSparseLarge(b *testing.B) {
+	if b.N > 20000 {
+		b.Skip("more than 20,000 PFADDs make the HLLs dense: use -benchtime 20000x")
+	}
+	ks, _, err := recovery.Open(recovery.Options{Dir: b.TempDir(), Mode: pmem.ModeNone})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ks.Close()
+	c := &Client{KS: ks}
+	r := rand.New(rand.NewPCG(7, 8))
+	keys := make([][]byte, 100)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "hll:%010d", i)
+	}
+	args := [][]byte{[]byte("PFADD"), nil, make([]byte, 16)}
+	run := func() {
+		args[1] = keys[r.IntN(len(keys))]
+		args[2] = fmt.Appendf(args[2][:0], "%016x", r.Uint64())
+		c.Out = c.Out[:0]
+		ks.Lock()
+		cmdPFAdd(c, args)
+		ks.Unlock()
+		if len(c.Out) == 0 || c.Out[0] == '-' {
+			b.Fatalf("PFADD: %q", c.Out)
+		}
+	}
+	for i := 0; i < 100*450; i++ { // about 1.2 KB each
+		run()
+	}
+	b.ResetTimer()
+	defer reportCPU(b)()
+	for i := 0; i < b.N; i++ {
+		run()
+	}
+}
