@@ -133,10 +133,13 @@ func diffSpans(a, b []byte, gap int) [][2]int {
 
 // PFADD key [element ...]. A new key, and a sparse one under
 // patchThreshold bytes, is written whole; a change to a larger one logs
-// only the registers it raises (Batch.HLLAdd): for a dense HLL they are
-// found by reading the registers in place, with no copy; for a sparse one
-// by running the insertions on a copy, whose bytes the logged operation
-// reproduces when it is applied.
+// only the registers it raises (Batch.HLLAdd). Which registers an element
+// raises is read from the stored bytes in place (hll.Get), with no copy,
+// so a PFADD that changes nothing writes nothing (Redis replies 0 and does
+// not propagate it) and a large sparse HLL is never copied by the
+// command: the logged operation makes its new bytes when it is applied.
+// Two elements of one PFADD on the same register may both be logged; the
+// apply raises registers in order, so the second is then a no-op.
 func cmdPFAdd(c *Client, args [][]byte) {
 	key := args[1]
 	old, expireAt, ok := hllAtExpiry(c, key)
@@ -161,29 +164,15 @@ func cmdPFAdd(c *Client, args [][]byte) {
 	}
 	var buf [8]keyspace.HLLRegister
 	regs := buf[:0]
-	var v []byte // a sparse HLL's new bytes
-	if hll.IsDense(old) {
-		for _, e := range args[2:] {
-			i, n := hll.PatLen(e)
-			if hll.Register(old, i) < n {
-				regs = append(regs, keyspace.HLLRegister{Index: uint16(i), Value: n})
-			}
+	for _, e := range args[2:] {
+		i, n := hll.PatLen(e)
+		r, err := hll.Get(old, i)
+		if err != nil {
+			c.WriteError(errHLLCorrupt)
+			return
 		}
-	} else {
-		// Room for the opcodes the splits add (at most 4 bytes each), so
-		// hll.Set grows v in place.
-		v = append(make([]byte, 0, len(old)+4*len(args[2:])), old...)
-		for _, e := range args[2:] {
-			i, n := hll.PatLen(e)
-			var changed bool
-			var err error
-			if v, changed, err = hll.Set(v, i, n, maxSparse); err != nil {
-				c.WriteError(errHLLCorrupt)
-				return
-			}
-			if changed {
-				regs = append(regs, keyspace.HLLRegister{Index: uint16(i), Value: n})
-			}
+		if r < n {
+			regs = append(regs, keyspace.HLLRegister{Index: uint16(i), Value: n})
 		}
 	}
 	if len(regs) == 0 {
@@ -192,13 +181,25 @@ func cmdPFAdd(c *Client, args [][]byte) {
 	}
 	mark := len(c.Out)
 	c.WriteInt(1)
-	b := c.KS.NewBatch()
-	if v != nil && len(v) < patchThreshold {
+	var b *keyspace.Batch
+	if !hll.IsDense(old) && len(old) < patchThreshold {
 		// A small sparse HLL is cheaper rewritten whole than moved into
-		// DRAM as a patched string.
+		// DRAM as a patched string. Room for the opcodes the splits add
+		// (at most 4 bytes each), so hll.Set grows v in place.
+		v := append(make([]byte, 0, len(old)+4*len(regs)), old...)
+		for _, r := range regs {
+			var err error
+			if v, _, err = hll.Set(v, int(r.Index), r.Value, maxSparse); err != nil {
+				c.Out = c.Out[:mark] // hll.Get read these opcodes: not reached
+				c.WriteError(errHLLCorrupt)
+				return
+			}
+		}
 		hll.Invalidate(v)
+		b = c.KS.NewBatch()
 		b.Set(c.DB, key, v, expireAt)
 	} else {
+		b = c.KS.NewBatch()
 		b.HLLAdd(c.DB, key, maxSparse, regs)
 	}
 	if commitReply(c, b, mark) {

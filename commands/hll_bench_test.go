@@ -3,6 +3,7 @@ package commands
 import (
 	"fmt"
 	"math/rand/v2"
+	"syscall"
 	"testing"
 
 	"github.com/persimmon-db/persimmon/pmem"
@@ -27,6 +28,7 @@ func BenchmarkPFAddCommand(b *testing.B) {
 	}
 	args := [][]byte{[]byte("PFADD"), nil, make([]byte, 16)}
 	b.ResetTimer()
+	defer reportCPU(b)()
 	for i := 0; i < b.N; i++ {
 		args[1] = keys[r.IntN(len(keys))]
 		args[2] = fmt.Appendf(args[2][:0], "%016x", r.Uint64())
@@ -37,5 +39,132 @@ func BenchmarkPFAddCommand(b *testing.B) {
 		if len(c.Out) == 0 || c.Out[0] == '-' {
 			b.Fatalf("PFADD: %q", c.Out)
 		}
+	}
+}
+
+// BenchmarkSetOverwriteRef is the reference for BenchmarkPFAddCommand's
+// generic part: SET key value on the same 10,000 keys with 100-byte
+// values (a small sparse HLL's size after a few dozen PFADDs), each a
+// lookup of an existing key and a rewrite of its value, with no HLL work.
+func BenchmarkSetOverwriteRef(b *testing.B) {
+	ks, _, err := recovery.Open(recovery.Options{Dir: b.TempDir(), Mode: pmem.ModeNone})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ks.Close()
+	c := &Client{KS: ks}
+	r := rand.New(rand.NewPCG(3, 4))
+	keys := make([][]byte, 10000)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "hll:%010d", i)
+	}
+	args := [][]byte{[]byte("SET"), nil, make([]byte, 100)}
+	b.ResetTimer()
+	defer reportCPU(b)()
+	for i := 0; i < b.N; i++ {
+		args[1] = keys[r.IntN(len(keys))]
+		args[2] = fmt.Appendf(args[2][:0], "%016x%084d", r.Uint64(), 0)
+		c.Out = c.Out[:0]
+		ks.Lock()
+		cmdSet(c, args)
+		ks.Unlock()
+		if len(c.Out) == 0 || c.Out[0] == '-' {
+			b.Fatalf("SET: %q", c.Out)
+		}
+	}
+}
+
+// reportCPU reports the process's CPU time (user + system, every thread:
+// the GC's too) per operation as cpu-ns/op, the figure to compare on a
+// busy machine where ns/op follows the load. Call it as defer
+// reportCPU(b)() after the set-up.
+func reportCPU(b *testing.B) func() {
+	t0 := processCPU()
+	return func() { b.ReportMetric(float64(processCPU()-t0)/float64(b.N), "cpu-ns/op") }
+}
+
+func processCPU() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkPFAddDense runs PFADD key element on 100 dense HLLs (200,000
+// elements loaded first), as the PFADD-dense row does: each PFADD
+// reads one register in place and, when it raises it, logs the register.
+func BenchmarkPFAddDense(b *testing.B) {
+	ks, _, err := recovery.Open(recovery.Options{Dir: b.TempDir(), Mode: pmem.ModeNone})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ks.Close()
+	c := &Client{KS: ks}
+	r := rand.New(rand.NewPCG(5, 6))
+	keys := make([][]byte, 100)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "hll:%010d", i)
+	}
+	args := [][]byte{[]byte("PFADD"), nil, make([]byte, 16)}
+	run := func() {
+		args[1] = keys[r.IntN(len(keys))]
+		args[2] = fmt.Appendf(args[2][:0], "%016x", r.Uint64())
+		c.Out = c.Out[:0]
+		ks.Lock()
+		cmdPFAdd(c, args)
+		ks.Unlock()
+		if len(c.Out) == 0 || c.Out[0] == '-' {
+			b.Fatalf("PFADD: %q", c.Out)
+		}
+	}
+	for i := 0; i < 200000; i++ {
+		run()
+	}
+	b.ResetTimer()
+	defer reportCPU(b)()
+	for i := 0; i < b.N; i++ {
+		run()
+	}
+}
+
+// BenchmarkPFAddSparseLarge runs PFADD key element on 100 sparse HLLs of
+// 1.2-2 KB (past patchThreshold: each change logs the registers it
+// raises), fresh elements: the command reads the registers in place.
+// Run it with -benchtime 20000x or less: more elements make them dense.
+func BenchmarkPFAddSparseLarge(b *testing.B) {
+	if b.N > 20000 {
+		b.Skip("more than 20,000 PFADDs make the HLLs dense: use -benchtime 20000x")
+	}
+	ks, _, err := recovery.Open(recovery.Options{Dir: b.TempDir(), Mode: pmem.ModeNone})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ks.Close()
+	c := &Client{KS: ks}
+	r := rand.New(rand.NewPCG(7, 8))
+	keys := make([][]byte, 100)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "hll:%010d", i)
+	}
+	args := [][]byte{[]byte("PFADD"), nil, make([]byte, 16)}
+	run := func() {
+		args[1] = keys[r.IntN(len(keys))]
+		args[2] = fmt.Appendf(args[2][:0], "%016x", r.Uint64())
+		c.Out = c.Out[:0]
+		ks.Lock()
+		cmdPFAdd(c, args)
+		ks.Unlock()
+		if len(c.Out) == 0 || c.Out[0] == '-' {
+			b.Fatalf("PFADD: %q", c.Out)
+		}
+	}
+	for i := 0; i < 100*450; i++ { // about 1.2 KB each
+		run()
+	}
+	b.ResetTimer()
+	defer reportCPU(b)()
+	for i := 0; i < b.N; i++ {
+		run()
 	}
 }

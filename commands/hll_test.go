@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/persimmon-db/persimmon/hll"
+	"github.com/persimmon-db/persimmon/keyspace"
 	"github.com/persimmon-db/persimmon/recovery"
 )
 
@@ -138,4 +139,105 @@ func TestPFAddLogsRegisters(t *testing.T) {
 	}
 	defer ks2.Close()
 	check(&Client{KS: ks2}, "after restart")
+}
+
+// TestPFAddNoChangeWritesNothing: a PFADD whose elements raise no
+// register replies 0 and appends no record (Redis does not propagate it),
+// on a small sparse, a large sparse and a dense HLL; one that repeats an
+// element, or names two for one register, replies 1 and replays, after a
+// restart, to the bytes hll.Add makes.
+func TestPFAddNoChangeWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	ks, _, err := recovery.Open(recovery.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Client{KS: ks}
+	pfadd := func(key string, elems ...string) string {
+		t.Helper()
+		args := [][]byte{[]byte("pfadd"), []byte(key)}
+		for _, e := range elems {
+			args = append(args, []byte(e))
+		}
+		c.Out = c.Out[:0]
+		ks.Lock()
+		cmdPFAdd(c, args)
+		ks.Unlock()
+		return string(c.Out)
+	}
+	sizes := map[string]int{"small": 40, "large": 500, "dense": 3000}
+	models := map[string][]byte{}
+	for key, n := range sizes {
+		v := hll.New()
+		var elems []string
+		for i := 0; i < n; i++ {
+			e := fmt.Sprintf("%s-%d", key, i)
+			elems = append(elems, e)
+			v, _, _ = hll.Add(v, []byte(e), hll.DefaultSparseMaxBytes)
+		}
+		hll.Invalidate(v)
+		models[key] = v
+		if got := pfadd(key, elems...); got != ":1\r\n" {
+			t.Fatalf("PFADD %s: %q", key, got)
+		}
+		if (key == "small") != (len(v) < patchThreshold) || (key == "dense") != hll.IsDense(v) {
+			t.Fatalf("%s: %d bytes, dense %v: not the case it names", key, len(v), hll.IsDense(v))
+		}
+	}
+	for key, n := range sizes {
+		lsn := ks.Stats().LastLSN
+		appended := ks.Stats().AppendedBytes
+		if got := pfadd(key, fmt.Sprintf("%s-%d", key, n-1), fmt.Sprintf("%s-0", key)); got != ":0\r\n" {
+			t.Fatalf("PFADD %s of elements it holds: %q", key, got)
+		}
+		if got := pfadd(key); got != ":0\r\n" {
+			t.Fatalf("PFADD %s without elements: %q", key, got)
+		}
+		if st := ks.Stats(); st.LastLSN != lsn || st.AppendedBytes != appended {
+			t.Fatalf("PFADD %s that changed nothing wrote: LSN %d -> %d, %d bytes appended", key, lsn, st.LastLSN, st.AppendedBytes-appended)
+		}
+		// Repeats and a register named twice (found by search).
+		elems := []string{"rep", "rep"}
+		ri, _ := hll.PatLen([]byte("rep"))
+		for i := 0; len(elems) < 3; i++ {
+			if j, _ := hll.PatLen([]byte(fmt.Sprint("twin-", i))); j == ri {
+				elems = append(elems, fmt.Sprint("twin-", i))
+			}
+		}
+		v := models[key]
+		changed := false
+		for _, e := range elems {
+			var ch bool
+			v, ch, _ = hll.Add(v, []byte(e), hll.DefaultSparseMaxBytes)
+			changed = changed || ch
+		}
+		if !changed {
+			t.Fatalf("%s: %v change nothing", key, elems)
+		}
+		hll.Invalidate(v)
+		models[key] = v
+		if got := pfadd(key, elems...); got != ":1\r\n" {
+			t.Fatalf("PFADD %s %v: %q", key, elems, got)
+		}
+	}
+	check := func(ks *keyspace.Keyspace, when string) {
+		t.Helper()
+		ks.Lock()
+		defer ks.Unlock()
+		for key, m := range models {
+			if v, _, _ := ks.Get(0, []byte(key)); !bytes.Equal(v, m) {
+				t.Fatalf("%s: HLL %s is %d bytes, differs from the model (%d bytes)", when, key, len(v), len(m))
+			}
+		}
+	}
+	check(ks, "live")
+	if err := ks.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ks2, _, err := recovery.Open(recovery.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ks2.Close()
+	check(ks2, "after restart")
 }

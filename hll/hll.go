@@ -528,6 +528,41 @@ func Merge(max *[Registers]uint8, v []byte) error {
 	return nil
 }
 
+// Get returns register i of a checked v, sparse or dense, reading the
+// sparse opcodes in place (no copy, no conversion): PFADD learns from it
+// which registers an element raises before it changes anything.
+// ErrCorrupt when the sparse opcodes end before register i.
+func Get(v []byte, i int) (uint8, error) {
+	if IsDense(v) {
+		return denseGet(v[HeaderSize:], i), nil
+	}
+	sp := v[HeaderSize:]
+	first := 0
+	for pos := 0; pos < len(sp); {
+		c := sp[pos]
+		var span int
+		var val uint8
+		switch {
+		case isZero(c):
+			span = zeroLen(c)
+			pos++
+		case isXZero(c):
+			if pos+1 >= len(sp) {
+				return 0, ErrCorrupt
+			}
+			span = xzeroLen(sp[pos:])
+			pos += 2
+		default:
+			span, val = valLen(c), valValue(c)
+			pos++
+		}
+		if first += span; i < first {
+			return val, nil
+		}
+	}
+	return 0, ErrCorrupt
+}
+
 // Register returns register i of a dense v.
 func Register(v []byte, i int) uint8 { return denseGet(v[HeaderSize:], i) }
 

@@ -176,3 +176,46 @@ func TestSetInPlaceMatchesCopy(t *testing.T) {
 		t.Fatalf("3000 elements still sparse")
 	}
 }
+
+// TestGetMatchesDense checks Get on a sparse HLL against the dense form's
+// registers, every register, as elements go in, and that Get reports
+// whether Set would change a register: Set changes it exactly when the
+// proposed value is above what Get read. A sparse string whose opcodes stop
+// short is ErrCorrupt.
+func TestGetMatchesDense(t *testing.T) {
+	v := New()
+	for e := 0; e < 1500; e++ {
+		i, c := PatLen([]byte(fmt.Sprintf("get-%d", e)))
+		before, err := Get(v, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var changed bool
+		if v, changed, err = Set(v, i, c, DefaultSparseMaxBytes); err != nil {
+			t.Fatal(err)
+		}
+		if changed != (before < c) {
+			t.Fatalf("element %d: register %d was %d, Set of %d changed %v", e, i, before, c, changed)
+		}
+		if e%250 != 0 {
+			continue
+		}
+		d, err := ToDense(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := 0; r < Registers; r++ {
+			got, err := Get(v, r)
+			if want := Register(d, r); err != nil || got != want {
+				t.Fatalf("after %d elements (%s): register %d is %d (%v), dense %d", e, map[bool]string{true: "dense", false: "sparse"}[IsDense(v)], r, got, err, want)
+			}
+		}
+	}
+	short := New()[:HeaderSize+1] // half an XZERO
+	if _, err := Get(short, 5); err != ErrCorrupt {
+		t.Fatalf("truncated XZERO: %v", err)
+	}
+	if _, err := Get(append(New()[:HeaderSize], 0x00), 1); err != ErrCorrupt { // one ZERO of 1 register
+		t.Fatalf("opcodes covering one register, read register 1: %v", err)
+	}
+}

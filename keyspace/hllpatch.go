@@ -98,6 +98,13 @@ func applyHLLAdd(ks *Keyspace, o op, e *entry) (err error) {
 	if hll.Check(s.val) != nil {
 		return fmt.Errorf("%w: PFADD on a string that is not an HLL", errStaleOp)
 	}
+	if n := len(regs) / 3 * 4; !hll.IsDense(s.val) && cap(s.val)-len(s.val) < n {
+		// Room for the opcodes the splits may add (4 bytes a register at
+		// most) and an eighth more, so hll.Set grows the string in place
+		// and the next few operations find room too (a copy of the whole
+		// sparse string per operation, else).
+		s.val = append(make([]byte, 0, len(s.val)+n+len(s.val)/8), s.val...)
+	}
 	changed := false
 	for i := 0; i < len(regs); i += 3 {
 		v, ch, err := hll.Set(s.val, int(binary.LittleEndian.Uint16(regs[i:])), regs[i+2], int(limit))
