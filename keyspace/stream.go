@@ -139,9 +139,9 @@ func (a StreamID) Append(dst []byte) []byte {
 // inside the opXAdd that added it; n: the bytes from there to the end of
 // the body). No pointer: the collector never scans a stream's entries.
 type streamEnt struct {
-	id   StreamID
-	loc  uint64
-	n    uint32
+	id  StreamID
+	loc uint64
+	n   uint32
 	// nd is the node it belongs to (streamObj.nodes) in the low 31 bits
 	// and streamEntDel: a tombstone (XDEL), dropped at the next
 	// compaction. Without a separate flag an entry is 32 bytes, not 40.
