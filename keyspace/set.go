@@ -40,21 +40,22 @@ const setMaxIntsetEntries = 512
 // setObj is a set. Its members' bytes stay in the log: a member is the
 // location of its uvarint-prefixed bytes inside the SADD operation that
 // added it, and the DRAM index over them holds no pointer (the Go collector
-// never scans a set's members; a member costs the heap about 30 bytes):
+// never scans a set's members; a member costs the heap about 25 bytes):
 //
 //   - members is a dense table of setMember; it gives O(1) SRANDMEMBER and
 //     SPOP per element and an SSCAN cursor that survives deletions, like
 //     the databases' key tables (a delete moves the last member into the
 //     hole);
-//   - slots is an open-addressing table (linear probing, backward-shift
-//     deletion, load at most 3/4) of tag<<32 | (position in members + 1),
-//     tag being the high 32 bits of the member's hash; a lookup compares
-//     bytes in the log only when the tag matches.
+//   - idx is an open-addressing table (tagIndex: linear probing,
+//     backward-shift deletion, load at most 3/4) of 4-byte slots holding
+//     the position in members and the bits of the member's tag (the high
+//     32 bits of its hash) that its home slot does not give; a lookup
+//     compares bytes in the log only when the tag matches.
 //
 // SISMEMBER, SADD and SREM of one member are O(1): a hash, a probe, one
 // comparison in the mapping.
 type setObj struct {
-	idx     slotIndex
+	idx     tagIndex
 	members []setMember
 	bytes   int64
 	// hashtable records that the set has left Redis's intset encoding (a
@@ -137,7 +138,7 @@ func (s *setObj) add(ks *Keyspace, m []byte, loc uint64) bool {
 	if _, p := s.find(ks, m, tag); p >= 0 {
 		return false
 	}
-	s.idx.add(tag, len(s.members), len(s.members)+1)
+	s.idx.add(tag, len(s.members), len(s.members)+1, len(s.members)+1, s.tagOf)
 	s.members = append(s.members, setMember{loc: loc, n: uint32(len(m)), tag: tag})
 	s.bytes += int64(len(m)) + setMemberOverhead
 	if !s.hashtable && (len(s.members) > setMaxIntsetEntries || !setMemberIsInt(m)) {
@@ -154,7 +155,7 @@ func (s *setObj) del(ks *Keyspace, m []byte) bool {
 		return false
 	}
 	s.bytes -= int64(s.members[p].n) + setMemberOverhead
-	s.idx.remove(slot, len(s.members)-1)
+	s.idx.remove(slot, len(s.members)-1, len(s.members)-1, s.tagOf)
 	last := len(s.members) - 1
 	if p != last {
 		moved := s.members[last]
@@ -165,6 +166,9 @@ func (s *setObj) del(ks *Keyspace, m []byte) bool {
 	s.members = s.members[:last]
 	return true
 }
+
+// tagOf returns the tag of the member at pos (for the index).
+func (s *setObj) tagOf(pos int) uint32 { return s.members[pos].tag }
 
 func (s *setObj) converted() bool { return s.hashtable }
 func (s *setObj) convert()        { s.hashtable = true }

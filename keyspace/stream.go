@@ -139,12 +139,19 @@ func (a StreamID) Append(dst []byte) []byte {
 // inside the opXAdd that added it; n: the bytes from there to the end of
 // the body). No pointer: the collector never scans a stream's entries.
 type streamEnt struct {
-	id   StreamID
-	loc  uint64
-	n    uint32
-	node uint32 // the node it belongs to (streamObj.nodes)
-	del  bool   // a tombstone (XDEL), dropped at the next compaction
+	id  StreamID
+	loc uint64
+	n   uint32
+	// nd is the node it belongs to (streamObj.nodes) in the low 31 bits
+	// and streamEntDel: a tombstone (XDEL), dropped at the next
+	// compaction. Without a separate flag an entry is 32 bytes, not 40.
+	nd uint32
 }
+
+const streamEntDel = 1 << 31
+
+func (e *streamEnt) del() bool    { return e.nd&streamEntDel != 0 }
+func (e *streamEnt) node() uint32 { return e.nd &^ streamEntDel }
 
 // streamNode counts one node's entries as Redis's listpack node does:
 // valid entries and the total, deleted ones included. total 0: the node
@@ -288,7 +295,7 @@ func (s *streamObj) append(ks *Keyspace, id StreamID, loc uint64, raw []byte, fl
 	nd.valid++
 	nd.total++
 	n := len(raw)
-	s.ents = append(s.ents, streamEnt{id: id, loc: loc, n: uint32(n), node: s.nodeBase + uint32(i)})
+	s.ents = append(s.ents, streamEnt{id: id, loc: loc, n: uint32(n), nd: s.nodeBase + uint32(i)})
 	s.live++
 	s.bytes += int64(n) + streamEntOverhead
 	if s.live == 1 {
@@ -316,7 +323,7 @@ func (s *streamObj) search(id StreamID) int {
 // find returns the index of the live entry id, or -1.
 func (s *streamObj) find(id StreamID) int {
 	i := s.search(id)
-	if i < len(s.ents) && s.ents[i].id == id && !s.ents[i].del {
+	if i < len(s.ents) && s.ents[i].id == id && !s.ents[i].del() {
 		return i
 	}
 	return -1
@@ -326,7 +333,7 @@ func (s *streamObj) find(id StreamID) int {
 // drops the slot).
 func (s *streamObj) kill(i int) {
 	e := &s.ents[i]
-	nd := &s.nodes[e.node-s.nodeBase]
+	nd := &s.nodes[e.node()-s.nodeBase]
 	nd.valid--
 	if nd.valid == 0 {
 		nd.total = 0 // Redis frees a node whose last entry goes
@@ -338,7 +345,7 @@ func (s *streamObj) kill(i int) {
 // del deletes the live entry at i (XDEL).
 func (s *streamObj) del(i int) {
 	s.kill(i)
-	s.ents[i].del = true
+	s.ents[i].nd |= streamEntDel
 	s.tombs++
 	if s.maxDeleted.Less(s.ents[i].id) {
 		s.maxDeleted = s.ents[i].id
@@ -351,7 +358,7 @@ func (s *streamObj) del(i int) {
 // firstLive returns the index of the first live entry, or len(ents).
 func (s *streamObj) firstLive() int {
 	i := s.head
-	for i < len(s.ents) && s.ents[i].del {
+	for i < len(s.ents) && s.ents[i].del() {
 		i++
 	}
 	return i
@@ -370,7 +377,7 @@ func (s *streamObj) refreshFirst() {
 // trimBelow deletes every entry below id (all of them with all).
 func (s *streamObj) trimBelow(id StreamID, all bool) {
 	for s.head < len(s.ents) && (all || s.ents[s.head].id.Less(id)) {
-		if s.ents[s.head].del {
+		if s.ents[s.head].del() {
 			s.tombs--
 		} else {
 			s.kill(s.head)
@@ -398,7 +405,7 @@ func (s *streamObj) compact() {
 	}
 	out := make([]streamEnt, 0, max(s.live*2, 8))
 	for _, e := range s.ents[s.head:] {
-		if !e.del {
+		if !e.del() {
 			out = append(out, e)
 		}
 	}
@@ -470,24 +477,24 @@ func (s *streamObj) rebuild(ks *Keyspace, b *Batch, db int, key []byte) {
 	// entry, deleted entries) is the base the rebuilt node starts from.
 	live := make([]uint32, len(s.nodes))
 	for _, e := range s.ents[s.head:] {
-		if !e.del {
-			nd := &s.nodes[e.node-s.nodeBase]
-			live[e.node-s.nodeBase] += lpEntryBytes(ks.rawAt(e.loc, int(e.n)), ks.rawAt(nd.mloc, int(nd.mn)), e.id, nd.master)
+		if !e.del() {
+			nd := &s.nodes[e.node()-s.nodeBase]
+			live[e.node()-s.nodeBase] += lpEntryBytes(ks.rawAt(e.loc, int(e.n)), ks.rawAt(nd.mloc, int(nd.mn)), e.id, nd.master)
 		}
 	}
 	prev := ^uint32(0)
 	for _, e := range s.ents[s.head:] {
-		if e.del {
+		if e.del() {
 			continue
 		}
 		raw := ks.rawAt(e.loc, int(e.n))
-		if e.node == prev {
+		if e.node() == prev {
 			b.xAddRaw(db, key, xaddJoinNode, e.id, 0, StreamID{}, nil, raw, nil)
 			continue
 		}
-		prev = e.node
-		nd := &s.nodes[e.node-s.nodeBase]
-		st := &nodeState{lpBase: nd.lpBytes - live[e.node-s.nodeBase]}
+		prev = e.node()
+		nd := &s.nodes[e.node()-s.nodeBase]
+		st := &nodeState{lpBase: nd.lpBytes - live[e.node()-s.nodeBase]}
 		b.xAddRaw(db, key, xaddNewNode|xaddNodeState, e.id, nd.total-nd.valid, nd.master, st, raw, ks.rawAt(nd.mloc, int(nd.mn)))
 	}
 	b.XSetID(db, key, StreamMeta{LastID: s.lastID, EntriesAdded: s.added, MaxDeletedID: s.maxDeleted, FirstID: s.firstID})
@@ -880,7 +887,7 @@ func (ks *Keyspace) XRange(db int, key []byte, start, end StreamID, count int, r
 	var buf [][]byte
 	if !rev {
 		for i := s.search(start); i < len(s.ents) && !end.Less(s.ents[i].id) && count != 0; i++ {
-			if e := s.ents[i]; !e.del {
+			if e := s.ents[i]; !e.del() {
 				buf = ks.streamFields(e, buf)
 				fn(e.id, buf)
 				count--
@@ -893,7 +900,7 @@ func (ks *Keyspace) XRange(db int, key []byte, start, end StreamID, count int, r
 		i--
 	}
 	for ; i >= s.head && !s.ents[i].id.Less(start) && count != 0; i-- {
-		if e := s.ents[i]; !e.del {
+		if e := s.ents[i]; !e.del() {
 			buf = ks.streamFields(e, buf)
 			fn(e.id, buf)
 			count--
@@ -913,12 +920,12 @@ func (ks *Keyspace) StreamNodeEntries(db int, key []byte, fn func(node uint32, m
 	}
 	var buf [][]byte
 	for _, e := range s.ents[s.head:] {
-		if e.del {
+		if e.del() {
 			continue
 		}
-		nd := &s.nodes[e.node-s.nodeBase]
+		nd := &s.nodes[e.node()-s.nodeBase]
 		buf = ks.streamFields(e, buf)
-		fn(e.node, nd.master, nd.total-nd.valid, e.id, buf)
+		fn(e.node(), nd.master, nd.total-nd.valid, e.id, buf)
 	}
 	return nil
 }
@@ -970,10 +977,10 @@ func (ks *Keyspace) StreamTrimPlan(db int, key []byte, adding bool, add StreamID
 	i := s.head
 	next := func() (vent, bool) {
 		for ; i < len(s.ents); i++ {
-			if !s.ents[i].del {
+			if !s.ents[i].del() {
 				e := s.ents[i]
 				i++
-				return vent{e.id, int64(e.node)}, true
+				return vent{e.id, int64(e.node())}, true
 			}
 		}
 		if adding && i == len(s.ents) {
@@ -1050,7 +1057,7 @@ func (ks *Keyspace) StreamTrimPlan(db int, key []byte, adding bool, add StreamID
 func (ks *Keyspace) streamCountBelow(s *streamObj, adding bool, add, from, below StreamID) int64 {
 	var n int64
 	for i := s.search(from); i < len(s.ents) && s.ents[i].id.Less(below); i++ {
-		if !s.ents[i].del {
+		if !s.ents[i].del() {
 			n++
 		}
 	}

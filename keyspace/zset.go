@@ -87,7 +87,7 @@ func (z *ZSet) set(member []byte, loc uint64, score float64) {
 		}
 		return
 	}
-	z.index.insert(z.zsl.insert(score, member, loc), member)
+	z.index.insert(&z.zsl, z.zsl.insert(score, member, loc), member)
 	z.bytes += memberBytes(member)
 	if !z.grown && (len(member) > zsetSmallValue || z.zsl.n > zsetSmallEntries) {
 		z.convert()
@@ -99,7 +99,7 @@ func (z *ZSet) del(member []byte) bool {
 	if x == 0 {
 		return false
 	}
-	z.index.remove(x, member)
+	z.index.remove(&z.zsl, x, member)
 	z.zsl.deleteNode(x, member)
 	z.bytes -= memberBytes(member)
 	return true

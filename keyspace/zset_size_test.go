@@ -5,7 +5,8 @@ import (
 	"unsafe"
 )
 
-// TestZSetNodeSizes pins the DRAM a sorted-set element costs: a node is 32
+// TestZSetNodeSizes pins the DRAM a sorted-set element costs: a node (with
+// its index tag) is 32
 // bytes and a small set's ordered-array entry 16.
 func TestZSetNodeSizes(t *testing.T) {
 	if n, e := unsafe.Sizeof(zslNode{}), unsafe.Sizeof(zslEntry{}); n != 32 || e != 16 {

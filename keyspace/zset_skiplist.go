@@ -50,9 +50,10 @@ type zslLevel struct {
 type zslNode struct {
 	loc    uint64 // packed location of the member's uvarint-prefixed bytes
 	score  float64
-	prev   int32 // level-0 predecessor; 0 = header (first node)
-	lv     int32 // first of this node's levels in zsl.levels
-	height uint8 // number of levels (at most zslMaxLevel); 0 = a free slot (a node is 32 bytes)
+	prev   int32  // level-0 predecessor; 0 = header (first node)
+	lv     int32  // first of this node's levels in zsl.levels
+	tag    uint32 // the member's tag in ZSet.index (zsetTag)
+	height uint8  // number of levels (at most zslMaxLevel); 0 = a free slot (a node is 32 bytes)
 }
 
 // zslEntry is one element of a small set's ordered array: its score (so a
@@ -178,6 +179,9 @@ func (z *zskiplist) lv(x int32, i int) *zslLevel {
 
 // member returns the member bytes of node x (aliasing the mapping: valid
 // until the keyspace lock is released).
+// tagOf returns the index tag of node x's member.
+func (z *zskiplist) tagOf(x int) uint32 { return z.nodes[x].tag }
+
 func (z *zskiplist) member(x int32) []byte { return z.ks.bytesAt(z.nodes[x].loc) }
 
 // before reports whether the node l points to sorts before (score, member).
