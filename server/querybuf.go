@@ -99,7 +99,7 @@ func (c *conn) setQueryBufCap(n int) {
 // is returned as the query buffer's own would be.
 const (
 	spareMin  = 4 << 20
-	spareKeep = 5 * time.Second
+	spareKeep = 10 * time.Second
 )
 
 var spare struct {
