@@ -301,6 +301,11 @@ func growBuf(b []byte, n int) []byte {
 		return b
 	}
 	n = min(n, maxQueryBuf)
+	if n >= spareMin {
+		if nb := takeSpare(b, n); nb != nil {
+			return nb
+		}
+	}
 	nb := make([]byte, len(b), max(n, len(b)))
 	copy(nb, b)
 	return nb
@@ -427,6 +432,7 @@ func (c *conn) processInput() bool {
 		// quadratic).
 		c.rbuf = growBuf(c.rbuf, min(need, 2*cap(c.rbuf)))
 	}
+	c.recycleDrained() // querybuf.go: a drained big buffer goes to the spare
 	c.flushStats()
 	c.publish()
 	if !c.flush() {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // queryBuf reads qbuf and qbuf-free of the client named name from CLIENT
@@ -111,4 +112,57 @@ func TestQueryBufReleaseKeepsTimeout(t *testing.T) {
 	other.expect("+OK\r\n", "CLIENT", "SETNAME", "other")
 	waitQueryBuf(t, admin, "other", 20*time.Second, func(n int) bool { return n == 0 })
 	other.expect("$5\r\nhello\r\n", "ECHO", "hello")
+}
+
+// TestBigQueryBufReused: the buffer of a big bulk is handed to the spare
+// once the request is done (the connection keeps none of it), the next big
+// bulk, on another connection, reads into that same memory instead of a
+// fresh allocation, and a spare unused for spareKeep is dropped.
+func TestBigQueryBufReused(t *testing.T) {
+	spare.mu.Lock()
+	spare.buf = nil
+	spare.mu.Unlock()
+	a, _ := edgeConn(t)
+	b, _ := edgeConn(t)
+	val := strings.Repeat("v", 2*spareMin)
+	req := []byte(multibulk("ECHO", val))
+	feedInPieces(t, a, req, 64<<10)
+	if cap(a.rbuf) != 0 {
+		t.Fatalf("after a %d-byte request the connection keeps a %d-byte buffer", len(req), cap(a.rbuf))
+	}
+	spare.mu.Lock()
+	sb := spare.buf
+	spare.mu.Unlock()
+	if cap(sb) < len(req) {
+		t.Fatalf("the spare holds %d bytes after a %d-byte request", cap(sb), len(req))
+	}
+	var first *byte
+	for len(req) > 0 { // b's reads, watching for the buffer of the big bulk
+		n := min(64<<10, len(req))
+		b.rbuf = append(b.rbuf, req[:n]...)
+		req = req[n:]
+		if !b.processInput() {
+			t.Fatal("connection closed")
+		}
+		if cap(b.rbuf) >= len(val) && first == nil {
+			first = unsafe.SliceData(b.rbuf)
+		}
+	}
+	if first != unsafe.SliceData(sb) {
+		t.Fatal("the second big bulk was read into a new buffer, not the spare")
+	}
+	dropStaleSpare(time.Now().Add(spareKeep / 2))
+	spare.mu.Lock()
+	kept := spare.buf != nil
+	spare.mu.Unlock()
+	if !kept {
+		t.Fatalf("the spare was dropped before it was unused for %v", spareKeep)
+	}
+	dropStaleSpare(time.Now().Add(spareKeep + time.Second))
+	spare.mu.Lock()
+	left := spare.buf
+	spare.mu.Unlock()
+	if left != nil {
+		t.Fatalf("a spare unused for more than %v was kept", spareKeep)
+	}
 }

@@ -276,8 +276,9 @@ const directChunk = 256 << 10
 // concatenation of parts at off in seg with pwritev (arena.Segment.WriteAt)
 // instead of storing it through the mapping (see "Big records" in the
 // package doc): the payload and padding a chunk at a time, each chunk
-// checksummed just before it is written, then the header, which holds
-// the checksum. In pmem and none modes the records before it in seg are
+// checksummed just before a writer goroutine writes it (while the next
+// is checksummed), then, once every chunk is written, the header, which
+// holds the checksum. In pmem and none modes the records before it in seg are
 // persisted first and the flushed offset then moves past it, so no group
 // commit flushes its cache lines (that would fault in every page of it);
 // in msync mode the group commit's msync of the range covers it as it
@@ -296,14 +297,33 @@ func (w *WAL) writeDirect(seg *arena.Segment, off int64, typ, flags uint8, lsn u
 	var d xxhash.Digest
 	d.Reset()
 	d.Write(hdr[:16])
+	// The checksum and the writes are independent until the header: a
+	// writer goroutine writes each chunk while this one checksums the
+	// next (the chunk it writes was just read into the cache by the
+	// checksum), so a big record costs the longer of the two, not their
+	// sum, in wall time.
+	type job struct {
+		iov [][]byte
+		pos int64
+	}
+	jobs := make(chan job, 1)
+	written := make(chan error, 1)
+	go func() {
+		var err error
+		for j := range jobs {
+			if err == nil {
+				err = seg.WriteAt(j.iov, j.pos)
+			}
+		}
+		written <- err
+	}()
 	pos := off + HeaderSize
 	var chunk [][]byte
 	size := 0
-	write := func() error {
-		err := seg.WriteAt(chunk, pos)
+	send := func() {
+		jobs <- job{chunk, pos}
 		pos += int64(size)
-		chunk, size = chunk[:0], 0
-		return err
+		chunk, size = nil, 0
 	}
 	for _, p := range parts {
 		for len(p) > 0 {
@@ -313,9 +333,7 @@ func (w *WAL) writeDirect(seg *arena.Segment, off int64, typ, flags uint8, lsn u
 			size += k
 			p = p[k:]
 			if size == directChunk {
-				if err := write(); err != nil {
-					return err
-				}
+				send()
 			}
 		}
 	}
@@ -324,9 +342,11 @@ func (w *WAL) writeDirect(seg *arena.Segment, off int64, typ, flags uint8, lsn u
 		size += int(pad)
 	}
 	if size > 0 {
-		if err := write(); err != nil {
-			return err
-		}
+		send()
+	}
+	close(jobs)
+	if err := <-written; err != nil {
+		return err
 	}
 	binary.LittleEndian.PutUint64(hdr[16:], d.Sum64())
 	if err := seg.WriteAt([][]byte{hdr[:]}, off); err != nil {
