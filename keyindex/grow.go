@@ -51,12 +51,13 @@ type migration struct {
 	nx         *Index // the new table, in the side file
 	pos        int    // the next old slot to copy
 	delta      []deltaWrite
-	persisted  bool     // the whole side file was persisted (GrowJob)
-	persisting bool     // a GrowJob is running without the lock
-	removed    []uint64 // segments removed since the copy started (SegmentRemoved)
-	dropped    int      // removed[:dropped] are dropped from nx already
-	applied    int      // delta[:applied] are applied to nx already
-	abandoned  bool     // dropped while persisting: EndGrowPersist unmaps it
+	persisted  bool          // the whole side file was persisted (GrowJob)
+	persisting bool          // a GrowJob is running without the lock
+	jobDone    chan struct{} // closed when that GrowJob's Run returns
+	removed    []uint64      // segments removed since the copy started (SegmentRemoved)
+	dropped    int           // removed[:dropped] are dropped from nx already
+	applied    int           // delta[:applied] are applied to nx already
+	abandoned  bool          // dropped while persisting: EndGrowPersist unmaps it
 }
 
 type deltaWrite struct {
@@ -207,6 +208,7 @@ func (ix *Index) BeginGrowPersist() *GrowJob {
 		return &GrowJob{}
 	}
 	ix.mig.persisting = true
+	ix.mig.jobDone = make(chan struct{})
 	j := &GrowJob{ix: ix, m: ix.mig}
 	if ix.mig.persisted {
 		// The delta's pages: nx.dirty stays set until EndGrowPersist,
@@ -221,6 +223,7 @@ func (j *GrowJob) Run() error {
 	if j.m == nil {
 		return nil
 	}
+	defer close(j.m.jobDone)
 	if j.pages != nil {
 		return j.m.nx.persistPagesWritten(j.pages)
 	}
@@ -290,6 +293,15 @@ func (ix *Index) copySlot(nx *Index, w uint64) {
 func (ix *Index) finishMigration() error {
 	m := ix.mig
 	nx := m.nx
+	if m.persisting {
+		// Finishing at once (Apply) while a GrowJob persists nx without
+		// the lock: wait for it, since what follows writes nx's fields,
+		// may unmap its region (a growth in one go) and swaps it in. The
+		// job takes no lock, so waiting under the caller's cannot
+		// deadlock; its work is redone below (m.persisted is still false
+		// until EndGrowPersist).
+		<-m.jobDone
+	}
 	for ; m.pos < len(ix.slots); m.pos++ { // finishing at once (Apply): the rest of the copy
 		ix.copySlot(nx, ix.slots[m.pos])
 	}
