@@ -457,19 +457,38 @@ func (c *conn) processInput() bool {
 // minutes).
 const releaseAbove = 64 << 20
 
-var releasing atomic.Bool
+var (
+	releasing   atomic.Bool
+	releaseWant atomic.Uint64 // releases asked for; the goroutine runs until it has covered the last
+)
 
-// releasedLarge is called when a connection drops a buffer of n bytes.
+// releasedLarge is called when a connection drops a buffer of n bytes. A
+// release asked for while one runs is not lost: the running goroutine
+// goes round once more, so a buffer dropped during a collection is
+// returned too.
 func releasedLarge(n int) {
-	if n < releaseAbove || !releasing.CompareAndSwap(false, true) {
+	if n < releaseAbove {
+		return
+	}
+	releaseWant.Add(1)
+	if !releasing.CompareAndSwap(false, true) {
 		return
 	}
 	go func() {
-		defer releasing.Store(false)
-		// Two collections: buffers parked in sync.Pools survive the
-		// first one as the pools' victims.
-		runtime.GC()
-		debug.FreeOSMemory()
+		for {
+			w := releaseWant.Load()
+			// Two collections: buffers parked in sync.Pools survive the
+			// first one as the pools' victims.
+			runtime.GC()
+			debug.FreeOSMemory()
+			if releaseWant.Load() != w {
+				continue
+			}
+			releasing.Store(false)
+			if releaseWant.Load() == w || !releasing.CompareAndSwap(false, true) {
+				return
+			}
+		}
 	}()
 }
 
