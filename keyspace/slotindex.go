@@ -81,7 +81,7 @@ func (x *slotIndex) remove(s, count int) {
 			}
 			k := x.home(uint32(v >> 32))
 			// Leave v where it is if its home lies cyclically in (s, j].
-			if (s <= j && s < k && k <= j) || (s > j && (s < k || k <= j)) {
+			if homeBetween(s, k, j) {
 				continue
 			}
 			x.slots[s] = v
@@ -111,4 +111,12 @@ func (x *slotIndex) shiftDown(pos int) {
 			x.slots[k] = v - 1
 		}
 	}
+}
+
+// homeBetween reports whether home slot k lies cyclically in (s, j]: an
+// entry at j whose home is there must stay when slot s is emptied by a
+// backward-shift deletion (linear probing), since moving it to s would put
+// it before its home.
+func homeBetween(s, k, j int) bool {
+	return (s <= j && s < k && k <= j) || (s > j && (s < k || k <= j))
 }

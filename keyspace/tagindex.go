@@ -115,7 +115,7 @@ func (x *tagIndex) remove(s, count, limit int, tagOf func(pos int) uint32) {
 			}
 			k := x.home(tagOf(int(v&pmask)-1), b)
 			// Leave v where it is if its home lies cyclically in (s, j].
-			if (s <= j && s < k && k <= j) || (s > j && (s < k || k <= j)) {
+			if homeBetween(s, k, j) {
 				continue
 			}
 			x.slots[s] = v
