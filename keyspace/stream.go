@@ -172,12 +172,13 @@ type streamNode struct {
 // streamObj is a stream. Entries are appended in ID order, so ents is
 // sorted: XADD appends in O(1), XRANGE finds its start by binary search
 // (O(log n)) and walks on. XDEL leaves tombstones and trimming advances
-// head; once tombstones and trimmed slots are more than half the table
+// head (a chunk of the table it passes is freed: streamEnts.dropFront);
+// once tombstones and trimmed slots are more than half the table
 // (and at least 32) it is compacted, so the table stays within twice the
 // live entries and a walk skips at most as many tombstones as it returns
 // entries, amortised.
 type streamObj struct {
-	ents     []streamEnt
+	ents     streamEnts
 	head     int // ents[:head] were trimmed away
 	tombs    int // tombstones in ents[head:]
 	live     int
@@ -295,7 +296,7 @@ func (s *streamObj) append(ks *Keyspace, id StreamID, loc uint64, raw []byte, fl
 	nd.valid++
 	nd.total++
 	n := len(raw)
-	s.ents = append(s.ents, streamEnt{id: id, loc: loc, n: uint32(n), nd: s.nodeBase + uint32(i)})
+	s.ents.push(streamEnt{id: id, loc: loc, n: uint32(n), nd: s.nodeBase + uint32(i)})
 	s.live++
 	s.bytes += int64(n) + streamEntOverhead
 	if s.live == 1 {
@@ -308,10 +309,10 @@ func (s *streamObj) append(ks *Keyspace, id StreamID, loc uint64, raw []byte, fl
 // search returns the index in ents of the first entry (tombstones
 // included) at or above id.
 func (s *streamObj) search(id StreamID) int {
-	lo, hi := s.head, len(s.ents)
+	lo, hi := s.head, s.ents.len()
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if s.ents[m].id.Less(id) {
+		if s.ents.at(m).id.Less(id) {
 			lo = m + 1
 		} else {
 			hi = m
@@ -323,8 +324,10 @@ func (s *streamObj) search(id StreamID) int {
 // find returns the index of the live entry id, or -1.
 func (s *streamObj) find(id StreamID) int {
 	i := s.search(id)
-	if i < len(s.ents) && s.ents[i].id == id && !s.ents[i].del() {
-		return i
+	if i < s.ents.len() {
+		if e := s.ents.at(i); e.id == id && !e.del() {
+			return i
+		}
 	}
 	return -1
 }
@@ -332,7 +335,7 @@ func (s *streamObj) find(id StreamID) int {
 // kill deletes the live entry at i from the counts (the caller marks or
 // drops the slot).
 func (s *streamObj) kill(i int) {
-	e := &s.ents[i]
+	e := s.ents.at(i)
 	nd := &s.nodes[e.node()-s.nodeBase]
 	nd.valid--
 	if nd.valid == 0 {
@@ -345,20 +348,21 @@ func (s *streamObj) kill(i int) {
 // del deletes the live entry at i (XDEL).
 func (s *streamObj) del(i int) {
 	s.kill(i)
-	s.ents[i].nd |= streamEntDel
+	e := s.ents.at(i)
+	e.nd |= streamEntDel
 	s.tombs++
-	if s.maxDeleted.Less(s.ents[i].id) {
-		s.maxDeleted = s.ents[i].id
+	if s.maxDeleted.Less(e.id) {
+		s.maxDeleted = e.id
 	}
-	if s.ents[i].id == s.firstID || s.live == 0 {
+	if e.id == s.firstID || s.live == 0 {
 		s.refreshFirst()
 	}
 }
 
-// firstLive returns the index of the first live entry, or len(ents).
+// firstLive returns the index of the first live entry, or ents.len().
 func (s *streamObj) firstLive() int {
 	i := s.head
-	for i < len(s.ents) && s.ents[i].del() {
+	for i < s.ents.len() && s.ents.at(i).del() {
 		i++
 	}
 	return i
@@ -367,8 +371,8 @@ func (s *streamObj) firstLive() int {
 // refreshFirst recomputes recorded-first-entry-id as Redis does after a
 // delete or a trim: the first live entry, or 0-0 for an empty stream.
 func (s *streamObj) refreshFirst() {
-	if i := s.firstLive(); i < len(s.ents) {
-		s.firstID = s.ents[i].id
+	if i := s.firstLive(); i < s.ents.len() {
+		s.firstID = s.ents.at(i).id
 	} else {
 		s.firstID = StreamID{}
 	}
@@ -376,14 +380,18 @@ func (s *streamObj) refreshFirst() {
 
 // trimBelow deletes every entry below id (all of them with all).
 func (s *streamObj) trimBelow(id StreamID, all bool) {
-	for s.head < len(s.ents) && (all || s.ents[s.head].id.Less(id)) {
-		if s.ents[s.head].del() {
+	for s.head < s.ents.len() && (all || s.ents.at(s.head).id.Less(id)) {
+		if s.ents.at(s.head).del() {
 			s.tombs--
 		} else {
 			s.kill(s.head)
 		}
-		s.ents[s.head] = streamEnt{}
+		*s.ents.at(s.head) = streamEnt{}
 		s.head++
+		if s.head == streamChunk {
+			s.ents.dropFront()
+			s.head = 0
+		}
 	}
 	s.refreshFirst()
 }
@@ -400,13 +408,13 @@ func (s *streamObj) compact() {
 		s.nodeBase++
 	}
 	dead := s.head + s.tombs
-	if dead < 32 || dead*2 < len(s.ents) {
+	if dead < 32 || dead*2 < s.ents.len() {
 		return
 	}
-	out := make([]streamEnt, 0, max(s.live*2, 8))
-	for _, e := range s.ents[s.head:] {
-		if !e.del() {
-			out = append(out, e)
+	var out streamEnts
+	for i := s.head; i < s.ents.len(); i++ {
+		if e := s.ents.at(i); !e.del() {
+			out.push(*e)
 		}
 	}
 	s.ents, s.head, s.tombs = out, 0, 0
@@ -476,14 +484,15 @@ func (s *streamObj) rebuild(ks *Keyspace, b *Batch, db int, key []byte) {
 	// Per node, the estimate its live entries add: the rest (master
 	// entry, deleted entries) is the base the rebuilt node starts from.
 	live := make([]uint32, len(s.nodes))
-	for _, e := range s.ents[s.head:] {
-		if !e.del() {
+	for i := s.head; i < s.ents.len(); i++ {
+		if e := s.ents.at(i); !e.del() {
 			nd := &s.nodes[e.node()-s.nodeBase]
 			live[e.node()-s.nodeBase] += lpEntryBytes(ks.rawAt(e.loc, int(e.n)), ks.rawAt(nd.mloc, int(nd.mn)), e.id, nd.master)
 		}
 	}
 	prev := ^uint32(0)
-	for _, e := range s.ents[s.head:] {
+	for i := s.head; i < s.ents.len(); i++ {
+		e := s.ents.at(i)
 		if e.del() {
 			continue
 		}
@@ -886,9 +895,9 @@ func (ks *Keyspace) XRange(db int, key []byte, start, end StreamID, count int, r
 	}
 	var buf [][]byte
 	if !rev {
-		for i := s.search(start); i < len(s.ents) && !end.Less(s.ents[i].id) && count != 0; i++ {
-			if e := s.ents[i]; !e.del() {
-				buf = ks.streamFields(e, buf)
+		for i := s.search(start); i < s.ents.len() && !end.Less(s.ents.at(i).id) && count != 0; i++ {
+			if e := s.ents.at(i); !e.del() {
+				buf = ks.streamFields(*e, buf)
 				fn(e.id, buf)
 				count--
 			}
@@ -896,12 +905,12 @@ func (ks *Keyspace) XRange(db int, key []byte, start, end StreamID, count int, r
 		return nil
 	}
 	i := s.search(end)
-	if i == len(s.ents) || end.Less(s.ents[i].id) {
+	if i == s.ents.len() || end.Less(s.ents.at(i).id) {
 		i--
 	}
-	for ; i >= s.head && !s.ents[i].id.Less(start) && count != 0; i-- {
-		if e := s.ents[i]; !e.del() {
-			buf = ks.streamFields(e, buf)
+	for ; i >= s.head && !s.ents.at(i).id.Less(start) && count != 0; i-- {
+		if e := s.ents.at(i); !e.del() {
+			buf = ks.streamFields(*e, buf)
 			fn(e.id, buf)
 			count--
 		}
@@ -919,12 +928,13 @@ func (ks *Keyspace) StreamNodeEntries(db int, key []byte, fn func(node uint32, m
 		return err
 	}
 	var buf [][]byte
-	for _, e := range s.ents[s.head:] {
+	for i := s.head; i < s.ents.len(); i++ {
+		e := s.ents.at(i)
 		if e.del() {
 			continue
 		}
 		nd := &s.nodes[e.node()-s.nodeBase]
-		buf = ks.streamFields(e, buf)
+		buf = ks.streamFields(*e, buf)
 		fn(e.node(), nd.master, nd.total-nd.valid, e.id, buf)
 	}
 	return nil
@@ -976,14 +986,13 @@ func (ks *Keyspace) StreamTrimPlan(db int, key []byte, adding bool, add StreamID
 	}
 	i := s.head
 	next := func() (vent, bool) {
-		for ; i < len(s.ents); i++ {
-			if !s.ents[i].del() {
-				e := s.ents[i]
+		for ; i < s.ents.len(); i++ {
+			if e := s.ents.at(i); !e.del() {
 				i++
 				return vent{e.id, int64(e.node())}, true
 			}
 		}
-		if adding && i == len(s.ents) {
+		if adding && i == s.ents.len() {
 			i++
 			return vent{add, addNode}, true
 		}
@@ -1056,8 +1065,8 @@ func (ks *Keyspace) StreamTrimPlan(db int, key []byte, adding bool, add StreamID
 // included.
 func (ks *Keyspace) streamCountBelow(s *streamObj, adding bool, add, from, below StreamID) int64 {
 	var n int64
-	for i := s.search(from); i < len(s.ents) && s.ents[i].id.Less(below); i++ {
-		if !s.ents[i].del() {
+	for i := s.search(from); i < s.ents.len() && s.ents.at(i).id.Less(below); i++ {
+		if !s.ents.at(i).del() {
 			n++
 		}
 	}
