@@ -285,14 +285,14 @@ func (s *streamObj) append(ks *Keyspace, id StreamID, loc uint64, raw []byte, fl
 		i = len(s.nodes) - 1
 	}
 	nd := &s.nodes[i]
-	fp := fieldNamesFP(raw)
+	fp, names, values := entryShape(raw)
 	if nd.mfp == 0 {
 		nd.mfp = fp
 		if nd.mloc != loc {
 			nd.mfp = fieldNamesFP(ks.rawAt(nd.mloc, int(nd.mn)))
 		}
 	}
-	nd.lpBytes += lpEntryBytesSame(raw, fp == nd.mfp, id, nd.master)
+	nd.lpBytes += lpEntryBytesShaped(raw, names, values, fp == nd.mfp, id, nd.master)
 	nd.valid++
 	nd.total++
 	n := len(raw)

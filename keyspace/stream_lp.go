@@ -158,31 +158,59 @@ func lpEntryBytes(raw, mraw []byte, id, master StreamID) uint32 {
 // lengths and bytes; never 0): equal names give equal fingerprints, and
 // different names the same one with probability 2^-64.
 func fieldNamesFP(raw []byte) uint64 {
+	fp, _, _ := entryShape(raw)
+	return fp
+}
+
+// fieldNameHash is the hash of one field name in fieldNamesFP: a name of
+// up to 8 bytes is its own bytes (with its length, exact), a longer one
+// its xxhash.
+func fieldNameHash(f []byte) uint64 {
+	if len(f) > 8 {
+		return xxhash.Sum64(f)
+	}
+	var v uint64
+	for i, c := range f {
+		v |= uint64(c) << (8 * i)
+	}
+	return v
+}
+
+// entryShape is what an append needs of an entry's encoded fields raw, in
+// one walk: fieldNamesFP, and the listpack bytes of its field names and of
+// its values (lpStrBytes each).
+func entryShape(raw []byte) (fp uint64, names, values uint32) {
 	nf, _ := binary.Uvarint(raw)
 	h := (nf + 1) * 0xbf58476d1ce4e5b9
 	it := newFieldsIter(raw)
-	for f, _, ok := it.next(); ok; f, _, ok = it.next() {
-		h = (h^xxhash.Sum64(f))*0x9e3779b97f4a7c15 + uint64(len(f))
+	for f, v, ok := it.next(); ok; f, v, ok = it.next() {
+		h = (h ^ fieldNameHash(f)) * 0x9e3779b97f4a7c15
+		h = (h ^ uint64(len(f))) * 0x94d049bb133111eb
+		names += lpStrBytes(f)
+		values += lpStrBytes(v)
 	}
-	return h | 1
+	if h == 0 {
+		h = 1
+	}
+	return h, names, values
 }
 
 // lpEntryBytesSame is lpEntryBytes given whether raw's field names are the
 // master entry's (same).
 func lpEntryBytesSame(raw []byte, same bool, id, master StreamID) uint32 {
+	_, names, values := entryShape(raw)
+	return lpEntryBytesShaped(raw, names, values, same, id, master)
+}
+
+// lpEntryBytesShaped is lpEntryBytesSame given the entry's entryShape
+// names and values bytes.
+func lpEntryBytesShaped(raw []byte, names, values uint32, same bool, id, master StreamID) uint32 {
 	nf, _ := binary.Uvarint(raw)
-	n := uint32(2) + lpIntBytes(int64(id.Ms-master.Ms)) + lpIntBytes(int64(id.Seq-master.Seq))
-	it := newFieldsIter(raw)
-	for f, v, ok := it.next(); ok; f, v, ok = it.next() {
-		if !same {
-			n += lpStrBytes(f)
-		}
-		n += lpStrBytes(v)
-	}
+	n := uint32(2) + lpIntBytes(int64(id.Ms-master.Ms)) + lpIntBytes(int64(id.Seq-master.Seq)) + values
 	if same {
 		return n + lpIntBytes(int64(nf)+3)
 	}
-	return n + lpIntBytes(int64(nf)) + lpIntBytes(2*int64(nf)+4)
+	return n + names + lpIntBytes(int64(nf)) + lpIntBytes(2*int64(nf)+4)
 }
 
 // lpEstimate is a node's listpack estimate, its count and deleted integers
