@@ -137,21 +137,23 @@ func (a StreamID) Append(dst []byte) []byte {
 // streamEnt is one entry in the stream's DRAM index: its ID and where its
 // fields are in the log (loc: the packed location of the nfields uvarint
 // inside the opXAdd that added it; n: the bytes from there to the end of
-// the body). No pointer: the collector never scans a stream's entries.
+// the body). The table stores it in a 24-byte streamSlot, its ID
+// relative to the slot's chunk (stream_ents.go); the slots hold no pointer,
+// so the collector never scans a stream's entries.
 type streamEnt struct {
 	id  StreamID
 	loc uint64
 	n   uint32
 	// nd is the node it belongs to (streamObj.nodes) in the low 31 bits
 	// and streamEntDel: a tombstone (XDEL), dropped at the next
-	// compaction. Without a separate flag an entry is 32 bytes, not 40.
+	// compaction.
 	nd uint32
 }
 
 const streamEntDel = 1 << 31
 
-func (e *streamEnt) del() bool    { return e.nd&streamEntDel != 0 }
-func (e *streamEnt) node() uint32 { return e.nd &^ streamEntDel }
+func (e streamEnt) del() bool    { return e.nd&streamEntDel != 0 }
+func (e streamEnt) node() uint32 { return e.nd &^ streamEntDel }
 
 // streamNode counts one node's entries as Redis's listpack node does:
 // valid entries and the total, deleted ones included. total 0: the node
@@ -312,7 +314,7 @@ func (s *streamObj) search(id StreamID) int {
 	lo, hi := s.head, s.ents.len()
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if s.ents.at(m).id.Less(id) {
+		if s.ents.id(m).Less(id) {
 			lo = m + 1
 		} else {
 			hi = m
@@ -348,8 +350,8 @@ func (s *streamObj) kill(i int) {
 // del deletes the live entry at i (XDEL).
 func (s *streamObj) del(i int) {
 	s.kill(i)
+	s.ents.markDeleted(i)
 	e := s.ents.at(i)
-	e.nd |= streamEntDel
 	s.tombs++
 	if s.maxDeleted.Less(e.id) {
 		s.maxDeleted = e.id
@@ -372,7 +374,7 @@ func (s *streamObj) firstLive() int {
 // delete or a trim: the first live entry, or 0-0 for an empty stream.
 func (s *streamObj) refreshFirst() {
 	if i := s.firstLive(); i < s.ents.len() {
-		s.firstID = s.ents.at(i).id
+		s.firstID = s.ents.id(i)
 	} else {
 		s.firstID = StreamID{}
 	}
@@ -380,13 +382,12 @@ func (s *streamObj) refreshFirst() {
 
 // trimBelow deletes every entry below id (all of them with all).
 func (s *streamObj) trimBelow(id StreamID, all bool) {
-	for s.head < s.ents.len() && (all || s.ents.at(s.head).id.Less(id)) {
+	for s.head < s.ents.len() && (all || s.ents.id(s.head).Less(id)) {
 		if s.ents.at(s.head).del() {
 			s.tombs--
 		} else {
 			s.kill(s.head)
 		}
-		*s.ents.at(s.head) = streamEnt{}
 		s.head++
 		if s.head == streamChunk {
 			s.ents.dropFront()
@@ -414,7 +415,7 @@ func (s *streamObj) compact() {
 	var out streamEnts
 	for i := s.head; i < s.ents.len(); i++ {
 		if e := s.ents.at(i); !e.del() {
-			out.push(*e)
+			out.push(e)
 		}
 	}
 	s.ents, s.head, s.tombs = out, 0, 0
@@ -895,9 +896,9 @@ func (ks *Keyspace) XRange(db int, key []byte, start, end StreamID, count int, r
 	}
 	var buf [][]byte
 	if !rev {
-		for i := s.search(start); i < s.ents.len() && !end.Less(s.ents.at(i).id) && count != 0; i++ {
+		for i := s.search(start); i < s.ents.len() && !end.Less(s.ents.id(i)) && count != 0; i++ {
 			if e := s.ents.at(i); !e.del() {
-				buf = ks.streamFields(*e, buf)
+				buf = ks.streamFields(e, buf)
 				fn(e.id, buf)
 				count--
 			}
@@ -905,12 +906,12 @@ func (ks *Keyspace) XRange(db int, key []byte, start, end StreamID, count int, r
 		return nil
 	}
 	i := s.search(end)
-	if i == s.ents.len() || end.Less(s.ents.at(i).id) {
+	if i == s.ents.len() || end.Less(s.ents.id(i)) {
 		i--
 	}
-	for ; i >= s.head && !s.ents.at(i).id.Less(start) && count != 0; i-- {
+	for ; i >= s.head && !s.ents.id(i).Less(start) && count != 0; i-- {
 		if e := s.ents.at(i); !e.del() {
-			buf = ks.streamFields(*e, buf)
+			buf = ks.streamFields(e, buf)
 			fn(e.id, buf)
 			count--
 		}
@@ -934,7 +935,7 @@ func (ks *Keyspace) StreamNodeEntries(db int, key []byte, fn func(node uint32, m
 			continue
 		}
 		nd := &s.nodes[e.node()-s.nodeBase]
-		buf = ks.streamFields(*e, buf)
+		buf = ks.streamFields(e, buf)
 		fn(e.node(), nd.master, nd.total-nd.valid, e.id, buf)
 	}
 	return nil
@@ -1065,7 +1066,7 @@ func (ks *Keyspace) StreamTrimPlan(db int, key []byte, adding bool, add StreamID
 // included.
 func (ks *Keyspace) streamCountBelow(s *streamObj, adding bool, add, from, below StreamID) int64 {
 	var n int64
-	for i := s.search(from); i < s.ents.len() && s.ents.at(i).id.Less(below); i++ {
+	for i := s.search(from); i < s.ents.len() && s.ents.id(i).Less(below); i++ {
 		if !s.ents.at(i).del() {
 			n++
 		}

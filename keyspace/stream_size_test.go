@@ -1,15 +1,26 @@
 package keyspace
 
 import (
+	"math/rand/v2"
 	"testing"
 	"unsafe"
 )
 
-// TestStreamEntSize pins the DRAM a stream entry costs in the index: 32
-// bytes (ID, location, length, node number with the tombstone bit).
+// chunkBase is the base of the chunk the next push goes to; ^0 when the
+// push opens a chunk (whose base is then the entry's own milliseconds).
+func (t *streamEnts) chunkBase() uint64 {
+	if k := t.n >> streamChunkBits; k < len(t.chunks) {
+		return t.chunks[k].base
+	}
+	return ^uint64(0)
+}
+
+// TestStreamEntSize pins the DRAM a stream entry costs in the index: a
+// 24-byte slot (ID relative to its chunk, location, length, node number
+// with the tombstone bit).
 func TestStreamEntSize(t *testing.T) {
-	if n := unsafe.Sizeof(streamEnt{}); n != 32 {
-		t.Fatalf("streamEnt %d bytes; want 32", n)
+	if n := unsafe.Sizeof(streamSlot{}); n != 24 {
+		t.Fatalf("streamSlot %d bytes; want 24", n)
 	}
 }
 
@@ -25,7 +36,7 @@ func TestStreamEntsCapacity(t *testing.T) {
 		}
 		room := 0
 		for _, c := range tab.chunks {
-			room += cap(c)
+			room += cap(c.slots)
 		}
 		want := streamChunk * ((n + streamChunk - 1) / streamChunk)
 		if n < streamChunk {
@@ -41,20 +52,42 @@ func TestStreamEntsCapacity(t *testing.T) {
 }
 
 // TestStreamEntsMatchesSlice checks positions against a plain slice while
-// entries are pushed and whole chunks dropped from the front.
+// entries are pushed and whole chunks dropped from the front, with IDs
+// that fit a slot and IDs that do not (a millisecond jump of 2^32 or more
+// within a chunk, a sequence number of 2^32-1 or more).
 func TestStreamEntsMatchesSlice(t *testing.T) {
 	var tab streamEnts
 	var model []streamEnt
-	next, drops, most := uint64(0), 0, 0
+	rng := rand.New(rand.NewPCG(5, 8))
+	var last StreamID
+	drops, most, wide := 0, 0, 0
 	for step := range 20_000 {
 		if step%97 == 0 && tab.len() >= streamChunk {
 			drops++
 			tab.dropFront()
 			model = model[streamChunk:]
 		} else {
-			tab.push(streamEnt{id: StreamID{Ms: next}, loc: next * 3})
-			model = append(model, streamEnt{id: StreamID{Ms: next}, loc: next * 3})
-			next++
+			id := StreamID{Ms: last.Ms + uint64(rng.IntN(3)), Seq: uint64(rng.IntN(4))}
+			switch rng.IntN(50) {
+			case 0:
+				id.Ms = last.Ms + 1<<32 - 1 + uint64(rng.IntN(3))
+			case 1:
+				id.Seq = 1<<32 - 2 + uint64(rng.IntN(3))
+			}
+			if !last.Less(id) {
+				id, _ = last.Next()
+			}
+			last = id
+			e := streamEnt{id: id, loc: uint64(step) * 3, n: uint32(step), nd: uint32(step) | uint32(step%2)<<31}
+			base := tab.chunkBase()
+			if base == ^uint64(0) {
+				base = id.Ms
+			}
+			if id.Seq >= 1<<32-1 || id.Ms-base >= 1<<32-1 {
+				wide++
+			}
+			tab.push(e)
+			model = append(model, e)
 		}
 		most = max(most, len(model))
 		if tab.len() != len(model) {
@@ -62,13 +95,18 @@ func TestStreamEntsMatchesSlice(t *testing.T) {
 		}
 		if len(model) > 0 {
 			for _, i := range []int{0, len(model) / 2, len(model) - 1} {
-				if *tab.at(i) != model[i] {
-					t.Fatalf("step %d: at(%d) = %+v, want %+v", step, i, *tab.at(i), model[i])
+				if tab.at(i) != model[i] || tab.id(i) != model[i].id {
+					t.Fatalf("step %d: at(%d) = %+v, want %+v", step, i, tab.at(i), model[i])
 				}
 			}
 		}
 	}
-	if drops < 100 || most < 10*streamChunk {
-		t.Fatalf("%d drops, at most %d entries: the test did not exercise the table", drops, most)
+	for i := range model {
+		if tab.at(i) != model[i] {
+			t.Fatalf("end: at(%d) = %+v, want %+v", i, tab.at(i), model[i])
+		}
+	}
+	if drops < 100 || most < 10*streamChunk || wide < 100 {
+		t.Fatalf("%d drops, at most %d entries, %d wide IDs: the test did not exercise the table", drops, most, wide)
 	}
 }
