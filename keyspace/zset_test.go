@@ -484,7 +484,7 @@ func TestZSetCopyViaRebuild(t *testing.T) {
 // 1,000,000 members: the cost grows like log n (ZSCORE like a map lookup),
 // not like n; at 1,000,000 members most of each step is a cache miss. It
 // also reports the Go heap bytes per member (the member bytes themselves
-// stay in the arena mapping).
+// stay in the arena mapping) and the process's CPU time per operation.
 func BenchmarkZSet(b *testing.B) {
 	for _, size := range []int{1_000, 1_000_000} {
 		ks, _, err := recovery.Open(recovery.Options{Dir: b.TempDir(), Mode: pmem.ModeNone})
@@ -518,6 +518,7 @@ func BenchmarkZSet(b *testing.B) {
 			defer ks.Unlock()
 			m := [][]byte{nil}
 			s := []float64{0}
+			defer reportCPU(b)()
 			for i := 0; i < b.N; i++ {
 				bt := ks.NewBatch()
 				m[0] = members[i%size]
@@ -533,6 +534,7 @@ func BenchmarkZSet(b *testing.B) {
 			defer ks.Unlock()
 			z, _ := ks.ZSetAt(0, []byte("z"))
 			b.ReportMetric(heapPerMember, "heapB/member")
+			defer reportCPU(b)()
 			for i := 0; i < b.N; i++ {
 				if _, ok := z.Score(members[rand.IntN(size)]); !ok {
 					b.Fatal("missing")
@@ -543,6 +545,7 @@ func BenchmarkZSet(b *testing.B) {
 			ks.Lock()
 			defer ks.Unlock()
 			z, _ := ks.ZSetAt(0, []byte("z"))
+			defer reportCPU(b)()
 			for i := 0; i < b.N; i++ {
 				if _, ok := z.Rank(members[rand.IntN(size)]); !ok {
 					b.Fatal("missing")
@@ -553,6 +556,7 @@ func BenchmarkZSet(b *testing.B) {
 			ks.Lock()
 			defer ks.Unlock()
 			z, _ := ks.ZSetAt(0, []byte("z"))
+			defer reportCPU(b)()
 			for i := 0; i < b.N; i++ {
 				if z.At(rand.IntN(size)) == 0 {
 					b.Fatal("missing")
@@ -597,4 +601,12 @@ func TestZSetHeapPerElement(t *testing.T) {
 	if inuse > 60 {
 		t.Fatalf("sorted sets cost %.1f B of Go heap in use per element, want <= 60", inuse)
 	}
+}
+
+// reportCPU starts counting the process's CPU time; the function it
+// returns reports it per operation (cpu-ns/op, the figure to compare on a
+// loaded machine).
+func reportCPU(b *testing.B) func() {
+	t0 := processCPU()
+	return func() { b.ReportMetric(float64(processCPU()-t0)/float64(b.N), "cpu-ns/op") }
 }
