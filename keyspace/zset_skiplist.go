@@ -51,10 +51,10 @@ const (
 
 // zslLevel is one link above level 0.
 type zslLevel struct {
-	next   int32 // node index; 0 = end
-	nextUp int32 // first upper level of next in zskiplist.levels
-	span   int32 // level-0 steps from this node to next (to the end when next is 0)
-	height int32 // on the first level of a block: the owner's height
+	next   int32   // node index; 0 = end
+	nextUp int32   // first upper level of next in zskiplist.levels
+	span   int32   // level-0 steps from this node to next (to the end when next is 0)
+	height int32   // on the first level of a block: the owner's height
 	score  float64 // score of next
 }
 
