@@ -38,7 +38,7 @@ const (
 // (ZRANK, ZADD, ZREM, ranges in O(log n)). The member bytes stay in the
 // arena: a node holds the location of its member inside the logged
 // operation that set it, so the DRAM part is pointer-free (nothing for the
-// garbage collector to scan) and about 75 bytes a member. Those locations
+// garbage collector to scan) and about 50 bytes a member. Those locations
 // stay valid as long as the set: its operations live in segments at or
 // after its firstSeg, and cleaning such a segment rewrites the set whole
 // (a new set, new locations) before the segment goes. Read methods must be
@@ -82,7 +82,7 @@ func memberBytes(m []byte) int64 { return int64(len(m)) + 10 }
 // live as the set (see ZSet).
 func (z *ZSet) set(member []byte, loc uint64, score float64) {
 	if x := z.index.lookup(&z.zsl, member); x != 0 {
-		if math.Float64bits(z.zsl.nodes[x].score) != math.Float64bits(score) {
+		if math.Float64bits(z.zsl.node(x).score) != math.Float64bits(score) {
 			z.zsl.updateNode(x, member, score)
 		}
 		return
@@ -238,7 +238,7 @@ func (z *ZSet) Score(member []byte) (float64, bool) {
 	if x == 0 {
 		return 0, false
 	}
-	return z.zsl.nodes[x].score, true
+	return z.zsl.node(x).score, true
 }
 
 // Rank returns member's 0-based rank in ascending order: O(log n).
@@ -291,12 +291,12 @@ func (z *ZSet) ScoreOf(x ZNode) float64 {
 	if z.zsl.small {
 		return z.zsl.ord[x-1].score
 	}
-	return z.zsl.nodes[x].score
+	return z.zsl.node(int32(x)).score
 }
 func (z *ZSet) Random() ZNode             { return z.At(rand.IntN(z.zsl.n)) }
 func (z *ZSet) Small() bool               { return !z.grown }
 func (z *ZSet) nodeMember(x int32) []byte { return z.zsl.member(x) }
-func (z *ZSet) nodeScore(x int32) float64 { return z.zsl.nodes[x].score }
+func (z *ZSet) nodeScore(x int32) float64 { return z.zsl.node(x).score }
 
 // ScoreRange is a score interval (semantics: redis.io ZRANGEBYSCORE).
 type ScoreRange struct {
@@ -476,15 +476,15 @@ func (z *ZSet) Scan(cursor uint64, count int, fn func(member []byte, score float
 		}
 		return 0
 	}
-	nodes := z.zsl.nodes
+	slots := uint64(z.zsl.slots)
 	pos := max(cursor, 1)
-	for count = max(count, 1); pos < uint64(len(nodes)) && count > 0; pos++ {
-		if n := &nodes[pos]; n.height != 0 {
+	for count = max(count, 1); pos < slots && count > 0; pos++ {
+		if n := z.zsl.node(int32(pos)); n.prev >= 0 {
 			fn(z.zsl.member(int32(pos)), n.score)
 			count--
 		}
 	}
-	if pos >= uint64(len(nodes)) {
+	if pos >= slots {
 		return 0
 	}
 	return pos

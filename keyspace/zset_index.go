@@ -32,15 +32,15 @@ func (ix *zsetIndex) lookup(z *zskiplist, member []byte) int32 {
 // insert adds node x, whose member is not in the index yet.
 func (ix *zsetIndex) insert(z *zskiplist, x int32, member []byte) {
 	tag := zsetTag(member)
-	z.nodes[x].tag = tag
+	z.node(x).tag = tag
 	ix.n++
-	ix.tags.add(tag, int(x), ix.n, len(z.nodes), z.tagOf)
+	ix.tags.add(tag, int(x), ix.n, int(z.slots), z.tagOf)
 }
 
 // remove takes node x, whose member is member, out of the index (before
 // the skiplist frees x).
 func (ix *zsetIndex) remove(z *zskiplist, x int32, member []byte) {
-	s, _ := ix.tags.find(z.nodes[x].tag, func(p int) bool { return p == int(x) })
+	s, _ := ix.tags.find(z.node(x).tag, func(p int) bool { return p == int(x) })
 	ix.n--
-	ix.tags.remove(s, ix.n, len(z.nodes), z.tagOf)
+	ix.tags.remove(s, ix.n, int(z.slots), z.tagOf)
 }

@@ -11,14 +11,22 @@ import (
 // rank are O(log n).
 //
 // It is pointer-free, so the garbage collector never scans it: nodes live
-// in one slice and their levels in another, linked by int32 indexes (0 is
-// the header, which is never a forward target, so 0 also means "none"),
-// and a node's member is the location of its bytes inside the logged
-// operation that set it (served from the mapping, as hash values are). A
-// deleted node's slot, with its block of levels, goes on a free list for
-// its height and is reused by the next node of that height. A node keeps
-// its slot while it lives, also across score updates, which is what the
-// ZSCAN cursor relies on.
+// in fixed chunks of zslChunk and their upper levels in one slice, linked
+// by int32 indexes (0 is the header, which is never a forward target, so 0
+// also means "none"), and a node's member is the location of its bytes
+// inside the logged operation that set it (served from the mapping, as
+// hash values are). A deleted node's slot, with its block of levels, goes
+// on a free list for its height and is reused by the next node of that
+// height. A node keeps its slot while it lives, also across score updates,
+// which is what the ZSCAN cursor relies on.
+//
+// Level 0 lives in the node itself (next, prev): its span is always 1 and
+// the score of the node it points to is read from that node, which a
+// search touches anyway at the end. Only the levels above it (a quarter
+// of the nodes have any: p = 1/4, as Redis) take a block in levels, so an
+// element costs a 32-byte node plus a third of a 24-byte level on average.
+// Chunks never move, so the nodes cost no growth slack beyond the last
+// chunk (a slice grown by append keeps up to half its capacity unused).
 //
 // A small set (what Redis keeps as a listpack: see ZSet.grown) has no
 // levels at all: its nodes are kept in order in one array of (score, node)
@@ -26,34 +34,37 @@ import (
 // insertion and removal. On a set of up to 128 members that touches a few
 // contiguous cache lines where a skiplist insertion chases a dozen links
 // through scattered nodes (zskiplist.link was 12.8% of GEOADD's server
-// CPU), and it spares the header's 32 levels (1 KiB). The set becomes a
-// skiplist (toBig) when it outgrows the small encoding, for good.
+// CPU), and it spares the header's levels. The set becomes a skiplist
+// (toBig) when it outgrows the small encoding, for good.
 //
-// Each link also carries the score and the level block of the node it
-// points to. A search then decides whether to step forward from the link
-// alone, and touches memory only when it does step (the members are read
-// only on equal scores): on a large set, where every step is a cache miss,
-// that halves the misses of ZADD, ZRANK and the range commands.
+// Each upper link also carries the score and the level block of the node
+// it points to. A search then decides whether to step forward from the
+// link alone, and touches memory only when it does step (the members are
+// read only on equal scores): on a large set, where every step is a cache
+// miss, that halves the misses of ZADD, ZRANK and the range commands.
 const (
 	zslMaxLevel   = 32
 	zslPThreshold = 0x4000 // p = 1/4 of 0x10000, as Redis
+	zslChunkShift = 7
+	zslChunk      = 1 << zslChunkShift // nodes a chunk (4 KiB)
 )
 
+// zslLevel is one link above level 0.
 type zslLevel struct {
-	next   int32 // node index; 0 = end
-	nextLv int32 // first level of next in zskiplist.levels
-	span   int32 // level-0 steps from this node to next (to the end when next is 0)
-	_      int32
+	next   int32   // node index; 0 = end
+	nextUp int32   // first upper level of next in zskiplist.levels
+	span   int32   // level-0 steps from this node to next (to the end when next is 0)
+	height int32   // on the first level of a block: the owner's height
 	score  float64 // score of next
 }
 
 type zslNode struct {
-	loc    uint64 // packed location of the member's uvarint-prefixed bytes
-	score  float64
-	prev   int32  // level-0 predecessor; 0 = header (first node)
-	lv     int32  // first of this node's levels in zsl.levels
-	tag    uint32 // the member's tag in ZSet.index (zsetTag)
-	height uint8  // number of levels (at most zslMaxLevel); 0 = a free slot (a node is 32 bytes)
+	loc   uint64 // packed location of the member's uvarint-prefixed bytes
+	score float64
+	next  int32  // level-0 successor; 0 = end
+	prev  int32  // level-0 predecessor; 0 = header (first node); -1 = a free slot
+	tag   uint32 // the member's tag in ZSet.index (zsetTag)
+	up    int32  // first of the node's upper levels in zsl.levels; -1 = height 1
 }
 
 // zslEntry is one element of a small set's ordered array: its score (so a
@@ -64,8 +75,9 @@ type zslEntry struct {
 }
 
 type zskiplist struct {
-	ks     *Keyspace // where member bytes are read (bytesAt)
-	nodes  []zslNode
+	ks     *Keyspace   // where member bytes are read (bytesAt)
+	chunks [][]zslNode // node x is chunks[x>>zslChunkShift][x&(zslChunk-1)]
+	slots  int32       // nodes allocated (live, free and the header)
 	levels []zslLevel
 	// free slots by height (nil until a skiplist frees one: the array is
 	// 792 bytes, more than a small set's nodes)
@@ -83,13 +95,63 @@ type zskiplist struct {
 // newSkiplist returns an empty small set (ordered array, no levels).
 func newSkiplist(ks *Keyspace) zskiplist {
 	z := zskiplist{ks: ks, level: 1, small: true}
-	z.nodes = append(z.nodes, zslNode{lv: -1})
+	z.newNode(zslNode{up: -1})
 	return z
+}
+
+// node returns node x. Chunks never move: the pointer stays valid while
+// the set lives.
+func (z *zskiplist) node(x int32) *zslNode {
+	return &z.chunks[x>>zslChunkShift][x&(zslChunk-1)]
+}
+
+// newNode appends a node slot and returns its index. The first chunk grows
+// by append (a small set pays for what it holds), the others are allocated
+// whole.
+func (z *zskiplist) newNode(n zslNode) int32 {
+	x := z.slots
+	c := len(z.chunks) - 1
+	if c < 0 || len(z.chunks[c]) == zslChunk {
+		var ch []zslNode
+		if c >= 0 {
+			ch = make([]zslNode, 0, zslChunk)
+		}
+		z.chunks = append(z.chunks, ch)
+		c++
+	}
+	z.chunks[c] = append(z.chunks[c], n)
+	z.slots++
+	return x
+}
+
+// height returns the number of levels of node x.
+func (z *zskiplist) height(x int32) int {
+	if up := z.node(x).up; up >= 0 {
+		return int(z.levels[up].height)
+	}
+	return 1
+}
+
+// upper returns level i (>= 1) of node x. The pointer is valid until the
+// next allocation of a level block.
+func (z *zskiplist) upper(x int32, i int) *zslLevel {
+	return &z.levels[int(z.node(x).up)+i-1]
+}
+
+// newLevels appends a block for a node of height h (> 1) and returns its
+// first index.
+func (z *zskiplist) newLevels(h int) int32 {
+	base := int32(len(z.levels))
+	for i := 1; i < h; i++ {
+		z.levels = append(z.levels, zslLevel{})
+	}
+	z.levels[base].height = int32(h)
+	return base
 }
 
 // toBig gives every node of a small set a random height and links it:
 // the set is a skiplist from then on. Slots freed while it was small stay
-// unused (at most 128, of 40 bytes each).
+// unused (at most 128, of 32 bytes each).
 func (z *zskiplist) toBig() {
 	if !z.small {
 		return
@@ -97,15 +159,15 @@ func (z *zskiplist) toBig() {
 	ord := z.ord
 	z.small, z.ord = false, nil
 	z.sfree = nil
-	z.nodes[0] = zslNode{lv: 0, height: zslMaxLevel}
-	z.levels = make([]zslLevel, zslMaxLevel, zslMaxLevel+len(ord)*2)
+	z.levels = make([]zslLevel, 0, zslMaxLevel-1+len(ord)/2)
+	*z.node(0) = zslNode{up: z.newLevels(zslMaxLevel)}
 	z.level, z.n, z.tail = 1, 0, 0
 	for _, e := range ord {
 		h := zslRandomLevel()
-		n := &z.nodes[e.x]
-		n.lv, n.height, n.prev = int32(len(z.levels)), uint8(h), 0
-		for i := 0; i < h; i++ {
-			z.levels = append(z.levels, zslLevel{})
+		n := z.node(e.x)
+		n.up, n.prev, n.next = -1, 0, 0
+		if h > 1 {
+			n.up = z.newLevels(h)
 		}
 		z.link(e.x, z.member(e.x))
 	}
@@ -135,7 +197,7 @@ func (z *zskiplist) smallSearch(score float64, member []byte) int {
 // search over the scores, then a scan of the equal scores for x (no
 // member is read).
 func (z *zskiplist) posOf(x int32) int {
-	s := z.nodes[x].score
+	s := z.node(x).score
 	lo, hi := 0, len(z.ord)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
@@ -155,7 +217,7 @@ func (z *zskiplist) posOf(x int32) int {
 func (z *zskiplist) smallInsertAt(p int, x int32) {
 	z.ord = append(z.ord, zslEntry{})
 	copy(z.ord[p+1:], z.ord[p:])
-	z.ord[p] = zslEntry{score: z.nodes[x].score, x: x}
+	z.ord[p] = zslEntry{score: z.node(x).score, x: x}
 	z.n++
 	z.tail = z.ord[z.n-1].x
 }
@@ -171,22 +233,16 @@ func (z *zskiplist) smallRemoveAt(p int) {
 	}
 }
 
-// lv returns level i of node x. The pointer is valid until the next
-// allocation of a node.
-func (z *zskiplist) lv(x int32, i int) *zslLevel {
-	return &z.levels[int(z.nodes[x].lv)+i]
-}
+// tagOf returns the index tag of node x's member.
+func (z *zskiplist) tagOf(x int) uint32 { return z.node(int32(x)).tag }
 
 // member returns the member bytes of node x (aliasing the mapping: valid
 // until the keyspace lock is released).
-// tagOf returns the index tag of node x's member.
-func (z *zskiplist) tagOf(x int) uint32 { return z.nodes[x].tag }
+func (z *zskiplist) member(x int32) []byte { return z.ks.bytesAt(z.node(x).loc) }
 
-func (z *zskiplist) member(x int32) []byte { return z.ks.bytesAt(z.nodes[x].loc) }
-
-// before reports whether the node l points to sorts before (score, member).
-func (z *zskiplist) before(l *zslLevel, score float64, member []byte) bool {
-	return l.score < score || (l.score == score && bytes.Compare(z.member(l.next), member) < 0)
+// before reports whether node x, of score xs, sorts before (score, member).
+func (z *zskiplist) before(xs float64, x int32, score float64, member []byte) bool {
+	return xs < score || (xs == score && bytes.Compare(z.member(x), member) < 0)
 }
 
 func zslRandomLevel() int {
@@ -200,32 +256,28 @@ func zslRandomLevel() int {
 // alloc returns a slot for a new node of a random height.
 func (z *zskiplist) alloc(score float64, loc uint64) int32 {
 	if z.small {
-		var x int32
+		n := zslNode{loc: loc, score: score, up: -1}
 		if f := z.sfree; len(f) > 0 {
-			x = f[len(f)-1]
+			x := f[len(f)-1]
 			z.sfree = f[:len(f)-1]
-		} else {
-			x = int32(len(z.nodes))
-			z.nodes = append(z.nodes, zslNode{})
+			*z.node(x) = n
+			return x
 		}
-		z.nodes[x] = zslNode{loc: loc, score: score, lv: -1, height: 1}
-		return x
+		return z.newNode(n)
 	}
 	h := zslRandomLevel()
-	var x int32
 	if f := z.freeList(h); len(f) > 0 {
-		x = f[len(f)-1]
+		x := f[len(f)-1]
 		z.free[h] = f[:len(f)-1]
-	} else {
-		x = int32(len(z.nodes))
-		z.nodes = append(z.nodes, zslNode{lv: int32(len(z.levels)), height: uint8(h)})
-		for i := 0; i < h; i++ {
-			z.levels = append(z.levels, zslLevel{})
-		}
+		n := z.node(x)
+		n.loc, n.score, n.prev, n.next = loc, score, 0, 0
+		return x
 	}
-	n := &z.nodes[x]
-	n.loc, n.score, n.height = loc, score, uint8(h)
-	return x
+	up := int32(-1)
+	if h > 1 {
+		up = z.newLevels(h)
+	}
+	return z.newNode(zslNode{loc: loc, score: score, up: up})
 }
 
 // freeList returns the free slots of height h.
@@ -244,59 +296,75 @@ func (z *zskiplist) insert(score float64, member []byte, loc uint64) int32 {
 	return x
 }
 
-// pointTo makes link u point to node x.
-func (z *zskiplist) pointTo(u *zslLevel, x int32) {
-	n := &z.nodes[x]
-	u.next, u.nextLv, u.score = x, n.lv, n.score
+// search finds the last node before (score, member) at every level into
+// update and, when rank is not nil, its rank at every level; it returns
+// the node of rank update[0] + 1 (0 at the end).
+func (z *zskiplist) search(score float64, member []byte, update *[zslMaxLevel]int32, rank *[zslMaxLevel]int) int32 {
+	p, pUp := int32(0), z.node(0).up
+	r := 0
+	for i := z.level - 1; i >= 1; i-- {
+		for {
+			l := &z.levels[int(pUp)+i-1]
+			if l.next == 0 || !z.before(l.score, l.next, score, member) {
+				break
+			}
+			r += int(l.span)
+			p, pUp = l.next, l.nextUp
+		}
+		update[i] = p
+		if rank != nil {
+			rank[i] = r
+		}
+	}
+	for {
+		nx := z.node(p).next
+		if nx == 0 || !z.before(z.node(nx).score, nx, score, member) {
+			update[0] = p
+			if rank != nil {
+				rank[0] = r
+			}
+			return nx
+		}
+		r++
+		p = nx
+	}
 }
 
 // link puts the allocated, unlinked node x (whose member is member) in
 // its place.
 func (z *zskiplist) link(x int32, member []byte) {
 	if z.small {
-		z.smallInsertAt(z.smallSearch(z.nodes[x].score, member), x)
+		z.smallInsertAt(z.smallSearch(z.node(x).score, member), x)
 		return
 	}
 	var update [zslMaxLevel]int32
 	var rank [zslMaxLevel]int
-	score := z.nodes[x].score
-	p, pLv := int32(0), int32(0)
-	for i := z.level - 1; i >= 0; i-- {
-		if i < z.level-1 {
-			rank[i] = rank[i+1]
-		}
-		for {
-			l := &z.levels[int(pLv)+i]
-			if l.next == 0 || !z.before(l, score, member) {
-				break
-			}
-			rank[i] += int(l.span)
-			p, pLv = l.next, l.nextLv
-		}
-		update[i] = p
-	}
-	h := int(z.nodes[x].height)
+	xn := z.node(x)
+	z.search(xn.score, member, &update, &rank)
+	h := z.height(x)
 	if h > z.level {
 		for i := z.level; i < h; i++ {
 			rank[i] = 0
 			update[i] = 0
-			z.lv(0, i).span = int32(z.n)
+			z.upper(0, i).span = int32(z.n)
 		}
 		z.level = h
 	}
-	for i := 0; i < h; i++ {
-		u, l := z.lv(update[i], i), z.lv(x, i)
-		l.next, l.nextLv, l.score = u.next, u.nextLv, u.score
-		z.pointTo(u, x)
+	for i := 1; i < h; i++ {
+		u, l := z.upper(update[i], i), z.upper(x, i)
+		l.next, l.nextUp, l.score = u.next, u.nextUp, u.score
+		u.next, u.nextUp, u.score = x, xn.up, xn.score
 		l.span = u.span - int32(rank[0]-rank[i])
 		u.span = int32(rank[0]-rank[i]) + 1
 	}
-	for i := h; i < z.level; i++ {
-		z.lv(update[i], i).span++
+	for i := max(h, 1); i < z.level; i++ {
+		z.upper(update[i], i).span++
 	}
-	z.nodes[x].prev = update[0]
-	if next := z.lv(x, 0).next; next != 0 {
-		z.nodes[next].prev = x
+	pn := z.node(update[0])
+	xn.next, xn.prev = pn.next, update[0]
+	pn.next = x
+	if xn.next != 0 {
+		z.node(xn.next).prev = x
 	} else {
 		z.tail = x
 	}
@@ -306,19 +374,8 @@ func (z *zskiplist) link(x int32, member []byte) {
 // find returns the predecessors of (score, member) at every level and its
 // node (0 if absent).
 func (z *zskiplist) find(score float64, member []byte, update *[zslMaxLevel]int32) int32 {
-	p, pLv := int32(0), int32(0)
-	for i := z.level - 1; i >= 0; i-- {
-		for {
-			l := &z.levels[int(pLv)+i]
-			if l.next == 0 || !z.before(l, score, member) {
-				break
-			}
-			p, pLv = l.next, l.nextLv
-		}
-		update[i] = p
-	}
-	x := z.levels[pLv].next
-	if x != 0 && z.nodes[x].score == score && bytes.Equal(z.member(x), member) {
+	x := z.search(score, member, update, nil)
+	if x != 0 && z.node(x).score == score && bytes.Equal(z.member(x), member) {
 		return x
 	}
 	return 0
@@ -326,35 +383,48 @@ func (z *zskiplist) find(score float64, member []byte, update *[zslMaxLevel]int3
 
 // unlink takes x out of the list (its slot stays allocated).
 func (z *zskiplist) unlink(x int32, update *[zslMaxLevel]int32) {
-	for i := 0; i < z.level; i++ {
-		u := z.lv(update[i], i)
+	xn := z.node(x)
+	for i := 1; i < z.level; i++ {
+		u := z.upper(update[i], i)
 		if u.next == x {
-			l := z.lv(x, i)
+			l := z.upper(x, i)
 			u.span += l.span - 1
-			u.next, u.nextLv, u.score = l.next, l.nextLv, l.score
+			u.next, u.nextUp, u.score = l.next, l.nextUp, l.score
 		} else {
 			u.span--
 		}
 	}
-	if next := z.lv(x, 0).next; next != 0 {
-		z.nodes[next].prev = z.nodes[x].prev
+	z.node(update[0]).next = xn.next
+	if xn.next != 0 {
+		z.node(xn.next).prev = xn.prev
 	} else {
-		z.tail = z.nodes[x].prev
+		z.tail = xn.prev
 	}
-	for z.level > 1 && z.lv(0, z.level-1).next == 0 {
+	for z.level > 1 && z.upper(0, z.level-1).next == 0 {
 		z.level--
 	}
 	z.n--
 }
 
+// clearLinks empties the links of node x, which is unlinked, keeping its
+// level block.
+func (z *zskiplist) clearLinks(x int32) {
+	xn := z.node(x)
+	xn.next, xn.prev = 0, 0
+	for i := 1; i < z.height(x); i++ {
+		l := z.upper(x, i)
+		l.next, l.nextUp, l.span, l.score = 0, 0, 0, 0
+	}
+}
+
 // deleteNode removes node x, whose member is member, and frees its slot.
 func (z *zskiplist) deleteNode(x int32, member []byte) {
 	if !z.small {
-		z.delete(z.nodes[x].score, member)
+		z.delete(z.node(x).score, member)
 		return
 	}
 	z.smallRemoveAt(z.posOf(x))
-	z.nodes[x] = zslNode{lv: -1}
+	*z.node(x) = zslNode{up: -1, prev: -1}
 	z.sfree = append(z.sfree, x)
 }
 
@@ -367,16 +437,13 @@ func (z *zskiplist) delete(score float64, member []byte) bool {
 		return false
 	}
 	z.unlink(x, &update)
-	n := &z.nodes[x]
-	h := int32(n.height)
-	base := n.lv
-	*n = zslNode{lv: base, height: 0}
-	for i := int32(0); i < h; i++ {
-		z.levels[base+i] = zslLevel{}
-	}
+	z.clearLinks(x)
+	n := z.node(x)
+	n.loc, n.score, n.tag, n.prev = 0, 0, 0, -1
 	if z.free == nil {
 		z.free = new([zslMaxLevel + 1][]int32)
 	}
+	h := z.height(x)
 	z.free[h] = append(z.free[h], x)
 	return true
 }
@@ -385,17 +452,17 @@ func (z *zskiplist) delete(score float64, member []byte) bool {
 // its slot.
 func (z *zskiplist) updateNode(x int32, member []byte, to float64) {
 	if !z.small {
-		z.updateScore(z.nodes[x].score, member, to)
+		z.updateScore(z.node(x).score, member, to)
 		return
 	}
 	p := z.posOf(x)
 	if (p == 0 || z.ord[p-1].score < to) && (p == z.n-1 || z.ord[p+1].score > to) {
 		z.ord[p].score = to // still in order
-		z.nodes[x].score = to
+		z.node(x).score = to
 		return
 	}
 	z.smallRemoveAt(p)
-	z.nodes[x].score = to
+	z.node(x).score = to
 	z.smallInsertAt(z.smallSearch(to, member), x)
 }
 
@@ -407,41 +474,53 @@ func (z *zskiplist) updateScore(cur float64, member []byte, to float64) int32 {
 	if x == 0 {
 		panic("keyspace: zset member missing from its skiplist")
 	}
-	n := &z.nodes[x]
-	next := z.lv(x, 0).next
-	if (n.prev == 0 || z.nodes[n.prev].score < to) && (next == 0 || z.nodes[next].score > to) {
-		// Still in order: no relinking, but the links to x carry its score.
+	n := z.node(x)
+	if (n.prev == 0 || z.node(n.prev).score < to) && (n.next == 0 || z.node(n.next).score > to) {
+		// Still in order: no relinking, but the upper links to x carry
+		// its score.
 		n.score = to
-		for i := 0; i < int(n.height); i++ {
-			z.lv(update[i], i).score = to
+		for i := 1; i < z.height(x); i++ {
+			z.upper(update[i], i).score = to
 		}
 		return x
 	}
 	z.unlink(x, &update)
-	for i := 0; i < int(n.height); i++ {
-		*z.lv(x, i) = zslLevel{}
-	}
-	z.nodes[x].score = to
+	z.clearLinks(x)
+	n.score = to
 	z.link(x, member)
 	return x
 }
 
 // rank returns the 1-based rank of (score, member), 0 if absent.
 func (z *zskiplist) rank(score float64, member []byte) int {
+	after := func(xs float64, x int32) bool {
+		return xs > score || (xs == score && bytes.Compare(z.member(x), member) > 0)
+	}
 	r := 0
-	p, pLv := int32(0), int32(0)
-	for i := z.level - 1; i >= 0; i-- {
+	p, pUp := int32(0), z.node(0).up
+	for i := z.level - 1; i >= 1; i-- {
 		for {
-			l := &z.levels[int(pLv)+i]
-			if l.next == 0 || l.score > score || (l.score == score && bytes.Compare(z.member(l.next), member) > 0) {
+			l := &z.levels[int(pUp)+i-1]
+			if l.next == 0 || after(l.score, l.next) {
 				break
 			}
 			r += int(l.span)
-			p, pLv = l.next, l.nextLv
+			p, pUp = l.next, l.nextUp
 		}
 		if p != 0 && bytes.Equal(z.member(p), member) {
 			return r
 		}
+	}
+	for {
+		nx := z.node(p).next
+		if nx == 0 || after(z.node(nx).score, nx) {
+			break
+		}
+		r++
+		p = nx
+	}
+	if p != 0 && bytes.Equal(z.member(p), member) {
+		return r
 	}
 	return 0
 }
@@ -451,7 +530,7 @@ func (z *zskiplist) rankNode(x int32, member []byte) int {
 	if z.small {
 		return z.posOf(x) + 1
 	}
-	return z.rank(z.nodes[x].score, member)
+	return z.rank(z.node(x).score, member)
 }
 
 // byRank returns the node of 1-based rank r (0 if out of range).
@@ -463,21 +542,26 @@ func (z *zskiplist) byRank(r int) int32 {
 		return z.ord[r-1].x
 	}
 	traversed := 0
-	p, pLv := int32(0), int32(0)
-	for i := z.level - 1; i >= 0; i-- {
+	p, pUp := int32(0), z.node(0).up
+	for i := z.level - 1; i >= 1; i-- {
 		for {
-			l := &z.levels[int(pLv)+i]
+			l := &z.levels[int(pUp)+i-1]
 			if l.next == 0 || traversed+int(l.span) > r {
 				break
 			}
 			traversed += int(l.span)
-			p, pLv = l.next, l.nextLv
+			p, pUp = l.next, l.nextUp
 		}
 		if traversed == r {
 			return p
 		}
 	}
-	return 0
+	for ; traversed < r; traversed++ {
+		if p = z.node(p).next; p == 0 {
+			return 0
+		}
+	}
+	return p
 }
 
 // next and prev walk level 0 (0 = none); on a small set they search
@@ -489,7 +573,7 @@ func (z *zskiplist) next(x int32) int32 {
 		}
 		return 0
 	}
-	return z.lv(x, 0).next
+	return z.node(x).next
 }
 
 func (z *zskiplist) prev(x int32) int32 {
@@ -499,7 +583,7 @@ func (z *zskiplist) prev(x int32) int32 {
 		}
 		return 0
 	}
-	return z.nodes[x].prev
+	return z.node(x).prev
 }
 
 func (z *zskiplist) first() int32 {
@@ -509,7 +593,7 @@ func (z *zskiplist) first() int32 {
 		}
 		return z.ord[0].x
 	}
-	return z.levels[0].next
+	return z.node(0).next
 }
 
 // countWhile returns how many nodes from the start satisfy in (given the
@@ -529,16 +613,23 @@ func (z *zskiplist) countWhile(in func(x int32, score float64) bool) int {
 		return lo
 	}
 	r := 0
-	pLv := int32(0)
-	for i := z.level - 1; i >= 0; i-- {
+	p, pUp := int32(0), z.node(0).up
+	for i := z.level - 1; i >= 1; i-- {
 		for {
-			l := &z.levels[int(pLv)+i]
+			l := &z.levels[int(pUp)+i-1]
 			if l.next == 0 || !in(l.next, l.score) {
 				break
 			}
 			r += int(l.span)
-			pLv = l.nextLv
+			p, pUp = l.next, l.nextUp
 		}
 	}
-	return r
+	for {
+		nx := z.node(p).next
+		if nx == 0 || !in(nx, z.node(nx).score) {
+			return r
+		}
+		r++
+		p = nx
+	}
 }
