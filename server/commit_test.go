@@ -156,69 +156,41 @@ func TestCommitterInlineSyncHoldsReplies(t *testing.T) {
 	}
 }
 
-// When every batch the loop served since the last release was held (only
-// writers ran), the loop syncs inline though not every connection is held:
-// an idle connection that sends meanwhile waits for that one sync. Once a
-// reply left unheld since the last release (a reader was served), the
-// committer syncs and the loop serves during the sync.
-func TestCommitterInlineSyncWhenOnlyWritersRan(t *testing.T) {
-	f := &fakeKS{waits: make(chan uint64, 16), tokens: make(chan struct{}, 16)}
+// The inline rule short of every connection held: the loop syncs itself
+// when more than half the connections are held and every batch served
+// since the last release was held; not when half or fewer are (the rest
+// may be readers the loop serves during a sync), nor once a reply left
+// unheld since the release. Checked on the loop, over three registered
+// connections.
+func TestCommitterInlineWhenMostAreHeldWriters(t *testing.T) {
+	f := &fakeKS{}
 	s := startMsyncLoop(t, f)
-	s.commit.slowAfter.Store(math.MaxInt64) // the gated syncs are slow
-	t.Cleanup(func() { // a failed check must not leave a sync waiting for its token
-		for range 4 {
-			f.tokens <- struct{}{}
-		}
-	})
-	writer, idle := dialWire(t, s), dialWire(t, s)
-	registered(t, writer, idle) // two unheld replies: the first commit is the committer's
-	step := func(lsn uint64, wantInlines, wantCommits int64) {
-		t.Helper()
-		if got := writer.reply(); got != fmt.Sprintf(":%d\r\n", lsn) {
-			t.Fatalf("writer got %q, want :%d", got, lsn)
-		}
-		if in, all := s.commit.inlines.Load(), s.commit.commits.Load(); in != wantInlines || all != wantCommits {
-			t.Fatalf("after LSN %d: %d inline syncs of %d, want %d of %d", lsn, in, all, wantInlines, wantCommits)
-		}
+	a, b, c := dialWire(t, s), dialWire(t, s), dialWire(t, s)
+	registered(t, a, b, c)
+	got := make(chan [4]bool, 1)
+	if err := s.loop.Execute(func() {
+		cm := s.commit
+		saved, savedAt := cm.held, cm.servedAt
+		one, two, three := &conn{held: true}, &conn{held: true}, &conn{held: true}
+		var r [4]bool
+		cm.servedAt = s.stats.writes.Load()
+		cm.held = []*conn{one, two}
+		r[0] = cm.inlineOK() // 2 of 3 held, only held batches since the release
+		cm.held = []*conn{one}
+		r[1] = cm.inlineOK() // 1 of 3
+		cm.held = []*conn{one, two}
+		cm.servedAt--
+		r[2] = cm.inlineOK() // a reply left unheld since the release
+		cm.held = []*conn{one, two, three}
+		r[3] = cm.inlineOK() // every connection held: inline whatever was served
+		cm.held, cm.servedAt = saved, savedAt
+		got <- r
+	}); err != nil {
+		t.Fatal(err)
 	}
-
-	writer.send(multibulk("wrt"))
-	if lsn := nextWait(t, f); lsn != 1 {
-		t.Fatalf("the sync waited for LSN %d, want 1", lsn)
+	if r := <-got; r != [4]bool{true, false, false, true} {
+		t.Fatalf("inlineOK for 2 of 3 held writers, 1 of 3, 2 of 3 after an unheld reply, 3 of 3 = %v, want [true false false true]", r)
 	}
-	if got := idle.do("PING"); got != "+PONG\r\n" {
-		t.Fatalf("PING during the committer's sync = %q", got)
-	}
-	f.tokens <- struct{}{}
-	step(1, 0, 1)
-
-	// Only the writer ran since that release (the PING was before it): inline.
-	writer.send(multibulk("wrt"))
-	if lsn := nextWait(t, f); lsn != 2 {
-		t.Fatalf("the sync waited for LSN %d, want 2", lsn)
-	}
-	if n := s.commit.busy.Load(); n != 0 {
-		t.Fatalf("the committer was asked for %d commits; only held batches ran, the loop syncs", n)
-	}
-	idle.send(multibulk("PING"))
-	expectNothing(t, idle, 100*time.Millisecond) // the loop is inside the sync
-	f.tokens <- struct{}{}
-	step(2, 1, 2)
-	if got := idle.reply(); got != "+PONG\r\n" {
-		t.Fatalf("idle got %q", got)
-	}
-
-	// That PING's reply left unheld after the release: the committer again.
-	writer.send(multibulk("wrt"))
-	if lsn := nextWait(t, f); lsn != 3 {
-		t.Fatalf("the sync waited for LSN %d, want 3", lsn)
-	}
-	if got := idle.do("PING"); got != "+PONG\r\n" {
-		t.Fatalf("PING during the committer's sync = %q", got)
-	}
-	expectNothing(t, writer, 10*time.Millisecond)
-	f.tokens <- struct{}{}
-	step(3, 1, 3)
 }
 
 // A sync slower than the inline limit hands the next ones to the
