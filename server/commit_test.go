@@ -156,6 +156,43 @@ func TestCommitterInlineSyncHoldsReplies(t *testing.T) {
 	}
 }
 
+// The inline rule short of every connection held: the loop syncs itself
+// when more than half the connections are held and every batch served
+// since the last release was held; not when half or fewer are (the rest
+// may be readers the loop serves during a sync), nor once a reply left
+// unheld since the release. Checked on the loop, over three registered
+// connections.
+func TestCommitterInlineWhenMostAreHeldWriters(t *testing.T) {
+	f := &fakeKS{}
+	s := startMsyncLoop(t, f)
+	a, b, c := dialWire(t, s), dialWire(t, s), dialWire(t, s)
+	registered(t, a, b, c)
+	got := make(chan [4]bool, 1)
+	if err := s.loop.Execute(func() {
+		cm := s.commit
+		saved, savedAt := cm.held, cm.servedAt
+		one, two, three := &conn{held: true}, &conn{held: true}, &conn{held: true}
+		var r [4]bool
+		cm.servedAt = s.stats.writes.Load()
+		cm.held = []*conn{one, two}
+		r[0] = cm.inlineOK() // 2 of 3 held, only held batches since the release
+		cm.held = []*conn{one}
+		r[1] = cm.inlineOK() // 1 of 3
+		cm.held = []*conn{one, two}
+		cm.servedAt--
+		r[2] = cm.inlineOK() // a reply left unheld since the release
+		cm.held = []*conn{one, two, three}
+		r[3] = cm.inlineOK() // every connection held: inline whatever was served
+		cm.held, cm.servedAt = saved, savedAt
+		got <- r
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-got; r != [4]bool{true, false, false, true} {
+		t.Fatalf("inlineOK for 2 of 3 held writers, 1 of 3, 2 of 3 after an unheld reply, 3 of 3 = %v, want [true false false true]", r)
+	}
+}
+
 // A sync slower than the inline limit hands the next ones to the
 // committer: a connection that arrives during the slow inline sync waits
 // for it, but during the next stalled sync the loop serves it.
