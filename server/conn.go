@@ -385,7 +385,8 @@ func (c *conn) processInput() bool {
 			c.endCaching(c.lastCmd) // tracking.go
 		}
 		if tr := c.srv.track; tr.pending.Load() {
-			tr.deliver(c) // invalidations, after the command's reply (tracking.go)
+			tr.deliver(c)       // invalidations, after the command's reply (tracking.go)
+			c.tick = clockNow() // the next command starts here (callNow)
 		}
 		if c.replyOff || c.replySkip { // CLIENT REPLY OFF|SKIP (edge.go)
 			c.Out = c.Out[:min(mark, len(c.Out))]
@@ -399,8 +400,11 @@ func (c *conn) processInput() bool {
 			c.rbuf = c.rbuf[:0]
 			return c.link != nil // on the loop the connection stays, as the link's
 		}
-		if len(c.Out) >= outFlushAt && !c.flush() {
-			return false
+		if len(c.Out) >= outFlushAt {
+			if !c.flush() {
+				return false
+			}
+			c.tick = clockNow() // a goroutine's write may block: not the next command's time
 		}
 	}
 

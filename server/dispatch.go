@@ -180,12 +180,20 @@ func (c *conn) callNow(cmd *Command, args [][]byte, locked bool) {
 		}
 	} else {
 		env := &c.srv.env
-		env.lock()
+		if env.tryLock == nil || !env.tryLock() {
+			env.lock()
+			c.tick = clockNow() // time spent waiting for the lock is not the command's
+			begin = c.tick
+		}
+		// Otherwise the command starts where the one before it ended (or
+		// where the batch started: processInput reads the clock per read),
+		// one clock read per command instead of two (6% of the server's
+		// CPU at GET -P 16): its time includes parsing its request and the
+		// checks of execute, tens of nanoseconds, below the microsecond
+		// Redis times commands in.
 		tr := c.srv.track
-		tr.cur = c          // tracking.go: the writer of what the command changes
-		c.tick = clockNow() // time spent waiting for the lock is not the command's
+		tr.cur = c // tracking.go: the writer of what the command changes
 		c.srv.notify.inCmd = true
-		begin = c.tick
 		reg := c.loopRegistry()
 		if reg != nil {
 			reg.loopServes = true // this command serves what it wakes (no kickServe)
