@@ -50,6 +50,9 @@ type conn struct {
 
 	batchLSN uint64    // highest LastLSN seen after a command of this batch
 	tick     time.Time // end of the previous command (commandstats timing)
+	// chained: tick is the end of a command that ran earlier in this
+	// batch, with nothing slow since, so the next can start there (callNow).
+	chained bool
 	// oomAtStart: used memory was above maxmemory when the running
 	// command started (maxmemory.go; read only while maxmemory is set).
 	oomAtStart bool
@@ -352,6 +355,7 @@ func (c *conn) processInput() bool {
 		data = data[len(data):]
 	}
 	c.tick = clockNow()
+	c.chained = false // the first command reads the clock itself: not the read's cost
 	for len(data) > 0 && !c.closeAfterReply && c.blk.b == nil && !c.held && !c.replWait {
 		c.scans++
 		req := data
@@ -385,8 +389,8 @@ func (c *conn) processInput() bool {
 			c.endCaching(c.lastCmd) // tracking.go
 		}
 		if tr := c.srv.track; tr.pending.Load() {
-			tr.deliver(c)       // invalidations, after the command's reply (tracking.go)
-			c.tick = clockNow() // the next command starts here (callNow)
+			tr.deliver(c) // invalidations, after the command's reply (tracking.go)
+			c.chained = false
 		}
 		if c.replyOff || c.replySkip { // CLIENT REPLY OFF|SKIP (edge.go)
 			c.Out = c.Out[:min(mark, len(c.Out))]
@@ -404,7 +408,7 @@ func (c *conn) processInput() bool {
 			if !c.flush() {
 				return false
 			}
-			c.tick = clockNow() // a goroutine's write may block: not the next command's time
+			c.chained = false // a goroutine's write may block: not the next command's time
 		}
 	}
 
