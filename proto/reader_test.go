@@ -140,9 +140,23 @@ func TestNextCanonicalAgreesWithRedcon(t *testing.T) {
 				t.Fatalf("%q: fast path %q, redcon %q", b, got, want)
 			}
 		}
+		// and the general way Next takes without it
+		if v := ScanMultibulk(b, Limits{MaxBulk: 512 << 20}); !v.Complete || v.Err != "" {
+			t.Fatalf("%q: fast path took %q, ScanMultibulk %+v", b, got, v)
+		}
+		split, srest := SplitMultibulk(b, nil)
+		if !slices.EqualFunc(split, got, slices.Equal) || len(srest) != len(rest) {
+			t.Fatalf("%q: fast path %q rest %d, SplitMultibulk %q rest %d", b, got, len(rest), split, len(srest))
+		}
 	}
 	if accepted < 7000 {
 		t.Fatalf("only %d requests took the fast path", accepted)
+	}
+	for in, want := range map[string]string{"*01\r\n$4\r\nPING\r\n": "invalid multibulk length", "*+1\r\n$4\r\nPING\r\n": "invalid multibulk length", "*1\r\n$04\r\nPING\r\n": "invalid bulk length"} {
+		// Redis 7.0.15 answers these with a protocol error (redcon took them)
+		if _, _, _, perr := r.Next([]byte(in), Limits{MaxBulk: 512 << 20}); perr != want {
+			t.Errorf("Next(%q): protocol error %q, want %q", in, perr, want)
+		}
 	}
 	for _, in := range []string{"*0\r\n", "*01\r\n$1\r\na\r\n", "*+1\r\n$1\r\na\r\n", "*1\r\n$01\r\na\r\n", "*1\r\n$1\r\nab\r\n", "*1\r\n$1\r\na\r", "*1\n$1\r\na\r\n", "*1\r\n$-1\r\n"} {
 		if _, _, ok := r.nextCanonical([]byte(in)); ok {
