@@ -132,6 +132,9 @@ func newKeyspace(a *arena.Arena) *Keyspace {
 // Lock takes the keyspace lock (one lock for all databases).
 func (ks *Keyspace) Lock() { ks.mu.Lock() }
 
+// TryLock takes the keyspace lock if it is free, without waiting.
+func (ks *Keyspace) TryLock() bool { return ks.mu.TryLock() }
+
 // Unlock releases the keyspace lock.
 func (ks *Keyspace) Unlock() {
 	ks.liveSnapshot.Store(ks.liveBytes)

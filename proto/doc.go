@@ -21,7 +21,7 @@
 // grow its buffer.
 //
 // What it may not touch: connections, sockets, the keyspace, the command
-// table. It imports only the standard library and redcon's request
-// scanner, and nothing in Persimmon imports it except the server and the
+// table. It imports only the standard library (its tests compare the
+// request reader with redcon's scanner), and nothing in Persimmon imports it except the server and the
 // command handlers (through the server's Client).
 package proto

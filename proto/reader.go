@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"math"
-
-	"github.com/tidwall/redcon"
 )
 
 // Protocol limits, as Redis 7 enforces them.
@@ -42,27 +40,27 @@ type Reader struct {
 // e.g. "invalid bulk length"): the connection answers it and closes.
 func (r *Reader) Next(data []byte, lim Limits) (args [][]byte, rest []byte, need int, perr string) {
 	if data[0] == '*' {
-		complete, a, _, rest, err := redcon.ReadNextCommand(data, r.args[:0])
+		if a, rest, ok := r.nextCanonical(data); ok {
+			if msg := lim.Check(a); msg != "" {
+				return nil, data, 0, msg
+			}
+			return a, rest, 0, ""
+		}
+		// Anything else goes Redis's way (processMultibulkBuffer): a
+		// count or length with a sign or a leading zero is a protocol
+		// error, and the two bytes after each bulk are not looked at.
+		v := ScanMultibulk(data, lim)
+		switch {
+		case v.Err != "":
+			return nil, data, 0, v.Err
+		case v.Skip > 0:
+			return nil, data[v.Skip:], 0, ""
+		case !v.Complete:
+			return nil, data, v.Need, ""
+		}
+		a, rest := SplitMultibulk(data, r.args[:0])
 		if cap(a) > cap(r.args) {
 			r.args = a[:0]
-		}
-		if err != nil || !complete {
-			v := ScanMultibulk(data, lim)
-			switch {
-			case v.Err != "":
-				return nil, data, 0, v.Err
-			case v.Skip > 0:
-				return nil, data[v.Skip:], 0, ""
-			case !v.Complete:
-				return nil, data, v.Need, ""
-			}
-			// Whole, but not as redcon wants it (a bulk not followed by
-			// CRLF): Redis takes the two bytes after each bulk without
-			// looking at them.
-			a, rest = SplitMultibulk(data, r.args[:0])
-			if cap(a) > cap(r.args) {
-				r.args = a[:0]
-			}
 		}
 		if msg := lim.Check(a); msg != "" {
 			return nil, data, 0, msg
@@ -93,6 +91,59 @@ func (r *Reader) Next(data []byte, lim Limits) (args [][]byte, rest []byte, need
 		return nil, data, 0, "unbalanced quotes in request"
 	}
 	return args, rest, 0, ""
+}
+
+// nextCanonical is Next's fast path for a whole request in the form
+// clients send, "*<n>\r\n" and n times "$<len>\r\n<len bytes>\r\n" with
+// n >= 1 and the numbers in plain decimal (no sign, no leading zero). For
+// anything else (incomplete, "*0", malformed, an odd number) it reports
+// false and Next takes the general way (ScanMultibulk, SplitMultibulk),
+// which gives a request it would have taken the same arguments. It reads
+// each number in one pass with the CRLF after it; redcon, which Next used
+// before, scanned for the LF and then converted the digits through
+// strconv.Atoi (the parse was 3.7% of the server's CPU at SET -P 16).
+func (r *Reader) nextCanonical(data []byte) (args [][]byte, rest []byte, ok bool) {
+	count, i, ok := decimalLine(data, 1)
+	if !ok || count == 0 {
+		return nil, nil, false
+	}
+	args = r.args[:0]
+	for ; count > 0; count-- {
+		if i >= len(data) || data[i] != '$' {
+			return nil, nil, false
+		}
+		n, j, ok := decimalLine(data, i+1)
+		if !ok || n > len(data)-j-2 {
+			return nil, nil, false
+		}
+		if data[j+n] != '\r' || data[j+n+1] != '\n' {
+			return nil, nil, false
+		}
+		args = append(args, data[j:j+n])
+		i = j + n + 2
+	}
+	if cap(args) > cap(r.args) {
+		r.args = args[:0]
+	}
+	return args, data[i:], true
+}
+
+// decimalLine reads a plain decimal number (digits only, no leading zero
+// but "0" itself, at most 18 digits) at data[i:] followed by CRLF, and
+// returns it with the index after the LF.
+func decimalLine(data []byte, i int) (n, next int, ok bool) {
+	start := i
+	for i < len(data) && data[i] >= '0' && data[i] <= '9' {
+		if i-start == 18 {
+			return 0, 0, false
+		}
+		n = n*10 + int(data[i]-'0')
+		i++
+	}
+	if i == start || (data[start] == '0' && i-start > 1) || i+1 >= len(data) || data[i] != '\r' || data[i+1] != '\n' {
+		return 0, 0, false
+	}
+	return n, i + 2, true
 }
 
 // Check applies the header limits to a request that arrived whole and

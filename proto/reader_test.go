@@ -1,8 +1,12 @@
 package proto
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/tidwall/redcon"
 )
 
 func TestScanMultibulk(t *testing.T) {
@@ -75,4 +79,116 @@ func TestSplitArgs(t *testing.T) {
 			t.Errorf("SplitInline(%q) = %q, %v; want %q", tt.in, got, ok, tt.want)
 		}
 	}
+}
+
+// TestNextCanonicalAgreesWithRedcon checks Next's fast path against the
+// general way it stands in for: on whole canonical requests, truncations
+// and single-byte corruptions of them, whatever nextCanonical accepts
+// redcon.ReadNextCommand reads as complete with the same arguments and the
+// same rest; and canonical requests are accepted.
+func TestNextCanonicalAgreesWithRedcon(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte("*$0123456789\r\n+-abc ")
+	var r Reader
+	accepted := 0
+	for iter := 0; iter < 20000; iter++ {
+		var b []byte
+		nreq := 1 + rng.IntN(3)
+		for range nreq {
+			n := 1 + rng.IntN(4)
+			b = fmt.Appendf(b, "*%d\r\n", n)
+			for range n {
+				arg := make([]byte, rng.IntN(20))
+				for k := range arg {
+					arg[k] = alphabet[rng.IntN(len(alphabet))]
+				}
+				b = fmt.Appendf(b, "$%d\r\n%s\r\n", len(arg), arg)
+			}
+		}
+		whole := iter%3 == 0
+		switch iter % 3 {
+		case 1:
+			b = b[:rng.IntN(len(b))+1]
+		case 2:
+			b[rng.IntN(len(b))] = alphabet[rng.IntN(len(alphabet))]
+		}
+		if b[0] != '*' {
+			continue
+		}
+		in := slices.Clone(b)
+		args, rest, ok := r.nextCanonical(in)
+		if whole && !ok {
+			t.Fatalf("canonical %q refused", b)
+		}
+		if !ok {
+			continue
+		}
+		accepted++
+		got := make([][]byte, len(args))
+		for k, a := range args {
+			got[k] = slices.Clone(a)
+		}
+		complete, want, _, wrest, err := redcon.ReadNextCommand(slices.Clone(b), nil)
+		if err != nil || !complete {
+			t.Fatalf("%q: fast path took %q, redcon: complete %v, %v", b, got, complete, err)
+		}
+		if len(want) != len(got) || len(rest) != len(wrest) {
+			t.Fatalf("%q: fast path %q rest %d, redcon %q rest %d", b, got, len(rest), want, len(wrest))
+		}
+		for k := range want {
+			if !slices.Equal(want[k], got[k]) {
+				t.Fatalf("%q: fast path %q, redcon %q", b, got, want)
+			}
+		}
+		// and the general way Next takes without it
+		if v := ScanMultibulk(b, Limits{MaxBulk: 512 << 20}); !v.Complete || v.Err != "" {
+			t.Fatalf("%q: fast path took %q, ScanMultibulk %+v", b, got, v)
+		}
+		split, srest := SplitMultibulk(b, nil)
+		if !slices.EqualFunc(split, got, slices.Equal) || len(srest) != len(rest) {
+			t.Fatalf("%q: fast path %q rest %d, SplitMultibulk %q rest %d", b, got, len(rest), split, len(srest))
+		}
+	}
+	if accepted < 7000 {
+		t.Fatalf("only %d requests took the fast path", accepted)
+	}
+	for in, want := range map[string]string{"*01\r\n$4\r\nPING\r\n": "invalid multibulk length", "*+1\r\n$4\r\nPING\r\n": "invalid multibulk length", "*1\r\n$04\r\nPING\r\n": "invalid bulk length"} {
+		// Redis 7.0.15 answers these with a protocol error (redcon took them)
+		if _, _, _, perr := r.Next([]byte(in), Limits{MaxBulk: 512 << 20}); perr != want {
+			t.Errorf("Next(%q): protocol error %q, want %q", in, perr, want)
+		}
+	}
+	for _, in := range []string{"*0\r\n", "*01\r\n$1\r\na\r\n", "*+1\r\n$1\r\na\r\n", "*1\r\n$01\r\na\r\n", "*1\r\n$1\r\nab\r\n", "*1\r\n$1\r\na\r", "*1\n$1\r\na\r\n", "*1\r\n$-1\r\n"} {
+		if _, _, ok := r.nextCanonical([]byte(in)); ok {
+			t.Errorf("nextCanonical took %q", in)
+		}
+	}
+}
+
+// BenchmarkNext is the request reader on a pipelined batch of 16 SETs of
+// 64-byte values (redis-benchmark -P 16 -d 64): one op is one request;
+// redcon is the general way alone, as Next was before its fast path.
+func BenchmarkNext(b *testing.B) {
+	var batch []byte
+	for i := range 16 {
+		batch = fmt.Appendf(batch, "*3\r\n$3\r\nSET\r\n$16\r\nkey:__rand_%05d\r\n$64\r\n%064d\r\n", i*7919%100000, i)
+	}
+	lim := Limits{MaxBulk: 512 << 20}
+	b.Run("Next", func(b *testing.B) {
+		var r Reader
+		for i := 0; i < b.N; i += 16 {
+			for data := batch; len(data) > 0; {
+				_, data, _, _ = r.Next(data, lim)
+			}
+		}
+	})
+	b.Run("redcon", func(b *testing.B) {
+		var args [][]byte
+		for i := 0; i < b.N; i += 16 {
+			for data := batch; len(data) > 0; {
+				_, args, _, data, _ = redcon.ReadNextCommand(data, args[:0])
+				lim.Check(args)
+			}
+		}
+	})
 }

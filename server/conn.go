@@ -50,6 +50,9 @@ type conn struct {
 
 	batchLSN uint64    // highest LastLSN seen after a command of this batch
 	tick     time.Time // end of the previous command (commandstats timing)
+	// chained: tick is the end of a command that ran earlier in this
+	// batch, with nothing slow since, so the next can start there (callNow).
+	chained bool
 	// oomAtStart: used memory was above maxmemory when the running
 	// command started (maxmemory.go; read only while maxmemory is set).
 	oomAtStart bool
@@ -352,6 +355,7 @@ func (c *conn) processInput() bool {
 		data = data[len(data):]
 	}
 	c.tick = clockNow()
+	c.chained = false // the first command reads the clock itself: not the read's cost
 	for len(data) > 0 && !c.closeAfterReply && c.blk.b == nil && !c.held && !c.replWait {
 		c.scans++
 		req := data
@@ -386,6 +390,7 @@ func (c *conn) processInput() bool {
 		}
 		if tr := c.srv.track; tr.pending.Load() {
 			tr.deliver(c) // invalidations, after the command's reply (tracking.go)
+			c.chained = false
 		}
 		if c.replyOff || c.replySkip { // CLIENT REPLY OFF|SKIP (edge.go)
 			c.Out = c.Out[:min(mark, len(c.Out))]
@@ -399,8 +404,11 @@ func (c *conn) processInput() bool {
 			c.rbuf = c.rbuf[:0]
 			return c.link != nil // on the loop the connection stays, as the link's
 		}
-		if len(c.Out) >= outFlushAt && !c.flush() {
-			return false
+		if len(c.Out) >= outFlushAt {
+			if !c.flush() {
+				return false
+			}
+			c.chained = false // a goroutine's write may block: not the next command's time
 		}
 	}
 

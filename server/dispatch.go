@@ -180,12 +180,23 @@ func (c *conn) callNow(cmd *Command, args [][]byte, locked bool) {
 		}
 	} else {
 		env := &c.srv.env
-		env.lock()
+		// A command that follows another of the same batch and finds the
+		// lock free starts where that one ended: one clock read per
+		// pipelined command instead of two (clockNow was 6% of the
+		// server's CPU at GET -P 16). Its time then includes parsing its
+		// request and execute's checks, tens of nanoseconds warm, below
+		// the microsecond Redis times commands in. The first command of a
+		// batch, one that waited for the lock, or one after something slow
+		// (chained false) reads the clock once it holds the lock: a lock
+		// wait, or a cold first dispatch (microseconds), is not its time.
+		if !c.chained || env.tryLock == nil || !env.tryLock() {
+			env.lock()
+			c.tick = clockNow()
+			begin = c.tick
+		}
 		tr := c.srv.track
-		tr.cur = c          // tracking.go: the writer of what the command changes
-		c.tick = clockNow() // time spent waiting for the lock is not the command's
+		tr.cur = c // tracking.go: the writer of what the command changes
 		c.srv.notify.inCmd = true
-		begin = c.tick
 		reg := c.loopRegistry()
 		if reg != nil {
 			reg.loopServes = true // this command serves what it wakes (no kickServe)
@@ -219,6 +230,7 @@ func (c *conn) callNow(cmd *Command, args [][]byte, locked bool) {
 	}
 	d := now.Sub(begin)
 	c.tick = now
+	c.chained = !c.blk.pending
 	c.recordSlow(cmd, args, d)
 	if mon && !monitorsFirst(cmd) {
 		c.feedMonitors(cmd, args, locked && c.srv.running.Load() != nil)

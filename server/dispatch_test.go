@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // script runs requests on one connection and checks each raw reply.
@@ -339,5 +340,59 @@ func TestCommandStats(t *testing.T) {
 	info := w.do("INFO", "stats")
 	if !strings.Contains(info, "total_error_replies:3\r\n") {
 		t.Errorf("INFO stats: want total_error_replies:3:\n%s", info)
+	}
+}
+
+// TestCommandTimeExcludesLockWait checks callNow's timing around the
+// keyspace lock: a pipelined command that finds the lock taken (tryLock
+// fails) starts its time once it holds the lock, so the wait is not
+// charged to it, though the command before it in the batch ended just
+// before (the chained start is only for a free lock). The wait is a real
+// one of lockWait in env.lock: four commands would be charged 4×lockWait.
+func TestCommandTimeExcludesLockWait(t *testing.T) {
+	const lockWait = 25 * time.Millisecond
+	for _, contended := range []bool{true, false} {
+		f := &fakeKS{}
+		env := f.env()
+		lock := env.lock
+		env.lock = func() { time.Sleep(lockWait); lock() } // a lock another goroutine held
+		env.tryLock = func() bool {
+			if contended {
+				return false
+			}
+			lock()
+			return true
+		}
+		table := newCommandTable(testFamilies)
+		for name, cmd := range buildTable(testCmds(f)) {
+			table[name] = cmd
+		}
+		s := newServer(Config{}, env, nil, table)
+		c := newConn(s, discardConn{}, 1)
+		c.rbuf = append(c.rbuf[:0], strings.Repeat(multibulk("rd"), 4)...)
+		start := time.Now()
+		if !c.processInput() {
+			t.Fatal("connection closed")
+		}
+		elapsed := time.Since(start)
+		st := table["rd"].stats
+		calls, nanos := st.calls.Load(), time.Duration(st.nanos.Load())
+		s.Close()
+		if calls != 4 {
+			t.Fatalf("contended=%v: rd counted %d calls, want 4", contended, calls)
+		}
+		// Contended, every command waits (lock); free, only the batch's
+		// first does (it takes the lock without trying): either way the
+		// commands' time is a small part of the batch's.
+		waits := 4
+		if !contended {
+			waits = 1
+		}
+		if elapsed < time.Duration(waits)*lockWait {
+			t.Fatalf("contended=%v: the batch took %v, less than its %d lock waits", contended, elapsed, waits)
+		}
+		if nanos >= lockWait {
+			t.Errorf("contended=%v: rd charged %v for 4 calls, a lock wait (%v) or more", contended, nanos, lockWait)
+		}
 	}
 }

@@ -113,6 +113,7 @@ type Config struct {
 // from the keyspace; protocol tests swap in fakes.
 type commitEnv struct {
 	lock        func()
+	tryLock     func() bool // lock if it is free; nil: lock only (test fakes, loading)
 	unlock      func()
 	lastLSN     func() uint64
 	durableLSN  func() uint64 // nil: no committer (test fakes)
@@ -132,6 +133,7 @@ type commitEnv struct {
 func keyspaceEnv(ks *keyspace.Keyspace) commitEnv {
 	return commitEnv{
 		lock:        ks.Lock,
+		tryLock:     ks.TryLock,
 		unlock:      ks.Unlock,
 		lastLSN:     ks.LastLSN,
 		durableLSN:  ks.DurableLSN,
