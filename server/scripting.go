@@ -371,6 +371,28 @@ func (e *scriptEngine) reset() {
 		return 0
 	}))
 	L.SetMetatable(g, gmeta)
+	// getmetatable answers what Redis 7's does, and never a way to the
+	// real tables: nil for the library proxies (Redis's library tables
+	// have no metatable), and for _G a read-only view of a metatable whose
+	// __index is the function that refuses undeclared names. A view that
+	// named the proxied table (its __index) would let a script write
+	// through it, into redis.call or KEYS for every later script.
+	gview := L.NewTable()
+	gview.RawSetString("__index", gmeta.RawGetString("__index"))
+	gview.RawSetString("__newindex", readonly)
+	gmetaView := proxy(gview, 1)
+	getmetatable := g.RawGetString("getmetatable").(*lua.LFunction)
+	g.RawSetString("getmetatable", L.NewFunction(func(L *lua.LState) int {
+		if t, ok := L.Get(1).(*lua.LTable); ok && proxies[t] != nil {
+			if proxies[t] == g {
+				L.Push(gmetaView)
+			} else {
+				L.Push(lua.LNil)
+			}
+			return 1
+		}
+		return getmetatable.GFunction(L)
+	}))
 	env := L.NewTable()
 	meta := L.NewTable()
 	meta.RawSetString("__index", g)

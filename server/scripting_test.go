@@ -284,6 +284,33 @@ func TestScriptLibrariesAndSandbox(t *testing.T) {
 			t.Errorf("%s: %v, want a readonly table error", attack, err)
 		}
 	}
+	// getmetatable leads to no real table: the library tables have none
+	// and _G's __index is a function, as in Redis 7 (replies and errors
+	// as redis-server 7.0.15 gave them). A view naming the real tables
+	// once let a script replace KEYS or redis.call for every later one.
+	for _, c := range []struct{ script, want string }{
+		{"return tostring(getmetatable(redis))", "nil"},
+		{"return tostring(getmetatable(cjson))", "nil"},
+		{"return tostring(getmetatable(string))", "nil"},
+		{"return type(getmetatable(_G).__index)", "function"},
+		{"return type(getmetatable('').__index)", "table"},
+		{"getmetatable(redis).__index.call = nil", "ERR user_script:1: attempt to index a nil value"},
+		{"getmetatable(_G).__index.KEYS = {'zz'}", "ERR user_script:1: attempt to index field '__index' (a function value)"},
+		{"getmetatable(_G).__newindex = nil", "ERR user_script:1: Attempt to modify a readonly table"},
+		{"getmetatable('').__index.rep = nil", "ERR user_script:1: Attempt to modify a readonly table"},
+		{"local t = setmetatable({}, {__metatable = 'x'}) return getmetatable(t)", "x"},
+	} {
+		v, err := rc.Eval(ctx, c.script, nil).Text()
+		if err != nil {
+			v = err.Error()
+		}
+		if !strings.HasPrefix(v, c.want) {
+			t.Errorf("%s: %q, want %q", c.script, v, c.want)
+		}
+	}
+	if v, err := rc.Eval(ctx, "return {KEYS[1], type(redis.call)}", []string{"a"}).Result(); err != nil || !slices.Equal(v.([]any), []any{"a", "function"}) {
+		t.Fatalf("KEYS and redis.call after the getmetatable attempts: %v %v", v, err)
+	}
 	got, err := rc.Eval(ctx, "redis.call('set', 'k', 'v') return {redis.call('get', 'k'), cjson.encode({1}), ('x'):rep(2)}", nil).Result()
 	if err != nil || !slices.Equal(got.([]any), []any{"v", "[1]", "xx"}) {
 		t.Fatalf("libraries after the attempts: %v %v", got, err)
