@@ -161,8 +161,7 @@ func (ks *Keyspace) peek(dbi int, key []byte) *entry { return ks.find(dbi, key, 
 
 // find is lookup (touch) and peek (!touch).
 func (ks *Keyspace) find(dbi int, key []byte, touch bool) *entry {
-	d := ks.dbs[dbi]
-	i, ok := d.index[string(key)]
+	i, ok := ks.dbs[dbi].index[string(key)]
 	if !ok {
 		e := ks.kixLookup(dbi, key)
 		ks.countLookup(e != nil)
@@ -173,7 +172,13 @@ func (ks *Keyspace) find(dbi int, key []byte, touch bool) *entry {
 		}
 		return e
 	}
-	e := &d.entries[i]
+	return ks.foundAt(dbi, i, key, touch)
+}
+
+// foundAt is find's DRAM hit: the entry at index i of database dbi, whose
+// key is key, or nil (lazily expired) if its TTL has passed.
+func (ks *Keyspace) foundAt(dbi int, i int32, key []byte, touch bool) *entry {
+	e := &ks.dbs[dbi].entries[i]
 	if e.expireAt != 0 && e.expireAt <= ks.NowMs() {
 		if !ks.expiryPaused.Load() {
 			ks.expire(dbi, e.key)
@@ -288,10 +293,18 @@ func (ks *Keyspace) Get(db int, key []byte) (val []byte, ok bool, err error) {
 
 // Exists reports whether key exists (not expired).
 func (ks *Keyspace) Exists(db int, key []byte) bool {
-	if _, inDRAM := ks.dbs[db].index[string(key)]; !inDRAM && ks.kixOn() {
+	// One map lookup: a DRAM hit goes straight to foundAt (find would look
+	// the key up again); a miss goes to the key index or counts the miss.
+	i, inDRAM := ks.dbs[db].index[string(key)]
+	switch {
+	case inDRAM:
+		return ks.foundAt(db, i, key, false) != nil
+	case ks.kixOn():
 		return ks.kixExists(db, key)
 	}
-	return ks.peek(db, key) != nil
+	ks.countLookup(false)
+	ks.keyMissed(db, key)
+	return false
 }
 
 // Type returns the TYPE reply for key: TypeNone or TypeString.
