@@ -604,11 +604,15 @@ func (ix *Index) apply(key []byte, loc uint64, expiring bool, hint uint64, hinte
 	if ix.mig != nil {
 		used := ix.live + ix.tombs + 1
 		if used*16 > len(ix.slots)*15 || !ix.mig.persisting && used*growDen > len(ix.slots)*growLimitNum {
-			// The migration fell behind: finish it now (a stall).
+			// The migration fell behind: finish it now (a stall). This
+			// write is in the delta the finish applies, so the new table
+			// may hold the key already: the retry finds it by its key, as
+			// the hint describes the old table (trusting it added a
+			// second slot naming the record).
 			if err := ix.finishMigration(); err != nil {
 				return err
 			}
-			return ix.apply(key, loc, expiring, hint, hinted)
+			return ix.apply(key, loc, expiring, 0, false)
 		}
 	} else if (ix.live+ix.tombs+1)*4 > len(ix.slots)*3 {
 		if err := ix.grow(); err != nil {
