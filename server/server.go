@@ -499,6 +499,16 @@ func (s *Server) close() {
 		c.shutdown()
 	}
 	s.conns.Wait()
+	if s.ks != nil {
+		// A replica's link applies each unit under the keyspace lock and
+		// only while it is the current link (replicaApplier.current):
+		// cancelling it above does not wait for a unit in flight, so it
+		// stops being current here, before the keyspace closes (a unit
+		// applied after that ran on a closed key index and panicked).
+		s.env.lock()
+		s.replica.cur.Store(nil)
+		s.env.unlock()
+	}
 	s.storeMasterPosition() // replica.go: the restart continues this history
 	if s.loop != nil {
 		s.loop.Stop()
