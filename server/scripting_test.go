@@ -311,6 +311,20 @@ func TestScriptLibrariesAndSandbox(t *testing.T) {
 	if v, err := rc.Eval(ctx, "return {KEYS[1], type(redis.call)}", []string{"a"}).Result(); err != nil || !slices.Equal(v.([]any), []any{"a", "function"}) {
 		t.Fatalf("KEYS and redis.call after the getmetatable attempts: %v %v", v, err)
 	}
+	// Functions run in the same state: the same answers (redis-server
+	// 7.0.15: nil, "function").
+	lib := "#!lua name=mt\nredis.register_function('mtr', function() return tostring(getmetatable(redis)) end)\n" +
+		"redis.register_function('mtg', function() return type(getmetatable(_G).__index) end)"
+	if err := rc.FunctionLoad(ctx, lib).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := rc.FCall(ctx, "mtr", nil).Text(); err != nil || v != "nil" {
+		t.Errorf("FCALL getmetatable(redis): %q %v, want nil", v, err)
+	}
+	if v, err := rc.FCall(ctx, "mtg", nil).Text(); err != nil || v != "function" {
+		t.Errorf("FCALL type(getmetatable(_G).__index): %q %v, want function", v, err)
+	}
+	rc.FunctionFlush(ctx)
 	got, err := rc.Eval(ctx, "redis.call('set', 'k', 'v') return {redis.call('get', 'k'), cjson.encode({1}), ('x'):rep(2)}", nil).Result()
 	if err != nil || !slices.Equal(got.([]any), []any{"v", "[1]", "xx"}) {
 		t.Fatalf("libraries after the attempts: %v %v", got, err)
