@@ -185,10 +185,12 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 	off := int64(arena.HeaderSize)
 	// Set operations already known dead are skipped without a key lookup;
 	// those that die while the segment is being cleaned are looked up.
+	// The list is read without the lock: appends (setDied) never change
+	// its first len elements, and sortOffsets only reads it.
 	ks.mu.Lock()
-	dead := slices.Clone(ks.deadSets[seg.ID()])
+	dead := ks.deadSets[seg.ID()]
 	ks.Unlock()
-	slices.Sort(dead)
+	dead = sortOffsets(dead)
 	nextDead := 0
 	reset := map[string]bool{} // db byte + key: keys already reset from this segment
 	ks.mu.Lock()
@@ -314,4 +316,52 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 	delete(ks.deadSets, seg.ID())
 	ks.cleanedBytes.Add(size)
 	return true
+}
+
+// sortOffsets returns the offsets of src in ascending order in a new
+// slice. src is only read (the caller shares it with appenders). A
+// least-significant-byte radix sort: a segment's dead list holds up to a
+// few hundred thousand offsets, and a comparison sort of them was ~4% of
+// the server's CPU under redis-benchmark SET -P 16 -r 100000.
+func sortOffsets(src []uint32) []uint32 {
+	n := len(src)
+	if n < 256 {
+		out := slices.Clone(src)
+		slices.Sort(out)
+		return out
+	}
+	var counts [4][256]int
+	for _, v := range src {
+		counts[0][v&0xff]++
+		counts[1][v>>8&0xff]++
+		counts[2][v>>16&0xff]++
+		counts[3][v>>24]++
+	}
+	bufs := [2][]uint32{make([]uint32, n), nil}
+	in, next := src, 0
+	for pass := range counts {
+		shift := 8 * uint(pass)
+		c := &counts[pass]
+		if c[in[0]>>shift&0xff] == n {
+			continue // every offset has the same byte here
+		}
+		if bufs[next] == nil {
+			bufs[next] = make([]uint32, n)
+		}
+		out := bufs[next]
+		sum := 0
+		for i, k := range c {
+			c[i], sum = sum, sum+k
+		}
+		for _, v := range in {
+			d := v >> shift & 0xff
+			out[c[d]] = v
+			c[d]++
+		}
+		in, next = out, 1-next
+	}
+	if n > 0 && &in[0] == &src[0] {
+		return slices.Clone(src) // already sorted in every byte: all equal
+	}
+	return in
 }
