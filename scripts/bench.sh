@@ -15,7 +15,7 @@
 #   SERVERS="redis-always persimmon-msync" scripts/bench.sh
 #
 # Workloads (redis-benchmark -d $SIZE -r $KEYS): SET, GET, INCR at -c
-# $CLIENTS; SET with one client (-c 1, N/$C1DIV requests); SET pipelined
+# $CLIENTS; SET with one client (-c 1, N/$C1DIV requests); SET, then GET, pipelined
 # (-P 16); and GET at -c $CLIENTS/2 while another redis-benchmark runs SET
 # at -c $CLIENTS/2 against the same server ("GET+w": reads under a write
 # load). Rounds are interleaved (every server once per round, a fresh data
@@ -89,7 +89,7 @@ bench() { # server row requests redis-benchmark-args... → records requests/s a
 median() { tr ' ' '\n' | awk 'NF' | sort -g | awk '{a[NR]=$1} END{ if (NR==0) print 0; else if (NR%2) print a[(NR+1)/2]; else printf "%.2f\n", (a[NR/2]+a[NR/2+1])/2 }'; }
 
 half=$((CLIENTS / 2))
-echo "redis-benchmark -p $PORT -d $SIZE -r $KEYS: -c $CLIENTS -n $N -t set,get,incr; -c 1 -n $((N / C1DIV)) -t set; -c $CLIENTS -P 16 -n $((N * 4)) -t set;"
+echo "redis-benchmark -p $PORT -d $SIZE -r $KEYS: -c $CLIENTS -n $N -t set,get,incr; -c 1 -n $((N / C1DIV)) -t set; -c $CLIENTS -P 16 -n $((N * 4)) -t set, then -t get;"
 echo "  GET+w: -c $half -n $N -t get while -c $half -t set runs; $ROUNDS interleaved rounds, median shown"
 for round in $(seq 1 "$ROUNDS"); do
   for s in $SERVERS; do
@@ -97,6 +97,7 @@ for round in $(seq 1 "$ROUNDS"); do
     for t in set get incr; do bench "$s" "" "$N" -c "$CLIENTS" -t $t; done
     bench "$s" "c1:" $((N / C1DIV)) -c 1 -t set
     bench "$s" "P16:" $((N * 4)) -c "$CLIENTS" -P 16 -t set
+    bench "$s" "P16:" $((N * 4)) -c "$CLIENTS" -P 16 -t get
     redis-benchmark -p "$PORT" -d "$SIZE" -r "$KEYS" -q -c "$half" -n 100000000 -t set >/dev/null 2>&1 &
     load=$!
     sleep 0.5 # the write load is running before the reads start
@@ -109,18 +110,18 @@ for round in $(seq 1 "$ROUNDS"); do
   done
 done
 
-rows="SET GET INCR c1:SET P16:SET w:GET"
-label() { case $1 in c1:SET) echo "SET -c 1";; P16:SET) echo "SET -P 16";; w:GET) echo "GET+w";; *) echo "$1";; esac; }
+rows="SET GET INCR c1:SET P16:SET P16:GET w:GET"
+label() { case $1 in c1:SET) echo "SET -c 1";; P16:SET) echo "SET -P 16";; P16:GET) echo "GET -P 16";; w:GET) echo "GET+w";; *) echo "$1";; esac; }
 get() { echo "${vals[$1/$2]:-}" | median; }
 ratio() { awk "BEGIN{ if ($2>0 && $1>0) printf \"%.2fx\", $1/$2; else print \"-\" }"; }
 
-printf "\n%-9s | %10s | %10s | %10s | %10s | %10s | %10s | %8s | %8s | %8s | %8s\n" test redis-nop redis-evsec pmem none redis-alw msync pmem/evs none/evs msync/alw msync/nop
-printf -- "----------+------------+------------+------------+------------+------------+------------+----------+----------+-----------+----------\n"
+printf "\n%-9s | %10s | %10s | %10s | %10s | %10s | %10s | %8s | %8s | %8s | %8s | %8s\n" test redis-nop redis-evsec pmem none redis-alw msync pmem/nop pmem/evs none/evs msync/alw msync/nop
+printf -- "----------+------------+------------+------------+------------+------------+------------+----------+----------+----------+-----------+----------\n"
 for r in $rows; do
   a=$(get redis-nopersist "$r"); e=$(get redis-everysec "$r"); p=$(get persimmon-pmem "$r")
   n=$(get persimmon-none "$r"); c=$(get redis-always "$r"); m=$(get persimmon-msync "$r")
-  printf "%-9s | %10s | %10s | %10s | %10s | %10s | %10s | %8s | %8s | %9s | %8s\n" "$(label "$r")" "$a" "$e" "$p" "$n" "$c" "$m" \
-    "$(ratio "$p" "$e")" "$(ratio "$n" "$e")" "$(ratio "$m" "$c")" "$(ratio "$m" "$a")"
+  printf "%-9s | %10s | %10s | %10s | %10s | %10s | %10s | %8s | %8s | %8s | %9s | %8s\n" "$(label "$r")" "$a" "$e" "$p" "$n" "$c" "$m" \
+    "$(ratio "$p" "$a")" "$(ratio "$p" "$e")" "$(ratio "$n" "$e")" "$(ratio "$m" "$c")" "$(ratio "$m" "$a")"
 done
 
 cget() { echo "${cpus[$1/$2]:-}" | median; }
