@@ -108,13 +108,16 @@ elements() { # server lengthcmd → total elements over the KEYS keys
 }
 N=$((KEYS * ELEMS))
 loadall() { # type lengthcmd template: flush, load N elements, record used_memory per element
-  local s m0 n
+  local s m0 n f
   for s in "${servers[@]}"; do
+    # Persimmon's used_memory counts the arena's live bytes too (maxmemory's
+    # measure); the Go heap alone is used_memory_heap.
+    f=used_memory; [[ $s == persimmon* ]] && f=used_memory_heap
     rcli "$s" flushall >/dev/null
-    m0=$(info "$s" used_memory)
+    m0=$(info "$s" "$f")
     "${cli[@]}" "$PB" resp -p "${port[$s]}" --load -n "$N" -P 32 -c 8 "$3" >/dev/null 2>&1
     n=$(elements "$s" "$2")
-    mem[$s/$1]=$(awk "BEGIN{ if ($n>0) printf \"%.0f\", ($(info "$s" used_memory) - $m0)/$n; else print 0 }")
+    mem[$s/$1]=$(awk "BEGIN{ if ($n>0) printf \"%.0f\", ($(info "$s" "$f") - $m0)/$n; else print 0 }")
   done
 }
 

@@ -324,12 +324,12 @@ if [ "$RUNMEM" = 1 ]; then
       for s in persimmon-pmem redis-nopersist; do rcli "$s" flushall >/dev/null; done
       quiesce
       rcli persimmon-pmem memory purge >/dev/null
-      p0=$(info_field persimmon-pmem memory used_memory); r0=$(info_field redis-nopersist memory used_memory)
+      p0=$(info_field persimmon-pmem memory used_memory_heap); r0=$(info_field redis-nopersist memory used_memory)
       l0=$(info_field persimmon-pmem memory live_bytes)
       pipe_to persimmon-pmem "$BASE/m.tr"; pipe_to redis-nopersist "$BASE/m.native"
       quiesce
       rcli persimmon-pmem memory purge >/dev/null
-      p1=$(info_field persimmon-pmem memory used_memory); r1=$(info_field redis-nopersist memory used_memory)
+      p1=$(info_field persimmon-pmem memory used_memory_heap); r1=$(info_field redis-nopersist memory used_memory)
       l1=$(info_field persimmon-pmem memory live_bytes)
       pds+=($((p1 - p0))) rds+=($((r1 - r0))) lds+=($((l1 - l0)))
     done
@@ -345,10 +345,10 @@ if [ "$RUNMEM" = 1 ]; then
   # a 512 MiB string).
   rcli persimmon-pmem flushall >/dev/null
   rcli persimmon-pmem memory purge >/dev/null
-  p0=$(info_field persimmon-pmem memory used_memory); l0=$(info_field persimmon-pmem memory live_bytes)
+  p0=$(info_field persimmon-pmem memory used_memory_heap); l0=$(info_field persimmon-pmem memory live_bytes)
   rcli persimmon-pmem tr.setrange m 0 4294967295 >/dev/null
   rcli persimmon-pmem memory purge >/dev/null
-  p1=$(info_field persimmon-pmem memory used_memory); l1=$(info_field persimmon-pmem memory live_bytes)
+  p1=$(info_field persimmon-pmem memory used_memory_heap); l1=$(info_field persimmon-pmem memory live_bytes)
   MEMFULL="$(rcli persimmon-pmem tr.stat m json)|$((p1 - p0))|$((l1 - l0))"
 fi
 ELAPSED=$(( $(date +%s) - T0 ))
@@ -461,7 +461,7 @@ section() {
     echo "Persimmon, the same bits into redis-nopersist with SETBITs (BITFIELD SET u1, 1,000 per command);"
     echo "$ROUNDS times, each figure the median (every round's Persimmon DRAM under the table: the first large"
     echo "load after the throughput rows also grows the server's connection and log buffers, kept for reuse)."
-    echo "Persimmon DRAM = growth of \`used_memory\` (live Go heap objects, read after MEMORY PURGE, a full GC);"
+    echo "Persimmon DRAM = growth of \`used_memory_heap\` (Go heap objects, read after MEMORY PURGE, a full GC);"
     echo "redis = growth of \`used_memory\`. Whitepaper heap = its \"heap mem\" rule: 2 bytes per set bit in array"
     echo "containers, 8 KiB per bitset container (512 MiB for a full 2^32 range of bitsets). Persisted = growth of"
     echo "\`live_bytes\`, the log bytes of the key in the form the segment cleaner rewrites it to (its portable"

@@ -170,7 +170,7 @@ const (
 	replacedCluster  = "stored only: Persimmon has no cluster mode"
 	replacedTLS      = "stored only: Persimmon serves no TLS"
 	replacedProcess  = "stored only: Persimmon does not manage its process this way"
-	replacedEviction = "stored only: Persimmon evicts nothing; over maxmemory, commands that may grow memory are refused with -OOM whatever the policy (as noeviction)"
+	replacedEviction = "stored only: Persimmon does not evict clients"
 )
 
 // newConfigTable returns the parameter table, in Redis's order, with
@@ -416,8 +416,7 @@ func wireConfigTable(t []configParam) {
 			"crash-log-enabled", "crash-memcheck-enabled", "hz", "dynamic-hz", "tcp-backlog",
 			"socket-mark-id", "lazyfree-lazy-eviction", "lazyfree-lazy-expire", "lazyfree-lazy-server-del",
 			"lazyfree-lazy-user-del", "lazyfree-lazy-user-flush"}},
-		{replacedEviction, []string{"maxmemory-policy", "maxmemory-samples", "maxmemory-eviction-tenacity",
-			"lfu-log-factor", "lfu-decay-time", "replica-ignore-maxmemory", "maxmemory-clients"}},
+		{replacedEviction, []string{"maxmemory-clients"}},
 	} {
 		for _, n := range names.names {
 			by[n].replaced = names.why
@@ -509,6 +508,17 @@ func wireConfigTable(t []configParam) {
 	for _, n := range []string{"maxmemory-policy", "lfu-log-factor", "lfu-decay-time"} {
 		by[n].apply = accessPolicy(n)
 	}
+	for _, n := range []string{"maxmemory-policy", "maxmemory-samples", "maxmemory-eviction-tenacity",
+		"lazyfree-lazy-eviction", "replica-ignore-maxmemory"} {
+		next := by[n].apply
+		by[n].apply = func(s *Server, v string) error { // evict.go
+			s.setEvictionConfig(n, v)
+			if next != nil {
+				return next(s, v)
+			}
+			return nil
+		}
+	}
 	liveInt("latency-monitor-threshold", func(s *Server) interface{ Store(int64) } { return &s.live.latencyThreshold })
 	by["latency-tracking"].apply = func(s *Server, v string) error { s.live.latencyTracking.Store(v == "yes"); return nil }
 	by["latency-tracking-info-percentiles"].apply = func(s *Server, v string) error {
@@ -522,9 +532,6 @@ func wireConfigTable(t []configParam) {
 	// Redis clamps these when it applies them, and reports the clamped value.
 	by["hz"].fix = func(n int64) int64 { return min(max(n, 1), 500) }
 	by["repl-backlog-size"].fix = func(n int64) int64 { return max(n, 16<<10) }
-	// maxmemory is enforced as Redis's noeviction policy (maxmemory.go),
-	// with a log line saying so: the other policies evict, Persimmon never.
-	by["maxmemory"].replaced = "enforced as the noeviction policy whatever maxmemory-policy says: Persimmon evicts nothing; over the limit (the live Go heap) commands that may grow memory get -OOM"
 }
 
 // checkFilename is Redis's rule for dbfilename, appendfilename and

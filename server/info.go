@@ -20,9 +20,11 @@ import (
 // INFO (semantics: redis.io/commands/info). Sections come out in Redis's
 // fixed order whatever order they were asked in; "default" is every
 // section but commandstats, "all" and "everything" add it; an unknown
-// section name contributes nothing. Memory: used_memory is the Go heap's
-// objects; maxmemory is enforced against the live part of it (as
-// noeviction: nothing is ever evicted, evicted_keys stays 0; maxmemory.go). CPU: the main-thread fields are
+// section name contributes nothing. Memory: used_memory is what maxmemory
+// counts (evict.go): the live Go heap as of the last collection plus the
+// arena's live record bytes (the data's values live there); the heap's
+// allocated objects, garbage included, are used_memory_heap and
+// allocator_allocated. CPU: the main-thread fields are
 // the event loop thread's in loop mode (threadcpu.go).
 
 // infoSection is one INFO section; the constants are in output order.
@@ -99,6 +101,7 @@ type infoData struct {
 	maxmemoryPolicy                string
 	totalSystemMemory              uint64
 	peakMemory                     uint64 // the highest used_memory INFO or the sampler saw
+	usedMemory                     uint64 // used_memory: the live heap + the arena's live bytes (evict.go)
 	runID                          string
 	pid                            int
 	port                           int
@@ -123,6 +126,7 @@ type infoData struct {
 
 	connsReceived, connsRejected, commands, errorReplies int64
 	netIn, netOut, reads, writes                         int64
+	evictedKeys                                          int64
 	opsPerSec                                            int64
 	inKbps, outKbps                                      float64
 
@@ -190,7 +194,6 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 			d.functionBytes += int64(len(code))
 		}
 		d.heapObjects, d.heapInuse = goHeap()
-		d.peakMemory = s.notePeakMemory(d.heapObjects)
 		d.rss, d.rssAnon, d.rssFile = residentBytes()
 		d.totalSystemMemory = totalSystemMemory()
 		if v, ok := s.ConfigValue("maxmemory"); ok {
@@ -216,6 +219,13 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 	}
 	if sel&(secMemory|secPersistence|secStats|secKeyspace) != 0 && s.env.stats != nil {
 		d.ks = s.env.stats()
+	}
+	if sel&secMemory != 0 {
+		// used_memory is what maxmemory counts (evict.go): the live heap
+		// at the last collection and the arena's live records.
+		s.mem.heapNow(true)
+		d.usedMemory = s.usedMemory(false)
+		d.peakMemory = s.notePeakMemory(d.usedMemory)
 	}
 	if sel&secKeyspace != 0 && s.env.dbInfo != nil {
 		// Stats' key counts are refreshed in the background; INFO keyspace
@@ -247,6 +257,7 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 		d.errorReplies = st.errorReplies.Load()
 		d.netIn, d.netOut = st.netIn.Load(), st.netOut.Load()
 		d.reads, d.writes = st.reads.Load(), st.writes.Load()
+		d.evictedKeys = st.evictedKeys.Load()
 		d.opsPerSec, d.inKbps, d.outKbps = s.ops.rates()
 		d.gc = st.gc.read()
 	}
@@ -414,7 +425,7 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		// in-memory replication backlog or client buffers it counts).
 		// Persimmon's own fields follow.
 		section("Memory")
-		heap := d.heapObjects
+		heap := d.usedMemory
 		overhead := uint64(d.keyOverhead)
 		dataset := heap - min(overhead, heap)
 		line("used_memory", heap)
@@ -428,7 +439,7 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("used_memory_startup", 0)
 		line("used_memory_dataset", dataset)
 		line("used_memory_dataset_perc", percent(dataset, heap))
-		line("allocator_allocated", heap)
+		line("allocator_allocated", d.heapObjects)
 		line("allocator_active", d.heapInuse)
 		line("allocator_resident", d.rss)
 		line("total_system_memory", d.totalSystemMemory)
@@ -451,19 +462,17 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("used_memory_scripts_human", bytesToHuman(uint64(d.functionBytes)))
 		line("maxmemory", d.maxmemory)
 		line("maxmemory_human", bytesToHuman(d.maxmemory))
-		// The configured policy, as Redis prints it; Persimmon evicts
-		// nothing and enforces maxmemory as noeviction whatever it says
-		// (maxmemory.go).
+		// The configured policy (evict.go).
 		line("maxmemory_policy", d.maxmemoryPolicy)
-		line("allocator_frag_ratio", ratio2(d.heapInuse, heap))
-		line("allocator_frag_bytes", int64(d.heapInuse)-int64(heap))
+		line("allocator_frag_ratio", ratio2(d.heapInuse, d.heapObjects))
+		line("allocator_frag_bytes", int64(d.heapInuse)-int64(d.heapObjects))
 		line("allocator_rss_ratio", ratio2(d.rss, d.heapInuse))
 		line("allocator_rss_bytes", int64(d.rss)-int64(d.heapInuse))
 		line("rss_overhead_ratio", "1.00")
 		line("rss_overhead_bytes", 0)
 		line("mem_fragmentation_ratio", ratio2(d.rss, heap))
 		line("mem_fragmentation_bytes", int64(d.rss)-int64(heap))
-		line("mem_not_counted_for_evict", 0)
+		line("mem_not_counted_for_evict", 0) // garbage is not in used_memory
 		line("mem_replication_backlog", 0)
 		line("mem_total_replication_buffers", 0)
 		line("mem_clients_slaves", 0)
@@ -477,6 +486,7 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("used_memory_rss_anon", d.rssAnon)
 		line("used_memory_rss_file", d.rssFile)
 		line("go_heap_bytes", d.heapInuse)
+		line("used_memory_heap", d.heapObjects) // the Go heap's objects, live or not yet collected
 		line("arena_bytes", d.ks.ArenaBytes)
 		line("live_bytes", d.ks.LiveBytes)
 		if ix := d.ks.Index; ix.On {
@@ -602,7 +612,7 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("expired_stale_perc", "0.00")
 		line("expired_time_cap_reached_count", 0)
 		line("expire_cycle_cpu_milliseconds", 0)
-		line("evicted_keys", 0)
+		line("evicted_keys", d.evictedKeys)
 		line("evicted_clients", 0)
 		line("total_eviction_exceeded_time", 0)
 		line("current_eviction_exceeded_time", 0)

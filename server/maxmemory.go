@@ -4,22 +4,17 @@ import (
 	"bytes"
 	"runtime/metrics"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 )
 
 // maxmemory (semantics: redis.io "Key eviction", Redis 7.0's processCommand
-// and scriptVerifyOOM). Persimmon evicts nothing: whatever
-// maxmemory-policy says, a server over its maxmemory behaves as Redis's
-// noeviction policy does. Used memory is the live Go heap as of the last
-// collection (runtime/metrics /gc/heap/live:bytes): INFO's used_memory also
-// counts garbage not yet swept, which would refuse writes at random points
-// of the collection cycle (a limit set a little above used_memory, as
-// Redis's tests do, then tripped on the next allocation). The arena's
-// mapped segments are not counted: they are the data's persistent copy,
-// paged in from disk, as Redis's used_memory does not count its RDB.
-//
-// With maxmemory set and used memory above it:
+// and scriptVerifyOOM). Before each command, with maxmemory set and used
+// memory above it, the server first evicts keys by maxmemory-policy
+// (evict.go, which also says what used memory counts); if that cannot
+// bring it under the limit (noeviction, no key left to evict) the server
+// is out of memory:
 //   - a denyoom command (SET, LPUSH, ...) is refused before it runs with
 //     "-OOM command not allowed when used memory > 'maxmemory'.";
 //   - inside MULTI every command but EXEC, DISCARD, QUIT and RESET is
@@ -32,10 +27,14 @@ import (
 //     the one seen when the command (or EXEC) started, as Redis's
 //     pre_command_oom_state.
 //
-// Reading the heap costs about 1.5 µs (runtime/metrics), more than a small
-// command, so the reading is kept for oomRefresh and shared by every
-// connection; CONFIG SET maxmemory takes a fresh one. Without maxmemory the
-// only cost is one atomic load per command.
+// The heap part of used memory is the live Go heap at the end of a
+// collection (runtime/metrics /gc/heap/live:bytes; the least of the last
+// few, see heapLives): the allocated bytes also count garbage not yet
+// swept, which would refuse writes (or evict) at random points of the
+// collection cycle. Reading it costs about 1.5 µs,
+// more than a small command, so a reading stands for oomRefresh and is
+// shared by every connection; CONFIG SET maxmemory takes a fresh one.
+// Without maxmemory the only cost is one atomic load per command.
 
 // errOOM is Redis's shared.oomerr; errScriptOOM its refusal of a script
 // inside EXEC (scriptPrepareForRun), where no pre-command check ran.
@@ -50,25 +49,116 @@ const oomRefresh = time.Millisecond
 // monoBase is the origin of memoryLimit.read's monotonic clock.
 var monoBase = time.Now()
 
-// memoryLimit is the server's maxmemory state.
+// memoryLimit is the server's maxmemory state and eviction settings.
 type memoryLimit struct {
-	max  atomic.Uint64 // maxmemory in bytes; 0: no limit
-	read atomic.Int64  // when over was computed: ns since monoBase
-	over atomic.Bool   // used memory > max at that reading
+	max      atomic.Uint64 // maxmemory in bytes; 0: no limit
+	read     atomic.Int64  // when heap was read: ns since monoBase
+	heap     atomic.Uint64 // the live heap at that reading (the least of lives)
+	gcCycles atomic.Uint64 // completed collections at that reading
+
+	// lives are the live heaps the last heapLives collections left (a
+	// refresh that saw a new cycle adds its reading; livesMu).
+	livesMu sync.Mutex
+	lives   [heapLives]uint64
+	livesN  int
+
+	// credit is the heap the keys evicted during collection cycle
+	// creditCycle[i] held (i: the cycle's parity), not yet seen by a
+	// heap reading: a cycle's credit stands until two more collections
+	// have completed. Written under the keyspace lock.
+	credit      [2]atomic.Int64
+	creditCycle [2]atomic.Uint64
+
+	policy        atomic.Int32 // maxmemory-policy (evict.go's policy constants)
+	policyGen     atomic.Int64 // bumped by every maxmemory-policy change (the pool is reset)
+	samples       atomic.Int64 // maxmemory-samples
+	tenacity      atomic.Int64 // maxmemory-eviction-tenacity
+	lazyEvict     atomic.Bool  // lazyfree-lazy-eviction: replicas get UNLINK
+	replicaIgnore atomic.Bool  // replica-ignore-maxmemory
+}
+
+// initEvictionDefaults sets the eviction settings' defaults (newServer;
+// the config table applies what a file or CONFIG SET changes).
+func (m *memoryLimit) initEvictionDefaults() {
+	m.samples.Store(5)
+	m.tenacity.Store(10)
+	m.replicaIgnore.Store(true)
+}
+
+// heapLives is how many collections' live heaps heapNow takes the least
+// of. A collection's live figure also counts what was allocated while it
+// marked (Go allocates black), garbage by the next one: a command-heavy
+// moment adds hundreds of KB that were never data. The least of the last
+// three is the heap that stayed; real growth shows three collections on.
+const heapLives = 3
+
+// heapNow returns the live heap reading, refreshed when it is older than
+// oomRefresh (or if fresh is set).
+func (m *memoryLimit) heapNow(fresh bool) uint64 {
+	now := int64(time.Since(monoBase))
+	if last := m.read.Load(); (fresh || now-last >= int64(oomRefresh)) && m.read.CompareAndSwap(last, now) {
+		live, cycles := liveHeap()
+		m.livesMu.Lock()
+		if cycles == 0 {
+			m.heap.Store(live) // no collection yet: the allocated objects
+		} else if cycles != m.gcCycles.Load() || m.livesN == 0 {
+			m.lives[m.livesN%heapLives] = live
+			m.livesN++
+			least := live
+			for _, l := range m.lives[:min(m.livesN, heapLives)] {
+				least = min(least, l)
+			}
+			m.heap.Store(least)
+		}
+		m.gcCycles.Store(cycles)
+		m.livesMu.Unlock()
+	}
+	return m.heap.Load()
+}
+
+// creditHeap notes n bytes of heap freed by an eviction (keyspace lock).
+func (m *memoryLimit) creditHeap(n int64) {
+	c := m.gcCycles.Load()
+	i := c % 2
+	if m.creditCycle[i].Load() != c {
+		m.credit[i].Store(0)
+		m.creditCycle[i].Store(c)
+	}
+	m.credit[i].Add(n)
+}
+
+// heapCredit is the evicted heap the current reading does not reflect.
+func (m *memoryLimit) heapCredit() uint64 {
+	c := m.gcCycles.Load()
+	var sum int64
+	for i := range m.credit {
+		if cc := m.creditCycle[i].Load(); cc+2 > c {
+			sum += m.credit[i].Load()
+		}
+	}
+	return uint64(max(sum, 0))
+}
+
+// usedMemory is used memory as maxmemory counts it (evict.go): the live
+// heap plus the arena's live bytes, less the heap credit. locked: the
+// caller holds the keyspace lock (the live bytes are read exactly).
+func (s *Server) usedMemory(locked bool) uint64 {
+	used := s.mem.heapNow(false)
+	if ks := s.ks; ks != nil {
+		if locked {
+			used += uint64(max(ks.LiveBytes(), 0))
+		} else {
+			used += uint64(max(ks.LiveBytesSnapshot(), 0))
+		}
+	}
+	return used - min(s.mem.heapCredit(), used)
 }
 
 // outOfMemory reports whether used memory is above maxmemory (false when
 // there is none).
 func (s *Server) outOfMemory() bool {
 	limit := s.mem.max.Load()
-	if limit == 0 {
-		return false
-	}
-	now := int64(time.Since(monoBase))
-	if last := s.mem.read.Load(); now-last >= int64(oomRefresh) && s.mem.read.CompareAndSwap(last, now) {
-		s.mem.over.Store(liveHeap() > limit)
-	}
-	return s.mem.over.Load()
+	return limit != 0 && s.usedMemory(false) > limit
 }
 
 // setMaxmemory applies CONFIG SET maxmemory (and the config file's).
@@ -81,21 +171,36 @@ func (s *Server) setMaxmemory(v string) error {
 	if n == 0 {
 		return nil
 	}
-	used := liveHeap()
-	s.mem.over.Store(used > n)
-	s.mem.read.Store(int64(time.Since(monoBase)))
-	if used > n {
-		// Redis's warning, with what Persimmon does instead of evicting.
-		s.logf("WARNING: the new maxmemory value set via CONFIG SET (%d) is smaller than the current memory usage (%d): "+
-			"Persimmon evicts nothing, so commands that may grow memory are refused with -OOM", n, used)
+	s.mem.heapNow(true)
+	if used := s.usedMemory(false); used > n {
+		s.logf("WARNING: the new maxmemory value set via CONFIG SET (%d) is smaller than the current memory usage (%d). "+
+			"This will result in key eviction and/or the inability to accept new write commands depending on the maxmemory-policy.", n, used)
 	}
 	return nil
+}
+
+// checkMaxmemory runs the eviction a command finds due and reports
+// whether the server is out of memory for it (processCommand's
+// performEvictions, then out_of_memory).
+func (c *conn) checkMaxmemory() bool {
+	if !c.srv.outOfMemory() {
+		return false
+	}
+	if c.srv.mem.policy.Load() != policyNoEviction {
+		switch c.srv.performEvictions(c) {
+		case evictRunning:
+			return false
+		case evictOK:
+			return c.srv.outOfMemory()
+		}
+	}
+	return true
 }
 
 // oomRefuses reports whether the out-of-memory state refuses cmd before it
 // runs, and records the state for the scripts it may run (oomAtStart).
 func (c *conn) oomRefuses(cmd *Command) bool {
-	oom := c.srv.outOfMemory()
+	oom := c.checkMaxmemory()
 	c.oomAtStart = oom
 	switch {
 	case !oom:
@@ -145,12 +250,20 @@ func evalDenyOOM(cmd *Command, args [][]byte) bool {
 	return msg == "" && !noWrites && !allowOOM
 }
 
-// liveHeap is the Go heap's live bytes at the end of the last collection.
-func liveHeap() uint64 {
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+// liveHeap is the Go heap's live bytes at the end of the last collection,
+// and the number of collections completed. Before the first collection
+// there is no live figure: the allocated objects stand for it.
+func liveHeap() (live, cycles uint64) {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}, {Name: "/memory/classes/heap/objects:bytes"}}
 	metrics.Read(sample)
-	if sample[0].Value.Kind() != metrics.KindUint64 {
-		return 0
+	if sample[0].Value.Kind() == metrics.KindUint64 {
+		live = sample[0].Value.Uint64()
 	}
-	return sample[0].Value.Uint64()
+	if sample[1].Value.Kind() == metrics.KindUint64 {
+		cycles = sample[1].Value.Uint64()
+	}
+	if cycles == 0 && sample[2].Value.Kind() == metrics.KindUint64 {
+		live = sample[2].Value.Uint64()
+	}
+	return live, cycles
 }

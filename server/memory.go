@@ -77,6 +77,7 @@ func cmdMemoryUsage(c *Client, args [][]byte) {
 // are file-backed memory outside the heap.
 type memoryStats struct {
 	heap, heapInuse, rss uint64
+	total                uint64 // used_memory: heap plus the arena's live bytes
 	keys                 int64
 	dbs                  []dbMemory
 	scripts              int64
@@ -94,6 +95,7 @@ type dbMemory struct {
 func (s *Server) memoryStats(locked bool) memoryStats {
 	var m memoryStats
 	m.heap, m.heapInuse = goHeap()
+	m.total = m.heap
 	m.rss, _, _ = residentBytes()
 	m.scripts = s.cachedScripts.Load()
 	if s.env.dbInfo == nil {
@@ -102,6 +104,9 @@ func (s *Server) memoryStats(locked bool) memoryStats {
 	if !locked {
 		s.env.lock()
 		defer s.env.unlock()
+	}
+	if s.ks != nil {
+		m.total += uint64(max(s.ks.LiveBytes(), 0)) // INFO used_memory's sum (evict.go)
 	}
 	for db := range keyspace.NumDBs {
 		in := s.env.dbInfo(db) // exact now, as INFO keyspace
@@ -127,7 +132,7 @@ func cmdMemoryStats(c *Client, _ [][]byte) {
 		overheadDB += d.overheadMain + d.overheadExpire
 	}
 	overhead := overheadDB
-	dataset := max(int64(m.heap)-overhead, 0)
+	dataset := max(int64(m.total)-overhead, 0)
 	ratio := func(a, b uint64) float64 {
 		if b == 0 {
 			return 0
@@ -136,7 +141,7 @@ func cmdMemoryStats(c *Client, _ [][]byte) {
 	}
 	perKey := int64(0)
 	if m.keys > 0 {
-		perKey = int64(m.heap) / m.keys
+		perKey = int64(m.total) / m.keys
 	}
 	c.WriteMap(27 + len(m.dbs))
 	ints := func(name string, v int64) {
@@ -148,7 +153,7 @@ func cmdMemoryStats(c *Client, _ [][]byte) {
 		c.WriteDouble(v)
 	}
 	ints("peak.allocated", int64(m.heapInuse))
-	ints("total.allocated", int64(m.heap))
+	ints("total.allocated", int64(m.total))
 	ints("startup.allocated", 0)
 	ints("replication.backlog", 0)
 	ints("clients.slaves", 0)
@@ -167,7 +172,7 @@ func cmdMemoryStats(c *Client, _ [][]byte) {
 	ints("keys.count", m.keys)
 	ints("keys.bytes-per-key", perKey)
 	ints("dataset.bytes", dataset)
-	dbl("dataset.percentage", 100*ratio(uint64(dataset), m.heap))
+	dbl("dataset.percentage", 100*ratio(uint64(dataset), m.total))
 	dbl("peak.percentage", 100*ratio(m.heap, m.heapInuse))
 	ints("allocator.allocated", int64(m.heap))
 	ints("allocator.active", int64(m.heapInuse))

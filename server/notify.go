@@ -17,8 +17,8 @@ import (
 // an ordinary message, with the event as payload on
 // __keyspace@<db>__:<key> (class K) and the key as payload on
 // __keyevent@<db>__:<event> (class E), to RESP2 subscribers as messages
-// and to RESP3 ones as pushes. Persimmon evicts no key, so "evicted" is
-// never sent.
+// and to RESP3 ones as pushes. "evicted" is published by the eviction
+// loop (evict.go), for each key it deletes.
 //
 // Order. Redis publishes "new" the moment dbAdd inserts the key, before
 // the handler's own event for it; here the key is created when the batch

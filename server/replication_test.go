@@ -28,6 +28,19 @@ func SetTestDumpValue(f DumpValueFunc) { testDumpValue = f }
 
 // startReplServer is a server over a real keyspace with the snapshot
 // reader wired, serving connections as io says.
+// waitReplicaCaughtUp polls the replica r's INFO until its link to the
+// master s is up and it has applied everything s sent (with a deadline).
+func waitReplicaCaughtUp(t *testing.T, r *redis.Client, s *Server) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for replInfo(r, "master_link_status") != "up" || replInfo(r, "master_repl_offset") != strconv.FormatInt(s.master.Offset(), 10) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting for the replica")
+		}
+		time.Sleep(10 * time.Millisecond) // polling INFO
+	}
+}
+
 func startReplServer(t *testing.T, io string) (*Server, string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -542,16 +555,7 @@ func TestReplicatedExpiry(t *testing.T) {
 	defer p.Close()
 	p.Set(ctx, "seed", "x", 0)
 	r := startRedisReplica(t, addr)
-	wait := func() {
-		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for replInfo(r, "master_link_status") != "up" || replInfo(r, "master_repl_offset") != strconv.FormatInt(s.master.Offset(), 10) {
-			if time.Now().After(deadline) {
-				t.Fatal("timed out waiting for the replica")
-			}
-			time.Sleep(10 * time.Millisecond) // polling INFO
-		}
-	}
+	wait := func() { t.Helper(); waitReplicaCaughtUp(t, r, s) }
 	wait()
 	for _, k := range []string{"e1", "e2", "e6", "e7"} {
 		p.Set(ctx, k, "v", 0)

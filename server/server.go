@@ -182,7 +182,8 @@ type serverStats struct {
 	netOut        atomic.Int64
 	reads         atomic.Int64
 	writes        atomic.Int64
-	gc            gcBaseline // INFO stats go_gc_*: counts at the last CONFIG RESETSTAT (gcstats.go)
+	evictedKeys   atomic.Int64 // INFO evicted_keys (evict.go)
+	gc            gcBaseline   // INFO stats go_gc_*: counts at the last CONFIG RESETSTAT (gcstats.go)
 }
 
 func (st *serverStats) reset() {
@@ -194,6 +195,7 @@ func (st *serverStats) reset() {
 	st.netOut.Store(0)
 	st.reads.Store(0)
 	st.writes.Store(0)
+	st.evictedKeys.Store(0)
 	st.gc.reset()
 }
 
@@ -240,6 +242,7 @@ type Server struct {
 	latency latencyMonitor // LATENCY's event series (latency.go)
 	ops     opsSampler
 	mem     memoryLimit // maxmemory (maxmemory.go)
+	evict   evictState  // the eviction pool (evict.go; keyspace lock)
 
 	nextID atomic.Int64
 
@@ -331,6 +334,7 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 	s.live.latencyPercentiles.Store(&[]float64{50, 99, 99.9})
 	s.live.bind.Store(&cfg.Bind)
 	s.live.port.Store(int64(cfg.Port))
+	s.mem.initEvictionDefaults() // evict.go
 	s.initConfig(cfg)
 	s.fitMaxClientsAtStart() // edge.go: RLIMIT_NOFILE
 	var id [20]byte
