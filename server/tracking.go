@@ -100,6 +100,11 @@ type tracker struct {
 	// cur is the connection whose command holds the keyspace lock, nil
 	// for any other holder. Guarded by the keyspace lock.
 	cur *conn
+	// evictFor is the connection whose command is about to run while
+	// keys are evicted for it (evict.go): the deletions are nobody's write,
+	// and it delivers their invalidations itself, before its reply, so no
+	// delivery task may race it. Guarded by the keyspace lock.
+	evictFor *conn
 
 	mu       sync.Mutex
 	tracking map[*conn]struct{}            // connections with tracking on
@@ -478,7 +483,7 @@ func (t *tracker) keyTouched(_ int, key []byte) {
 		t.invalidateLocked(t.cur, string(key), true)
 	}
 	t.mu.Unlock()
-	if t.cur == nil && t.pending.Load() {
+	if t.cur == nil && t.evictFor == nil && t.pending.Load() {
 		t.kick() // nobody's command will deliver it
 	}
 }
