@@ -89,71 +89,82 @@ func (ks *Keyspace) sampleDRAM(dst []EvictionSample, db, n int, volatile bool) [
 }
 
 // sampleIndexed offers up to n random keys of db from the persistent key
-// index: any (RandomKey's draw) or, if volatile, the ones with an expiry
-// (the slots' expiring bit, read from a random position on).
+// index (with an expiry, if volatile). The index holds a key in one of two
+// places, the staged writes since the last checkpoint (the newest) and the
+// table, so each sample is drawn from one of them in proportion to their
+// sizes: drawing from the staged ones first would offer only the keys
+// written last (volatile-ttl would evict the keys that expire latest).
 func (ks *Keyspace) sampleIndexed(dst []EvictionSample, db, n int, volatile bool) []EvictionSample {
-	offer := func(key []byte, loc uint64, expireAt int64) {
-		f := ks.kixAccess.field(loc)
-		dst = append(dst, EvictionSample{Key: string(key), ExpireAt: expireAt, Idle: f.idleSeconds(), Freq: f.lfuCounter()})
-	}
-	if !volatile {
+	ix := ks.kix.ix
+	st := ix.Stats()
+	fromStaged := 0
+	if st.Staged > 0 {
 		for range n {
-			key, ok := ks.kixRandom(db)
-			if !ok {
-				break
+			if rand.IntN(st.Staged+st.Live) < st.Staged {
+				fromStaged++
 			}
-			if loc, ok := ks.kixGet(db, []byte(key)); ok {
-				if o, err := ks.opAt(loc); err == nil {
-					offer(o.key, loc, o.expireAt)
+		}
+	}
+	got := 0
+	try := func(loc uint64) bool {
+		o, err := ks.opAt(loc)
+		if err != nil || o.db != db || volatile && o.expireAt == 0 {
+			return false
+		}
+		if l, ok := ks.kixGet(db, o.key); !ok || l != loc {
+			return false // overwritten or deleted since (a staged state stands)
+		}
+		f := ks.kixAccess.field(loc)
+		dst = append(dst, EvictionSample{Key: string(o.key), ExpireAt: o.expireAt, Idle: f.idleSeconds(), Freq: f.lfuCounter()})
+		got++
+		return true
+	}
+	// The staged writes: a uniform pick of n of those that qualify among
+	// the first evictScanBudget (reservoir sampling); fromStaged of them
+	// are offered first, the others if the table offers too few.
+	var pick []uint64
+	if st.Staged > 0 {
+		seen, looked := 0, 0
+		ix.RangeStaged(func(k string, loc uint64, expiring bool) bool {
+			looked++
+			if loc != 0 && int(k[0]) == db && (expiring || !volatile) {
+				if seen++; len(pick) < n {
+					pick = append(pick, loc)
+				} else if j := rand.IntN(seen); j < n {
+					pick[j] = loc
+				}
+			}
+			return looked < evictScanBudget
+		})
+	}
+	for len(pick) > 0 && got < fromStaged {
+		try(pick[len(pick)-1])
+		pick = pick[:len(pick)-1]
+	}
+	if slots := st.Slots; slots > 0 && st.Live > 0 {
+		pos := rand.IntN(slots)
+		if volatile {
+			for read := 0; read < evictScanBudget && got < n; {
+				next := ix.ScanExpiring(pos, evictScanBudget-read, func(loc uint64) bool {
+					try(loc)
+					return got < n
+				})
+				read += max(next-pos, 1)
+				if pos = next; pos >= slots {
+					pos = 0
+				}
+			}
+		} else {
+			for tries := 0; tries < 4*n && got < n; tries++ {
+				if loc, ok := ix.RandomLoc(rand.IntN(slots)); ok {
+					try(loc)
 				}
 			}
 		}
-		return dst
 	}
-	got := 0
-	try := func(loc uint64) {
-		o, err := ks.opAt(loc)
-		if err != nil || o.db != db || o.expireAt == 0 {
-			return
-		}
-		if l, ok := ks.kixGet(db, o.key); ok && l == loc {
-			offer(o.key, loc, o.expireAt)
-			got++
-		}
-	}
-	// The staged writes (not in the table yet): a uniform pick of up to n
-	// of the expiring ones among the first evictScanBudget (reservoir
-	// sampling), then the table.
-	var pick []uint64
-	seen, looked := 0, 0
-	ks.kix.ix.RangeStaged(func(_ string, loc uint64, expiring bool) bool {
-		looked++
-		if expiring && loc != 0 {
-			if seen++; len(pick) < n {
-				pick = append(pick, loc)
-			} else if j := rand.IntN(seen); j < n {
-				pick[j] = loc
-			}
-		}
-		return looked < evictScanBudget
-	})
-	for _, loc := range pick {
-		try(loc)
-	}
-	slots := ks.kix.ix.Stats().Slots
-	if slots == 0 {
-		return dst
-	}
-	pos := rand.IntN(slots)
-	for read := 0; read < evictScanBudget && got < n; {
-		next := ks.kix.ix.ScanExpiring(pos, evictScanBudget-read, func(loc uint64) bool {
-			try(loc)
-			return got < n
-		})
-		read += max(next-pos, 1)
-		if pos = next; pos >= slots {
-			pos = 0
-		}
+	for len(pick) > 0 && got < n {
+		try(pick[len(pick)-1])
+		pick = pick[:len(pick)-1]
 	}
 	return dst
 }

@@ -127,7 +127,7 @@ func (s *Server) performEvictions(c *conn) evictResult {
 	env.lock()
 	tr := s.track
 	prev := tr.cur
-	tr.cur = nil // eviction is nobody's write: NOLOOP does not hide it
+	tr.cur = nil    // eviction is nobody's write: NOLOOP does not hide it
 	tr.evictFor = c // c delivers the invalidations (below), no task races it
 	if g := s.mem.policyGen.Load(); g != s.evict.gen {
 		s.evict.pool, s.evict.gen = s.evict.pool[:0], g

@@ -58,9 +58,11 @@ func TestEvictionPolicies(t *testing.T) {
 	val := strings.Repeat("v", 64<<10)
 	for name, target := range trackingTargets(t) {
 		t.Run(name, func(t *testing.T) {
-			w := dialAddr(t, target(t))
-			defer w.do("CONFIG", "SET", "maxmemory", "0")
+			addr := target(t)
+			w := dialAddr(t, addr)
+			defer func() { w.do("CONFIG", "SET", "maxmemory", "0") }()
 			for _, policy := range []string{"allkeys-random", "allkeys-lru", "allkeys-lfu", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"} {
+				w = dialAddr(t, addr) // a connection's deadline is 20 s (wire_test.go): one per policy
 				volatile := strings.HasPrefix(policy, "volatile")
 				w.expect("+OK\r\n", "FLUSHALL")
 				w.expect("+OK\r\n", "CONFIG", "SET", "maxmemory", "0")
@@ -132,10 +134,14 @@ func TestEvictionRanking(t *testing.T) {
 	val := strings.Repeat("v", 64<<10)
 	for name, target := range trackingTargets(t) {
 		t.Run(name, func(t *testing.T) {
-			w := dialAddr(t, target(t))
-			defer w.do("CONFIG", "SET", "maxmemory", "0")
-			defer w.do("CONFIG", "SET", "maxmemory-policy", "noeviction")
+			addr := target(t)
+			w := dialAddr(t, addr)
+			defer func() {
+				w.do("CONFIG", "SET", "maxmemory", "0")
+				w.do("CONFIG", "SET", "maxmemory-policy", "noeviction")
+			}()
 			for _, policy := range []string{"allkeys-lfu", "volatile-ttl"} {
+				w = dialAddr(t, addr) // a fresh 20 s deadline
 				w.expect("+OK\r\n", "FLUSHALL")
 				w.expect("+OK\r\n", "CONFIG", "SET", "maxmemory", "0")
 				w.expect("+OK\r\n", "CONFIG", "SET", "maxmemory-policy", policy)
