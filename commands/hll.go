@@ -133,13 +133,17 @@ func diffSpans(a, b []byte, gap int) [][2]int {
 
 // PFADD key [element ...]. A new key, and a sparse one under
 // patchThreshold bytes, is written whole; a change to a larger one logs
-// only the registers it raises (Batch.HLLAdd). Which registers an element
-// raises is read from the stored bytes in place (hll.Get), with no copy,
-// so a PFADD that changes nothing writes nothing (Redis replies 0 and does
-// not propagate it) and a large sparse HLL is never copied by the
-// command: the logged operation makes its new bytes when it is applied.
-// Two elements of one PFADD on the same register may both be logged; the
-// apply raises registers in order, so the second is then a no-op.
+// only the registers it raises (Batch.HLLAdd). A small sparse HLL is
+// copied into the batch's scratch buffer and its elements added there
+// with hll.Add, one walk of the opcodes per element (reading each
+// register first with hll.Get walked them twice); if no register rose,
+// nothing is written. For a larger HLL, which registers an element raises
+// is read from the stored bytes in place (hll.Get), with no copy, so a
+// PFADD that changes nothing writes nothing (Redis replies 0 and does not
+// propagate it) and a large sparse HLL is never copied by the command: the
+// logged operation makes its new bytes when it is applied. Two elements
+// of one PFADD on the same register may both be logged; the apply raises
+// registers in order, so the second is then a no-op.
 func cmdPFAdd(c *Client, args [][]byte) {
 	key := args[1]
 	old, expireAt, ok := hllAtExpiry(c, key)
@@ -157,6 +161,35 @@ func cmdPFAdd(c *Client, args [][]byte) {
 		c.WriteInt(1)
 		b := c.KS.NewBatch()
 		b.Set(c.DB, key, v, 0)
+		if commitReply(c, b, mark) {
+			c.Notify(notifyString, "pfadd", key)
+		}
+		return
+	}
+	if !hll.IsDense(old) && len(old) < patchThreshold {
+		// A small sparse HLL is cheaper rewritten whole than moved into
+		// DRAM as a patched string. Room for the opcodes the splits add
+		// (at most 4 bytes each), so hll.Set grows v in place.
+		b := c.KS.NewBatch()
+		v := append(b.Scratch(len(old)+4*len(args[2:])), old...)
+		changed := false
+		for _, e := range args[2:] {
+			var ch bool
+			var err error
+			if v, ch, err = hll.Add(v, e, maxSparse); err != nil {
+				c.WriteError(errHLLCorrupt) // nothing written: v is a copy
+				return
+			}
+			changed = changed || ch
+		}
+		if !changed {
+			c.WriteInt(0)
+			return
+		}
+		hll.Invalidate(v)
+		mark := len(c.Out)
+		c.WriteInt(1)
+		b.Set(c.DB, key, v, expireAt)
 		if commitReply(c, b, mark) {
 			c.Notify(notifyString, "pfadd", key)
 		}
@@ -181,27 +214,8 @@ func cmdPFAdd(c *Client, args [][]byte) {
 	}
 	mark := len(c.Out)
 	c.WriteInt(1)
-	var b *keyspace.Batch
-	if !hll.IsDense(old) && len(old) < patchThreshold {
-		// A small sparse HLL is cheaper rewritten whole than moved into
-		// DRAM as a patched string. Room for the opcodes the splits add
-		// (at most 4 bytes each), so hll.Set grows v in place.
-		v := append(make([]byte, 0, len(old)+4*len(regs)), old...)
-		for _, r := range regs {
-			var err error
-			if v, _, err = hll.Set(v, int(r.Index), r.Value, maxSparse); err != nil {
-				c.Out = c.Out[:mark] // hll.Get read these opcodes: not reached
-				c.WriteError(errHLLCorrupt)
-				return
-			}
-		}
-		hll.Invalidate(v)
-		b = c.KS.NewBatch()
-		b.Set(c.DB, key, v, expireAt)
-	} else {
-		b = c.KS.NewBatch()
-		b.HLLAdd(c.DB, key, maxSparse, regs)
-	}
+	b := c.KS.NewBatch()
+	b.HLLAdd(c.DB, key, maxSparse, regs)
 	if commitReply(c, b, mark) {
 		c.Notify(notifyString, "pfadd", key)
 	}
