@@ -57,25 +57,30 @@ func hllCommands() []Command {
 // never to be changed (copy them first). On a wrong type or a string that is
 // not an HLL it has written the error and returns ok false.
 func hllAt(c *Client, key []byte) (v []byte, ok bool) {
-	v, _, ok = hllAtExpiry(c, key)
+	v, _, acc, ok := hllAtExpiry(c, key)
+	c.KS.RecordAccess(acc)
 	return v, ok
 }
 
-// hllAtExpiry is hllAt with the key's absolute expiry (0 = none).
-func hllAtExpiry(c *Client, key []byte) (v []byte, expireAt int64, ok bool) {
-	val, expireAt, found, err := c.KS.HLLValue(c.DB, key)
+// hllAtExpiry is hllAt with the key's absolute expiry (0 = none) and the
+// access to the key it leaves to the caller (keyspace HLLValue): to
+// record with RecordAccess unless the value is rewritten whole, so that
+// OBJECT FREQ counts one access per command, as Redis does.
+func hllAtExpiry(c *Client, key []byte) (v []byte, expireAt int64, acc keyspace.PendingAccess, ok bool) {
+	val, expireAt, acc, found, err := c.KS.HLLValue(c.DB, key)
 	if err != nil {
 		c.WriteErr(err)
-		return nil, 0, false
+		return nil, 0, acc, false
 	}
 	if !found {
-		return nil, 0, true
+		return nil, 0, acc, true
 	}
 	if hll.Check(val) != nil {
+		c.KS.RecordAccess(acc)
 		c.WriteError(errHLLType)
-		return nil, 0, false
+		return nil, 0, keyspace.PendingAccess{}, false
 	}
-	return val, expireAt, true
+	return val, expireAt, acc, true
 }
 
 // hllSparseMax is hll-sparse-max-bytes.
@@ -146,7 +151,7 @@ func diffSpans(a, b []byte, gap int) [][2]int {
 // registers in order, so the second is then a no-op.
 func cmdPFAdd(c *Client, args [][]byte) {
 	key := args[1]
-	old, expireAt, ok := hllAtExpiry(c, key)
+	old, expireAt, acc, ok := hllAtExpiry(c, key)
 	if !ok {
 		return
 	}
@@ -177,16 +182,18 @@ func cmdPFAdd(c *Client, args [][]byte) {
 			var ch bool
 			var err error
 			if v, ch, err = hll.Add(v, e, maxSparse); err != nil {
+				c.KS.RecordAccess(acc)
 				c.WriteError(errHLLCorrupt) // nothing written: v is a copy
 				return
 			}
 			changed = changed || ch
 		}
 		if !changed {
+			c.KS.RecordAccess(acc)
 			c.WriteInt(0)
 			return
 		}
-		hll.Invalidate(v)
+		hll.Invalidate(v) // the write below records the access
 		mark := len(c.Out)
 		c.WriteInt(1)
 		b.Set(c.DB, key, v, expireAt)
@@ -195,6 +202,7 @@ func cmdPFAdd(c *Client, args [][]byte) {
 		}
 		return
 	}
+	c.KS.RecordAccess(acc)
 	var buf [8]keyspace.HLLRegister
 	regs := buf[:0]
 	for _, e := range args[2:] {
@@ -242,7 +250,7 @@ func cmdPFCount(c *Client, args [][]byte) {
 		return
 	}
 	key := args[1]
-	v, ok := hllAt(c, key)
+	v, expireAt, acc, ok := hllAtExpiry(c, key)
 	if !ok {
 		return
 	}
@@ -251,11 +259,13 @@ func cmdPFCount(c *Client, args [][]byte) {
 		return
 	}
 	if card, ok := hll.Cached(v); ok {
+		c.KS.RecordAccess(acc)
 		c.WriteInt(int64(card))
 		return
 	}
 	card, err := hll.Estimate(v)
 	if err != nil {
+		c.KS.RecordAccess(acc)
 		c.WriteError(errHLLCorrupt)
 		return
 	}
@@ -263,9 +273,10 @@ func cmdPFCount(c *Client, args [][]byte) {
 	v = append([]byte(nil), v...)
 	hll.SetCached(v, card)
 	if len(v) >= patchThreshold {
+		c.KS.RecordAccess(acc)
 		b.SetRange(c.DB, key, 8, v[8:16])
 	} else {
-		b.Set(c.DB, key, v, expireAtOf(c, key))
+		b.Set(c.DB, key, v, expireAt) // records the access
 	}
 	mark := len(c.Out)
 	c.WriteInt(int64(card))

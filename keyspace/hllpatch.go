@@ -62,34 +62,53 @@ func (b *Batch) HLLAdd(db int, key []byte, maxSparse int, regs []HLLRegister) {
 // allocates one and its key, then value decodes the operation again:
 // about a tenth of a small sparse PFADD's handler time); anything else
 // (an expired, damaged or referenced value) takes lookup's path.
-func (ks *Keyspace) HLLValue(db int, key []byte) (val []byte, expireAt int64, ok bool, err error) {
+//
+// On that fast path the access (OBJECT IDLETIME, FREQ) is not recorded:
+// it is returned, and the caller records it with RecordAccess unless it
+// rewrites the value whole, whose write records an access itself (under
+// an LFU policy the counter carries over and is incremented, as Redis's
+// dbOverwrite keeps it). Redis counts one access per PFADD and per
+// PFCOUNT (lookupKeyWrite, then the value changed in place); recording
+// both made OBJECT FREQ count two for each PFADD that changed a small
+// HLL. Record it before the next write: it names the value's location.
+func (ks *Keyspace) HLLValue(db int, key []byte) (val []byte, expireAt int64, acc PendingAccess, ok bool, err error) {
 	if _, inDRAM := ks.dbs[db].index[string(key)]; !inDRAM && ks.kixOn() {
 		loc, found := ks.kixGet(db, key)
 		if !found {
 			ks.countLookup(false)
 			ks.keyMissed(db, key)
-			return nil, 0, false, nil
+			return nil, 0, PendingAccess{}, false, nil
 		}
 		if o, err := ks.opAt(loc); err == nil && o.kind == opSet && (o.expireAt == 0 || o.expireAt > ks.NowMs()) {
 			ks.countLookup(true)
-			ks.kixAccess.touch(loc)
-			return o.val, o.expireAt, true, nil
+			return o.val, o.expireAt, PendingAccess{loc}, true, nil
 		}
 	}
 	e := ks.lookup(db, key)
 	if e == nil {
-		return nil, 0, false, nil
+		return nil, 0, PendingAccess{}, false, nil
 	}
 	if e.obj != nil {
 		if s, ok := e.obj.coll.(*stringObj); ok {
-			return s.value(ks), e.expireAt, true, nil
+			return s.value(ks), e.expireAt, PendingAccess{}, true, nil
 		}
 		if err := damageOf(e); err != nil {
-			return nil, 0, false, err
+			return nil, 0, PendingAccess{}, false, err
 		}
-		return nil, 0, false, ErrWrongType
+		return nil, 0, PendingAccess{}, false, ErrWrongType
 	}
-	return ks.value(e), e.expireAt, true, nil
+	return ks.value(e), e.expireAt, PendingAccess{}, true, nil
+}
+
+// PendingAccess is an access to an indexed key that HLLValue read but did
+// not record (the zero value: nothing to record).
+type PendingAccess struct{ loc uint64 }
+
+// RecordAccess records a, as the lookup would have.
+func (ks *Keyspace) RecordAccess(a PendingAccess) {
+	if a.loc != 0 {
+		ks.kixAccess.touch(a.loc)
+	}
 }
 
 // scratchKeep is the largest buffer Scratch keeps for the next batch.

@@ -107,7 +107,8 @@ func TestHLLAddOp(t *testing.T) {
 // for every kind of key it meets (an indexed plain string with and without
 // a TTL, a patched string in DRAM, a missing key, an expired indexed key,
 // a collection), counts the same keyspace hits and misses as Get, touches
-// the key's access time as Get does, and removes an expired key.
+// the key's access time as Get does once RecordAccess has its pending
+// access (and not before), and removes an expired key.
 func TestHLLValueMatchesGet(t *testing.T) {
 	ks := openKS(t, t.TempDir(), 1<<20)
 	defer ks.Close()
@@ -140,7 +141,9 @@ func TestHLLValueMatchesGet(t *testing.T) {
 		var a answer
 		var v []byte
 		if hllValue {
-			v, a.expireAt, a.ok, a.err = ks.HLLValue(0, []byte(key))
+			var acc keyspace.PendingAccess
+			v, a.expireAt, acc, a.ok, a.err = ks.HLLValue(0, []byte(key))
+			ks.RecordAccess(acc)
 		} else {
 			v, a.ok, a.err = ks.Get(0, []byte(key))
 		}
@@ -179,5 +182,24 @@ func TestHLLValueMatchesGet(t *testing.T) {
 				t.Errorf("round %d, %s: HLLValue %+v, Get %+v", round, key, got, want)
 			}
 		}
+	}
+	// The pending access of an indexed key is recorded by RecordAccess
+	// only.
+	keyspace.AdvanceLRUClock(10)
+	ks.Lock()
+	_, _, acc, ok, _ := ks.HLLValue(0, []byte("plain"))
+	idle, _ := ks.IdleTime(0, []byte("plain"))
+	ks.RecordAccess(acc)
+	idle2, _ := ks.IdleTime(0, []byte("plain"))
+	ks.Unlock()
+	switch {
+	case !ok:
+		t.Error("plain: not found")
+	case acc == keyspace.PendingAccess{}: // a DRAM key (no key index): the lookup recorded it
+		if idle != 0 {
+			t.Errorf("plain, in DRAM: idle %d s after HLLValue", idle)
+		}
+	case idle < 10 || idle2 != 0:
+		t.Errorf("plain: idle %d s after HLLValue, %d s after RecordAccess; want >= 10, then 0", idle, idle2)
 	}
 }
