@@ -109,7 +109,7 @@ func debugObject(c *Client, key []byte) {
 		return
 	}
 	if isString {
-		val, _, _ := c.KS.Get(c.DB, key)
+		val, _ := c.KS.PeekString(c.DB, key)
 		enc = stringEncoding(val)
 	}
 	v, _, err := dumpValue(c.KS, c.DB, key)

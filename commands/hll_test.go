@@ -241,3 +241,127 @@ func TestPFAddNoChangeWritesNothing(t *testing.T) {
 	defer ks2.Close()
 	check(ks2, "after restart")
 }
+
+// TestPFAddSmallSparse: PFADD builds a small sparse HLL's new bytes in
+// the batch's scratch buffer, reused by every PFADD: interleaved PFADDs on
+// many keys (one, two and five elements, repeats that change nothing)
+// leave each key with the bytes hll.Add makes, live and after a restart,
+// a key's TTL stays, and a corrupt sparse HLL answers INVALIDOBJ with
+// nothing written and its bytes unchanged.
+func TestPFAddSmallSparse(t *testing.T) {
+	dir := t.TempDir()
+	ks, _, err := recovery.Open(recovery.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Client{KS: ks}
+	pfadd := func(key string, elems ...string) string {
+		t.Helper()
+		args := [][]byte{[]byte("pfadd"), []byte(key)}
+		for _, e := range elems {
+			args = append(args, []byte(e))
+		}
+		c.Out = c.Out[:0]
+		ks.Lock()
+		cmdPFAdd(c, args)
+		ks.Unlock()
+		return string(c.Out)
+	}
+	const keys = 50
+	models := map[string][]byte{}
+	expireAt := ks.NowMs() + 3600_000
+	ks.Lock()
+	b := ks.NewBatch()
+	b.Set(0, []byte("k0"), hll.New(), expireAt)
+	if err := ks.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	ks.Unlock()
+	models["k0"] = hll.New()
+	for round := 0; round < 12; round++ {
+		for k := 0; k < keys; k++ {
+			key := fmt.Sprint("k", k)
+			var elems []string
+			for i := 0; i < 1+(k+round)%5; i++ {
+				elems = append(elems, fmt.Sprintf("e%d-%d-%d", k, round, i))
+			}
+			if round%4 == 3 {
+				elems = elems[:1]
+				elems[0] = fmt.Sprintf("e%d-%d-0", k, round-1) // already added
+			}
+			v, ok := models[key]
+			changed := !ok
+			if !ok {
+				v = hll.New()
+			}
+			v = append([]byte(nil), v...)
+			for _, e := range elems {
+				var ch bool
+				v, ch, _ = hll.Add(v, []byte(e), hll.DefaultSparseMaxBytes)
+				changed = changed || ch
+			}
+			want := ":0\r\n"
+			if changed {
+				hll.Invalidate(v)
+				want = ":1\r\n"
+			}
+			models[key] = v
+			if got := pfadd(key, elems...); got != want {
+				t.Fatalf("round %d: PFADD %s %v: %q, want %q", round, key, elems, got, want)
+			}
+		}
+	}
+	for key, v := range models {
+		if len(v) >= patchThreshold || hll.IsDense(v) {
+			t.Fatalf("%s: %d bytes, dense %v: not a small sparse HLL", key, len(v), hll.IsDense(v))
+		}
+	}
+	// A sparse HLL whose opcodes cover 100 registers, and an element for
+	// a register past them.
+	bad := hll.New()[:hll.HeaderSize]
+	bad = append(bad, 0x40, 99) // XZERO of 100
+	elem := ""
+	for i := 0; elem == ""; i++ {
+		if r, _ := hll.PatLen([]byte(fmt.Sprint("x", i))); r >= 100 {
+			elem = fmt.Sprint("x", i)
+		}
+	}
+	ks.Lock()
+	b = ks.NewBatch()
+	b.Set(0, []byte("bad"), bad, 0)
+	if err := ks.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	ks.Unlock()
+	models["bad"] = bad
+	lsn := ks.Stats().LastLSN
+	if got := pfadd("bad", "y", elem); got != "-"+errHLLCorrupt+"\r\n" {
+		t.Fatalf("PFADD on a corrupt sparse HLL: %q", got)
+	}
+	if st := ks.Stats(); st.LastLSN != lsn {
+		t.Fatalf("PFADD on a corrupt sparse HLL wrote: LSN %d -> %d", lsn, st.LastLSN)
+	}
+	check := func(ks *keyspace.Keyspace, when string) {
+		t.Helper()
+		ks.Lock()
+		defer ks.Unlock()
+		for key, m := range models {
+			if v, _, _ := ks.Get(0, []byte(key)); !bytes.Equal(v, m) {
+				t.Fatalf("%s: HLL %s is %x, want %x", when, key, v, m)
+			}
+		}
+		if got, ok := ks.ExpireAt(0, []byte("k0")); !ok || got != expireAt {
+			t.Fatalf("%s: k0 expires at %d (%v), want %d", when, got, ok, expireAt)
+		}
+	}
+	check(ks, "live")
+	if err := ks.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ks2, _, err := recovery.Open(recovery.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ks2.Close()
+	check(ks2, "after restart")
+}

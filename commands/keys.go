@@ -736,8 +736,8 @@ func cmdObjectEncoding(c *Client, args [][]byte) {
 	case !ok:
 		c.WriteNull()
 	case isString:
-		c.KS.CountLookups(false) // ObjectEncoding counted the key
-		val, _, _ := c.KS.Get(c.DB, args[2])
+		c.KS.CountLookups(false)                 // ObjectEncoding counted the key
+		val, _ := c.KS.PeekString(c.DB, args[2]) // no access, as ObjectEncoding's peek (OBJECT FREQ stays)
 		c.WriteBulkString(stringEncoding(val))
 	default:
 		c.WriteBulkString(enc)

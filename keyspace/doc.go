@@ -50,7 +50,8 @@
 // checkpoint: valueref.go); otherwise it replays the whole log and
 // rebuilds the index, as before. Making collections restartable from the
 // index is the next slice. Access data (OBJECT IDLETIME, FREQ) of indexed
-// keys is a bounded DRAM cache (lru.go); the sealed segments a re-attach
+// keys is a bounded DRAM cache (lru.go), carried into the DRAM entry when
+// a key moves there; the sealed segments a re-attach
 // does not read are verified in the background (scrub.go).
 //
 // Invariants (see package keyindex for the table's own):

@@ -102,3 +102,104 @@ func TestHLLAddOp(t *testing.T) {
 		t.Fatalf("HLLAdd on a missing key: %q ok=%v err=%v, want %q", v, ok, err, fresh)
 	}
 }
+
+// TestHLLValueMatchesGet: HLLValue answers what Get and ExpireAt answer
+// for every kind of key it meets (an indexed plain string with and without
+// a TTL, a patched string in DRAM, a missing key, an expired indexed key,
+// a collection), counts the same keyspace hits and misses as Get, touches
+// the key's access time as Get does once RecordAccess has its pending
+// access (and not before), and removes an expired key.
+func TestHLLValueMatchesGet(t *testing.T) {
+	ks := openKS(t, t.TempDir(), 1<<20)
+	defer ks.Close()
+	now := ks.NowMs()
+	commit(t, ks, func(b *keyspace.Batch) {
+		b.Set(0, []byte("plain"), []byte("v1"), 0)
+		b.Set(0, []byte("ttl"), []byte("v2"), now+3600_000)
+		b.Set(0, []byte("short"), []byte("v3"), now+1000)
+		b.Set(0, []byte("short2"), []byte("v3"), now+1000) // "short" for HLLValue once Get removed "short"
+		b.Set(0, []byte("patched"), []byte("abcdef"), 0)
+		b.HSet(0, []byte("hash"), []byte("f"), []byte("v"))
+	})
+	commit(t, ks, func(b *keyspace.Batch) { b.SetRange(0, []byte("patched"), 1, []byte("XY")) })
+	keys := []string{"plain", "ttl", "short", "patched", "hash", "missing"}
+	type answer struct {
+		val            string
+		expireAt       int64
+		ok             bool
+		err            error
+		hits, misses   int64
+		idle           int64
+		idleOK, exists bool
+	}
+	ask := func(key string, hllValue bool) answer {
+		ks.Lock()
+		defer ks.Unlock()
+		was := ks.CountLookups(true)
+		defer ks.CountLookups(was)
+		st := ks.Stats()
+		var a answer
+		var v []byte
+		if hllValue {
+			var acc keyspace.PendingAccess
+			v, a.expireAt, acc, a.ok, a.err = ks.HLLValue(0, []byte(key))
+			ks.RecordAccess(acc)
+		} else {
+			v, a.ok, a.err = ks.Get(0, []byte(key))
+		}
+		a.val = string(v)
+		st2 := ks.Stats()
+		if !hllValue {
+			ks.CountLookups(false)
+			a.expireAt, _ = ks.ExpireAt(0, []byte(key))
+		}
+		a.hits, a.misses = st2.KeyspaceHits-st.KeyspaceHits, st2.KeyspaceMiss-st.KeyspaceMiss
+		a.idle, a.idleOK = ks.IdleTime(0, []byte(key))
+		ks.CountLookups(false)
+		a.exists = ks.Exists(0, []byte(key))
+		return a
+	}
+	for round := 0; round < 2; round++ {
+		if round == 1 {
+			ks.AdvanceClock(2000) // "short" and "short2" have expired: a read removes them
+		}
+		for _, key := range keys {
+			keyspace.AdvanceLRUClock(10)
+			want := ask(key, false)
+			keyspace.AdvanceLRUClock(10)
+			hkey := key
+			if key == "short" && round == 1 {
+				hkey = "short2" // Get removed "short"
+			}
+			got := ask(hkey, true)
+			if key != "hash" && key != "missing" && want.expireAt == 0 && got.expireAt != 0 {
+				t.Errorf("%s: HLLValue expiry %d, want none", key, got.expireAt)
+			}
+			if key == "hash" {
+				want.expireAt = 0 // ExpireAt answers for any type
+			}
+			if got != want {
+				t.Errorf("round %d, %s: HLLValue %+v, Get %+v", round, key, got, want)
+			}
+		}
+	}
+	// The pending access of an indexed key is recorded by RecordAccess
+	// only.
+	keyspace.AdvanceLRUClock(10)
+	ks.Lock()
+	_, _, acc, ok, _ := ks.HLLValue(0, []byte("plain"))
+	idle, _ := ks.IdleTime(0, []byte("plain"))
+	ks.RecordAccess(acc)
+	idle2, _ := ks.IdleTime(0, []byte("plain"))
+	ks.Unlock()
+	switch {
+	case !ok:
+		t.Error("plain: not found")
+	case acc == keyspace.PendingAccess{}: // a DRAM key (no key index): the lookup recorded it
+		if idle != 0 {
+			t.Errorf("plain, in DRAM: idle %d s after HLLValue", idle)
+		}
+	case idle < 10 || idle2 != 0:
+		t.Errorf("plain: idle %d s after HLLValue, %d s after RecordAccess; want >= 10, then 0", idle, idle2)
+	}
+}

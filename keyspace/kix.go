@@ -308,18 +308,26 @@ func (ks *Keyspace) kixRepairing() bool {
 }
 
 // kixMaterialize moves the indexed key of e (a transient entry) into a
-// DRAM entry of its db and returns that entry.
+// DRAM entry of its db and returns that entry. The key's access data
+// (OBJECT IDLETIME, FREQ) moves with it: the command patching it has
+// recorded its access already, and a fresh field reset an LFU counter to
+// its initial value at every first patch (Redis keeps it: the value
+// changes in place).
 func (ks *Keyspace) kixMaterialize(dbi int, e *entry) *entry {
 	ks.kixWrite(dbi, []byte(e.key), 0, false)
 	ks.kix.counts[dbi]--
 	d := ks.dbs[dbi]
 	d.insert(entry{key: e.key, loc: e.loc, size: e.size, expireAt: e.expireAt})
+	ne := &d.entries[d.index[e.key]]
+	if !ks.replaying {
+		ne.lru = ks.kixAccess.field(e.loc)
+	}
 	if e.expireAt != 0 {
 		ks.kix.ttlCounts[dbi]--
 		d.volatile++
 		ks.expires.push(expiryItem{at: e.expireAt, db: dbi, key: e.key})
 	}
-	return &d.entries[d.index[e.key]]
+	return ne
 }
 
 // kixInvalidate makes the index's checkpoint void (durably) before a bulk

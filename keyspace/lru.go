@@ -134,6 +134,24 @@ func (f lruField) idleSeconds() int64 {
 // Touch is TOUCH: it reports whether key exists, and counts as an access.
 func (ks *Keyspace) Touch(db int, key []byte) bool { return ks.lookup(db, key) != nil }
 
+// PeekString returns the string value of key without counting an access
+// (Redis's LOOKUP_NOTOUCH: OBJECT ENCODING and DEBUG OBJECT read a
+// string's bytes to name its encoding); ok is false when the key does not
+// exist or is not a string.
+func (ks *Keyspace) PeekString(db int, key []byte) (val []byte, ok bool) {
+	e := ks.peek(db, key)
+	switch {
+	case e == nil:
+		return nil, false
+	case e.obj == nil:
+		return ks.value(e), true
+	}
+	if s, isStr := e.obj.coll.(*stringObj); isStr {
+		return s.value(ks), true
+	}
+	return nil, false
+}
+
 // IdleTime is OBJECT IDLETIME: the seconds since key was last accessed;
 // ok is false when it does not exist. Reading it is no access.
 func (ks *Keyspace) IdleTime(db int, key []byte) (sec int64, ok bool) {

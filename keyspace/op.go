@@ -200,6 +200,8 @@ type Batch struct {
 	// batch names a value that cannot be read (a RENAME, MOVE or COPY of
 	// a damaged key), so writing it would lose that key.
 	err error
+	// scratch is Scratch's buffer, kept across batches.
+	scratch []byte
 }
 
 // errSpent is what Commit answers for a batch whose borrowed values it
