@@ -125,6 +125,12 @@ func (s *Server) performEvictions(c *conn) evictResult {
 	}
 	env := &s.env
 	env.lock()
+	select {
+	case <-s.closing: // a background eviction as the server closes: the keyspace goes next
+		env.unlock()
+		return evictOK
+	default:
+	}
 	tr := s.track
 	prev := tr.cur
 	tr.cur = nil    // eviction is nobody's write: NOLOOP does not hide it
@@ -141,7 +147,7 @@ func (s *Server) performEvictions(c *conn) evictResult {
 			break
 		}
 		db, key, ok := s.pickVictim(policy)
-		if !ok || !s.evictKey(db, key) {
+		if !ok || !s.evictKey(db, key, c == nil && s.loop != nil) {
 			res = evictFail
 			break
 		}
@@ -161,6 +167,21 @@ func (s *Server) performEvictions(c *conn) evictResult {
 		}
 	}
 	return res
+}
+
+// evictInBackground evicts until used memory is under maxmemory (or
+// nothing more can go) without waiting for a command: CONFIG SET maxmemory
+// below used memory starts it, as Redis 7.0's updateMaxmemory starts its
+// eviction time proc. One runs at a time.
+func (s *Server) evictInBackground() {
+	if s.mem.policy.Load() == policyNoEviction || !s.mem.evicting.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer s.mem.evicting.Store(false)
+		for s.outOfMemory() && s.performEvictions(nil) == evictRunning {
+		}
+	}()
 }
 
 // pickVictim chooses the next key to evict, or reports that there is none.
@@ -235,8 +256,8 @@ func (st *evictState) offer(cand evictCandidate) {
 
 // evictKey deletes key from db as an eviction (keyspace lock held); false
 // if the delete could not be logged (a full disk: nothing more is evicted
-// this time).
-func (s *Server) evictKey(db int, key string) bool {
+// this time). offLoop: the caller is not on the event loop (notify.go).
+func (s *Server) evictKey(db int, key string, offLoop bool) bool {
 	ks := s.ks
 	k := []byte(key)
 	usage, ok := ks.MemoryUsage(db, k)
@@ -261,7 +282,7 @@ func (s *Server) evictKey(db int, key string) bool {
 		m.Propagate(db, []byte(name), k)
 	}
 	if f := s.notify.flags.Load(); f&notifyEvicted != 0 {
-		s.emitKeyEvent(f, "evicted", k, db, false)
+		s.emitKeyEvent(f, "evicted", k, db, offLoop)
 	}
 	return true
 }

@@ -230,6 +230,28 @@ func TestEvictionInvalidatesBeforeReply(t *testing.T) {
 	}
 }
 
+// pubsub.tcl's "Keyspace notifications: evicted events": CONFIG SET
+// maxmemory below used memory evicts at once, with no command after it.
+func TestEvictionOnConfigSet(t *testing.T) {
+	for name, target := range trackingTargets(t) {
+		t.Run(name, func(t *testing.T) {
+			addr := target(t)
+			w, sub := dialAddr(t, addr), dialAddr(t, addr)
+			defer func() {
+				w.do("CONFIG", "SET", "maxmemory", "0")
+				w.do("CONFIG", "SET", "maxmemory-policy", "noeviction")
+				w.do("CONFIG", "SET", "notify-keyspace-events", "")
+			}()
+			w.expect("+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "Ee")
+			w.expect("+OK\r\n", "CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+			sub.expect("*3\r\n$10\r\npsubscribe\r\n$1\r\n*\r\n:1\r\n", "PSUBSCRIBE", "*")
+			w.expect("+OK\r\n", "SET", "foo", "bar")
+			w.expect("+OK\r\n", "CONFIG", "SET", "maxmemory", "1")
+			sub.expectReply("*4\r\n$8\r\npmessage\r\n$1\r\n*\r\n$22\r\n__keyevent@0__:evicted\r\n$3\r\nfoo\r\n")
+		})
+	}
+}
+
 // An evicted key stays deleted after a restart: the eviction is logged.
 func TestEvictionIsDurable(t *testing.T) {
 	dir := t.TempDir()

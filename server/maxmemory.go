@@ -75,6 +75,7 @@ type memoryLimit struct {
 	tenacity      atomic.Int64 // maxmemory-eviction-tenacity
 	lazyEvict     atomic.Bool  // lazyfree-lazy-eviction: replicas get UNLINK
 	replicaIgnore atomic.Bool  // replica-ignore-maxmemory
+	evicting      atomic.Bool  // an evictInBackground is running
 }
 
 // initEvictionDefaults sets the eviction settings' defaults (newServer;
@@ -175,6 +176,7 @@ func (s *Server) setMaxmemory(v string) error {
 	if used := s.usedMemory(false); used > n {
 		s.logf("WARNING: the new maxmemory value set via CONFIG SET (%d) is smaller than the current memory usage (%d). "+
 			"This will result in key eviction and/or the inability to accept new write commands depending on the maxmemory-policy.", n, used)
+		s.evictInBackground() // evict.go
 	}
 	return nil
 }
