@@ -15,13 +15,25 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// sentinelPorts are loopback ports of this test (the repl helper's range
-// 26000-26999): three servers and a sentinel, fixed because a restarted
-// server must come back on its port for Sentinel to know it again.
+// sentinelPorts are loopback ports of this test (by default 26100-26899;
+// PERSIMMON_TEST_PORTS=lo-hi gives another range, e.g. the one a helper
+// of the session was given, so parallel runs do not take each other's
+// ports): three servers and a sentinel, fixed because a restarted server
+// must come back on its port for Sentinel to know it again.
 func sentinelPorts(t *testing.T, n int) []int {
 	t.Helper()
+	lo, hi := 26100, 26899
+	if v := os.Getenv("PERSIMMON_TEST_PORTS"); v != "" {
+		a, b, _ := strings.Cut(v, "-")
+		var errA, errB error
+		lo, errA = strconv.Atoi(a)
+		hi, errB = strconv.Atoi(b)
+		if errA != nil || errB != nil || lo > hi {
+			t.Fatalf("PERSIMMON_TEST_PORTS=%q: want lo-hi", v)
+		}
+	}
 	var out []int
-	for p := 26100; p < 26900 && len(out) < n; p++ {
+	for p := lo; p <= hi && len(out) < n; p++ {
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
 		if err != nil {
 			continue
@@ -30,13 +42,11 @@ func sentinelPorts(t *testing.T, n int) []int {
 		out = append(out, p)
 	}
 	if len(out) < n {
-		t.Fatalf("no %d free ports in 26100-26899", n)
+		t.Fatalf("no %d free ports in %d-%d", n, lo, hi)
 	}
 	return out
 }
 
-// startServerOn starts persimmon-server on port with a config file in
-// dir (so CONFIG REWRITE, which Sentinel sends, has a file to write).
 func startServerOn(t *testing.T, dir string, port int, args ...string) *server {
 	t.Helper()
 	conf := filepath.Join(dir, "persimmon.conf")

@@ -53,7 +53,7 @@ func (w *Watcher) Dirty() bool {
 	}
 	now := w.ks.NowMs()
 	for _, k := range w.keys {
-		if k.expireAt != 0 && k.expireAt <= now {
+		if expiredAt(k.expireAt, now) {
 			return true
 		}
 	}

@@ -118,7 +118,7 @@ func (ks *Keyspace) cleanOp(b *Batch, o op, dbi int, loc, segID uint64, now int6
 	var e *entry
 	if i, ok := d.index[string(o.key)]; ok {
 		e = &d.entries[i]
-		if e.expireAt != 0 && e.expireAt <= now {
+		if expiredAt(e.expireAt, now) {
 			ks.expire(dbi, e.key)
 			e = nil
 		}

@@ -204,7 +204,7 @@ func (c *KeyCursor) NextStrings(n int, str func(db int, key, val []byte, expireA
 				o, err := ks.opAt(loc)
 				switch {
 				case err != nil || o.db >= NumDBs:
-				case str == nil || o.kind != opSet || o.expireAt != 0 && o.expireAt <= now:
+				case str == nil || o.kind != opSet || expiredAt(o.expireAt, now):
 					give(o.db, o.key)
 				case !c.done[o.db] && c.claim(o.db, o.key):
 					if ix.IsStaged(c.kb) { // c.kb: the index key claim hashed

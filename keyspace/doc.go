@@ -14,7 +14,12 @@
 // (a batch is one record or one transaction group, recovered whole or not
 // at all); every value a read returns aliases a logged operation, valid
 // until Unlock; an entry names its operation by location (segment id and
-// offset), never by pointer.
+// offset), never by pointer; a key is gone once now is past its expiry
+// (now > expireAt: it lives through its expiry's millisecond, as in
+// Redis), one rule (expiredAt, expire.go) for every read, the active
+// cycle, the cleaner and WATCH, so a Redis replica of this master, which
+// applies the same rule to the same absolute time, agrees with it about a
+// key in every millisecond.
 //
 // # The key index (on by default; --key-index no turns it off)
 //

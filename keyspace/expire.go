@@ -5,6 +5,19 @@ import (
 	"time"
 )
 
+// expiredAt reports whether an expiry at expireAt (Unix ms; 0 for none)
+// has passed at now. A key lives through the millisecond of its expiry
+// and is gone from the next one, as in Redis (keyIsExpired and the active
+// cycle: now > when). Every decision that a key is gone — a lookup, KEYS,
+// SCAN, the active cycle, the cleaner, WATCH — takes this one rule, so a
+// master never drops or hides a key in a millisecond where a Redis
+// replica, which answers by the same rule from the master's absolute
+// time, still shows it (keys differing in the replication tests).
+// Commands that set a time already reached (EXPIRE and PEXPIREAT,
+// RESTORE with a TTL, at or before now) delete at once, as Redis's
+// checkAlreadyExpired does: that is their rule, not this one.
+func expiredAt(expireAt, now int64) bool { return expireAt != 0 && now > expireAt }
+
 // expiryItem is a (time, key) pair in the expiry heap. Items are not removed
 // when a key's expiry changes or the key goes away: a popped item is acted
 // on only if the key still has exactly that expiry (lazy invalidation).
@@ -54,7 +67,7 @@ func (ks *Keyspace) activeExpire(now int64) {
 		return
 	}
 	n := ks.kixActiveExpire(now, activeExpireLimit)
-	for ; n < activeExpireLimit && len(ks.expires) > 0 && ks.expires[0].at <= now; n++ {
+	for ; n < activeExpireLimit && len(ks.expires) > 0 && expiredAt(ks.expires[0].at, now); n++ {
 		it := heap.Pop(&ks.expires).(expiryItem)
 		d := ks.dbs[it.db]
 		i, ok := d.index[it.key]

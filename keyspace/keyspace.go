@@ -179,7 +179,7 @@ func (ks *Keyspace) find(dbi int, key []byte, touch bool) *entry {
 // key is key, or nil (lazily expired) if its TTL has passed.
 func (ks *Keyspace) foundAt(dbi int, i int32, key []byte, touch bool) *entry {
 	e := &ks.dbs[dbi].entries[i]
-	if e.expireAt != 0 && e.expireAt <= ks.NowMs() {
+	if expiredAt(e.expireAt, ks.NowMs()) {
 		if !ks.expiryPaused.Load() {
 			ks.expire(dbi, e.key)
 		}
@@ -368,7 +368,7 @@ func (ks *Keyspace) RandomKey(db int) (key string, ok bool) {
 	}
 	for tries := 0; len(d.entries) > 0; tries++ {
 		e := &d.entries[rand.IntN(len(d.entries))]
-		if e.expireAt != 0 && e.expireAt <= ks.NowMs() {
+		if expiredAt(e.expireAt, ks.NowMs()) {
 			if ks.expiryPaused.Load() {
 				if tries >= 100 { // expired keys stay while paused: give up as Redis does
 					return "", false
@@ -417,7 +417,7 @@ func (ks *Keyspace) Scan(db int, cursor uint64, count int, fn func(key string)) 
 	for ; pos > 0 && count > 0; count-- {
 		pos--
 		e := &d.entries[pos]
-		if e.expireAt != 0 && e.expireAt <= now {
+		if expiredAt(e.expireAt, now) {
 			continue
 		}
 		fn(e.key)
@@ -458,7 +458,7 @@ func (ks *Keyspace) kixScan(db int, cursor uint64, count *int, fn func(key strin
 	}
 	pos = ix.ScanSlots(pos, func(loc uint64) bool {
 		o, err := ks.opAt(loc)
-		if err == nil && o.db == db && (o.expireAt == 0 || o.expireAt > now) {
+		if err == nil && o.db == db && !expiredAt(o.expireAt, now) {
 			if l, ok := ks.kixGet(db, o.key); ok && l == loc {
 				fn(string(o.key))
 				*count--
@@ -478,7 +478,7 @@ func (ks *Keyspace) Keys(db int, fn func(key string)) {
 	now := ks.NowMs()
 	for i := range ks.dbs[db].entries {
 		e := &ks.dbs[db].entries[i]
-		if e.expireAt == 0 || e.expireAt > now {
+		if !expiredAt(e.expireAt, now) {
 			fn(e.key)
 		}
 	}
@@ -768,7 +768,7 @@ func (ks *Keyspace) applyPayload(seg *arena.Segment, off, end int64) error {
 func (ks *Keyspace) apply(o op, loc uint64) error {
 	switch o.kind {
 	case opSet, opSetRef:
-		if o.expireAt != 0 && o.expireAt <= ks.NowMs() {
+		if expiredAt(o.expireAt, ks.NowMs()) {
 			ks.removeKey(o.db, string(o.key))
 			ks.touch(o.db, o.key)
 			return nil

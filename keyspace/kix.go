@@ -218,7 +218,7 @@ func (ks *Keyspace) kixLookup(dbi int, key []byte) *entry {
 		return nil
 	}
 	e := ks.kixEntry(string(key), loc)
-	if e.expireAt != 0 && e.expireAt <= ks.NowMs() {
+	if expiredAt(e.expireAt, ks.NowMs()) {
 		if !ks.expiryPaused.Load() { // CLIENT PAUSE: read as missing, kept
 			ks.expire(dbi, e.key)
 		}
@@ -239,7 +239,7 @@ func (ks *Keyspace) kixExists(dbi int, key []byte) bool {
 		return false
 	}
 	o, err := ks.opAt(loc)
-	if err != nil || o.kind != opSet || o.expireAt != 0 && o.expireAt <= ks.NowMs() {
+	if err != nil || o.kind != opSet || expiredAt(o.expireAt, ks.NowMs()) {
 		return ks.peek(dbi, key) != nil
 	}
 	ks.countLookup(true)
@@ -254,7 +254,7 @@ func (ks *Keyspace) kixHolds(dbi int, key []byte, now int64) bool {
 		return false
 	}
 	o, err := ks.opAt(loc)
-	return err == nil && (o.expireAt == 0 || o.expireAt > now)
+	return err == nil && !expiredAt(o.expireAt, now)
 }
 
 // kixWrite records (dbi, key) -> loc (0: deleted; expiring: the operation
@@ -397,7 +397,7 @@ func (ks *Keyspace) kixRandom(dbi int) (string, bool) {
 		if !any {
 			break
 		}
-		if o, err := ks.opAt(loc); err == nil && o.db == dbi && (o.expireAt == 0 || o.expireAt > now) {
+		if o, err := ks.opAt(loc); err == nil && o.db == dbi && !expiredAt(o.expireAt, now) {
 			if l, ok := ks.kixGet(dbi, o.key); ok && l == loc {
 				return string(o.key), true
 			}
@@ -432,7 +432,7 @@ func (ks *Keyspace) kixKeys(dbi int, fn func(key string) bool) {
 	}
 	ks.kix.ix.Range(func(loc uint64) bool {
 		o, err := ks.opAt(loc)
-		if err != nil || o.db != dbi || o.expireAt != 0 && o.expireAt <= now {
+		if err != nil || o.db != dbi || expiredAt(o.expireAt, now) {
 			return true
 		}
 		if l, ok := ks.kixGet(dbi, o.key); !ok || l != loc {
@@ -790,7 +790,7 @@ func (ks *Keyspace) kixActiveExpire(now int64, limit int) int {
 	if ix.Staged() <= kixStagedScan {
 		ix.RangeStaged(func(k string, loc uint64, expiring bool) bool {
 			if loc != 0 && expiring {
-				if o, err := ks.opAt(loc); err == nil && o.expireAt <= now {
+				if o, err := ks.opAt(loc); err == nil && expiredAt(o.expireAt, now) {
 					due = append(due, victim{int(k[0]), k[1:]})
 				}
 			}
@@ -807,7 +807,7 @@ func (ks *Keyspace) kixActiveExpire(now int64, limit int) int {
 		next := ix.ScanExpiring(pos, kixExpireSlots, func(loc uint64) bool {
 			decoded++
 			o, err := ks.opAt(loc)
-			if err == nil && o.expireAt != 0 && o.expireAt <= now {
+			if err == nil && expiredAt(o.expireAt, now) {
 				if l, ok := ks.kixGet(o.db, o.key); ok && l == loc {
 					expired++
 					due = append(due, victim{o.db, string(o.key)})

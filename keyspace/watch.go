@@ -89,5 +89,5 @@ func (ks *Keyspace) touchDB(dbi int, replacement *db) {
 // (milliseconds).
 func (d *db) holds(key string, now int64) bool {
 	i, ok := d.index[key]
-	return ok && (d.entries[i].expireAt == 0 || d.entries[i].expireAt > now)
+	return ok && !expiredAt(d.entries[i].expireAt, now)
 }

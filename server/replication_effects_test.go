@@ -289,14 +289,25 @@ func testEffectsProperty(t *testing.T, io string, rng *rand.Rand, n int) {
 		rn, _ := r.DBSize(ctx).Result()
 		return caughtUp() && pn == rn
 	})
+	masterAt, _ := p.Time(ctx).Result()
 	keys, err := p.Keys(ctx, "*").Result()
 	if err != nil || len(keys) < 10 {
 		t.Fatalf("master keys: %v %v", keys, err)
 	}
 	slices.Sort(keys)
 	rkeys, _ := r.Keys(ctx, "*").Result()
+	replicaAt, _ := r.Time(ctx).Result()
 	slices.Sort(rkeys)
 	if !slices.Equal(keys, rkeys) {
+		// A key on one side only: its expiry against the two clocks
+		// (the master's before its KEYS, the replica's after its own)
+		// says whether the two disagreed about a millisecond.
+		for _, k := range rkeys {
+			if !slices.Contains(keys, k) {
+				at, _ := r.Do(ctx, "PEXPIRETIME", k).Int64()
+				t.Logf("replica only: %s, PEXPIRETIME %d there; master TIME %d ms before KEYS, replica TIME %d ms after KEYS", k, at, masterAt.UnixMilli(), replicaAt.UnixMilli())
+			}
+		}
 		t.Fatalf("keys differ:\nmaster  %v\nreplica %v", keys, rkeys)
 	}
 	for _, k := range keys {
