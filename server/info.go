@@ -179,7 +179,8 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 		d.connectedClients = s.numClients()
 		d.trackingClients = int(s.track.clients.Load())
 		if s.ks != nil {
-			d.blockedClients = blockedClients(s.ks) + s.pause.waiting.Load() // pause.go: held by CLIENT PAUSE
+			d.blockedClients = blockedClients(s.ks) + s.pause.waiting.Load() + // pause.go: held by CLIENT PAUSE
+				s.replWaiting.Load() // replication_wait.go: WAIT, WAITAOF
 		}
 	}
 	if sel&secMemory != 0 {

@@ -223,6 +223,10 @@ type Server struct {
 	busyTimer busyTimer                       // busy-reply-threshold (scriptbusy.go)
 	slowlog   slowlog
 
+	// replWaiting counts the clients in WAIT or WAITAOF waiting for
+	// replicas (replication_wait.go; INFO blocked_clients).
+	replWaiting atomic.Int64
+
 	cachedScripts atomic.Int64 // len(scripting.scripts), for INFO (which takes no lock)
 
 	started  time.Time
