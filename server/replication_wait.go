@@ -119,9 +119,21 @@ func (c *Client) waitAcked(n int, ms int64, reply func(c *Client, got int)) {
 		reply(c, got)
 	}
 	if cn.gc == nil {
+		// Goroutine mode: the wait ends too when the client goes away or
+		// the server closes (before, a WAIT 1 0 kept SHUTDOWN from ending).
+		gone, stopWatch := cn.watchGone()
+		go func() {
+			select {
+			case <-gone:
+			case <-c.Srv.closing:
+			case <-ctx.Done():
+			}
+			unblock()
+		}()
 		got := m.WaitAcked(ctx, n, off)
 		cancel()
 		unblock()
+		stopWatch()
 		cn.waitEnded(w)
 		answer(got)
 		return

@@ -140,8 +140,10 @@ func testWaitAndMinReplicas(t *testing.T, io string) {
 // WAITAOF) that waits is a blocked client as redis-server 7.0.15 shows it:
 // flag b in CLIENT LIST, counted in INFO blocked_clients, and CLIENT
 // UNBLOCK ends it with the count so far (1 from CLIENT UNBLOCK), or with
-// ERROR the UNBLOCKED error; a command pipelined behind it runs after.
-// Before, CLIENT UNBLOCK answered 0 and the WAIT went on waiting.
+// ERROR the UNBLOCKED error; a command pipelined behind it runs after;
+// the server closes with a client in WAIT 1 0. Before, CLIENT UNBLOCK
+// answered 0 and the WAIT went on waiting, and in goroutine mode Close
+// (SHUTDOWN) waited for it forever.
 func TestWaitIsBlocked(t *testing.T) {
 	for _, io := range []string{IOGoroutine, IOLoop} {
 		t.Run(io, func(t *testing.T) {
@@ -208,6 +210,17 @@ func TestWaitIsBlocked(t *testing.T) {
 			// A WAIT that needs no replica does not block.
 			if got := a.do("WAIT", "0", "0"); got != ":0\r\n" {
 				t.Fatalf("WAIT 0 0 = %q", got)
+			}
+			// A WAIT without a limit does not keep the server from
+			// closing (in goroutine mode it did: SHUTDOWN hung).
+			a.send(multibulk("WAIT", "1", "0"))
+			waitFlags("b")
+			closed := make(chan error, 1)
+			go func() { closed <- s.Close() }()
+			select {
+			case <-closed:
+			case <-time.After(10 * time.Second):
+				t.Fatal("Close did not return with a client in WAIT 1 0")
 			}
 		})
 	}
