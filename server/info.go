@@ -111,6 +111,7 @@ type infoData struct {
 
 	connectedClients int
 	blockedClients   int64
+	timeoutClients   int64 // clients_in_timeout_table
 	maxClients       int64
 
 	heapObjects, heapInuse, rss uint64
@@ -181,6 +182,7 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 		if s.ks != nil {
 			d.blockedClients = blockedClients(s.ks) + s.pause.waiting.Load() + // pause.go: held by CLIENT PAUSE
 				s.replWaiting.Load() // replication_wait.go: WAIT, WAITAOF
+			d.timeoutClients = timedBlockedClients(s.ks) + s.replWaitingTimed.Load()
 		}
 	}
 	if sel&secMemory != 0 {
@@ -405,7 +407,7 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("client_recent_max_output_buffer", 0)
 		line("blocked_clients", d.blockedClients)
 		line("tracking_clients", d.trackingClients)
-		line("clients_in_timeout_table", 0)
+		line("clients_in_timeout_table", d.timeoutClients)
 	}
 	if sel&secMemory != 0 {
 		// Redis 7.0's fields in its order, filled as MEMORY STATS fills

@@ -106,9 +106,12 @@ func (c *Client) waitAcked(n int, ms int64, reply func(c *Client, got int)) {
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
 	}
 	ctx, unblock := context.WithCancel(ctx)
-	w := &replWaiter{cancel: unblock}
+	w := &replWaiter{cancel: unblock, timed: ms > 0}
 	cn.waiter.Store(w)
 	c.Srv.replWaiting.Add(1)
+	if w.timed {
+		c.Srv.replWaitingTimed.Add(1)
+	}
 	// answer writes the reply once the wait is over: the count, or the
 	// UNBLOCKED error if CLIENT UNBLOCK ERROR ended it.
 	answer := func(got int) {
@@ -185,6 +188,7 @@ func (c *Client) waitAcked(n int, ms int64, reply func(c *Client, got int)) {
 // timeout, client gone) or by CLIENT UNBLOCK.
 type replWaiter struct {
 	cancel context.CancelFunc // ends the wait (CLIENT UNBLOCK)
+	timed  bool               // it has a timeout
 	state  atomic.Int32
 }
 
@@ -208,6 +212,9 @@ func (w *replWaiter) finish() int32 {
 func (c *conn) waitEnded(w *replWaiter) {
 	if c.waiter.CompareAndSwap(w, nil) {
 		c.srv.replWaiting.Add(-1)
+		if w.timed {
+			c.srv.replWaitingTimed.Add(-1)
+		}
 	}
 }
 

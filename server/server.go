@@ -224,8 +224,10 @@ type Server struct {
 	slowlog   slowlog
 
 	// replWaiting counts the clients in WAIT or WAITAOF waiting for
-	// replicas (replication_wait.go; INFO blocked_clients).
-	replWaiting atomic.Int64
+	// replicas (replication_wait.go; INFO blocked_clients), and
+	// replWaitingTimed those of them with a timeout
+	// (clients_in_timeout_table).
+	replWaiting, replWaitingTimed atomic.Int64
 
 	cachedScripts atomic.Int64 // len(scripting.scripts), for INFO (which takes no lock)
 
