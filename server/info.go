@@ -36,6 +36,7 @@ const (
 	secStats
 	secReplication
 	secCPU
+	secModules // always empty: no modules, but the header, as Redis prints it
 	secCommandstats
 	secErrorstats
 	secLatencystats
@@ -43,7 +44,7 @@ const (
 	secKeyspace
 
 	secDefault = secServer | secClients | secMemory | secPersistence | secStats |
-		secReplication | secCPU | secErrorstats | secCluster | secKeyspace
+		secReplication | secCPU | secModules | secErrorstats | secCluster | secKeyspace
 	secAll = secDefault | secCommandstats | secLatencystats
 )
 
@@ -55,6 +56,7 @@ var infoSectionNames = map[string]infoSection{
 	"stats":        secStats,
 	"replication":  secReplication,
 	"cpu":          secCPU,
+	"modules":      secModules,
 	"commandstats": secCommandstats,
 	"errorstats":   secErrorstats,
 	"latencystats": secLatencystats,
@@ -675,6 +677,9 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		// thread runs every command: the process's figures.
 		line("used_cpu_sys_main_thread", strconv.FormatFloat(d.mainSys, 'f', 6, 64))
 		line("used_cpu_user_main_thread", strconv.FormatFloat(d.mainUser, 'f', 6, 64))
+	}
+	if sel&secModules != 0 {
+		section("Modules")
 	}
 	if sel&secCommandstats != 0 {
 		section("Commandstats")
