@@ -82,11 +82,12 @@ func parseInfoSections(args [][]byte) infoSection {
 // infoData is everything INFO prints, gathered first so that formatting is
 // a pure function (and testable without a server).
 type infoData struct {
-	now      time.Time
-	started  time.Time
-	lastSave int64 // Unix seconds
-	saveLSN  uint64
-	saves    int64 // SAVE and BGSAVE calls (rdb_saves)
+	now         time.Time
+	started     time.Time
+	lastSave    int64 // Unix seconds
+	saveLSN     uint64
+	saves       int64 // SAVE and BGSAVE calls (rdb_saves)
+	aofRewrites int64 // BGREWRITEAOF calls (aof_rewrites)
 	// replication is the replication section's lines (repl.InfoReplication).
 	replication string
 	syncStats   repl.MasterStats // INFO stats sync_full, sync_partial_ok, sync_partial_err
@@ -159,17 +160,18 @@ func infoCommand(c *Client, args [][]byte) {
 // caller (EXEC) already holds the keyspace lock.
 func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 	d := infoData{
-		now:        time.Now(),
-		started:    s.started,
-		lastSave:   s.lastSave.Load(),
-		saveLSN:    s.saveLSN.Load(),
-		saves:      s.saves.Load(),
-		runID:      s.runID,
-		pid:        os.Getpid(),
-		port:       int(s.live.port.Load()),
-		configFile: s.cfg.ConfigFile,
-		commit:     s.commit,
-		maxClients: s.live.maxClients.Load(),
+		now:         time.Now(),
+		started:     s.started,
+		lastSave:    s.lastSave.Load(),
+		saveLSN:     s.saveLSN.Load(),
+		saves:       s.saves.Load(),
+		aofRewrites: s.aofRewrites.Load(),
+		runID:       s.runID,
+		pid:         os.Getpid(),
+		port:        int(s.live.port.Load()),
+		configFile:  s.cfg.ConfigFile,
+		commit:      s.commit,
+		maxClients:  s.live.maxClients.Load(),
 	}
 	if sel&secPersistence != 0 {
 		d.loading = s.loadingInfo(d.now)
@@ -527,7 +529,7 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("aof_last_rewrite_time_sec", -1)
 		line("aof_current_rewrite_time_sec", -1)
 		line("aof_last_bgrewrite_status", "ok")
-		line("aof_rewrites", 0)
+		line("aof_rewrites", d.aofRewrites)
 		line("aof_rewrites_consecutive_failures", 0)
 		line("aof_last_write_status", okOrErr(d.ks.WriteFailing))
 		line("aof_last_cow_size", 0)

@@ -237,6 +237,7 @@ type Server struct {
 	// INFO's rdb_changes_since_last_save counts the records after it.
 	saveLSN     atomic.Uint64
 	saves       atomic.Int64  // SAVE and BGSAVE calls (INFO rdb_saves)
+	aofRewrites atomic.Int64  // BGREWRITEAOF calls (INFO aof_rewrites)
 	peakMemory  atomic.Uint64 // the highest used_memory seen (info.go)
 	runID       string
 	stats       serverStats

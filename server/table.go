@@ -92,6 +92,8 @@ func newCommandTable(families []Command) map[string]*Command {
 			Summary: "Synchronously saves the database(s) to disk.", Run: saveCommand, NoLock: true},
 		{Name: "bgsave", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading, Group: "server", Since: "1.0.0",
 			Summary: "Asynchronously saves the database(s) to disk.", Run: bgsaveCommand, NoLock: true},
+		{Name: "bgrewriteaof", Arity: 1, Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading, Group: "server", Since: "1.0.0",
+			Summary: "Asynchronously rewrite the append-only file", Run: bgrewriteaofCommand, NoLock: true},
 		{Name: "lastsave", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Group: "server", Since: "1.0.0",
 			Summary: "Returns the Unix timestamp of the last successful save to disk.", Run: lastsaveCommand, NoLock: true,
 			ACL: []string{"@admin", "@dangerous"}, Tips: []string{"nondeterministic_output"}},
