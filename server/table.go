@@ -119,6 +119,8 @@ func newCommandTable(families []Command) map[string]*Command {
 			Summary: "Blocks until all of the preceding write commands sent by the connection are written to the append-only file of the master and/or replicas.",
 			Run:     waitaofCommand, NoLock: true, ACL: []string{"@connection", "-@keyspace"},
 			Tips: []string{"request_policy:all_shards", "response_policy:agg_min"}},
+		{Name: "module", Arity: -2, Group: "server", Since: "4.0.0",
+			Summary: "A container for module commands", Subcommands: moduleSubcommands()},
 		{Name: "shutdown", Arity: -1, Flags: adminFlags | FlagNoMulti | FlagAllowBusy, Group: "server", Since: "1.0.0",
 			Summary: "Makes every write durable, then shuts down the server.", Run: shutdownCommand, NoLock: true},
 		{Name: "config", Arity: -2, Group: "server", Since: "2.0.0",
