@@ -63,6 +63,10 @@ type SyncRequest struct {
 	IP            string // REPLCONF ip-address, else the peer's address
 	RDBOnly       bool   // REPLCONF rdb-only 1: the snapshot alone (redis-cli --rdb)
 	CapaRoaring   bool   // REPLCONF capa persimmon-roaring: it loads TR.* bitmaps
+	// Filtered: REPLCONF rdb-filter-only was given, so the snapshot holds
+	// no keys, and its functions only if FilterFunctions (the filter
+	// "functions": redis-cli --functions-rdb), as Redis 7.0's.
+	Filtered, FilterFunctions bool
 }
 
 // CapaRoaring is the REPLCONF capa a Persimmon replica sends: it loads
@@ -543,6 +547,9 @@ func (m *Master) Serve(conn net.Conn, br *bufio.Reader, req SyncRequest) error {
 	if !req.CapaRoaring {
 		snap = &withoutRoaring{Snapshot: snap, logf: m.cfg.Logf, name: name}
 	}
+	if req.Filtered {
+		snap = &filteredSnapshot{Snapshot: snap, functions: req.FilterFunctions}
+	}
 	if err := m.sendSnapshot(l, snap, aux, diskless); err != nil {
 		return err
 	}
@@ -578,6 +585,22 @@ func (w *withoutRoaring) Next() (*rdb.Entry, error) {
 		w.skipped++
 	}
 }
+
+// filteredSnapshot is a snapshot under REPLCONF rdb-filter-only: no keys,
+// and the function libraries only if the filter names them.
+type filteredSnapshot struct {
+	Snapshot
+	functions bool
+}
+
+func (f *filteredSnapshot) Functions() [][]byte {
+	if !f.functions {
+		return nil
+	}
+	return f.Snapshot.Functions()
+}
+
+func (f *filteredSnapshot) Next() (*rdb.Entry, error) { return nil, io.EOF }
 
 // sendSnapshot writes the payload: disk-less as $EOF:<mark>, else
 // through a temporary file as $<len>.

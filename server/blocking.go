@@ -246,6 +246,7 @@ func (b *blocker) wake(r *BlockRegistry, key BlockKey) {
 type BlockRegistry struct {
 	waiters map[BlockKey][]*blocker // per key, in arrival order
 	blocked atomic.Int64            // clients blocked now (INFO blocked_clients)
+	timed   atomic.Int64            // those with a timeout (INFO clients_in_timeout_table)
 	ready   []*blocker              // loop mode: woken waiters to serve, in wake-up order
 	// readyN is len(ready), readable without the lock (readyWaiters);
 	// kicked is set while a serveReady task is queued on the loop.
@@ -285,6 +286,16 @@ func (r *BlockRegistry) kickServe(c *conn) {
 func blockedClients(ks *keyspace.Keyspace) int64 {
 	if r, ok := registries.Load(ks); ok {
 		return r.(*BlockRegistry).blocked.Load()
+	}
+	return 0
+}
+
+// timedBlockedClients is the number of clients blocked on keys of ks
+// with a timeout: Redis's clients timeout table holds them (a timeout of
+// 0 waits forever and is not in it).
+func timedBlockedClients(ks *keyspace.Keyspace) int64 {
+	if r, ok := registries.Load(ks); ok {
+		return r.(*BlockRegistry).timed.Load()
 	}
 	return 0
 }
@@ -363,6 +374,9 @@ func SignalSwapped(ks *keyspace.Keyspace, db1, db2 int) {
 
 func (r *BlockRegistry) add(b *blocker) {
 	r.blocked.Add(1)
+	if !b.deadline.IsZero() {
+		r.timed.Add(1)
+	}
 	for _, k := range b.keys {
 		r.waiters[k] = append(r.waiters[k], b)
 	}
@@ -372,6 +386,9 @@ func (r *BlockRegistry) add(b *blocker) {
 // each of its keys, which may be able to take what b did not.
 func (r *BlockRegistry) remove(b *blocker) {
 	r.blocked.Add(-1)
+	if !b.deadline.IsZero() {
+		r.timed.Add(-1)
+	}
 	for _, k := range b.keys {
 		q := r.waiters[k]
 		for i, x := range q {

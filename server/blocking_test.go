@@ -529,3 +529,55 @@ func TestClientUnblock(t *testing.T) {
 		t.Fatalf("CLIENT UNBLOCK of a client no longer blocked = %q", got)
 	}
 }
+
+// INFO clients_in_timeout_table counts the blocked clients with a
+// timeout, as redis-server 7.0.15 does (BLPOP q 100 and WAIT 1 100000 are
+// in it, BLPOP q 0 and WAIT 1 0 are not). It was always 0.
+func TestClientsInTimeoutTable(t *testing.T) {
+	s := startKeyspaceServer(t, t.TempDir(), pmem.ModePmem)
+	info := dialListKS(t, s)
+	field := func(name string) string {
+		t.Helper()
+		body := info.do("INFO", "clients")
+		i := strings.Index(body, name+":")
+		if i < 0 {
+			t.Fatalf("no %s in %q", name, body)
+		}
+		return strings.Fields(body[i+len(name)+1:])[0]
+	}
+	waitFields := func(blocked, timed string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for field("blocked_clients") != blocked || field("clients_in_timeout_table") != timed {
+			if time.Now().After(deadline) {
+				t.Fatalf("blocked_clients %s, clients_in_timeout_table %s; want %s, %s",
+					field("blocked_clients"), field("clients_in_timeout_table"), blocked, timed)
+			}
+			time.Sleep(time.Millisecond) // polling INFO
+		}
+	}
+	waitFields("0", "0")
+	a, b, c, d := dialListKS(t, s), dialListKS(t, s), dialListKS(t, s), dialListKS(t, s)
+	a.send(multibulk("BLPOP", "q", "0"))
+	waitFields("1", "0")
+	b.send(multibulk("BLPOP", "q", "100"))
+	waitFields("2", "1")
+	cid := strings.TrimSuffix(strings.TrimPrefix(c.do("CLIENT", "ID"), ":"), "\r\n")
+	c.send(multibulk("WAIT", "1", "100000"))
+	waitFields("3", "2")
+	d.send(multibulk("WAIT", "1", "0"))
+	waitFields("4", "2")
+	if got := info.do("RPUSH", "q", "x", "y"); got != ":2\r\n" {
+		t.Fatal(got)
+	}
+	a.reply()
+	b.reply()
+	waitFields("2", "1")
+	if got := info.do("CLIENT", "UNBLOCK", cid); got != ":1\r\n" {
+		t.Fatal(got)
+	}
+	if got := c.reply(); got != ":0\r\n" {
+		t.Fatalf("WAIT 1 100000 unblocked = %q", got)
+	}
+	waitFields("1", "0")
+}

@@ -109,7 +109,10 @@ type conn struct {
 	feedTx   bool
 	// replWait: loop mode, WAIT is waiting off the loop (replication_wait.go)
 	replWait bool
-	link     *loopLink // loop mode: the replica link this connection became
+	// waiter: WAIT or WAITAOF waits for replicas, in either mode (flag b;
+	// CLIENT UNBLOCK ends it through it; replication_wait.go).
+	waiter atomic.Pointer[replWaiter]
+	link   *loopLink // loop mode: the replica link this connection became
 	// CLIENT REPLY: replyOff drops every reply; replySkip drops the
 	// reply of the command running, replySkipNext that of the next one.
 	replyOff, replySkip, replySkipNext bool

@@ -407,7 +407,7 @@ func appendClientLine(b []byte, cn *conn, info clientInfo, now time.Time) []byte
 	if info.multi >= 0 {
 		flags = append(flags, 'x')
 	}
-	if cn.parked.Load() || cn.blockedNow.Load() || cn.pauseWait.Load() {
+	if cn.parked.Load() || cn.blockedNow.Load() || cn.pauseWait.Load() || cn.waiter.Load() != nil {
 		flags = append(flags, 'b')
 	}
 	if trk.on {
@@ -639,8 +639,9 @@ func killClient(self, other *conn) {
 
 // clientUnblockCommand: CLIENT UNBLOCK client-id [TIMEOUT|ERROR]
 // (semantics: redis.io CLIENT UNBLOCK). The client blocked in BLPOP & co.
-// gets its timeout reply, or with ERROR the -UNBLOCKED error; the reply is
-// 1 if a blocked client was unblocked, else 0.
+// or in WAIT/WAITAOF (replication_wait.go) gets its timeout reply, or with
+// ERROR the -UNBLOCKED error; the reply is 1 if a blocked client was
+// unblocked, else 0.
 func clientUnblockCommand(c *Client, args [][]byte) {
 	if len(args) > 4 {
 		// Redis takes CLIENT UNBLOCK only with 3 or 4 arguments and names
@@ -674,7 +675,7 @@ func clientUnblockCommand(c *Client, args [][]byte) {
 		c.WriteInt(0)
 		return
 	}
-	if target.unblockByClient(asError) {
+	if target.unblockByClient(asError) || target.unblockWait(asError) {
 		c.WriteInt(1)
 	} else {
 		c.WriteInt(0)

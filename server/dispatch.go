@@ -35,6 +35,10 @@ func (c *conn) execute(args [][]byte) {
 		c.reject(cmd, errDebugNotAllowed)
 		return
 	}
+	if moduleProtected(cmd) && !c.srv.protectedActionAllowed(&c.Client, "enable-module-command") {
+		c.reject(cmd, errModuleNotAllowed) // module.go
+		return
+	}
 	if !c.Authed && cmd.Flags&FlagNoAuth == 0 && c.srv.acl.store.AuthRequired() {
 		c.reject(cmd, ErrNoAuth)
 		return

@@ -38,6 +38,7 @@ const (
 	secStats
 	secReplication
 	secCPU
+	secModules // always empty: no modules, but the header, as Redis prints it
 	secCommandstats
 	secErrorstats
 	secLatencystats
@@ -45,7 +46,7 @@ const (
 	secKeyspace
 
 	secDefault = secServer | secClients | secMemory | secPersistence | secStats |
-		secReplication | secCPU | secErrorstats | secCluster | secKeyspace
+		secReplication | secCPU | secModules | secErrorstats | secCluster | secKeyspace
 	secAll = secDefault | secCommandstats | secLatencystats
 )
 
@@ -57,6 +58,7 @@ var infoSectionNames = map[string]infoSection{
 	"stats":        secStats,
 	"replication":  secReplication,
 	"cpu":          secCPU,
+	"modules":      secModules,
 	"commandstats": secCommandstats,
 	"errorstats":   secErrorstats,
 	"latencystats": secLatencystats,
@@ -82,11 +84,12 @@ func parseInfoSections(args [][]byte) infoSection {
 // infoData is everything INFO prints, gathered first so that formatting is
 // a pure function (and testable without a server).
 type infoData struct {
-	now      time.Time
-	started  time.Time
-	lastSave int64 // Unix seconds
-	saveLSN  uint64
-	saves    int64 // SAVE and BGSAVE calls (rdb_saves)
+	now         time.Time
+	started     time.Time
+	lastSave    int64 // Unix seconds
+	saveLSN     uint64
+	saves       int64 // SAVE and BGSAVE calls (rdb_saves)
+	aofRewrites int64 // BGREWRITEAOF calls (aof_rewrites)
 	// replication is the replication section's lines (repl.InfoReplication).
 	replication string
 	syncStats   repl.MasterStats // INFO stats sync_full, sync_partial_ok, sync_partial_err
@@ -114,6 +117,7 @@ type infoData struct {
 
 	connectedClients int
 	blockedClients   int64
+	timeoutClients   int64 // clients_in_timeout_table
 	maxClients       int64
 
 	heapObjects, heapInuse, rss uint64
@@ -160,17 +164,18 @@ func infoCommand(c *Client, args [][]byte) {
 // caller (EXEC) already holds the keyspace lock.
 func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 	d := infoData{
-		now:        time.Now(),
-		started:    s.started,
-		lastSave:   s.lastSave.Load(),
-		saveLSN:    s.saveLSN.Load(),
-		saves:      s.saves.Load(),
-		runID:      s.runID,
-		pid:        os.Getpid(),
-		port:       int(s.live.port.Load()),
-		configFile: s.cfg.ConfigFile,
-		commit:     s.commit,
-		maxClients: s.live.maxClients.Load(),
+		now:         time.Now(),
+		started:     s.started,
+		lastSave:    s.lastSave.Load(),
+		saveLSN:     s.saveLSN.Load(),
+		saves:       s.saves.Load(),
+		aofRewrites: s.aofRewrites.Load(),
+		runID:       s.runID,
+		pid:         os.Getpid(),
+		port:        int(s.live.port.Load()),
+		configFile:  s.cfg.ConfigFile,
+		commit:      s.commit,
+		maxClients:  s.live.maxClients.Load(),
 	}
 	if sel&secPersistence != 0 {
 		d.loading = s.loadingInfo(d.now)
@@ -183,7 +188,9 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 		d.connectedClients = s.numClients()
 		d.trackingClients = int(s.track.clients.Load())
 		if s.ks != nil {
-			d.blockedClients = blockedClients(s.ks) + s.pause.waiting.Load() // pause.go: held by CLIENT PAUSE
+			d.blockedClients = blockedClients(s.ks) + s.pause.waiting.Load() + // pause.go: held by CLIENT PAUSE
+				s.replWaiting.Load() // replication_wait.go: WAIT, WAITAOF
+			d.timeoutClients = timedBlockedClients(s.ks) + s.replWaitingTimed.Load()
 		}
 	}
 	if sel&secMemory != 0 {
@@ -415,7 +422,7 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("client_recent_max_output_buffer", 0)
 		line("blocked_clients", d.blockedClients)
 		line("tracking_clients", d.trackingClients)
-		line("clients_in_timeout_table", 0)
+		line("clients_in_timeout_table", d.timeoutClients)
 	}
 	if sel&secMemory != 0 {
 		// Redis 7.0's fields in its order, filled as MEMORY STATS fills
@@ -532,7 +539,7 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("aof_last_rewrite_time_sec", -1)
 		line("aof_current_rewrite_time_sec", -1)
 		line("aof_last_bgrewrite_status", "ok")
-		line("aof_rewrites", 0)
+		line("aof_rewrites", d.aofRewrites)
 		line("aof_rewrites_consecutive_failures", 0)
 		line("aof_last_write_status", okOrErr(d.ks.WriteFailing))
 		line("aof_last_cow_size", 0)
@@ -682,6 +689,9 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		// thread runs every command: the process's figures.
 		line("used_cpu_sys_main_thread", strconv.FormatFloat(d.mainSys, 'f', 6, 64))
 		line("used_cpu_user_main_thread", strconv.FormatFloat(d.mainUser, 'f', 6, 64))
+	}
+	if sel&secModules != 0 {
+		section("Modules")
 	}
 	if sel&secCommandstats != 0 {
 		section("Commandstats")

@@ -68,6 +68,17 @@ func TestInfoFormat(t *testing.T) {
 	if got != want {
 		t.Fatalf("INFO clients keyspace:\n got %q\nwant %q", got, want)
 	}
+	// Redis 7.0.15 prints the Modules header with no module loaded:
+	// INFO modules is "# Modules\r\n", INFO cpu modules puts it after CPU.
+	if got := string(appendInfo(nil, parseInfoSections([][]byte{[]byte("modules")}), d)); got != "# Modules\r\n" {
+		t.Fatalf("INFO modules: %q", got)
+	}
+	for _, sel := range []infoSection{parseInfoSections(nil), secAll, parseInfoSections([][]byte{[]byte("modules"), []byte("cpu")})} {
+		got := string(appendInfo(nil, sel, d))
+		if i := strings.Index(got, "\r\n# Modules\r\n"); i < 0 || i < strings.Index(got, "# CPU") {
+			t.Fatalf("no Modules section after CPU in INFO %b:\n%s", sel, got)
+		}
+	}
 	if got := string(appendInfo(nil, 0, d)); got != "" {
 		t.Fatalf("no section: %q", got)
 	}

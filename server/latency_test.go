@@ -245,6 +245,14 @@ func TestMemoryStatsShape(t *testing.T) {
 			t.Errorf("MEMORY STATS lacks %s", f)
 		}
 	}
+	// Each db.N map has Redis 7.0.15's three fields (slot-to-keys too,
+	// 0 outside cluster mode; it was missing).
+	db, _ := m["db.0"].(map[any]any)
+	for _, f := range []string{"overhead.hashtable.main", "overhead.hashtable.expires", "overhead.hashtable.slot-to-keys"} {
+		if _, ok := db[f]; !ok || len(db) != 3 {
+			t.Errorf("MEMORY STATS db.0 lacks %s or has other fields: %v", f, db)
+		}
+	}
 	if m["keys.count"] != int64(1) {
 		t.Errorf("keys.count = %v", m["keys.count"])
 	}

@@ -164,9 +164,10 @@ func cmdMemoryStats(c *Client, _ [][]byte) {
 	ints("functions.caches", 0)
 	for _, d := range m.dbs {
 		c.WriteBulkString("db." + strconv.Itoa(d.db))
-		c.WriteMap(2)
+		c.WriteMap(3)
 		ints("overhead.hashtable.main", d.overheadMain)
 		ints("overhead.hashtable.expires", d.overheadExpire)
+		ints("overhead.hashtable.slot-to-keys", 0) // cluster mode only: 0, as Redis without it
 	}
 	ints("overhead.total", overhead)
 	ints("keys.count", m.keys)

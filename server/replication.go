@@ -516,6 +516,16 @@ func replconfCommand(c *Client, args [][]byte) {
 			}
 			cn.syncReq.RDBOnly = v == "1"
 		case "rdb-filter-only":
+			// Redis 7.0: the include filters, space-separated; only
+			// "functions" exists, and "" is an empty snapshot.
+			cn.syncReq.Filtered, cn.syncReq.FilterFunctions = true, false
+			for _, f := range strings.Fields(v) {
+				if !strings.EqualFold(f, "functions") {
+					c.WriteError("ERR Unsupported rdb-filter-only option: " + f)
+					return
+				}
+				cn.syncReq.FilterFunctions = true
+			}
 		default:
 			c.WriteError("ERR Unrecognized REPLCONF option: " + string(args[i]))
 			return

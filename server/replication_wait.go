@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,6 +17,9 @@ import (
 // on the event loop the connection is set aside (replWait: it runs no
 // more commands, its further input is buffered) while a goroutine waits,
 // and the reply is handed back to the loop, so the loop never blocks.
+// While it waits the client is blocked as Redis's BLOCKED_WAIT is: flag b
+// in CLIENT LIST, counted in INFO blocked_clients, and CLIENT UNBLOCK
+// ends the wait with the count so far or, with ERROR, the UNBLOCKED error.
 
 // waitCommand: semantics: redis.io WAIT numreplicas timeout. Reply: the
 // number of replicas that acknowledged the client's last write (every
@@ -101,9 +105,40 @@ func (c *Client) waitAcked(n int, ms int64, reply func(c *Client, got int)) {
 	if ms > 0 {
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
 	}
+	ctx, unblock := context.WithCancel(ctx)
+	w := &replWaiter{cancel: unblock, timed: ms > 0}
+	cn.waiter.Store(w)
+	c.Srv.replWaiting.Add(1)
+	if w.timed {
+		c.Srv.replWaitingTimed.Add(1)
+	}
+	// answer writes the reply once the wait is over: the count, or the
+	// UNBLOCKED error if CLIENT UNBLOCK ERROR ended it.
+	answer := func(got int) {
+		if w.finish() == waitUnblockedError {
+			c.WriteError(errUnblocked)
+			return
+		}
+		reply(c, got)
+	}
 	if cn.gc == nil {
-		defer cancel()
-		reply(c, m.WaitAcked(ctx, n, off))
+		// Goroutine mode: the wait ends too when the client goes away or
+		// the server closes (before, a WAIT 1 0 kept SHUTDOWN from ending).
+		gone, stopWatch := cn.watchGone()
+		go func() {
+			select {
+			case <-gone:
+			case <-c.Srv.closing:
+			case <-ctx.Done():
+			}
+			unblock()
+		}()
+		got := m.WaitAcked(ctx, n, off)
+		cancel()
+		unblock()
+		stopWatch()
+		cn.waitEnded(w)
+		answer(got)
 		return
 	}
 	// The event loop: set the connection aside, wait elsewhere. The late
@@ -133,17 +168,72 @@ func (c *Client) waitAcked(n int, ms int64, reply func(c *Client, got int)) {
 		}()
 		got := m.WaitAcked(wctx, n, off)
 		wcancel()
+		unblock()
+		cn.waitEnded(w)
 		cn.gc.Loop().Execute(func() {
 			if cn.killed.Load() {
 				return
 			}
 			if !silent {
-				reply(&cn.Client, got)
+				answer(got)
 			}
 			cn.replWait = false
 			cn.gc.Wake() // OnWake: the reply leaves, the buffered input runs
 		})
 	}()
+}
+
+// replWaiter is a WAIT or WAITAOF waiting for replicas. state goes once
+// from waitRunning to how the wait ended: on its own (count reached,
+// timeout, client gone) or by CLIENT UNBLOCK.
+type replWaiter struct {
+	cancel context.CancelFunc // ends the wait (CLIENT UNBLOCK)
+	timed  bool               // it has a timeout
+	state  atomic.Int32
+}
+
+const (
+	waitRunning int32 = iota
+	waitDone
+	waitUnblocked      // CLIENT UNBLOCK [TIMEOUT]: the count so far
+	waitUnblockedError // CLIENT UNBLOCK ERROR: the UNBLOCKED error
+)
+
+// finish records that the wait is over, unless CLIENT UNBLOCK ended it
+// first, and returns how it ended.
+func (w *replWaiter) finish() int32 {
+	if w.state.CompareAndSwap(waitRunning, waitDone) {
+		return waitDone
+	}
+	return w.state.Load()
+}
+
+// waitEnded clears the connection's waiter w (flag b, blocked_clients).
+func (c *conn) waitEnded(w *replWaiter) {
+	if c.waiter.CompareAndSwap(w, nil) {
+		c.srv.replWaiting.Add(-1)
+		if w.timed {
+			c.srv.replWaitingTimed.Add(-1)
+		}
+	}
+}
+
+// unblockWait ends c's WAIT/WAITAOF as CLIENT UNBLOCK asks, reporting
+// whether c was waiting. Called from another connection.
+func (c *conn) unblockWait(asError bool) bool {
+	w := c.waiter.Load()
+	if w == nil {
+		return false
+	}
+	how := waitUnblocked
+	if asError {
+		how = waitUnblockedError
+	}
+	if !w.state.CompareAndSwap(waitRunning, how) {
+		return false // ended already, its reply on the way
+	}
+	w.cancel()
+	return true
 }
 
 // minReplicasRefuse reports whether a write must be refused with

@@ -135,3 +135,93 @@ func testWaitAndMinReplicas(t *testing.T, io string) {
 	}
 	p.ConfigSet(ctx, "min-replicas-to-write", "0")
 }
+
+// TestWaitIsBlocked, in both I/O modes and with no replica: a WAIT (and a
+// WAITAOF) that waits is a blocked client as redis-server 7.0.15 shows it:
+// flag b in CLIENT LIST, counted in INFO blocked_clients, and CLIENT
+// UNBLOCK ends it with the count so far (1 from CLIENT UNBLOCK), or with
+// ERROR the UNBLOCKED error; a command pipelined behind it runs after;
+// the server closes with a client in WAIT 1 0. Before, CLIENT UNBLOCK
+// answered 0 and the WAIT went on waiting, and in goroutine mode Close
+// (SHUTDOWN) waited for it forever.
+func TestWaitIsBlocked(t *testing.T) {
+	for _, io := range []string{IOGoroutine, IOLoop} {
+		t.Run(io, func(t *testing.T) {
+			s, addr := startReplServer(t, io)
+			ks := &ksServer{Server: s, addr: addr}
+			a, b := dialListKS(t, ks), dialListKS(t, ks)
+			if got := a.do("CLIENT", "SETNAME", "waiter"); got != "+OK\r\n" {
+				t.Fatal(got)
+			}
+			id := strings.TrimSuffix(strings.TrimPrefix(a.do("CLIENT", "ID"), ":"), "\r\n")
+			admin := adminClient(t, ks)
+			waitFlags := func(want string) {
+				t.Helper()
+				deadline := time.Now().Add(10 * time.Second)
+				for clientField(t, admin, "waiter", "flags") != want {
+					if time.Now().After(deadline) {
+						t.Fatalf("waiter's flags %q, want %q", clientField(t, admin, "waiter", "flags"), want)
+					}
+					time.Sleep(time.Millisecond) // polling CLIENT LIST
+				}
+			}
+			blockedClients := func() string {
+				info := b.do("INFO", "clients")
+				i := strings.Index(info, "blocked_clients:")
+				return strings.Fields(info[i+len("blocked_clients:"):])[0]
+			}
+			for _, tc := range []struct {
+				cmd    []string
+				reason string
+				want   string
+			}{
+				{[]string{"WAIT", "1", "0"}, "", ":0\r\n"},
+				{[]string{"WAIT", "1", "100000"}, "TIMEOUT", ":0\r\n"},
+				{[]string{"WAIT", "1", "0"}, "ERROR", "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"},
+				{[]string{"WAITAOF", "0", "1", "0"}, "", "*2\r\n:1\r\n:0\r\n"},
+				{[]string{"WAITAOF", "0", "1", "0"}, "ERROR", "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"},
+			} {
+				a.send(multibulk(tc.cmd...) + multibulk("PING"))
+				waitFlags("b")
+				if got := blockedClients(); got != "1" {
+					t.Fatalf("%v: blocked_clients %s, want 1", tc.cmd, got)
+				}
+				unblock := []string{"CLIENT", "UNBLOCK", id}
+				if tc.reason != "" {
+					unblock = append(unblock, tc.reason)
+				}
+				if got := b.do(unblock...); got != ":1\r\n" {
+					t.Fatalf("%v: %v = %q, want :1", tc.cmd, unblock, got)
+				}
+				if got := a.reply(); got != tc.want {
+					t.Fatalf("%v unblocked by %v = %q, want %q", tc.cmd, unblock, got, tc.want)
+				}
+				if got := a.reply(); got != "+PONG\r\n" {
+					t.Fatalf("PING pipelined after %v = %q", tc.cmd, got)
+				}
+				waitFlags("N")
+				if got := blockedClients(); got != "0" {
+					t.Fatalf("after %v: blocked_clients %s, want 0", tc.cmd, got)
+				}
+				if got := b.do("CLIENT", "UNBLOCK", id); got != ":0\r\n" {
+					t.Fatalf("CLIENT UNBLOCK of a client no longer waiting = %q", got)
+				}
+			}
+			// A WAIT that needs no replica does not block.
+			if got := a.do("WAIT", "0", "0"); got != ":0\r\n" {
+				t.Fatalf("WAIT 0 0 = %q", got)
+			}
+			// A WAIT without a limit does not keep the server from
+			// closing (in goroutine mode it did: SHUTDOWN hung).
+			a.send(multibulk("WAIT", "1", "0"))
+			waitFlags("b")
+			closed := make(chan error, 1)
+			go func() { closed <- s.Close() }()
+			select {
+			case <-closed:
+			case <-time.After(10 * time.Second):
+				t.Fatal("Close did not return with a client in WAIT 1 0")
+			}
+		})
+	}
+}

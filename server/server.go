@@ -225,6 +225,12 @@ type Server struct {
 	busyTimer busyTimer                       // busy-reply-threshold (scriptbusy.go)
 	slowlog   slowlog
 
+	// replWaiting counts the clients in WAIT or WAITAOF waiting for
+	// replicas (replication_wait.go; INFO blocked_clients), and
+	// replWaitingTimed those of them with a timeout
+	// (clients_in_timeout_table).
+	replWaiting, replWaitingTimed atomic.Int64
+
 	cachedScripts atomic.Int64 // len(scripting.scripts), for INFO (which takes no lock)
 
 	started  time.Time
@@ -233,6 +239,7 @@ type Server struct {
 	// INFO's rdb_changes_since_last_save counts the records after it.
 	saveLSN     atomic.Uint64
 	saves       atomic.Int64  // SAVE and BGSAVE calls (INFO rdb_saves)
+	aofRewrites atomic.Int64  // BGREWRITEAOF calls (INFO aof_rewrites)
 	peakMemory  atomic.Uint64 // the highest used_memory seen (info.go)
 	runID       string
 	stats       serverStats
