@@ -165,10 +165,16 @@ func (w *WAL) ReapAsync() (idle bool, err error) {
 	a := &w.async
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.ring == nil || !a.inflight {
+	if a.ring == nil {
 		return true, nil
 	}
+	// Cleared first, so a completion posted after the Peek signals again;
+	// cleared also when a reapWait took the completion, which left the
+	// signal behind (level-triggered: it would fire for ever).
 	a.ring.ClearEvent()
+	if !a.inflight {
+		return true, nil
+	}
 	c, ok := a.ring.Peek()
 	if !ok {
 		return false, nil
