@@ -348,6 +348,7 @@ func (cm *committer) startAsync() {
 			return
 		}
 		cm.async, cm.asyncInline = as, mode != "noinline"
+		cm.s.logf("group commit: io_uring syncs submitted from the event loop (PERSIMMON_URING=%s)", mode)
 	}); err != nil {
 		return
 	}
