@@ -67,7 +67,11 @@ func (d *dirtyKeys) waitLSN(cmd *Command, db int, args [][]byte, before, after u
 		if !keyed || served {
 			d.global = after
 		} else {
-			d.forKeys(cmd, db, args, func(k []byte) { d.slots[slot(k)] = after })
+			d.forKeys(cmd, db, args, func(k []byte) {
+				if p := &d.slots[slot(k)]; after > *p { // LSNs grow; max keeps that true regardless
+					*p = after
+				}
+			})
 		}
 		return after
 	}
