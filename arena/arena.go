@@ -218,6 +218,10 @@ func (s *Segment) Flush(off, n int64) { s.region.Flush(off, n) }
 // Msync msyncs [off, off+n).
 func (s *Segment) Msync(off, n int64) error { return s.region.Msync(off, n) }
 
+// SyncFd is the segment file's descriptor for a range sync by other means
+// than Msync (pmem.Region.SyncFd), or false where that would not do.
+func (s *Segment) SyncFd() (int, bool) { return s.region.SyncFd() }
+
 // BaseLSN is the LSN of the last record written before this segment was
 // created: every record in it has a higher LSN.
 func (s *Segment) BaseLSN() uint64 { return binary.LittleEndian.Uint64(s.buf[baseLSNOffset:]) }

@@ -7,7 +7,9 @@
 // goroutines, and each connection's unsent output. It knows nothing of
 // the protocol: a Handler is told when a socket is readable and reads it
 // itself (into its own buffer, no copy), and writes replies with
-// Conn.Write.
+// Conn.Write. It also watches descriptors it does not own (Watch: the
+// eventfd of an io_uring whose completions the loop reaps) and calls
+// their owner's function on the loop when they are readable.
 //
 // Invariants:
 //   - Every Handler call and every task runs on the loop's goroutine, one
@@ -79,7 +81,8 @@ type Loop struct {
 	conns  []*Conn // by descriptor; on the loop only
 	nconns int
 	events []unix.EpollEvent
-	flushq []*Conn // connections with output to write at the end of the round
+	flushq []*Conn   // connections with output to write at the end of the round
+	watch  []watcher // descriptors besides connections (Watch); on the loop only
 
 	mu       sync.Mutex
 	tasks    []func()
@@ -193,6 +196,36 @@ func (l *Loop) open(c *Conn) {
 	}
 }
 
+// watcher is a descriptor the loop watches for a caller (Watch).
+type watcher struct {
+	fd int
+	fn func()
+}
+
+// Watch makes the loop call fn (on the loop, among the round's events)
+// whenever fd is readable; level-triggered, so fn must consume what made
+// it readable (an eventfd's counter, say). Call it on the loop (from a
+// handler or a task). The caller keeps fd open until the loop stops; the
+// loop never closes it.
+func (l *Loop) Watch(fd int, fn func()) error {
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
+		return err
+	}
+	l.watch = append(l.watch, watcher{fd, fn})
+	return nil
+}
+
+// watched calls the watcher of fd and reports whether there is one.
+func (l *Loop) watched(fd int) bool {
+	for i := range l.watch {
+		if l.watch[i].fd == fd {
+			l.watch[i].fn()
+			return true
+		}
+	}
+	return false
+}
+
 // Execute queues f to run on the loop (any goroutine). It fails once the
 // loop has stopped.
 func (l *Loop) Execute(f func()) error {
@@ -287,11 +320,14 @@ func (l *Loop) Run() error {
 				l.mu.Unlock()
 				continue
 			}
-			if fd >= len(l.conns) {
-				continue
+			var c *Conn
+			if fd < len(l.conns) {
+				c = l.conns[fd]
 			}
-			c := l.conns[fd]
 			if c == nil {
+				if len(l.watch) > 0 {
+					l.watched(fd)
+				}
 				continue
 			}
 			if ev.Events&unix.EPOLLOUT != 0 && c.armed {

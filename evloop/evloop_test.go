@@ -2,6 +2,7 @@ package evloop
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
@@ -10,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // echo is a test handler: it echoes what it reads and records the calls.
@@ -666,5 +669,45 @@ func BenchmarkLargeReply(b *testing.B) {
 				<-done
 			}
 		})
+	}
+}
+
+// TestWatch: a watched eventfd's function runs on the loop each time the
+// descriptor becomes readable, and never while it is not.
+func TestWatch(t *testing.T) {
+	l, _, _ := startLoop(t, &echo{})
+	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(efd)
+	fired := make(chan uint64, 8)
+	onLoop(t, l, func() {
+		if err := l.Watch(efd, func() {
+			var b [8]byte
+			if _, err := unix.Read(efd, b[:]); err != nil {
+				fired <- 0 // readable but nothing to read: a spurious call
+				return
+			}
+			fired <- binary.LittleEndian.Uint64(b[:])
+		}); err != nil {
+			t.Error(err)
+		}
+	})
+	for i := uint64(1); i <= 3; i++ {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], i)
+		if _, err := unix.Write(efd, b[:]); err != nil {
+			t.Fatal(err)
+		}
+		if got := <-fired; got != i {
+			t.Fatalf("watcher read %d, want %d", got, i)
+		}
+	}
+	onLoop(t, l, func() {}) // a full round with nothing written
+	select {
+	case got := <-fired:
+		t.Fatalf("watcher called with nothing written (read %d)", got)
+	default:
 	}
 }

@@ -974,6 +974,17 @@ func (ks *Keyspace) WaitDurable(lsn uint64) error { return ks.wal.WaitDurable(ls
 // (wal.WAL.WaitDurableNow). Call it without the lock.
 func (ks *Keyspace) WaitDurableNow(lsn uint64) error { return ks.wal.WaitDurableNow(lsn) }
 
+// AsyncSync enables the wal's asynchronous group commit (io_uring, wal
+// async.go) and returns the wal, whose StartAsync, ReapAsync and
+// AsyncEventFd the server's event loop then calls; an error where io_uring
+// is unavailable. Safe without the lock.
+func (ks *Keyspace) AsyncSync() (*wal.WAL, error) {
+	if err := ks.wal.EnableAsync(); err != nil {
+		return nil, err
+	}
+	return ks.wal, nil
+}
+
 // DurableLSN is the highest LSN known durable; safe without the lock.
 func (ks *Keyspace) DurableLSN() uint64 { return ks.wal.DurableLSN() }
 

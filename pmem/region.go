@@ -339,3 +339,16 @@ func (r *Region) Close() error {
 	}
 	return errors.Join(unmapErr, r.file.Close())
 }
+
+// SyncFd returns the descriptor of the mapped file for a caller that syncs
+// a range of it by other means than Msync (an io_uring fdatasync of the
+// range, which writes back the pages stores dirtied as msync does:
+// package uring), and false where that would not do what Msync does: a
+// DAX mapping, a mode other than ModeMsync, a closed Region, or a build
+// that records syncs (pmemtrace). The descriptor stays valid until Close.
+func (r *Region) SyncFd() (int, bool) {
+	if r.data == nil || r.mode != ModeMsync || r.dax || tracing {
+		return -1, false
+	}
+	return int(r.file.Fd()), true
+}

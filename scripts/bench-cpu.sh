@@ -38,6 +38,9 @@ cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; [ -z "${
 trap cleanup EXIT
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
+# Context switches (voluntary + involuntary) of the server's live threads;
+# a thread that exits during the run takes its count with it.
+ctx_switches() { cat /proc/"$pid"/task/*/status 2>/dev/null | awk '/ctxt_switches/ {s += $2} END {print s + 0}'; }
 
 echo "redis-benchmark -p $PORT $ARGS -n $N -q; $ROUNDS rounds; server CPU (user+system) per request"
 for round in $(seq 1 "$ROUNDS"); do
@@ -54,15 +57,15 @@ for round in $(seq 1 "$ROUNDS"); do
     # PONG, not any reply: Persimmon's port opens before recovery and
     # answers LOADING meanwhile, which made redis-benchmark exit.
     for _ in $(seq 1 200); do redis-cli -p "$PORT" ping 2>/dev/null | grep -q PONG && break; sleep 0.05; done
-    c0=$(cpu_ticks)
+    c0=$(cpu_ticks); x0=$(ctx_switches)
     # shellcheck disable=SC2086
     out=$(redis-benchmark -p "$PORT" $ARGS -n "$N" -q 2>/dev/null | tr '\r' '\n' | awk 'NF' | tail -1)
-    c1=$(cpu_ticks)
-    awk -v d=$((c1 - c0)) -v t="$TICKS" -v n="$N" -v name="${s%%=*}" -v o="$out" \
-      'BEGIN { printf "round %d  %-16s %6.1f us/request   %s\n", '"$round"', name, d * 1e6 / t / n, o }'
+    c1=$(cpu_ticks); x1=$(ctx_switches)
+    awk -v d=$((c1 - c0)) -v x=$((x1 - x0)) -v t="$TICKS" -v n="$N" -v name="${s%%=*}" -v o="$out" \
+      'BEGIN { printf "round %d  %-16s %6.1f us/request %5.2f cs/request   %s\n", '"$round"', name, d * 1e6 / t / n, x / n, o }'
     case $s in
       *=*) redis-cli -p "$PORT" info persistence | tr -d '\r' |
-             grep -E '^(wal_records_per_sync|wal_sync_sizes[a-z_]*|wal_sync_mean_us|wal_sync_p99_us):' | tr '\n' ' ' | sed 's/^/                          /'; echo ;;
+             grep -E '^(wal_records_per_sync|wal_sync_mean_us|wal_sync_p99_us|committer_syncs|committer_inline_syncs|committer_async_syncs):' | tr '\n' ' ' | sed 's/^/                          /'; echo ;;
     esac
     kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
   done

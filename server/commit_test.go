@@ -240,18 +240,39 @@ func TestCommitterSlowInlineSyncFallsBack(t *testing.T) {
 // the durable LSN must have passed that when the reply is read). With one
 // client every sync is inline (the loop's own), with eight mostly the
 // committer's.
+//
+// The uring variants run the same checks with the group commits submitted
+// through io_uring from the loop (PERSIMMON_URING; with "noinline" every
+// sync is, and at least one must have been).
 func TestCommitterOverKeyspace(t *testing.T) {
-	for _, clients := range []int{1, 8} {
-		t.Run(fmt.Sprintf("clients=%d", clients), func(t *testing.T) { testCommitterOverKeyspace(t, clients) })
+	for _, uringMode := range []string{"", "1", "noinline"} {
+		for _, clients := range []int{1, 8} {
+			name := fmt.Sprintf("clients=%d", clients)
+			if uringMode != "" {
+				name += ",uring=" + uringMode
+			}
+			t.Run(name, func(t *testing.T) { testCommitterOverKeyspace(t, clients, uringMode) })
+		}
 	}
 }
 
-func testCommitterOverKeyspace(t *testing.T, clients int) {
+func testCommitterOverKeyspace(t *testing.T, clients int, uringMode string) {
 	t.Setenv("PERSIMMON_TEST_IO", IOLoop)
 	t.Setenv("PERSIMMON_TEST_DURABILITY", "msync")
+	t.Setenv("PERSIMMON_URING", uringMode)
 	s := startKeyspaceServer(t, t.TempDir(), pmem.ModeMsync)
 	if s.commit == nil {
 		t.Fatal("no committer")
+	}
+	if uringMode != "" {
+		// startAsync's watch task runs on the loop before any connection.
+		done := make(chan bool)
+		if err := s.loop.Execute(func() { done <- s.commit.async != nil }); err != nil {
+			t.Fatal(err)
+		}
+		if !<-done {
+			t.Skip("io_uring unavailable")
+		}
 	}
 	const incrs = 40
 	var wg sync.WaitGroup
@@ -283,12 +304,17 @@ func testCommitterOverKeyspace(t *testing.T, clients int) {
 		t.Error(err)
 	}
 	st := s.ks.SyncStats()
-	t.Logf("%d records in %d syncs (mean %v, p99 %v); committer: %d syncs (%d inline) released %d held batches",
-		st.Records, st.Syncs, st.Mean, st.P99, s.commit.commits.Load(), s.commit.inlines.Load(), s.commit.released.Load())
+	t.Logf("%d records in %d syncs (mean %v, p99 %v); committer: %d syncs (%d inline, %d io_uring) released %d held batches",
+		st.Records, st.Syncs, st.Mean, st.P99, s.commit.commits.Load(), s.commit.inlines.Load(), s.commit.asyncs.Load(), s.commit.released.Load())
 	if s.commit.released.Load() == 0 {
 		t.Error("no batch was held for the committer")
 	}
-	if clients == 1 && s.commit.inlines.Load() == 0 {
+	switch {
+	case uringMode == "noinline":
+		if s.commit.asyncs.Load() == 0 || s.commit.inlines.Load() != 0 {
+			t.Errorf("noinline: %d async syncs, %d inline; want some async and none inline", s.commit.asyncs.Load(), s.commit.inlines.Load())
+		}
+	case clients == 1 && s.commit.inlines.Load() == 0:
 		t.Error("one client, and no sync was inline")
 	}
 }

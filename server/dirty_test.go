@@ -1,6 +1,9 @@
 package server
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestDirtyKeysWaitLSN(t *testing.T) {
 	mk := func(c Command) *Command {
@@ -60,24 +63,44 @@ func TestDirtyKeysWaitLSN(t *testing.T) {
 	step("set y", set, 0, a("set", "y", "v"), 19, 20, false, 20)
 	step("get old after set y", get, 0, a("get", "old"), 20, 20, false, 18)
 
-	// Entries whose writes are durable are pruned once the map is large.
-	for i := 0; i < dirtyPrune; i++ {
-		d.keys[string(rune(i))+"x"] = 5
+	// A key that shares a slot with a key written since waits for that
+	// write too (never for less than its own writes).
+	k := []byte("\x00y")
+	var twin string
+	for i := 0; ; i++ {
+		c := fmt.Sprintf("twin%d", i)
+		if slot(append([]byte{0}, c...)) == slot(k) {
+			twin = c
+			break
+		}
 	}
-	d.waitLSN(set, 0, a("set", "z", "v"), 20, 21, false, 20)
-	if len(d.keys) > 3 {
-		t.Fatalf("%d entries after pruning at durable 20, want the not-durable ones only", len(d.keys))
+	step("set y again", set, 0, a("set", "y", "v"), 20, 21, false, 21)
+	step("get twin of y", get, 0, a("get", twin), 21, 21, false, 21)
+	step("set twin", set, 0, a("set", twin, "v"), 21, 22, false, 22)
+	step("get y after its twin was set", get, 0, a("get", "y"), 22, 22, false, 22)
+	step("get old after the twins", get, 0, a("get", "old"), 22, 22, false, 18)
+}
+
+// BenchmarkDirtyKeys is one SET of a new key (as redis-benchmark -r
+// 100000 sends) and one GET of another through waitLSN, with a sync
+// every 50 writes.
+func BenchmarkDirtyKeys(b *testing.B) {
+	set := &Command{Name: "set", Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1}
+	set.fixedKeys = hasFixedKeys(set)
+	get := &Command{Name: "get", Flags: FlagReadonly, FirstKey: 1, LastKey: 1, Step: 1}
+	get.fixedKeys = hasFixedKeys(get)
+	keys := make([][][]byte, 100000)
+	for i := range keys {
+		keys[i] = [][]byte{[]byte("set"), []byte(fmt.Sprintf("key:%012d", i)), []byte("v")}
 	}
-	if d.keys["\x00z"] != 21 {
-		t.Fatalf("z's entry is %d after pruning, want 21", d.keys["\x00z"])
-	}
-	// With nothing durable, a full map is not scanned on every write: the
-	// next prune waits until the map has doubled.
-	for i := 0; i < 2*dirtyPrune; i++ {
-		d.keys[string(rune(i))+"y"] = 30
-	}
-	d.waitLSN(set, 0, a("set", "w", "v"), 30, 31, false, 20)
-	if d.pruneAt <= len(d.keys)-1 {
-		t.Fatalf("pruneAt %d with %d entries none durable: the next write would scan again", d.pruneAt, len(d.keys))
+	d := newDirtyKeys()
+	lsn := uint64(1)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		args := keys[(i*7919)%len(keys)]
+		d.waitLSN(set, 0, args, lsn, lsn+1, false, lsn-lsn%50)
+		lsn++
+		d.waitLSN(get, 0, keys[(i*104729)%len(keys)][:2], lsn, lsn, false, lsn-lsn%50)
 	}
 }

@@ -587,6 +587,9 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 			// Those the loop ran itself, every connection being held
 			// (commit.go, inline syncs).
 			line("committer_inline_syncs", cm.inlines.Load())
+			// Those the loop submitted through io_uring and reaped
+			// itself (commit.go, commitAsync).
+			line("committer_async_syncs", cm.asyncs.Load())
 			line("committer_held_batches", released)
 			line("committer_batches_per_sync", strconv.FormatFloat(perCommit, 'f', 2, 64))
 		}

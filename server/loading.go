@@ -85,6 +85,7 @@ func (s *Server) Attach(ks *keyspace.Keyspace) {
 		s.dirty = newDirtyKeys() // dirty.go
 		if s.loop != nil {
 			s.commit = newCommitter(s)
+			s.commit.startAsync() // commit.go: io_uring syncs from the loop
 		}
 	}
 	s.lastSave.Store(time.Now().Unix())

@@ -120,14 +120,17 @@ type commitEnv struct {
 	waitDurable func(lsn uint64) error
 	// syncNow is waitDurable for the loop and its committer (no yield
 	// before the sync; commit.go); nil: waitDurable.
-	syncNow  func(lsn uint64) error
-	beginTxn func()
-	endTxn   func() error
-	watch    func(w *keyspace.Watcher, db int, key []byte)
-	unwatch  func(w *keyspace.Watcher)
-	stats    func() keyspace.Stats
-	dbInfo   func(db int) keyspace.DBInfo // with the lock held
-	close    func() error
+	syncNow func(lsn uint64) error
+	// asyncSync enables the asynchronous group commit the loop runs
+	// itself (commit.go); nil: none (test fakes, loading).
+	asyncSync func() (asyncSyncer, error)
+	beginTxn  func()
+	endTxn    func() error
+	watch     func(w *keyspace.Watcher, db int, key []byte)
+	unwatch   func(w *keyspace.Watcher)
+	stats     func() keyspace.Stats
+	dbInfo    func(db int) keyspace.DBInfo // with the lock held
+	close     func() error
 }
 
 func keyspaceEnv(ks *keyspace.Keyspace) commitEnv {
@@ -139,13 +142,20 @@ func keyspaceEnv(ks *keyspace.Keyspace) commitEnv {
 		durableLSN:  ks.DurableLSN,
 		waitDurable: ks.WaitDurable,
 		syncNow:     ks.WaitDurableNow,
-		beginTxn:    ks.BeginTxn,
-		endTxn:      ks.EndTxn,
-		watch:       ks.Watch,
-		unwatch:     ks.Unwatch,
-		stats:       ks.Stats,
-		dbInfo:      ks.DBInfo,
-		close:       ks.Close,
+		asyncSync: func() (asyncSyncer, error) {
+			w, err := ks.AsyncSync()
+			if err != nil {
+				return nil, err
+			}
+			return w, nil
+		},
+		beginTxn: ks.BeginTxn,
+		endTxn:   ks.EndTxn,
+		watch:    ks.Watch,
+		unwatch:  ks.Unwatch,
+		stats:    ks.Stats,
+		dbInfo:   ks.DBInfo,
+		close:    ks.Close,
 	}
 }
 
@@ -358,6 +368,7 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 			s.logf("event loop unavailable (%v): serving a goroutine per connection", err)
 		} else if cfg.Durability == "msync" && env.durableLSN != nil {
 			s.commit = newCommitter(s)
+			s.commit.startAsync() // commit.go: io_uring syncs from the loop
 		}
 	}
 	go s.ops.run(s)

@@ -117,6 +117,12 @@
 // once, so the batch grows with the sync latency. The server's event loop
 // never calls WaitDurable in msync mode: a committer goroutine of its own
 // does (package resp, commit.go), so the loop keeps appending meanwhile.
+// StartAsync (async.go) is the same leader's work submitted as an io_uring
+// range fdatasync (package uring) that returns at once; the leader's turn
+// ends when ReapAsync, or any WaitDurable, Barrier or Close that needs
+// it, takes the completion, so no caller depends on the submitter to
+// finish it. The server uses it only when asked (PERSIMMON_URING): it did
+// not lower the CPU per write (server/commit.go).
 // SyncStats reports each persist's cost (mean, p99 of the last 1024) and
 // how many records one covers (the mean, and the distribution in Sizes).
 //

@@ -35,6 +35,10 @@ type WAL struct {
 
 	syncMu  sync.Mutex // guards leading and leadDone
 	leading bool       // a leader persists
+	// asyncLead: the leader is an asynchronous sync (async.go); waiters
+	// reap it themselves rather than wait for whoever started it.
+	asyncLead bool
+	async     asyncSync
 	// leadDone is closed when the current leader is done; made by the
 	// first waiter, so a leader nobody waits for allocates nothing (in
 	// pmem mode on the event loop that is every group commit).
@@ -92,6 +96,9 @@ func (w *WAL) clearShutdownMark() error {
 // tail. Nothing may be appended after Close.
 func (w *WAL) Close() error {
 	if err := w.Sync(); err != nil {
+		return err
+	}
+	if err := w.closeAsync(); err != nil {
 		return err
 	}
 	w.mu.Lock()
@@ -392,6 +399,13 @@ func (w *WAL) waitDurable(lsn uint64, yield bool) error {
 			return nil
 		}
 		if w.leading {
+			if w.asyncLead {
+				w.syncMu.Unlock()
+				if err := w.reapWait(); err != nil {
+					return err
+				}
+				continue
+			}
 			done := w.leaderDone()
 			w.syncMu.Unlock()
 			<-done
@@ -502,6 +516,11 @@ func (w *WAL) Barrier() {
 	w.syncMu.Lock()
 	if !w.leading {
 		w.syncMu.Unlock()
+		return
+	}
+	if w.asyncLead {
+		w.syncMu.Unlock()
+		w.reapWait() // an error is sticky: the next append or wait reports it
 		return
 	}
 	done := w.leaderDone()
