@@ -404,13 +404,18 @@ func (ix *Index) Lookup(key []byte) (loc uint64, expiring, ok bool) {
 	m.valid = false
 	m.key = append(m.key[:0], key...)
 	h := hashKey(key)
+	// The key's home slot is read before the overlay is probed, though
+	// it is needed only after: both are cache misses at a high write rate
+	// (the overlay holds a tick's writes), and reading both first lets
+	// the processor wait for the two at once.
+	home := ix.slots[h&ix.mask]
 	if e := ix.ov.find(h, key); e >= 0 {
 		s := &ix.ov.ents[e]
 		*m = lookupMemo{valid: true, key: m.key, loc: s.loc, expiring: s.expiring, found: s.loc != 0,
 			hash: h, ent: e}
 		return s.loc, s.expiring, s.loc != 0
 	}
-	slot, loc, found, bad := ix.findHashed(h, key)
+	slot, loc, found, bad := ix.findFrom(h, key, home)
 	if found {
 		expiring = ix.slots[slot]&expBit != 0
 	}
@@ -429,9 +434,16 @@ func (ix *Index) find(key []byte) (slot int, loc uint64, ok, bad bool) {
 
 // findHashed is find with the key's hash h.
 func (ix *Index) findHashed(h uint64, key []byte) (slot int, loc uint64, ok, bad bool) {
+	return ix.findFrom(h, key, ix.slots[h&ix.mask])
+}
+
+// findFrom is findHashed given the word of the key's home slot, read.
+func (ix *Index) findFrom(h uint64, key []byte, w uint64) (slot int, loc uint64, ok, bad bool) {
 	tag, i := ix.tagHome(h)
 	for n := 0; n <= int(ix.mask); n++ {
-		w := ix.slots[i]
+		if n > 0 {
+			w = ix.slots[i]
+		}
 		if w == 0 {
 			return -1, 0, false, bad
 		}
