@@ -47,6 +47,12 @@
 // for the key) lets the Stage that follows it skip both the hash and the
 // probe.
 //
+// Prefetch (prefetch.go) takes a batch of keys about to be looked up (a
+// pipeline's) and issues processor prefetches for their home slots and
+// overlay positions, then for the overlay entries and records those name:
+// the cache misses of the whole batch overlap. It reads the table and the
+// overlay only, changes nothing, and is a no-op off amd64.
+//
 // # Invariants
 //
 //   - A slot is never stored before the record it points to is durable.

@@ -112,6 +112,8 @@ type Index struct {
 	memo   lookupMemo // the last Lookup's answer (see lookupMemo)
 	mig    *migration // a growth in progress (grow.go)
 
+	pfHashes []uint64 // Prefetch's scratch
+
 	Grows int // growths and rebuilds since Open
 }
 

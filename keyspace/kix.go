@@ -49,11 +49,13 @@ import (
 // kixState is the keyspace's side of the index.
 type kixState struct {
 	ix         *keyindex.Index
-	keyBuf     []byte // KeyAt's result
-	lookBuf    []byte // the composite key of a lookup
-	lastCP     uint64 // LSN of the last checkpoint
-	replayCP   uint64 // recovery: records up to this LSN are in the index already
-	applyingTo uint64 // recovery: records up to this LSN were being applied by a checkpoint (repair mode)
+	keyBuf     []byte   // KeyAt's result
+	lookBuf    []byte   // the composite key of a lookup
+	pfBuf      []byte   // Prefetch's composite keys
+	pfKeys     [][]byte // views of pfBuf
+	lastCP     uint64   // LSN of the last checkpoint
+	replayCP   uint64   // recovery: records up to this LSN are in the index already
+	applyingTo uint64   // recovery: records up to this LSN were being applied by a checkpoint (repair mode)
 	repaired   bool
 	report     IndexReport
 	counts     [NumDBs]int // indexed keys per database
@@ -163,6 +165,43 @@ func setKeyOf(p []byte) (db int, key []byte, ok bool) {
 func (ks *Keyspace) kixComposite(dbi int, key []byte) []byte {
 	ks.kix.lookBuf = append(append(ks.kix.lookBuf[:0], byte(dbi)), key...)
 	return ks.kix.lookBuf
+}
+
+// Prefetch prepares the lookups of keys in database db that commands
+// about to run will make (a pipelined batch's keys): the key index asks
+// the processor for their slots, overlay entries and records all at once,
+// so that each lookup after it finds them in cache instead of waiting for
+// its cache misses in turn (keyindex Prefetch). It changes nothing; the
+// caller holds the lock.
+func (ks *Keyspace) Prefetch(db int, keys [][]byte) {
+	if !ks.kixOn() || db < 0 || db >= NumDBs || len(keys) < 2 {
+		return
+	}
+	buf, kk := ks.kix.pfBuf[:0], ks.kix.pfKeys[:0]
+	for _, k := range keys {
+		buf = append(append(buf, byte(db)), k...)
+	}
+	off := 0
+	for _, k := range keys {
+		kk = append(kk, buf[off:off+1+len(k)])
+		off += 1 + len(k)
+	}
+	ks.kix.pfBuf, ks.kix.pfKeys = buf, kk
+	ks.kix.ix.Prefetch(kk, ks.recordBytes)
+}
+
+// recordBytes returns the bytes of the segment from loc on (nil if loc
+// names no segment's byte): Prefetch's view of a record.
+func (ks *Keyspace) recordBytes(loc uint64) []byte {
+	seg := ks.arena.Segment(loc >> 40)
+	if seg == nil {
+		return nil
+	}
+	b := seg.Bytes()
+	if off := loc & (1<<40 - 1); off < uint64(len(b)) {
+		return b[off:]
+	}
+	return nil
 }
 
 // kixGet returns the location of the indexed plain string (dbi, key).
