@@ -6,14 +6,16 @@ import "unsafe"
 // looked up one after the other): it asks the processor to bring in, for
 // every key, the words such a Lookup reads first (its home slot and its
 // overlay position), then, once those have arrived, the overlay entry a
-// position's hash bits point to and the record a home slot of the key's
-// tag names (record gives the bytes at a location; nil: none). A Lookup
+// position's hash bits point to and, for a home slot of the key's tag,
+// what at says the caller will read for the location it names: the bytes
+// of the record there (its first two cache lines are asked for; nil:
+// none) and one other address (side; nil: none). A Lookup
 // on its own waits for each of these cache misses in turn (slot, then
 // record); here the misses of all the keys are in flight together. It
 // changes nothing and reads no record: the prefetches are hints, and a
 // hint that proves wrong (another key's slot, a tag that matched by
 // chance) costs only the line it brought in.
-func (ix *Index) Prefetch(keys [][]byte, record func(loc uint64) []byte) {
+func (ix *Index) Prefetch(keys [][]byte, at func(loc uint64) (record []byte, side unsafe.Pointer)) {
 	if !prefetching || len(keys) == 0 || ix.slots == nil {
 		return
 	}
@@ -37,8 +39,15 @@ func (ix *Index) Prefetch(keys [][]byte, record func(loc uint64) []byte) {
 		}
 		tag, home := ix.tagHome(h)
 		if w := ix.slots[home]; w&offMask != 0 && w>>tagShift == tag {
-			if b := record(ix.unpack(w)); len(b) > 0 {
+			b, side := at(ix.unpack(w))
+			if len(b) > 0 {
 				prefetch(uintptr(unsafe.Pointer(&b[0])))
+				if len(b) > 64 {
+					prefetch(uintptr(unsafe.Pointer(&b[64]))) // a record of a short value: the value's line too
+				}
+			}
+			if side != nil {
+				prefetch(uintptr(side))
 			}
 		}
 	}

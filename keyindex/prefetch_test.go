@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"unsafe"
 )
 
 // TestPrefetch: Prefetch of a batch mixing staged, published and absent
@@ -43,12 +44,13 @@ func TestPrefetch(t *testing.T) {
 	}
 	ix.Lookup(batch[1]) // a memo Prefetch must leave as it is
 	asked := 0
-	ix.Prefetch(batch, func(loc uint64) []byte {
+	side := 0
+	ix.Prefetch(batch, func(loc uint64) ([]byte, unsafe.Pointer) {
 		asked++
 		if loc>>40 != 1 || int(loc&(1<<40-1)) >= len(l.buf) {
 			t.Fatalf("Prefetch asked for %#x, no record's location", loc)
 		}
-		return l.buf[loc&(1<<40-1):]
+		return l.buf[loc&(1<<40-1):], unsafe.Pointer(&side)
 	})
 	if asked == 0 && prefetching {
 		t.Fatal("Prefetch asked for no record")
@@ -68,5 +70,5 @@ func TestPrefetch(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(t, ix, l, l.model(len(l.recs)))
-	ix.Prefetch(batch, func(uint64) []byte { return nil }) // an empty overlay, no record
+	ix.Prefetch(batch, func(uint64) ([]byte, unsafe.Pointer) { return nil, nil }) // an empty overlay, no record
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/persimmon-db/persimmon/keyindex"
 	"github.com/persimmon-db/persimmon/wal"
@@ -187,21 +188,26 @@ func (ks *Keyspace) Prefetch(db int, keys [][]byte) {
 		off += 1 + len(k)
 	}
 	ks.kix.pfBuf, ks.kix.pfKeys = buf, kk
-	ks.kix.ix.Prefetch(kk, ks.recordBytes)
+	ks.kix.ix.Prefetch(kk, ks.prefetchAt)
 }
 
-// recordBytes returns the bytes of the segment from loc on (nil if loc
-// names no segment's byte): Prefetch's view of a record.
-func (ks *Keyspace) recordBytes(loc uint64) []byte {
+// prefetchAt is Prefetch's view of what a command reads for the indexed
+// key whose operation is at loc: the bytes of the segment from loc on
+// (nil if loc names no segment's byte), and its access data's slot (a
+// GET's touch reads it; nil before the table is made).
+func (ks *Keyspace) prefetchAt(loc uint64) (record []byte, side unsafe.Pointer) {
+	if ks.kixAccess.slots != nil {
+		side = unsafe.Pointer(ks.kixAccess.slot(loc))
+	}
 	seg := ks.arena.Segment(loc >> 40)
 	if seg == nil {
-		return nil
+		return nil, side
 	}
 	b := seg.Bytes()
 	if off := loc & (1<<40 - 1); off < uint64(len(b)) {
-		return b[off:]
+		return b[off:], side
 	}
-	return nil
+	return nil, side
 }
 
 // kixGet returns the location of the indexed plain string (dbi, key).
