@@ -316,10 +316,9 @@ func (ix *Index) Close() error {
 // key again (its hash and its overlay entry are kept). Any change to the
 // slots, a reset of the overlay or a move of the newest segment voids it
 // (forget); a staging of another key adds an entry but moves none. A
-// probe that met
-// a slot whose key could not be read (KeyAt's ok false: damage, which the
-// caller notes during the probe) is not remembered, so that every lookup
-// of such a key meets it again.
+// probe that met a slot whose key could not be read (KeyAt's ok false:
+// damage, which the caller notes during the probe) is not remembered, so
+// that every lookup of such a key meets it again.
 type lookupMemo struct {
 	valid    bool
 	key      []byte

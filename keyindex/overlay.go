@@ -27,6 +27,7 @@ type overlay struct {
 	ents []staged
 	keys []byte
 	lent bool // a view of keys was handed out (RangeStaged): reset must not reuse them
+	gen  int  // resets so far (rangeKeys stops at one)
 }
 
 // staged is a write since the last checkpoint: the key (its hash and its
@@ -121,8 +122,9 @@ func (o *overlay) rehash(n int) {
 
 // reset drops every entry (a checkpoint stored them, or a bulk change).
 func (o *overlay) reset() {
+	o.gen++
 	if len(o.ents) > overlayKeep {
-		*o = overlay{} // let a big one go
+		*o = overlay{gen: o.gen} // let a big one go
 		return
 	}
 	if len(o.ents) > 0 {
@@ -139,7 +141,8 @@ func (o *overlay) reset() {
 // rangeKeys calls fn with each entry's index and its key as a string (a
 // view of the buffer, valid for ever: see lent), starting at a random
 // entry (as a map's iteration does: RANDOMKEY samples the staged keys
-// this way), until fn returns false.
+// this way), until fn returns false. Entries fn stages are not visited
+// (as a map's iteration may skip them); a reset by fn ends the walk.
 func (o *overlay) rangeKeys(fn func(i int, key string) bool) {
 	n := len(o.ents)
 	if n == 0 {
@@ -147,7 +150,8 @@ func (o *overlay) rangeKeys(fn func(i int, key string) bool) {
 	}
 	o.lent = true
 	start := rand.IntN(n)
-	for j := 0; j < n; j++ {
+	gen := o.gen
+	for j := 0; j < n && o.gen == gen; j++ { // stops if fn resets the overlay (a checkpoint)
 		i := start + j
 		if i >= n {
 			i -= n

@@ -187,3 +187,46 @@ func cpuNanos() int64 {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
+
+// TestRangeStagedCheckpointInside: a callback that stages keys and then
+// checkpoints (the overlay reset under the walk) ends the walk without
+// visiting an entry of the new overlay.
+func TestRangeStagedCheckpointInside(t *testing.T) {
+	l := newMemLog()
+	ix, _, _, err := Open(filepath.Join(t.TempDir(), "idx"), l.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	for i := 0; i < 50; i++ {
+		k := fmt.Sprintf("a%d", i)
+		loc, _ := l.add(k, false)
+		ix.Stage([]byte(k), loc, false)
+	}
+	calls := 0
+	ix.RangeStaged(func(k string, _ uint64, _ bool) bool {
+		calls++
+		if k[0] != 'a' {
+			t.Fatalf("visited %q, staged inside the walk", k)
+		}
+		for i := 0; i < 100; i++ {
+			k := fmt.Sprintf("b%d", i)
+			loc, _ := l.add(k, false)
+			ix.Stage([]byte(k), loc, false)
+		}
+		if calls == 2 {
+			if err := ix.Checkpoint(Checkpoint{LSN: uint64(len(l.recs))}); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 100; i++ {
+				k := fmt.Sprintf("c%d", i)
+				loc, _ := l.add(k, false)
+				ix.Stage([]byte(k), loc, false)
+			}
+		}
+		return true
+	})
+	if calls != 2 {
+		t.Fatalf("%d calls, want 2 (the walk ends at the checkpoint)", calls)
+	}
+}
