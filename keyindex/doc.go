@@ -49,9 +49,12 @@
 //
 // Prefetch (prefetch.go) takes a batch of keys about to be looked up (a
 // pipeline's) and issues processor prefetches for their home slots and
-// overlay positions, then for the overlay entries and records those name:
-// the cache misses of the whole batch overlap. It reads the table and the
-// overlay only, changes nothing, and is a no-op off amd64.
+// overlay positions, then for the overlay entries those name and, for a
+// home slot of the key's tag, for what the caller says it will read at
+// that location (the record, its own side data): the cache misses of the
+// whole batch overlap. It reads the table and the overlay only (the
+// caller's addresses are only prefetched), changes nothing, and is a
+// no-op off amd64.
 //
 // # Invariants
 //

@@ -46,6 +46,10 @@ import (
 // checkpoint rebuilds it from the log); SWAPDB first moves the indexed
 // keys of both databases into DRAM entries, since their operations name
 // the database they were written in.
+//
+// Prefetch (called by the server with a pipelined batch's SET and GET
+// keys) only asks the processor for the index's words, the records and
+// the access-table slots those lookups will read; it changes nothing.
 
 // kixState is the keyspace's side of the index.
 type kixState struct {
