@@ -30,6 +30,32 @@
 // same size to drop tombstones) when live slots and tombstones reach 3/4
 // of it.
 //
+// # The overlay
+//
+// The writes staged since the last checkpoint are in a heap overlay
+// (overlay.go): an open-addressed hash table keyed by the key's 64-bit
+// xxhash, the same hash whose bits give the slot's tag and home, so a
+// lookup hashes its key once for both. Its entries (hash, the key's
+// offset and length in one append buffer of key bytes, location, expiring
+// bit, hint) are kept in staging order, which Checkpoint stores in; full
+// keys are compared on a hash match only. An entry is never removed: a
+// deletion is staged as location 0, and a checkpoint (or Clear,
+// Invalidate) resets the whole overlay. The key strings RangeStaged hands
+// out are views of the append buffer and stay valid: once one is handed
+// out, the reset takes a new buffer instead of reusing it. The last
+// Lookup's answer (its hash, its overlay entry or the table's location
+// for the key) lets the Stage that follows it skip both the hash and the
+// probe.
+//
+// Prefetch (prefetch.go) takes a batch of keys about to be looked up (a
+// pipeline's) and issues processor prefetches for their home slots and
+// overlay positions, then for the overlay entries those name and, for a
+// home slot of the key's tag, for what the caller says it will read at
+// that location (the record, its own side data): the cache misses of the
+// whole batch overlap. It reads the table and the overlay only (the
+// caller's addresses are only prefetched), changes nothing, and is a
+// no-op off amd64.
+//
 // # Invariants
 //
 //   - A slot is never stored before the record it points to is durable.

@@ -339,7 +339,7 @@ func (ix *Index) finishMigration() error {
 	}
 	ix.mig = nil
 	ix.region.Close()
-	nx.opts, nx.overlay, nx.repair, nx.Grows, nx.newest = ix.opts, ix.overlay, ix.repair, ix.Grows+1, ix.newest
+	nx.opts, nx.ov, nx.repair, nx.Grows, nx.newest = ix.opts, ix.ov, ix.repair, ix.Grows+1, ix.newest
 	nx.cp, nx.hasCP = ix.cp, ix.hasCP
 	*ix = *nx
 	return nil

@@ -107,10 +107,12 @@ type Index struct {
 	valid  bool // the file's checkpoint block is cp (not invalidated)
 	repair bool
 
-	overlay map[string]staged // writes since the last checkpoint
-	newest  uint64
-	memo    lookupMemo // the last Lookup's answer (see lookupMemo)
-	mig     *migration // a growth in progress (grow.go)
+	ov     overlay // writes since the last checkpoint (overlay.go)
+	newest uint64
+	memo   lookupMemo // the last Lookup's answer (see lookupMemo)
+	mig    *migration // a growth in progress (grow.go)
+
+	pfHashes []uint64 // Prefetch's scratch
 
 	Grows int // growths and rebuilds since Open
 }
@@ -183,8 +185,8 @@ func attach(path string, opts Options, r *pmem.Region) *Index {
 	words := unsafeWords(b[headerSize:])
 	return &Index{
 		path: path, opts: opts, region: r, slots: words, mask: uint64(len(words) - 1),
-		dirty:   make([]uint64, (len(b)/pageSize+63)/64),
-		overlay: map[string]staged{}, newest: opts.Newest,
+		dirty:  make([]uint64, (len(b)/pageSize+63)/64),
+		newest: opts.Newest,
 	}
 }
 
@@ -305,50 +307,38 @@ func (ix *Index) Close() error {
 	return err
 }
 
-// staged is a write since the last checkpoint: the key's location (0:
-// deleted) and whether its operation has an expiry.
-//
-// hint, when hinted, is the location the table held for the key when it
-// was first staged (0: none): Checkpoint's store of the write then knows
-// the key's slot by its location, without reading any key back from its
-// record (a cache miss per key on the old record). A location names one
-// operation for ever (segment ids only grow), so a slot holding hint is
-// the key's; between the staging and the checkpoint only Apply can change
-// the key's slots outside repair mode, and a direct Apply drops the hint.
-type staged struct {
-	loc      uint64
-	hint     uint64
-	expiring bool
-	hinted   bool
-}
-
 // lookupMemo is the answer of the last Lookup, for the next Lookup or
 // Stage of the same key: a write looks its key up (is it there? what did
 // it hold?) and then stages it, with nothing in between that changes the
 // index, so the second lookup and the staging need neither the table
 // probe nor the key read back from the arena, and the staging learns the
-// table's location for the key (staged.hint). Any change to the slots,
-// the overlay or the newest segment voids it (forget). A probe that met
-// a slot whose key could not be read (KeyAt's ok false: damage, which the
-// caller notes during the probe) is not remembered, so that every lookup
-// of such a key meets it again.
+// table's location for the key (staged.hint), and both skip hashing the
+// key again (its hash and its overlay entry are kept). Any change to the
+// slots, a reset of the overlay or a move of the newest segment voids it
+// (forget); a staging of another key adds an entry but moves none. A
+// probe that met a slot whose key could not be read (KeyAt's ok false:
+// damage, which the caller notes during the probe) is not remembered, so
+// that every lookup of such a key meets it again.
 type lookupMemo struct {
-	valid      bool
-	key        []byte
-	loc        uint64 // Lookup's answer
-	expiring   bool
-	found      bool
-	staged     bool   // the answer came from the overlay: hint/hinted are its entry's
-	hint       uint64 // otherwise: the table's location for the key (0: none)
-	hinted     bool
-	probeNoted bool // find met an unreadable slot
+	valid    bool
+	key      []byte
+	loc      uint64 // Lookup's answer
+	expiring bool
+	found    bool
+	hash     uint64 // the key's xxhash
+	ent      int    // the key's overlay entry (-1: none; the answer is the table's)
+	hint     uint64 // without an entry: the table's location for the key (0: none)
+	hinted   bool
 }
 
 func (ix *Index) forget() { ix.memo.valid = false }
 
-// hashKey returns the key's tag (15 bits) and home slot.
-func (ix *Index) hashKey(key []byte) (tag uint64, home uint64) {
-	h := xxhash.Sum64(key)
+// hashKey returns the key's xxhash, the one hash both the overlay and
+// the table use.
+func hashKey(key []byte) uint64 { return xxhash.Sum64(key) }
+
+// tagHome returns the tag (15 bits) and home slot of a key's hash.
+func (ix *Index) tagHome(h uint64) (tag uint64, home uint64) {
 	return h >> tagShift, h & ix.mask
 }
 
@@ -402,8 +392,7 @@ func (ix *Index) SetPlaced(fn func(slot int, key []byte)) { ix.opts.Placed = fn 
 // IsStaged reports whether key has a staged write (one not yet in the
 // table): a slot found for it in the table is not its newest state.
 func (ix *Index) IsStaged(key []byte) bool {
-	_, ok := ix.overlay[string(key)]
-	return ok
+	return ix.ov.find(hashKey(key), key) >= 0
 }
 
 // Lookup is Get that also says whether the operation at loc has an
@@ -415,18 +404,25 @@ func (ix *Index) Lookup(key []byte) (loc uint64, expiring, ok bool) {
 	}
 	m.valid = false
 	m.key = append(m.key[:0], key...)
-	if s, found := ix.overlay[string(key)]; found {
+	h := hashKey(key)
+	// The key's home slot is read before the overlay is probed, though
+	// it is needed only after: both are cache misses at a high write rate
+	// (the overlay holds a tick's writes), and reading both first lets
+	// the processor wait for the two at once.
+	home := ix.slots[h&ix.mask]
+	if e := ix.ov.find(h, key); e >= 0 {
+		s := &ix.ov.ents[e]
 		*m = lookupMemo{valid: true, key: m.key, loc: s.loc, expiring: s.expiring, found: s.loc != 0,
-			staged: true, hint: s.hint, hinted: s.hinted}
+			hash: h, ent: e}
 		return s.loc, s.expiring, s.loc != 0
 	}
-	slot, loc, found, bad := ix.find(key)
+	slot, loc, found, bad := ix.findFrom(h, key, home)
 	if found {
 		expiring = ix.slots[slot]&expBit != 0
 	}
 	if !bad {
 		*m = lookupMemo{valid: true, key: m.key, loc: loc, expiring: expiring, found: found,
-			hint: loc, hinted: true}
+			hash: h, ent: -1, hint: loc, hinted: true}
 	}
 	return loc, expiring, found
 }
@@ -434,9 +430,21 @@ func (ix *Index) Lookup(key []byte) (loc uint64, expiring, ok bool) {
 // find returns the first slot holding key; bad reports whether the probe
 // met a slot whose key could not be read (KeyAt's ok false).
 func (ix *Index) find(key []byte) (slot int, loc uint64, ok, bad bool) {
-	tag, i := ix.hashKey(key)
+	return ix.findHashed(hashKey(key), key)
+}
+
+// findHashed is find with the key's hash h.
+func (ix *Index) findHashed(h uint64, key []byte) (slot int, loc uint64, ok, bad bool) {
+	return ix.findFrom(h, key, ix.slots[h&ix.mask])
+}
+
+// findFrom is findHashed given the word of the key's home slot, read.
+func (ix *Index) findFrom(h uint64, key []byte, w uint64) (slot int, loc uint64, ok, bad bool) {
+	tag, i := ix.tagHome(h)
 	for n := 0; n <= int(ix.mask); n++ {
-		w := ix.slots[i]
+		if n > 0 {
+			w = ix.slots[i]
+		}
 		if w == 0 {
 			return -1, 0, false, bad
 		}
@@ -463,31 +471,37 @@ func (ix *Index) Stage(key []byte, loc uint64, expiring bool) error {
 			return err
 		}
 	}
-	s := staged{loc: loc, expiring: expiring && loc != 0}
-	if m := &ix.memo; m.valid && string(m.key) == string(key) {
-		s.hint, s.hinted = m.hint, m.hinted // the overlay's entry's, or the table's state
-		m.loc, m.expiring, m.found, m.staged = s.loc, s.expiring, loc != 0, true
-		ix.overlay[string(m.key)] = ix.unhinted(s)
-		return nil
+	expiring = expiring && loc != 0
+	m := &ix.memo
+	var h uint64
+	e := -1
+	if m.valid && string(m.key) == string(key) {
+		// The lookup just before: its hash, and its entry or the
+		// table's state (the hint) without a probe.
+		h, e = m.hash, m.ent
+		if e < 0 {
+			e = ix.ov.insert(h, key, staged{hint: m.hint, hinted: m.hinted})
+			m.ent = e
+		}
+		m.loc, m.expiring, m.found = loc, expiring, loc != 0
+	} else {
+		h = hashKey(key)
+		if e = ix.ov.find(h, key); e < 0 {
+			e = ix.ov.insert(h, key, staged{}) // the table's state unknown: no hint
+		}
 	}
-	if old, ok := ix.overlay[string(key)]; ok {
-		s.hint, s.hinted = old.hint, old.hinted
+	s := &ix.ov.ents[e] // an entry staged before keeps its hint
+	s.loc, s.expiring = loc, expiring
+	if ix.repair {
+		// A staging in repair mode, whose lookups may have met a partial
+		// image (duplicates, a cut-off run): its checkpoint reads keys.
+		s.hint, s.hinted = 0, false
 	}
-	ix.overlay[string(key)] = ix.unhinted(s)
 	return nil
 }
 
-// unhinted is s for a staging in repair mode, whose lookups may have met
-// a partial image (duplicates, a cut-off run): its checkpoint reads keys.
-func (ix *Index) unhinted(s staged) staged {
-	if ix.repair {
-		s.hint, s.hinted = 0, false
-	}
-	return s
-}
-
 // Staged is the number of keys written since the last checkpoint.
-func (ix *Index) Staged() int { return len(ix.overlay) }
+func (ix *Index) Staged() int { return ix.ov.len() }
 
 // SetRepair turns repair mode on or off: Apply then scans a key's whole
 // probe run and tombstones every duplicate of it (recovery's replay of
@@ -535,23 +549,22 @@ func (ix *Index) Sweep(from uint64) (removed int, err error) {
 // 0). Only for records already durable (recovery's replay in repair mode,
 // Checkpoint), or for a deletion by expiry (absolute: it needs no record).
 func (ix *Index) Apply(key []byte, loc uint64, expiring bool) error {
-	if len(ix.overlay) > 0 {
-		if s, ok := ix.overlay[string(key)]; ok && s.hinted {
-			s.hinted = false // the key's slots change under its staged write
-			ix.overlay[string(key)] = s
-			ix.forget()
-		}
+	h := hashKey(key)
+	if e := ix.ov.find(h, key); e >= 0 && ix.ov.ents[e].hinted {
+		ix.ov.ents[e].hinted = false // the key's slots change under its staged write
+		ix.forget()
 	}
-	return ix.apply(key, loc, expiring, 0, false)
+	return ix.apply(h, key, loc, expiring, 0, false)
 }
 
-// apply is Apply; with hinted (outside repair mode), hint is the table's
-// location for key (0: the table does not hold it), and a slot matches
-// the key if and only if it holds hint: no key is read back (staged.hint).
-func (ix *Index) apply(key []byte, loc uint64, expiring bool, hint uint64, hinted bool) error {
+// apply is Apply of key of hash h; with hinted (outside repair mode),
+// hint is the table's location for key (0: the table does not hold it),
+// and a slot matches the key if and only if it holds hint: no key is read
+// back (staged.hint).
+func (ix *Index) apply(h uint64, key []byte, loc uint64, expiring bool, hint uint64, hinted bool) error {
 	hinted = hinted && !ix.repair
 	var w uint64
-	tag, home := ix.hashKey(key)
+	tag, home := ix.tagHome(h)
 	if loc != 0 {
 		var err error
 		if w, err = pack(tag, loc, expiring); err != nil {
@@ -612,13 +625,13 @@ func (ix *Index) apply(key []byte, loc uint64, expiring bool, hint uint64, hinte
 			if err := ix.finishMigration(); err != nil {
 				return err
 			}
-			return ix.apply(key, loc, expiring, 0, false)
+			return ix.apply(h, key, loc, expiring, 0, false)
 		}
 	} else if (ix.live+ix.tombs+1)*4 > len(ix.slots)*3 {
 		if err := ix.grow(); err != nil {
 			return err
 		}
-		return ix.apply(key, loc, expiring, hint, hinted) // slots moved; locations did not
+		return ix.apply(h, key, loc, expiring, hint, hinted) // slots moved; locations did not
 	}
 	j := home
 	for ix.slots[j] != 0 {
@@ -681,7 +694,7 @@ func (ix *Index) grow() error {
 		return err
 	}
 	ix.region.Close()
-	nx.opts, nx.overlay, nx.repair, nx.Grows, nx.newest = ix.opts, ix.overlay, ix.repair, ix.Grows+1, ix.newest
+	nx.opts, nx.ov, nx.repair, nx.Grows, nx.newest = ix.opts, ix.ov, ix.repair, ix.Grows+1, ix.newest
 	nx.cp, nx.hasCP = ix.cp, ix.hasCP
 	*ix = *nx
 	return nil
@@ -705,7 +718,7 @@ func xxhashHome(ix *Index, w, mask uint64) uint64 {
 // in between leaves the applying block (see Checkpoint.Applying).
 func (ix *Index) Checkpoint(cp Checkpoint) error {
 	cp.Applying, cp.BaseLSN, cp.BaseSeg, cp.BaseOff = false, 0, 0, 0
-	if len(ix.overlay) > 0 {
+	if ix.ov.len() > 0 {
 		ap := cp
 		ap.Applying = true
 		if ix.valid {
@@ -718,17 +731,9 @@ func (ix *Index) Checkpoint(cp Checkpoint) error {
 			return err
 		}
 		ix.hook("ckpt:applying")
-		for k, s := range ix.overlay {
-			if err := ix.apply(stringBytes(k), s.loc, s.expiring, s.hint, s.hinted); err != nil {
-				return err
-			}
+		if err := ix.applyStaged(); err != nil {
+			return err
 		}
-		if len(ix.overlay) > overlayKeep {
-			ix.overlay = map[string]staged{} // a cleared map keeps its buckets: let a big one go
-		} else {
-			clear(ix.overlay) // and a small one refills without growing again
-		}
-		ix.forget()
 	}
 	if err := ix.persistDirty(); err != nil {
 		return err
@@ -833,8 +838,9 @@ func (ix *Index) readCheckpoint() (Checkpoint, bool) {
 // each staged key up in the table).
 func (ix *Index) Len() int {
 	n := ix.live
-	for k, s := range ix.overlay {
-		_, _, inTable, _ := ix.find(stringBytes(k))
+	for i := range ix.ov.ents {
+		s := &ix.ov.ents[i]
+		_, _, inTable, _ := ix.findHashed(s.hash, ix.ov.key(i))
 		switch {
 		case s.loc != 0 && !inTable:
 			n++
@@ -856,7 +862,7 @@ type Stats struct {
 
 // Stats returns the table's counters.
 func (ix *Index) Stats() Stats {
-	return Stats{Slots: len(ix.slots), Live: ix.live, Tombstones: ix.tombs, Staged: len(ix.overlay), FileBytes: ix.region.Size()}
+	return Stats{Slots: len(ix.slots), Live: ix.live, Tombstones: ix.tombs, Staged: ix.ov.len(), FileBytes: ix.region.Size()}
 }
 
 // Range calls fn with the location of every published live slot, in slot
@@ -873,7 +879,7 @@ func (ix *Index) Range(fn func(loc uint64) bool) {
 // once the record that clears is durable (see the package doc).
 func (ix *Index) Clear() {
 	ix.abandonMigration()
-	clear(ix.overlay)
+	ix.ov.reset()
 	ix.forget()
 	for i, w := range ix.slots {
 		if w != 0 {
@@ -898,12 +904,19 @@ func (ix *Index) Invalidate() error {
 		}
 		ix.valid = false
 	}
-	for k, s := range ix.overlay {
-		if err := ix.apply(stringBytes(k), s.loc, s.expiring, s.hint, s.hinted); err != nil {
+	return ix.applyStaged()
+}
+
+// applyStaged stores every staged write into the table (in staging order,
+// with the hash and hint each was staged with) and empties the overlay.
+func (ix *Index) applyStaged() error {
+	for i := 0; i < ix.ov.len(); i++ {
+		s := ix.ov.ents[i] // a copy: apply may grow the table (ix.ov moves with it, the same buffers)
+		if err := ix.apply(s.hash, ix.ov.key(i), s.loc, s.expiring, s.hint, s.hinted); err != nil {
 			return err
 		}
 	}
-	clear(ix.overlay)
+	ix.ov.reset()
 	ix.forget()
 	return nil
 }
@@ -954,12 +967,14 @@ func (ix *Index) RandomLoc(start int) (loc uint64, ok bool) {
 
 // RangeStaged calls fn for each staged key (its newest state: loc 0 is a
 // deletion; expiring: its operation has an expiry) until fn returns false.
+//
+// The key strings stay valid (and unchanged) after the call, whatever
+// happens to the index: a caller may keep them.
 func (ix *Index) RangeStaged(fn func(key string, loc uint64, expiring bool) bool) {
-	for k, s := range ix.overlay {
-		if !fn(k, s.loc, s.expiring) {
-			return
-		}
-	}
+	ix.ov.rangeKeys(func(i int, k string) bool {
+		s := &ix.ov.ents[i]
+		return fn(k, s.loc, s.expiring)
+	})
 }
 
 // ScanExpiring calls fn with the location of each published live slot
@@ -987,14 +1002,6 @@ func (ix *Index) Checkpointed() (Checkpoint, bool) { return ix.cp, ix.hasCP }
 
 // unsafeWords views b (8-byte aligned: a mapping past its page-aligned
 // header) as words.
-// stringBytes views s as bytes, for a key passed where nothing writes or
-// keeps it (Apply copies what it keeps: the delta, Placed's callee).
-func stringBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
-
-// overlayKeep is the staged-key count up to which a checkpoint keeps the
-// overlay's buckets for the next writes.
-const overlayKeep = 1 << 16
-
 func unsafeWords(b []byte) []uint64 {
 	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
 }

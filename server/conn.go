@@ -41,6 +41,7 @@ type conn struct {
 	created time.Time
 
 	rbuf   []byte       // unprocessed input; always starts at index 0
+	pfKeys [][]byte     // prefetchBatch's scratch (cleared after use)
 	reader proto.Reader // splits rbuf into requests
 	// need is the length the request at the front of rbuf was found to
 	// need (0: unknown); rbuf is not parsed again before it holds that
@@ -359,6 +360,9 @@ func (c *conn) processInput() bool {
 	}
 	c.tick = clockNow()
 	c.chained = false // the first command reads the clock itself: not the read's cost
+	if c.KS != nil && !c.InMulti && len(data) > 0 && data[0] == '*' {
+		c.prefetchBatch(data)
+	}
 	for len(data) > 0 && !c.closeAfterReply && c.blk.b == nil && !c.held && !c.replWait {
 		c.scans++
 		req := data
