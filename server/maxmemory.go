@@ -76,11 +76,17 @@ type memoryLimit struct {
 	lazyEvict     atomic.Bool  // lazyfree-lazy-eviction: replicas get UNLINK
 	replicaIgnore atomic.Bool  // replica-ignore-maxmemory
 	evicting      atomic.Bool  // an evictInBackground is running
+
+	// pinned, when not negative, is the heap reading (tests: every server
+	// of a test process shares its Go heap, so another test's garbage
+	// moves the reading by tens of MB).
+	pinned atomic.Int64
 }
 
 // initEvictionDefaults sets the eviction settings' defaults (newServer;
 // the config table applies what a file or CONFIG SET changes).
 func (m *memoryLimit) initEvictionDefaults() {
+	m.pinned.Store(-1)
 	m.samples.Store(5)
 	m.tenacity.Store(10)
 	m.replicaIgnore.Store(true)
@@ -96,6 +102,9 @@ const heapLives = 3
 // heapNow returns the live heap reading, refreshed when it is older than
 // oomRefresh (or if fresh is set).
 func (m *memoryLimit) heapNow(fresh bool) uint64 {
+	if p := m.pinned.Load(); p >= 0 {
+		return uint64(p)
+	}
 	now := int64(time.Since(monoBase))
 	if last := m.read.Load(); (fresh || now-last >= int64(oomRefresh)) && m.read.CompareAndSwap(last, now) {
 		live, cycles := liveHeap()
