@@ -113,7 +113,22 @@ type Index struct {
 	mig     *migration // a growth in progress (grow.go)
 
 	Grows int // growths and rebuilds since Open
+
+	last CheckpointTimes // the last Checkpoint's breakdown
 }
+
+// CheckpointTimes break down the last Checkpoint (for INFO): the staged
+// writes it stored, how long storing them took, the dirty pages it
+// persisted and how long persisting them and the final block took.
+type CheckpointTimes struct {
+	Staged  int
+	Apply   time.Duration
+	Pages   int
+	Persist time.Duration
+}
+
+// LastCheckpointTimes returns the last Checkpoint's breakdown.
+func (ix *Index) LastCheckpointTimes() CheckpointTimes { return ix.last }
 
 // Open maps the index file at path, creating an empty table if it is
 // missing. ok reports whether a valid checkpoint was found: if not (a new
@@ -705,6 +720,8 @@ func xxhashHome(ix *Index, w, mask uint64) uint64 {
 // in between leaves the applying block (see Checkpoint.Applying).
 func (ix *Index) Checkpoint(cp Checkpoint) error {
 	cp.Applying, cp.BaseLSN, cp.BaseSeg, cp.BaseOff = false, 0, 0, 0
+	t0 := time.Now()
+	ix.last = CheckpointTimes{Staged: len(ix.overlay)}
 	if len(ix.overlay) > 0 {
 		ap := cp
 		ap.Applying = true
@@ -730,6 +747,8 @@ func (ix *Index) Checkpoint(cp Checkpoint) error {
 		}
 		ix.forget()
 	}
+	t1 := time.Now()
+	ix.last.Apply, ix.last.Pages = t1.Sub(t0), dirtyPages(ix.dirty)
 	if err := ix.persistDirty(); err != nil {
 		return err
 	}
@@ -737,6 +756,7 @@ func (ix *Index) Checkpoint(cp Checkpoint) error {
 	if err := ix.putBlock(cp); err != nil {
 		return err
 	}
+	ix.last.Persist = time.Since(t1)
 	ix.hook("ckpt:block")
 	return nil
 }

@@ -75,6 +75,8 @@ type kixState struct {
 
 	checkpoints  atomic.Int64
 	lastCPMicros atomic.Int64
+	cpTimes      atomic.Pointer[CheckpointTimes] // the last checkpoint's breakdown
+	cpHoldMax    atomic.Int64                    // longest checkpoint lock hold (µs) since ResetStats
 	snap         atomic.Pointer[IndexStats]
 }
 
@@ -530,9 +532,11 @@ func (ks *Keyspace) kixCheckpoint() error {
 	if last, _ := ks.kix.ix.Checkpointed(); c == ks.kix.lastCP && ks.kix.ix.Valid() && !last.Applying && ks.kix.ix.Staged() == 0 {
 		return nil
 	}
+	held := time.Now()
 	if err := ks.wal.WaitDurable(c); err != nil {
 		return err
 	}
+	waited := time.Since(held)
 	cp := keyindex.Checkpoint{LSN: c, Seg: ks.kix.endSeg, Off: ks.kix.endOff}
 	dram := 0
 	for i, d := range ks.dbs {
@@ -562,7 +566,23 @@ func (ks *Keyspace) kixCheckpoint() error {
 	ks.kix.lastCP, ks.kix.lastDRAM = c, uint64(dram)
 	ks.kix.checkpoints.Add(1)
 	ks.kix.lastCPMicros.Store(time.Since(start).Microseconds())
+	t := ks.kix.ix.LastCheckpointTimes()
+	hold := time.Since(held)
+	ks.kix.cpTimes.Store(&CheckpointTimes{Hold: hold, Wait: waited, Apply: t.Apply, Persist: t.Persist, Staged: t.Staged, Pages: t.Pages})
+	if us := hold.Microseconds(); us > ks.kix.cpHoldMax.Load() {
+		ks.kix.cpHoldMax.Store(us) // one writer: the lock holder
+	}
 	return nil
+}
+
+// CheckpointTimes break down the last key-index checkpoint (INFO): Hold
+// is the whole time it held the keyspace lock (Wait for the log to be
+// durable, Apply of the staged writes into the table, Persist of the dirty
+// pages and the final block when under the lock).
+type CheckpointTimes struct {
+	Hold, Wait, Apply, Persist time.Duration
+	Staged, Pages              int
+	HoldMax                    time.Duration // the longest Hold since ResetStats
 }
 
 // kixFinishReplay ends recovery's replay after a checkpoint: the slots
@@ -658,6 +678,7 @@ type IndexStats struct {
 	Checkpoints          int64 // checkpoints since start
 	CheckpointLSN        uint64
 	LastCheckpointMicros int64 // duration of the last checkpoint
+	Last                 CheckpointTimes
 }
 
 // snapshotIndex publishes the index's figures for Stats (lock held).
@@ -670,8 +691,13 @@ func (ks *Keyspace) snapshotIndex() {
 	for _, c := range ks.kix.counts {
 		n += c
 	}
-	ks.kix.snap.Store(&IndexStats{On: true, FileBytes: st.FileBytes, Slots: int64(st.Slots), Keys: int64(n), Staged: int64(st.Staged),
-		Checkpoints: ks.kix.checkpoints.Load(), CheckpointLSN: ks.kix.lastCP, LastCheckpointMicros: ks.kix.lastCPMicros.Load()})
+	s := &IndexStats{On: true, FileBytes: st.FileBytes, Slots: int64(st.Slots), Keys: int64(n), Staged: int64(st.Staged),
+		Checkpoints: ks.kix.checkpoints.Load(), CheckpointLSN: ks.kix.lastCP, LastCheckpointMicros: ks.kix.lastCPMicros.Load()}
+	if t := ks.kix.cpTimes.Load(); t != nil {
+		s.Last = *t
+	}
+	s.Last.HoldMax = time.Duration(ks.kix.cpHoldMax.Load()) * time.Microsecond
+	ks.kix.snap.Store(s)
 }
 
 // PlainStrings calls fn for every key that is a string held by one set
