@@ -291,6 +291,7 @@ func (ix *Index) copySlot(nx *Index, w uint64) {
 // finishMigration applies the delta to the new table, persists it with the
 // current block and swaps it in (see the comment at the top).
 func (ix *Index) finishMigration() error {
+	ix.settle() // the swap closes this table's mapping and copies its block
 	m := ix.mig
 	nx := m.nx
 	if m.persisting {
@@ -339,7 +340,7 @@ func (ix *Index) finishMigration() error {
 	}
 	ix.mig = nil
 	ix.region.Close()
-	nx.opts, nx.overlay, nx.repair, nx.Grows, nx.newest = ix.opts, ix.overlay, ix.repair, ix.Grows+1, ix.newest
+	nx.opts, nx.overlay, nx.repair, nx.Grows, nx.newest, nx.last = ix.opts, ix.overlay, ix.repair, ix.Grows+1, ix.newest, ix.last
 	nx.cp, nx.hasCP = ix.cp, ix.hasCP
 	*ix = *nx
 	return nil

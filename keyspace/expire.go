@@ -3,6 +3,8 @@ package keyspace
 import (
 	"container/heap"
 	"time"
+
+	"github.com/persimmon-db/persimmon/keyindex"
 )
 
 // expiryItem is a (time, key) pair in the expiry heap. Items are not removed
@@ -108,13 +110,27 @@ func (ks *Keyspace) background() {
 				obs("aof-fsync-always", d)
 			}
 		}
+		var job *keyindex.CheckpointJob
 		if tick%kixCheckpointTicks == 0 || ks.kixOn() && ks.kix.ix.Staged() >= kixCheckpointStaged {
-			ks.kixCheckpoint() // an error is sticky in the wal: the next write reports it
+			// The staged writes are stored under the lock; the dirty
+			// pages and the final block are persisted without it (the
+			// table is not stored into until the job ends: keyindex's
+			// BeginCheckpoint). An error is sticky in the wal (the next
+			// write reports it) or the job's (the next checkpoint
+			// retries and reports it).
+			job, _ = ks.kixCheckpointBegin(true)
 		}
 		ks.kixMaybeGrow()
 		ks.snapshotIndex()
 		ks.snapshotCounts()
 		ks.Unlock()
+		if job != nil {
+			job.Run()
+			ks.mu.Lock()
+			_ = ks.kixCheckpointEnd(job)
+			ks.snapshotIndex()
+			ks.Unlock()
+		}
 		ks.Clean()
 	}
 }
