@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -128,6 +129,7 @@ type Index struct {
 type CheckpointTimes struct {
 	Staged  int
 	Apply   time.Duration
+	Faults  int64 // page faults (minor and major) of the thread during the apply
 	Pages   int
 	Persist time.Duration
 }
@@ -267,6 +269,18 @@ func (ix *Index) finishFile() error {
 // job leaves the applying block and its pages dirty (EndCheckpoint), the
 // next checkpoint retries them and reports it.
 func (ix *Index) settle() { _ = ix.Settle() }
+
+// threadFaults returns the calling thread's page faults so far (minor and
+// major; 0 if unknown): a store into a page of the mapping faults the
+// first time after the kernel wrote it back (a shared file mapping is
+// write-protected again once clean), and after a restart.
+func threadFaults() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru) != nil {
+		return 0
+	}
+	return ru.Minflt + ru.Majflt
+}
 
 func (ix *Index) hook(stage string) {
 	if ix.opts.testHook != nil {
@@ -780,7 +794,7 @@ func (ix *Index) BeginCheckpoint(cp Checkpoint) (*CheckpointJob, error) {
 		return nil, err
 	}
 	cp.Applying, cp.BaseLSN, cp.BaseSeg, cp.BaseOff = false, 0, 0, 0
-	t0 := time.Now()
+	t0, f0 := time.Now(), threadFaults()
 	ix.last = CheckpointTimes{Staged: len(ix.overlay)}
 	if len(ix.overlay) > 0 {
 		ap := cp
@@ -807,7 +821,7 @@ func (ix *Index) BeginCheckpoint(cp Checkpoint) (*CheckpointJob, error) {
 		}
 		ix.forget()
 	}
-	ix.last.Apply = time.Since(t0)
+	ix.last.Apply, ix.last.Faults = time.Since(t0), threadFaults()-f0
 	cp.gen = ix.cp.gen + 1
 	j := &CheckpointJob{ix: ix, cp: cp, live: ix.live, tombs: ix.tombs, pages: ix.dirty,
 		npages: dirtyPages(ix.dirty), done: make(chan struct{})}

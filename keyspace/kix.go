@@ -602,7 +602,7 @@ func (ks *Keyspace) kixCheckpointBegin(async bool) (*keyindex.CheckpointJob, err
 		if !async {
 			hold = time.Since(held)
 		}
-		ks.kix.cpTimes.Store(&CheckpointTimes{Hold: hold, Wait: waited, Apply: t.Apply, Persist: t.Persist, Staged: t.Staged, Pages: t.Pages})
+		ks.kix.cpTimes.Store(&CheckpointTimes{Hold: hold, Wait: waited, Apply: t.Apply, Persist: t.Persist, Staged: t.Staged, Pages: t.Pages, Faults: t.Faults})
 		if us := hold.Microseconds(); us > ks.kix.cpHoldMax.Load() {
 			ks.kix.cpHoldMax.Store(us) // one writer: the lock holder
 		}
@@ -625,6 +625,7 @@ func (ks *Keyspace) kixCheckpointEnd(j *keyindex.CheckpointJob) error {
 type CheckpointTimes struct {
 	Hold, Wait, Apply, Persist time.Duration
 	Staged, Pages              int
+	Faults                     int64         // page faults during the apply (its thread's)
 	HoldMax                    time.Duration // the longest Hold since ResetStats
 }
 

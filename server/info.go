@@ -499,6 +499,7 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 			line("key_index_last_checkpoint_persist_us", ix.Last.Persist.Microseconds())
 			line("key_index_last_checkpoint_staged", ix.Last.Staged)
 			line("key_index_last_checkpoint_pages", ix.Last.Pages)
+			line("key_index_last_checkpoint_faults", ix.Last.Faults)
 			line("key_index_checkpoint_hold_max_us", ix.Last.HoldMax.Microseconds())
 		}
 	}
