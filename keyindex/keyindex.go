@@ -94,7 +94,8 @@ type Options struct {
 }
 
 // Index is one table (one database's keys). It is not safe for concurrent
-// use: the caller serialises every call (the keyspace lock).
+// use: the caller serialises every call (the keyspace lock), except a
+// CheckpointJob's Run and a GrowJob's Run, which run without it.
 type Index struct {
 	path   string
 	opts   Options
