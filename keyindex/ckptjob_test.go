@@ -51,7 +51,7 @@ func TestCheckpointJobConcurrent(t *testing.T) {
 		}
 	}
 	var lastCP uint64
-	grows := 0
+	grows, waited := 0, 0
 	for round := 0; round < 12; round++ {
 		write(3000, 2000+round*1500)
 		for i := 0; i < 4; i++ { // the grower, between checkpoints
@@ -81,6 +81,21 @@ func TestCheckpointJobConcurrent(t *testing.T) {
 			t.Fatalf("held at %s", s)
 		}
 		write(2000, 3000+round*1500) // the job is held: these writes overlap it
+		for i := 0; i < 4; i++ { // the grower meanwhile: it must not wait for the job (it would hold the lock)
+			phase, err := ix.GrowStep(4096)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if phase == GrowNeedsPersist {
+				gj := ix.BeginGrowPersist()
+				if err := ix.EndGrowPersist(gj, gj.Run()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if phase == GrowWaitsCheckpoint {
+				waited++
+			}
+		}
 		if ix.Staged() == 0 {
 			t.Fatal("nothing staged while the job was held")
 		}
@@ -130,6 +145,7 @@ func TestCheckpointJobConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(t, ix, l, l.model(len(l.recs)))
+	t.Logf("%d growths; %d growth steps deferred while a job was in flight", grows, waited)
 	if grows == 0 {
 		t.Fatalf("no growth in %d records (%+v)", len(l.recs), ix.Stats())
 	}

@@ -77,6 +77,7 @@ const (
 	GrowIdle         GrowPhase = iota // no migration (none needed)
 	GrowCopying                       // call GrowStep again
 	GrowNeedsPersist                  // run BeginGrowPersist's job without the lock, then GrowStep
+	GrowWaitsCheckpoint               // a checkpoint's job is in flight: call GrowStep again a little later
 )
 
 // GrowStep starts a migration if the table needs one, or advances the one
@@ -114,6 +115,14 @@ func (ix *Index) GrowStep(budget int) (GrowPhase, error) {
 	}
 	if !m.persisted {
 		return GrowNeedsPersist, nil
+	}
+	if ix.job != nil {
+		// What is left (the delta, the swap, or a growth in one go if
+		// the delta overfills) would store into nx from this table's
+		// state or swap the tables: not while a checkpoint's job is
+		// persisting this table without the lock (the grower would
+		// wait for it holding the caller's lock).
+		return GrowWaitsCheckpoint, nil
 	}
 	if m.applied < len(m.delta) {
 		// The delta in steps too: after a bulk load it holds a write for

@@ -958,6 +958,9 @@ func (ks *Keyspace) kixGrow() {
 			ks.mu.Unlock()
 			continue
 		}
+		if phase == keyindex.GrowWaitsCheckpoint {
+			took = max(took, time.Millisecond) // a checkpoint's job (~1 ms) in flight: retry after it, not in a loop
+		}
 		time.Sleep(took) // pacing, not synchronisation: half the time to the commands
 	}
 }
