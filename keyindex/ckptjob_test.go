@@ -81,7 +81,7 @@ func TestCheckpointJobConcurrent(t *testing.T) {
 			t.Fatalf("held at %s", s)
 		}
 		write(2000, 3000+round*1500) // the job is held: these writes overlap it
-		for i := 0; i < 4; i++ { // the grower meanwhile: it must not wait for the job (it would hold the lock)
+		for i := 0; i < 4; i++ {     // the grower meanwhile: it must not wait for the job (it would hold the lock)
 			phase, err := ix.GrowStep(4096)
 			if err != nil {
 				t.Fatal(err)

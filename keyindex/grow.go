@@ -74,10 +74,10 @@ type GrowPhase int
 
 // GrowPhase values.
 const (
-	GrowIdle         GrowPhase = iota // no migration (none needed)
-	GrowCopying                       // call GrowStep again
-	GrowNeedsPersist                  // run BeginGrowPersist's job without the lock, then GrowStep
-	GrowWaitsCheckpoint               // a checkpoint's job is in flight: call GrowStep again a little later
+	GrowIdle            GrowPhase = iota // no migration (none needed)
+	GrowCopying                          // call GrowStep again
+	GrowNeedsPersist                     // run BeginGrowPersist's job without the lock, then GrowStep
+	GrowWaitsCheckpoint                  // a checkpoint's job is in flight: call GrowStep again a little later
 )
 
 // GrowStep starts a migration if the table needs one, or advances the one
