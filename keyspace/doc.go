@@ -64,12 +64,15 @@
 //     expire.go: every 20 ms it checkpoints if 1024 writes are staged,
 //     else at least once a second), at a clean shutdown, right after
 //     recovery, and before the cleaner removes a segment (so a restart
-//     never needs a removed segment's records). The checkpointer holds
-//     the lock only to wait for C and store the staged writes into the
-//     table; the dirty pages and the final block are persisted without
-//     it, and every other checkpoint, the cleaner's removal of a segment
-//     and Close end that job first (keyindex.Settle), so a segment is
-//     only removed under a checkpoint that is durable. Small checkpoints
+//     never needs a removed segment's records). The checkpointer and
+//     the cleaner hold the lock only to wait for C and store the staged
+//     writes into the table; the dirty pages and the final block are
+//     persisted without it, and every later checkpoint and Close end
+//     that job first (keyindex.Settle). The cleaner removes the segment
+//     only once its own checkpoint's job has ended without an error,
+//     under the lock again, so a segment is only removed under a
+//     checkpoint that is durable (a newer one in flight by then has it
+//     as its base). Small checkpoints
 //     keep the lock's hold short: it grows with the staged writes (up to
 //     0.7 µs a write at 10 M keys), and every command waits it out.
 //     Each carries the per-database key counts, the live bytes and the
