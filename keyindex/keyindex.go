@@ -130,7 +130,7 @@ type Index struct {
 type CheckpointTimes struct {
 	Staged  int
 	Apply   time.Duration
-	Faults  int64 // page faults (minor and major) of the thread during the apply
+	Faults  int64 // page faults (minor and major) of the thread during the apply (approximate: the goroutine may change threads)
 	Pages   int
 	Persist time.Duration
 }
