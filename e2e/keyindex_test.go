@@ -422,3 +422,86 @@ func lastLine(log, sub string) string {
 	}
 	return ""
 }
+
+// TestKillKeyIndexCheckpointInFlight: the checkpointer's job (its dirty
+// pages and final block, persisted without the keyspace lock) is held
+// before its pages are persisted, or before its block is, while clients
+// go on writing: the server must keep acknowledging writes (new keys,
+// overwrites and deletions staged after the checkpoint began), and after
+// a kill -9 every acknowledged write must be there.
+func TestKillKeyIndexCheckpointInFlight(t *testing.T) {
+	for _, stage := range []string{"ckpt:pages:3", "ckpt:block:3"} {
+		t.Run(stage, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Setenv("PERSIMMON_KEYINDEX_PAUSE", stage)
+			// The default segment size: no cleaning (whose checkpoint
+			// would wait for the held job) in these few writes.
+			s := startServer(t, dir, "--key-index", "yes")
+			c := s.client()
+			ctx := context.Background()
+			want := map[string]string{} // acknowledged: "" is deleted
+			n, batches, after := 0, 0, 0
+			deadline := time.Now().Add(60 * time.Second)
+			for after < 20 {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: %d batches acknowledged, %d after the pause", stage, batches, after)
+				}
+				paused := strings.Contains(s.log.String(), "keyindex: paused at")
+				pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				p := c.Pipeline()
+				batch := map[string]string{}
+				for i := 0; i < 200; i++ {
+					k := fmt.Sprintf("key:%d", n)
+					n++
+					batch[k] = fmt.Sprintf("val:%d", n)
+					p.Set(pctx, k, batch[k], 0)
+				}
+				if n > 1000 { // an overwrite and a deletion of older keys
+					o, d := fmt.Sprintf("key:%d", n-1000), fmt.Sprintf("key:%d", n-999)
+					batch[o], batch[d] = "over", ""
+					p.Set(pctx, o, "over", 0)
+					p.Del(pctx, d)
+				}
+				_, err := p.Exec(pctx)
+				cancel()
+				if err != nil {
+					t.Fatalf("%s: batch %d (%d after the pause): %v", stage, batches, after, err)
+				}
+				for k, v := range batch {
+					want[k] = v
+				}
+				batches++
+				if paused {
+					after++
+				}
+			}
+			if !strings.Contains(s.log.String(), "keyindex: paused at") {
+				t.Fatalf("%s: no pause", stage)
+			}
+			s.kill()
+			c.Close()
+			os.Unsetenv("PERSIMMON_KEYINDEX_PAUSE")
+			s = startServer(t, dir, "--key-index", "yes")
+			defer s.kill()
+			c = s.client()
+			defer c.Close()
+			live := 0
+			for k, w := range want {
+				got, err := c.Get(ctx, k).Result()
+				if err == redis.Nil {
+					got, err = "", nil
+				}
+				if err != nil || got != w {
+					t.Fatalf("%s: %s = %q, %v; want %q", stage, k, got, err, w)
+				}
+				if w != "" {
+					live++
+				}
+			}
+			if got := c.DBSize(ctx).Val(); got != int64(live) {
+				t.Fatalf("%s: DBSIZE %d, want %d", stage, got, live)
+			}
+			t.Logf("%s: %d writes acknowledged, %d batches after the pause; %s", stage, n, after, lastLine(s.log.String(), "key index"))
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,23 +37,39 @@ func TestMain(m *testing.M) {
 // checkpoints landing in between), and every 3000 records fsyncs the log
 // and checkpoints.
 // At stage it prints "AT stage" and waits to be killed.
+//
+// With KEYINDEX_CRASH_ASYNC set it checkpoints as the keyspace's
+// background loop does: BeginCheckpoint under the "lock" (this goroutine),
+// the job's Run in another goroutine, ended by the next checkpoint's
+// Settle; every write first looks its key up and checks the answer
+// against the log. A stage met in the job (ckpt:pages, ckpt:block) then
+// holds the job there while this goroutine goes on writing (no growth
+// steps: a swap would wait for the job) and prints "AT stage" after 1000
+// more records: the kill lands with a checkpoint in flight and writes
+// staged after it began.
 func crashChild(dir, stage string) {
 	f, err := os.OpenFile(filepath.Join(dir, "log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		panic(err)
 	}
+	async := os.Getenv("KEYINDEX_CRASH_ASYNC") != ""
 	l := newMemLog()
 	o := l.opts()
 	o.Mode = pmem.ModeMsync
-	seen := 0
+	var seen atomic.Int32
+	var held atomic.Bool // the job is held at stage
+	heldCh := make(chan struct{})
 	o.testHook = func(s string) {
-		if s == stage {
-			seen++
+		if s != stage || seen.Add(1) != 3 { // the third: a table with history
+			return
 		}
-		if s == stage && seen == 3 { // the third: a table with history
-			fmt.Println("AT", s)
-			time.Sleep(time.Minute)
+		if async && (s == "ckpt:pages" || s == "ckpt:block") {
+			held.Store(true)
+			close(heldCh)
+			select {} // the job never ends; the writer goes on
 		}
+		fmt.Println("AT", s)
+		time.Sleep(time.Minute)
 	}
 	ix, _, _, err := Open(filepath.Join(dir, "idx"), o)
 	if err != nil {
@@ -61,15 +78,34 @@ func crashChild(dir, stage string) {
 	fmt.Println("READY")
 	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	written := 4096
+	cur := map[string]uint64{} // the log's newest state of each key
+	heldAt := uint64(0)
+	var jobDone chan struct{} // closed when the last job's Run returns
 	for keys := 2000; ; keys += 50 {
 		k := fmt.Sprintf("key:%d", r.IntN(keys))
+		if async {
+			if got, ok := ix.Get([]byte(k)); got != cur[k] || ok != (cur[k] != 0) {
+				panic(fmt.Sprintf("%s: Get %#x %v, the log has %#x", k, got, ok, cur[k]))
+			}
+		}
 		loc, lsn := l.add(k, r.IntN(5) == 0)
+		cur[k] = loc
 		if _, err := f.Write(l.buf[written:]); err != nil {
 			panic(err)
 		}
 		written = len(l.buf)
 		if err := ix.Stage([]byte(k), loc, false); err != nil {
 			panic(err)
+		}
+		if held.Load() {
+			if heldAt == 0 {
+				heldAt = lsn
+			}
+			if lsn == heldAt+1000 {
+				fmt.Println("AT", stage, "with", ix.Staged(), "writes staged since")
+				time.Sleep(time.Minute)
+			}
+			continue
 		}
 		if lsn%250 == 0 { // the keyspace's grower, between checkpoints
 			phase, err := ix.GrowStep(2048) // faster than the inserts fill the table: the migration ends by steps
@@ -87,9 +123,28 @@ func crashChild(dir, stage string) {
 			if err := f.Sync(); err != nil { // the records up to lsn are durable
 				panic(err)
 			}
-			if err := ix.Checkpoint(Checkpoint{LSN: lsn, Seg: 1, Off: l.recOff(lsn)}); err != nil {
+			cp := Checkpoint{LSN: lsn, Seg: 1, Off: l.recOff(lsn)}
+			if !async {
+				if err := ix.Checkpoint(cp); err != nil {
+					panic(err)
+				}
+				continue
+			}
+			if jobDone != nil {
+				select { // the last job ran, or is held at stage (it got there late)
+				case <-jobDone:
+				case <-heldCh:
+					fmt.Println("AT", stage, "with", ix.Staged(), "writes staged since")
+					time.Sleep(time.Minute)
+				}
+			}
+			j, err := ix.BeginCheckpoint(cp) // settles the one before
+			if err != nil {
 				panic(err)
 			}
+			done := make(chan struct{})
+			jobDone = done
+			go func() { j.Run(); close(done) }()
 		}
 	}
 }
@@ -103,15 +158,29 @@ func (l *memLog) recOff(lsn uint64) uint64 {
 }
 
 func TestCrashKill9(t *testing.T) {
+	crashKill9(t, false, []string{"grow:started", "grow:step", "grow:persisted", "grow:built", "grow:renamed", "ckpt:applying", "ckpt:pages", "ckpt:block", "random", "random"})
+}
+
+// TestCrashKill9Async: kill -9 with a checkpoint's job (its pages and
+// final block, run without the caller's lock) in flight while writes go
+// on: held before its pages are persisted, before its block is, or at a
+// random moment of a child checkpointing as the background loop does.
+func TestCrashKill9Async(t *testing.T) {
+	crashKill9(t, true, []string{"ckpt:applying", "ckpt:pages", "ckpt:block", "random", "random"})
+}
+
+func crashKill9(t *testing.T, async bool, stages []string) {
 	if testing.Short() {
 		t.Skip("re-executes the test binary")
 	}
-	stages := []string{"grow:started", "grow:step", "grow:persisted", "grow:built", "grow:renamed", "ckpt:applying", "ckpt:pages", "ckpt:block", "random", "random"}
 	for _, stage := range stages {
 		t.Run(stage, func(t *testing.T) {
 			dir := t.TempDir()
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
 			cmd.Env = append(os.Environ(), crashEnv+"="+dir, "KEYINDEX_CRASH_STAGE="+stage)
+			if async {
+				cmd.Env = append(cmd.Env, "KEYINDEX_CRASH_ASYNC=1")
+			}
 			out, err := cmd.StdoutPipe()
 			if err != nil {
 				t.Fatal(err)

@@ -60,7 +60,7 @@
 //
 //   - A slot is never stored before the record it points to is durable.
 //     Writes are staged (Stage) in a heap overlay that lookups consult
-//     first; only Checkpoint stores them into the table, and its caller
+//     first; only a checkpoint stores them into the table, and its caller
 //     names an LSN C that is durable and covers them all. Between
 //     checkpoints the file is exactly the last checkpoint's state.
 //   - A checkpoint takes three steps, each persisted before the next: an
@@ -70,6 +70,24 @@
 //     512-byte sectors of the header, written alternately with a
 //     generation number and a CRC-32C: a torn block fails its CRC and the
 //     other one stands.
+//   - A checkpoint comes in two halves (BeginCheckpoint, then a
+//     CheckpointJob): the first, under the caller's lock, persists the
+//     applying block and stores the staged writes into the table; the
+//     job persists the dirty pages and then the block of C and may run
+//     without the lock, since nothing stores into the table between
+//     checkpoints (writes are staged) and the job touches only its own
+//     copy of the dirty page bitmap, the mapping's pages (write-back
+//     instructions or msync) and the header's next block. Lookups and
+//     Stage go on meanwhile (the overlay is already empty, the table
+//     holds C's state in memory). Until the job is ended (EndCheckpoint,
+//     under the lock) the index's block is the applying one; every call
+//     that would store into the table, write the header or unmap the
+//     file (the next checkpoint, growth in one go or a migration's swap,
+//     Invalidate, Clear, RemoveIf, Sweep, Close) first waits for it and
+//     ends it (Settle), so the applying block stands on disk until the
+//     pages are durable and a checkpoint never overlaps the next. A job
+//     that fails leaves the applying block and its pages dirty: the next
+//     checkpoint (whose base is the applying block's base) persists them.
 //   - A crash during a checkpoint leaves the applying block: the table is
 //     B's state plus any subset of the writes up to C (a kill -9 keeps the
 //     stores made, a power cut any subset of pages, sectors or words), no

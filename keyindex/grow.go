@@ -74,9 +74,10 @@ type GrowPhase int
 
 // GrowPhase values.
 const (
-	GrowIdle         GrowPhase = iota // no migration (none needed)
-	GrowCopying                       // call GrowStep again
-	GrowNeedsPersist                  // run BeginGrowPersist's job without the lock, then GrowStep
+	GrowIdle            GrowPhase = iota // no migration (none needed)
+	GrowCopying                          // call GrowStep again
+	GrowNeedsPersist                     // run BeginGrowPersist's job without the lock, then GrowStep
+	GrowWaitsCheckpoint                  // a checkpoint's job is in flight: call GrowStep again a little later
 )
 
 // GrowStep starts a migration if the table needs one, or advances the one
@@ -114,6 +115,14 @@ func (ix *Index) GrowStep(budget int) (GrowPhase, error) {
 	}
 	if !m.persisted {
 		return GrowNeedsPersist, nil
+	}
+	if ix.job != nil {
+		// What is left (the delta, the swap, or a growth in one go if
+		// the delta overfills) would store into nx from this table's
+		// state or swap the tables: not while a checkpoint's job is
+		// persisting this table without the lock (the grower would
+		// wait for it holding the caller's lock).
+		return GrowWaitsCheckpoint, nil
 	}
 	if m.applied < len(m.delta) {
 		// The delta in steps too: after a bulk load it holds a write for
@@ -291,6 +300,7 @@ func (ix *Index) copySlot(nx *Index, w uint64) {
 // finishMigration applies the delta to the new table, persists it with the
 // current block and swaps it in (see the comment at the top).
 func (ix *Index) finishMigration() error {
+	ix.settle() // the swap closes this table's mapping and copies its block
 	m := ix.mig
 	nx := m.nx
 	if m.persisting {
@@ -339,7 +349,7 @@ func (ix *Index) finishMigration() error {
 	}
 	ix.mig = nil
 	ix.region.Close()
-	nx.opts, nx.ov, nx.repair, nx.Grows, nx.newest = ix.opts, ix.ov, ix.repair, ix.Grows+1, ix.newest
+	nx.opts, nx.ov, nx.repair, nx.Grows, nx.newest, nx.last = ix.opts, ix.ov, ix.repair, ix.Grows+1, ix.newest, ix.last
 	nx.cp, nx.hasCP = ix.cp, ix.hasCP
 	*ix = *nx
 	return nil

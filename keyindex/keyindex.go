@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -92,7 +94,8 @@ type Options struct {
 }
 
 // Index is one table (one database's keys). It is not safe for concurrent
-// use: the caller serialises every call (the keyspace lock).
+// use: the caller serialises every call (the keyspace lock), except a
+// CheckpointJob's Run and a GrowJob's Run, which run without it.
 type Index struct {
 	path   string
 	opts   Options
@@ -115,7 +118,27 @@ type Index struct {
 	pfHashes []uint64 // Prefetch's scratch
 
 	Grows int // growths and rebuilds since Open
+
+	last  CheckpointTimes // the last Checkpoint's breakdown
+	job   *CheckpointJob  // a checkpoint whose pages and block are being persisted (Run), not ended yet
+	spare []uint64        // a cleared dirty bitmap for the next BeginCheckpoint
 }
+
+// CheckpointTimes break down the last Checkpoint (for INFO): the staged
+// writes it stored, how long storing them took (BeginCheckpoint, under
+// the caller's lock), the dirty pages it persisted and how long
+// persisting them and the final block took (the job's Run: without the
+// lock when the caller runs it so; as of the last ended job).
+type CheckpointTimes struct {
+	Staged  int
+	Apply   time.Duration
+	Faults  int64 // page faults (minor and major) of the thread during the apply (approximate: the goroutine may change threads)
+	Pages   int
+	Persist time.Duration
+}
+
+// LastCheckpointTimes returns the last Checkpoint's breakdown.
+func (ix *Index) LastCheckpointTimes() CheckpointTimes { return ix.last }
 
 // Open maps the index file at path, creating an empty table if it is
 // missing. ok reports whether a valid checkpoint was found: if not (a new
@@ -245,12 +268,29 @@ func (ix *Index) finishFile() error {
 	return nil
 }
 
+// settle is Settle for the calls that cannot return its error: a failed
+// job leaves the applying block and its pages dirty (EndCheckpoint), the
+// next checkpoint retries them and reports it.
+func (ix *Index) settle() { _ = ix.Settle() }
+
+// threadFaults returns the calling thread's page faults so far (minor and
+// major; 0 if unknown): a store into a page of the mapping faults the
+// first time after the kernel wrote it back (a shared file mapping is
+// write-protected again once clean), and after a restart.
+func threadFaults() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru) != nil {
+		return 0
+	}
+	return ru.Minflt + ru.Majflt
+}
+
 func (ix *Index) hook(stage string) {
 	if ix.opts.testHook != nil {
 		ix.opts.testHook(stage)
 	}
 	if pauseStage != "" && stage == pauseStage {
-		if pauseSeen++; pauseSeen == pauseAt {
+		if pauseSeen.Add(1) == int64(pauseAt) {
 			fmt.Fprintf(os.Stderr, "keyindex: paused at %s (%s)\n", stage, pauseEnv)
 			time.Sleep(time.Hour)
 		}
@@ -263,18 +303,22 @@ func (ix *Index) hook(stage string) {
 // server there. Unset in production.
 const pauseEnv = "PERSIMMON_KEYINDEX_PAUSE"
 
-var pauseStage, pauseAt, pauseSeen = parsePause(os.Getenv(pauseEnv))
+var pauseStage, pauseAt = parsePause(os.Getenv(pauseEnv))
 
-func parsePause(v string) (string, int, int) {
+// pauseSeen counts the stages met: hooks run under the caller's lock and
+// in jobs without it (a checkpoint's or a growth's persist).
+var pauseSeen atomic.Int64
+
+func parsePause(v string) (string, int) {
 	i := strings.LastIndexByte(v, ':')
 	if i < 0 {
-		return "", 0, 0
+		return "", 0
 	}
 	n, err := strconv.Atoi(v[i+1:])
 	if err != nil || n < 1 {
-		return "", 0, 0
+		return "", 0
 	}
-	return v[:i], n, 0
+	return v[:i], n
 }
 
 // Reset replaces the file at path (damaged or of another format) with an
@@ -301,6 +345,7 @@ func (ix *Index) Close() error {
 	if ix.region == nil {
 		return nil
 	}
+	ix.settle()
 	ix.abandonMigration()
 	err := ix.region.Close()
 	ix.region, ix.slots = nil, nil
@@ -520,6 +565,7 @@ func (ix *Index) Repairing() bool { return ix.repair }
 // tombstoned. It reads every slot word and the keys of the slots after
 // from; it returns the number of slots removed.
 func (ix *Index) Sweep(from uint64) (removed int, err error) {
+	ix.settle()
 	ix.abandonMigration()
 	for i, w := range ix.slots {
 		if w == 0 || w&offMask == 0 {
@@ -665,6 +711,7 @@ func (ix *Index) store(slot int, w uint64) {
 // half are live, else the same number: tombstones dropped) and renames it
 // over the table (see the package doc).
 func (ix *Index) grow() error {
+	ix.settle()
 	capacity := uint64(len(ix.slots))
 	if ix.live*2 >= len(ix.slots) {
 		capacity *= 2
@@ -694,7 +741,7 @@ func (ix *Index) grow() error {
 		return err
 	}
 	ix.region.Close()
-	nx.opts, nx.ov, nx.repair, nx.Grows, nx.newest = ix.opts, ix.ov, ix.repair, ix.Grows+1, ix.newest
+	nx.opts, nx.ov, nx.repair, nx.Grows, nx.newest, nx.last = ix.opts, ix.ov, ix.repair, ix.Grows+1, ix.newest, ix.last
 	nx.cp, nx.hasCP = ix.cp, ix.hasCP
 	*ix = *nx
 	return nil
@@ -715,9 +762,54 @@ func xxhashHome(ix *Index, w, mask uint64) uint64 {
 // persisted before the next: a block saying the checkpoint is being
 // applied (its base: the previous checkpoint), the staged writes stored
 // into the table (its dirty pages persisted), the block of cp. A crash
-// in between leaves the applying block (see Checkpoint.Applying).
+// in between leaves the applying block (see Checkpoint.Applying). It is
+// BeginCheckpoint, Run and EndCheckpoint in one go.
 func (ix *Index) Checkpoint(cp Checkpoint) error {
+	j, err := ix.BeginCheckpoint(cp)
+	if err != nil {
+		return err
+	}
+	j.Run()
+	return ix.EndCheckpoint(j)
+}
+
+// CheckpointJob is the second half of a checkpoint (BeginCheckpoint):
+// persisting the pages the staged writes dirtied, then the block of cp.
+// Run it without the caller's lock: nothing stores into the table
+// between checkpoints (writes are staged), and every call that would
+// (the next checkpoint, growth's swap, Invalidate, Clear, RemoveIf,
+// Sweep, Close) first waits for the job in flight (Settle).
+type CheckpointJob struct {
+	ix     *Index
+	cp     Checkpoint // the final block, its generation set
+	live   int        // the table's counts for the block (as of the apply)
+	tombs  int
+	pages  []uint64 // the dirty page bitmap to persist (the index's, swapped out)
+	npages int
+	done   chan struct{}
+	err    error
+	dur    time.Duration // Run's time
+
+	// OnEnd, when set, is called by whichever call records the job's
+	// outcome (EndCheckpoint or a Settle), under the caller's lock, with
+	// Run's error: the caller's bookkeeping of a checkpoint taken.
+	OnEnd func(err error)
+}
+
+// BeginCheckpoint is the first half of Checkpoint, under the caller's
+// lock: it waits for a checkpoint still in flight (Settle), persists the
+// applying block and stores every staged write into the table (a growth
+// in one go may happen here). The job returned persists the rest: call
+// Run (without the lock; it takes no lock) and then EndCheckpoint under
+// the lock. Until the job has ended the file holds the applying block, so
+// a crash meanwhile is a crash inside a checkpoint (recovery repairs).
+func (ix *Index) BeginCheckpoint(cp Checkpoint) (*CheckpointJob, error) {
+	if err := ix.Settle(); err != nil {
+		return nil, err
+	}
 	cp.Applying, cp.BaseLSN, cp.BaseSeg, cp.BaseOff = false, 0, 0, 0
+	t0, f0 := time.Now(), threadFaults()
+	ix.last = CheckpointTimes{Staged: ix.ov.len()}
 	if ix.ov.len() > 0 {
 		ap := cp
 		ap.Applying = true
@@ -728,23 +820,89 @@ func (ix *Index) Checkpoint(cp Checkpoint) error {
 			}
 		} // else: no base (a table being rebuilt): Open's caller sees Applying with base 0 and replays everything
 		if err := ix.putBlock(ap); err != nil {
-			return err
+			return nil, err
 		}
 		ix.hook("ckpt:applying")
 		if err := ix.applyStaged(); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	if err := ix.persistDirty(); err != nil {
-		return err
+	ix.last.Apply, ix.last.Faults = time.Since(t0), threadFaults()-f0
+	cp.gen = ix.cp.gen + 1
+	j := &CheckpointJob{ix: ix, cp: cp, live: ix.live, tombs: ix.tombs, pages: ix.dirty,
+		npages: dirtyPages(ix.dirty), done: make(chan struct{})}
+	ix.last.Pages = j.npages
+	// The job owns the bitmap now; stores meanwhile (none until the job
+	// ends, but a growth's copy steps mark nx's own) go to a clean one.
+	if len(ix.spare) == len(ix.dirty) {
+		ix.dirty, ix.spare = ix.spare, nil
+	} else {
+		ix.dirty = make([]uint64, len(ix.dirty))
+	}
+	ix.job = j
+	return j, nil
+}
+
+// Run persists the dirty pages and then the block of the checkpoint. It
+// takes no lock and touches only the job and the index's mapping (no
+// other call writes the header or unmaps it while a job is in flight).
+func (j *CheckpointJob) Run() {
+	defer close(j.done)
+	t0 := time.Now()
+	ix := j.ix
+	if j.err = ix.persistBitmap(j.pages); j.err != nil {
+		return
 	}
 	ix.hook("ckpt:pages")
-	if err := ix.putBlock(cp); err != nil {
-		return err
+	off := blockOff(j.cp.gen)
+	ix.writeBlockCounts(off, j.cp, j.live, j.tombs)
+	if j.err = ix.region.Persist(int64(off), blockWords*8); j.err != nil {
+		return
 	}
+	j.dur = time.Since(t0)
 	ix.hook("ckpt:block")
-	return nil
 }
+
+// EndCheckpoint (under the caller's lock) waits for the job's Run and
+// records its outcome: on success cp is the index's checkpoint; on an
+// error the applying block stands (the next checkpoint's base is its
+// base) and the pages not persisted stay dirty. It returns Run's error.
+// Ending a job already ended (by Settle) only returns that error.
+func (ix *Index) EndCheckpoint(j *CheckpointJob) error {
+	if ix.job != j {
+		<-j.done
+		return j.err
+	}
+	<-j.done
+	ix.job = nil
+	if j.err != nil {
+		for i, w := range j.pages {
+			ix.dirty[i] |= w
+		}
+	} else {
+		ix.cp, ix.hasCP, ix.valid = j.cp, true, true
+		ix.spare = j.pages // persistBitmap cleared it
+	}
+	ix.last.Persist = j.dur
+	if j.OnEnd != nil {
+		j.OnEnd(j.err)
+	}
+	return j.err
+}
+
+// Settle waits for the checkpoint in flight, if any, and ends it
+// (EndCheckpoint), returning its error. Every call that stores into the
+// table outside Checkpoint, writes the header or unmaps the table settles
+// first; the caller settles before it reads Checkpointed.
+func (ix *Index) Settle() error {
+	if ix.job == nil {
+		return nil
+	}
+	return ix.EndCheckpoint(ix.job)
+}
+
+// InFlight reports whether a checkpoint's job has not been ended yet.
+func (ix *Index) InFlight() bool { return ix.job != nil }
 
 // putBlock writes cp as the next generation's block and persists it.
 func (ix *Index) putBlock(cp Checkpoint) error {
@@ -759,8 +917,12 @@ func (ix *Index) putBlock(cp Checkpoint) error {
 }
 
 // persistDirty persists the pages written since the last call.
-func (ix *Index) persistDirty() error {
-	for i, word := range ix.dirty {
+func (ix *Index) persistDirty() error { return ix.persistBitmap(ix.dirty) }
+
+// persistBitmap persists the pages set in bitmap, clearing each word once
+// its pages are persisted.
+func (ix *Index) persistBitmap(dirty []uint64) error {
+	for i, word := range dirty {
 		for word != 0 {
 			b := bits.TrailingZeros64(word)
 			start := i*64 + b
@@ -779,12 +941,16 @@ func (ix *Index) persistDirty() error {
 				return err
 			}
 		}
-		ix.dirty[i] = 0
+		dirty[i] = 0
 	}
 	return nil
 }
 
-func (ix *Index) writeBlock(off int, cp Checkpoint) {
+func (ix *Index) writeBlock(off int, cp Checkpoint) { ix.writeBlockCounts(off, cp, ix.live, ix.tombs) }
+
+// writeBlockCounts writes cp's block with the table's counts live and
+// tombs (those of a done block).
+func (ix *Index) writeBlockCounts(off int, cp Checkpoint, live, tombs int) {
 	b := ix.region.Bytes()[off : off+blockWords*8]
 	applying := uint64(0)
 	if cp.Applying {
@@ -792,7 +958,7 @@ func (ix *Index) writeBlock(off int, cp Checkpoint) {
 	}
 	w := []uint64{cp.LSN, cp.Seg, cp.Off, cp.gen, applying, cp.BaseLSN, cp.BaseSeg, cp.BaseOff}
 	w = append(w, cp.User[:]...)
-	w = append(w, uint64(ix.live), uint64(ix.tombs)) // the table's counts as of this block (a done one)
+	w = append(w, uint64(live), uint64(tombs)) // the table's counts as of this block (a done one)
 	for i, v := range w {
 		binary.LittleEndian.PutUint64(b[8*i:], v)
 	}
@@ -878,6 +1044,7 @@ func (ix *Index) Range(fn func(loc uint64) bool) {
 // Clear empties the table (FLUSHALL): staged writes are dropped too. Only
 // once the record that clears is durable (see the package doc).
 func (ix *Index) Clear() {
+	ix.settle()
 	ix.abandonMigration()
 	ix.ov.reset()
 	ix.forget()
@@ -894,6 +1061,7 @@ func (ix *Index) Clear() {
 // table is not a consistent point and Open reports none (the caller
 // rebuilds from the log). For bulk changes (Clear, RemoveIf).
 func (ix *Index) Invalidate() error {
+	ix.settle()
 	ix.abandonMigration()
 	if ix.valid {
 		b := ix.region.Bytes()
@@ -924,6 +1092,7 @@ func (ix *Index) applyStaged() error {
 // RemoveIf tombstones every published live slot whose location drop
 // accepts (after Invalidate: a bulk change).
 func (ix *Index) RemoveIf(drop func(loc uint64) bool) {
+	ix.settle()
 	ix.abandonMigration()
 	for i, w := range ix.slots {
 		if w != 0 && w&offMask != 0 && drop(ix.unpack(w)) {

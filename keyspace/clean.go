@@ -303,8 +303,21 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 	if ks.kixOn() && ks.failed != nil {
 		return false // no checkpoint can be taken
 	}
-	if err := ks.kixCheckpoint(); err != nil {
+	// Its pages and final block are persisted without the lock (as the
+	// checkpointer's); the segment goes only once the job has ended
+	// without an error, under the lock again: the table then no longer
+	// names it on disk either.
+	job, err := ks.kixCheckpointBegin(true)
+	if err != nil {
 		return false
+	}
+	if job != nil {
+		ks.Unlock()
+		job.Run()
+		ks.mu.Lock()
+		if err := ks.kixCheckpointEnd(job); err != nil || ks.closed {
+			return false
+		}
 	}
 	size := seg.AllocatedBytes()
 	if err := ks.arena.Remove(seg.ID()); err != nil {

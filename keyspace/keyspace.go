@@ -226,6 +226,7 @@ func (ks *Keyspace) ResetStats() {
 	ks.expiredKeys.Store(0)
 	ks.hits.Store(0)
 	ks.misses.Store(0)
+	ks.kix.cpHoldMax.Store(0)
 }
 
 // OnExpired sets fn, called under the lock each time a key is removed

@@ -82,6 +82,8 @@ type kixState struct {
 
 	checkpoints  atomic.Int64
 	lastCPMicros atomic.Int64
+	cpTimes      atomic.Pointer[CheckpointTimes] // the last checkpoint's breakdown
+	cpHoldMax    atomic.Int64                    // longest checkpoint lock hold (µs) since ResetStats
 	snap         atomic.Pointer[IndexStats]
 }
 
@@ -577,19 +579,44 @@ func (ks *Keyspace) kixAppended(loc wal.Location, n int) {
 
 // kixCheckpoint makes the index consistent as of the last record appended
 // (waiting for it to be durable) and checkpoints it, unless nothing was
-// written since the last checkpoint. Call with the lock held, outside any
+// written since the last checkpoint; a checkpoint still in flight (the
+// background loop's, kixCheckpointBegin) is ended first. The whole
+// checkpoint holds the lock. Call with the lock held, outside any
 // transaction group (its LSN must be a group boundary).
 func (ks *Keyspace) kixCheckpoint() error {
+	j, err := ks.kixCheckpointBegin(false)
+	if j == nil || err != nil {
+		return err
+	}
+	j.Run()
+	return ks.kix.ix.EndCheckpoint(j)
+}
+
+// kixCheckpointBegin is kixCheckpoint's first half (lock held): the log
+// waited for, the applying block, the staged writes stored into the
+// table. The job it returns (nil: nothing to do, or an error) persists
+// the dirty pages and the final block: the background loop runs it
+// without the lock and ends it under the lock again (kixCheckpointEnd);
+// anything that needs the checkpoint done (another checkpoint, the
+// cleaner's removal of a segment, growth's swap, a bulk change, Close)
+// settles it first. async says the job will run without the lock (for
+// the hold time reported).
+func (ks *Keyspace) kixCheckpointBegin(async bool) (*keyindex.CheckpointJob, error) {
 	if !ks.kixOn() || ks.txnOpen || ks.failed != nil || ks.wal == nil {
-		return nil
+		return nil, nil
+	}
+	if err := ks.kix.ix.Settle(); err != nil {
+		return nil, err
 	}
 	c := ks.wal.LastLSN()
 	if last, _ := ks.kix.ix.Checkpointed(); c == ks.kix.lastCP && ks.kix.ix.Valid() && !last.Applying && ks.kix.ix.Staged() == 0 {
-		return nil
+		return nil, nil
 	}
+	held := time.Now()
 	if err := ks.wal.WaitDurable(c); err != nil {
-		return err
+		return nil, err
 	}
+	waited := time.Since(held)
 	cp := keyindex.Checkpoint{LSN: c, Seg: ks.kix.endSeg, Off: ks.kix.endOff}
 	dram := 0
 	for i, d := range ks.dbs {
@@ -612,14 +639,51 @@ func (ks *Keyspace) kixCheckpoint() error {
 	if ks.repl.replid != "" && ks.repl.loc != 0 { // a cleared position is not kept either
 		cp.User[cpReplPosLoc] = ks.repl.loc
 	}
-	start := time.Now()
-	if err := ks.kix.ix.Checkpoint(cp); err != nil {
-		return err
+	j, err := ks.kix.ix.BeginCheckpoint(cp)
+	if err != nil {
+		return nil, err
 	}
-	ks.kix.lastCP, ks.kix.lastDRAM = c, uint64(dram)
-	ks.kix.checkpoints.Add(1)
-	ks.kix.lastCPMicros.Store(time.Since(start).Microseconds())
-	return nil
+	begun := time.Since(held)
+	// The bookkeeping of a checkpoint taken happens when the index
+	// records the job's outcome (under the lock, before any next
+	// checkpoint can begin: its base counts are these).
+	j.OnEnd = func(err error) {
+		if err != nil {
+			return
+		}
+		ks.kix.lastCP, ks.kix.lastDRAM = c, uint64(dram)
+		ks.kix.checkpoints.Add(1)
+		t := ks.kix.ix.LastCheckpointTimes()
+		ks.kix.lastCPMicros.Store((t.Apply + t.Persist).Microseconds())
+		hold := begun
+		if !async {
+			hold = time.Since(held)
+		}
+		ks.kix.cpTimes.Store(&CheckpointTimes{Hold: hold, Wait: waited, Apply: t.Apply, Persist: t.Persist, Staged: t.Staged, Pages: t.Pages, Faults: t.Faults})
+		if us := hold.Microseconds(); us > ks.kix.cpHoldMax.Load() {
+			ks.kix.cpHoldMax.Store(us) // one writer: the lock holder
+		}
+	}
+	return j, nil
+}
+
+// kixCheckpointEnd ends the background loop's checkpoint job after its Run
+// (lock held); the error, if any, is the job's (the next checkpoint
+// retries its pages; see keyindex.EndCheckpoint).
+func (ks *Keyspace) kixCheckpointEnd(j *keyindex.CheckpointJob) error {
+	return ks.kix.ix.EndCheckpoint(j)
+}
+
+// CheckpointTimes break down the last key-index checkpoint (INFO): Hold
+// is the time it held the keyspace lock (Wait for the log to be durable,
+// Apply of the staged writes into the table, and Persist of the dirty
+// pages and the final block only for a checkpoint that ran whole under
+// the lock: the background loop's runs it without).
+type CheckpointTimes struct {
+	Hold, Wait, Apply, Persist time.Duration
+	Staged, Pages              int
+	Faults                     int64         // page faults during the apply (its thread's)
+	HoldMax                    time.Duration // the longest Hold since ResetStats
 }
 
 // kixFinishReplay ends recovery's replay after a checkpoint: the slots
@@ -715,6 +779,7 @@ type IndexStats struct {
 	Checkpoints          int64 // checkpoints since start
 	CheckpointLSN        uint64
 	LastCheckpointMicros int64 // duration of the last checkpoint
+	Last                 CheckpointTimes
 }
 
 // snapshotIndex publishes the index's figures for Stats (lock held).
@@ -727,8 +792,13 @@ func (ks *Keyspace) snapshotIndex() {
 	for _, c := range ks.kix.counts {
 		n += c
 	}
-	ks.kix.snap.Store(&IndexStats{On: true, FileBytes: st.FileBytes, Slots: int64(st.Slots), Keys: int64(n), Staged: int64(st.Staged),
-		Checkpoints: ks.kix.checkpoints.Load(), CheckpointLSN: ks.kix.lastCP, LastCheckpointMicros: ks.kix.lastCPMicros.Load()})
+	s := &IndexStats{On: true, FileBytes: st.FileBytes, Slots: int64(st.Slots), Keys: int64(n), Staged: int64(st.Staged),
+		Checkpoints: ks.kix.checkpoints.Load(), CheckpointLSN: ks.kix.lastCP, LastCheckpointMicros: ks.kix.lastCPMicros.Load()}
+	if t := ks.kix.cpTimes.Load(); t != nil {
+		s.Last = *t
+	}
+	s.Last.HoldMax = time.Duration(ks.kix.cpHoldMax.Load()) * time.Microsecond
+	ks.kix.snap.Store(s)
 }
 
 // PlainStrings calls fn for every key that is a string held by one set
@@ -944,6 +1014,9 @@ func (ks *Keyspace) kixGrow() {
 			ks.kix.ix.EndGrowPersist(job, err)
 			ks.mu.Unlock()
 			continue
+		}
+		if phase == keyindex.GrowWaitsCheckpoint {
+			took = max(took, time.Millisecond) // a checkpoint's job (~1 ms) in flight: retry after it, not in a loop
 		}
 		time.Sleep(took) // pacing, not synchronisation: half the time to the commands
 	}

@@ -97,4 +97,8 @@ func (ks *Keyspace) Start(w *wal.WAL) {
 	ks.liveSnapshot.Store(ks.liveBytes)
 	ks.stopped.Add(1)
 	go ks.background()
+	if ks.kixOn() {
+		ks.stopped.Add(1)
+		go ks.kixCheckpointer()
+	}
 }

@@ -267,14 +267,14 @@ latency_phase() {
     done
   done
   echo
-  echo "| server | keys | SET/s | SET p99.9 | GET/s | GET p99.9 | Go GC cycles | GC pauses p50 / p99 / p99.9 / max | Go heap |"
-  echo "|---|---|---|---|---|---|---|---|---|"
+  echo "| server | keys | SET/s | SET p99.9 | GET/s | GET p99.9 | Go GC cycles | GC pauses p50 / p99 / p99.9 / max | Go heap | key-index checkpoint: longest lock hold, last staged |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
   local gc
   for name in "${names[@]}"; do
     gc="n/a | n/a"
     case $name in lat-kix-*)
-      gc="$(infof "$name" stats go_gc_cycles) | $(infof "$name" stats go_gc_pause_p50_us) / $(infof "$name" stats go_gc_pause_p99_us) / $(infof "$name" stats go_gc_pause_p999_us) / $(infof "$name" stats go_gc_pause_max_us) µs | $(($(infof "$name" memory go_heap_bytes) / 1000000)) MB" ;;
-    *) gc="$gc | n/a" ;;
+      gc="$(infof "$name" stats go_gc_cycles) | $(infof "$name" stats go_gc_pause_p50_us) / $(infof "$name" stats go_gc_pause_p99_us) / $(infof "$name" stats go_gc_pause_p999_us) / $(infof "$name" stats go_gc_pause_max_us) µs | $(($(infof "$name" memory go_heap_bytes) / 1000000)) MB | $(infof "$name" memory key_index_checkpoint_hold_max_us) µs, $(infof "$name" memory key_index_last_checkpoint_staged)" ;;
+    *) gc="$gc | n/a | n/a" ;;
     esac
     srv=${name#lat-}; srv=${srv%-*}
     [ "$srv" = kix ] && srv="Persimmon pmem, key index" || srv="redis-server $(redis-server --version | grep -o 'v=[0-9.]*' | cut -c3-), no persistence"
@@ -288,7 +288,7 @@ latency_phase() {
       if (s == "kix") printf " (target <= 2x: %s)", (sb/ss <= 2 && gb/gs <= 2 ? "met" : "NOT met")
       printf "\n" }'
   done
-  echo "medians of $LAT_ROUNDS interleaved rounds of redis-benchmark -c 50 -n $LAT_REQ -r KEYS -d 16 -t set,get --precision 3; GC figures since CONFIG RESETSTAT after the preload (all rounds); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "medians of $LAT_ROUNDS interleaved rounds of redis-benchmark -c 50 -n $LAT_REQ -r KEYS -d 16 -t set,get --precision 3; GC figures and the longest checkpoint hold (INFO key_index_checkpoint_hold_max_us) since CONFIG RESETSTAT after the preload (all rounds); load average $(cut -d' ' -f1-3 /proc/loadavg)"
   for name in "${names[@]}"; do srv_stop "$name"; done
 }
 

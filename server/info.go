@@ -506,6 +506,18 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 			line("key_index_checkpoints", ix.Checkpoints)
 			line("key_index_checkpoint_lsn", ix.CheckpointLSN)
 			line("key_index_last_checkpoint_us", ix.LastCheckpointMicros)
+			// Its breakdown: the keyspace lock's hold (the log's wait,
+			// the staged writes' apply, the pages' persist when under
+			// the lock), the staged writes and dirty pages, and the
+			// longest hold since CONFIG RESETSTAT.
+			line("key_index_last_checkpoint_hold_us", ix.Last.Hold.Microseconds())
+			line("key_index_last_checkpoint_wait_us", ix.Last.Wait.Microseconds())
+			line("key_index_last_checkpoint_apply_us", ix.Last.Apply.Microseconds())
+			line("key_index_last_checkpoint_persist_us", ix.Last.Persist.Microseconds())
+			line("key_index_last_checkpoint_staged", ix.Last.Staged)
+			line("key_index_last_checkpoint_pages", ix.Last.Pages)
+			line("key_index_last_checkpoint_faults", ix.Last.Faults)
+			line("key_index_checkpoint_hold_max_us", ix.Last.HoldMax.Microseconds())
 		}
 	}
 	if sel&secPersistence != 0 {
