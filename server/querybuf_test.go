@@ -55,11 +55,13 @@ func TestQueryBufResize(t *testing.T) {
 		t.Run(io, func(t *testing.T) {
 			s := startWire(t, Config{IO: io}, &fakeKS{})
 			admin, idle := dialWire(t, s), dialWire(t, s)
+			// The server's idle clock starts when it runs the client's last
+			// command: taken before sending it, start is no later.
+			start := time.Now()
 			idle.expect("+OK\r\n", "CLIENT", "SETNAME", "idle")
 			if q, f := queryBuf(t, admin, "idle"); q+f < 16384 || q+f >= 32768 {
 				t.Fatalf("a new client's query buffer is %d+%d bytes, Redis's is 16-32 KiB", q, f)
 			}
-			start := time.Now()
 			waitQueryBuf(t, admin, "idle", 20*time.Second, func(n int) bool { return n == 0 })
 			if d := time.Since(start); d < qbufIdle {
 				t.Fatalf("released after %v, before the client was idle for %v", d, qbufIdle)
@@ -100,8 +102,8 @@ func TestQueryBufResize(t *testing.T) {
 func TestQueryBufReleaseKeepsTimeout(t *testing.T) {
 	s := startWire(t, Config{IO: IOGoroutine, Timeout: 3}, &fakeKS{})
 	admin, idle := dialWire(t, s), dialWire(t, s)
+	last := time.Now() // before the command: the server's idle clock starts no earlier
 	idle.expect("+OK\r\n", "CLIENT", "SETNAME", "idle")
-	last := time.Now()
 	waitQueryBuf(t, admin, "idle", 20*time.Second, func(n int) bool { return n == 0 })
 	idle.expectClosed()
 	if d := time.Since(last); d < 3*time.Second {
