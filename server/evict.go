@@ -110,7 +110,10 @@ func evictTimeLimit(tenacity int64) time.Duration {
 
 // performEvictions evicts keys until used memory is under maxmemory
 // (Redis's performEvictions). c is the connection whose command is about
-// to run: the invalidations it has to get go into its output first.
+// to run: the invalidations it has to get go into its output first. Where
+// eviction may not run (a replica ignoring maxmemory, CLIENT PAUSE) it
+// reports evictOK, so nothing is refused, as Redis's
+// isSafeToPerformEvictions; noeviction reports evictFail.
 func (s *Server) performEvictions(c *conn) evictResult {
 	limit := s.mem.max.Load()
 	policy := s.mem.policy.Load()
@@ -122,6 +125,8 @@ func (s *Server) performEvictions(c *conn) evictResult {
 		return evictOK
 	case s.pause.typ.Load() != pauseOff:
 		return evictOK // Redis's isPausedActionsWithUpdate(PAUSE_ACTION_EVICT)
+	case policy == policyNoEviction:
+		return evictFail
 	}
 	env := &s.env
 	env.lock()
@@ -142,10 +147,6 @@ func (s *Server) performEvictions(c *conn) evictResult {
 	start := time.Now()
 	budget := evictTimeLimit(s.mem.tenacity.Load())
 	for s.usedMemory(true) > limit {
-		if policy == policyNoEviction {
-			res = evictFail
-			break
-		}
 		db, key, ok := s.pickVictim(policy)
 		if !ok || !s.evictKey(db, key, c == nil && s.loop != nil) {
 			res = evictFail

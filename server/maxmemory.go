@@ -192,20 +192,9 @@ func (s *Server) setMaxmemory(v string) error {
 
 // checkMaxmemory runs the eviction a command finds due and reports
 // whether the server is out of memory for it (processCommand's
-// performEvictions, then out_of_memory).
+// performEvictions() == EVICT_FAIL).
 func (c *conn) checkMaxmemory() bool {
-	if !c.srv.outOfMemory() {
-		return false
-	}
-	if c.srv.mem.policy.Load() != policyNoEviction {
-		switch c.srv.performEvictions(c) {
-		case evictRunning:
-			return false
-		case evictOK:
-			return c.srv.outOfMemory()
-		}
-	}
-	return true
+	return c.srv.outOfMemory() && c.srv.performEvictions(c) == evictFail
 }
 
 // oomRefuses reports whether the out-of-memory state refuses cmd before it
