@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/persimmon-db/persimmon/pmem"
 )
@@ -355,4 +356,42 @@ func TestEvictionReplicated(t *testing.T) {
 	if kept == 200 || kept == 0 {
 		t.Fatalf("%d of 200 keys kept", kept)
 	}
+}
+
+// A replica evicts nothing while replica-ignore-maxmemory is yes (the
+// default), and answers its master's stream and its reads normally; with
+// no, it evicts like a master (Redis's isSafeToPerformEvictions).
+func TestEvictionReplicaIgnoresMaxmemory(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not installed")
+	}
+	ctx := context.Background()
+	m, mport := startRedisMaster(t)
+	for i := range 50 {
+		m.Set(ctx, fmt.Sprintf("k:%d", i), strings.Repeat("v", 1024), 0)
+	}
+	s, addr := startReplServer(t, IOLoop)
+	s.mem.pinned.Store(int64(s.mem.heapNow(true))) // see evictTargets
+	w := dialAddr(t, addr)
+	w.expect("+OK\r\n", "REPLICAOF", "127.0.0.1", strconv.Itoa(mport))
+	deadline := time.Now().Add(20 * time.Second)
+	for w.do("DBSIZE") != ":50\r\n" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica never got the 50 keys: %s", w.do("DBSIZE"))
+		}
+		time.Sleep(10 * time.Millisecond) // polling the replica
+	}
+	w.expect("+OK\r\n", "CONFIG", "SET", "maxmemory-policy", "allkeys-random")
+	w.expect("+OK\r\n", "CONFIG", "SET", "maxmemory", "1")
+	w.expect("$1024\r\n"+strings.Repeat("v", 1024)+"\r\n", "GET", "k:0")
+	w.expect(":50\r\n", "DBSIZE")
+	if n := w.infoInt("evicted_keys"); n != 0 {
+		t.Fatalf("a replica ignoring maxmemory evicted %d keys", n)
+	}
+	w.expect("+OK\r\n", "CONFIG", "SET", "replica-ignore-maxmemory", "no")
+	w.expect("+PONG\r\n", "PING")
+	if r := w.do("DBSIZE"); r == ":50\r\n" {
+		t.Fatalf("with replica-ignore-maxmemory no the replica kept every key: DBSIZE %q", r)
+	}
+	w.expect("+OK\r\n", "CONFIG", "SET", "maxmemory", "0")
 }
