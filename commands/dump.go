@@ -19,9 +19,11 @@ import (
 // format" rather than taking them for another type. RESTORE writes the
 // whole key (the delete of the old value, the operations building the new
 // one, its expiry) as one batch, so it is durable and atomic as one
-// command. IDLETIME and FREQ are checked as Redis checks them and then
-// ignored: the server keeps no access times or LFU counters (OBJECT
-// IDLETIME reads 0, OBJECT FREQ refuses without an LFU policy).
+// command. IDLETIME and FREQ are checked as Redis checks them and set the
+// restored key's access data for the policy in force (FREQ under an LFU
+// policy, IDLETIME under any other), as Redis's objectSetLRUOrLFU; the
+// access data is kept in DRAM only (keyspace/lru.go), so a restart resets
+// it, as Redis loading an RDB without LRU/LFU data does.
 
 var (
 	errBusyKey    = replyError("BUSYKEY Target key name already exists.")
@@ -136,13 +138,15 @@ func dumpValue(ks *keyspace.Keyspace, db int, key []byte) (rdb.Value, bool, erro
 // restoreArgs are RESTORE's arguments after the payload.
 type restoreArgs struct {
 	replace, absTTL bool
+	idle            int64 // IDLETIME's seconds; -1: none
+	freq            int   // FREQ's counter; -1: none
 }
 
 // parseRestoreArgs parses REPLACE, ABSTTL, IDLETIME s and FREQ f in Redis's
 // order of checks: IDLETIME and FREQ exclude each other (the second is a
 // syntax error) and are range-checked as they are met.
 func parseRestoreArgs(args [][]byte) (restoreArgs, error) {
-	var o restoreArgs
+	o := restoreArgs{idle: -1, freq: -1}
 	idle, freq := false, false
 	for j := 0; j < len(args); j++ {
 		more := j+1 < len(args)
@@ -159,7 +163,7 @@ func parseRestoreArgs(args [][]byte) (restoreArgs, error) {
 			if n < 0 {
 				return o, errBadIdle
 			}
-			idle = true
+			idle, o.idle = true, n
 			j++
 		case argIs(args[j], "freq") && more && !idle:
 			n, err := argInt64(args[j+1])
@@ -169,7 +173,7 @@ func parseRestoreArgs(args [][]byte) (restoreArgs, error) {
 			if n < 0 || n > 255 {
 				return o, errBadFreq
 			}
-			freq = true
+			freq, o.freq = true, int(n)
 			j++
 		default:
 			return o, errSyntax
@@ -241,6 +245,7 @@ func cmdRestore(c *Client, args [][]byte) {
 	}
 	restoreOps(b, c.DB, key, &v, bm, expireAt)
 	if commitReply(c, b, len(c.Out)) {
+		c.KS.SetAccess(c.DB, key, o.idle, o.freq) // under the policy in force, as Redis's objectSetLRUOrLFU
 		c.WriteOK()
 		if existed {
 			c.Notify(notifyNew, "new", key) // REPLACE: Redis deletes the key and adds it again

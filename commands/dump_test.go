@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/persimmon-db/persimmon/keyspace"
 )
 
 // COMMAND INFO dump / restore as Redis 7.0.15 replies (the entry, without
@@ -117,6 +119,45 @@ func TestDumpRestoreInProcess(t *testing.T) {
 		after := c.KS.Stats()
 		if hits, misses := after.KeyspaceHits-before.KeyspaceHits, after.KeyspaceMiss-before.KeyspaceMiss; hits+misses != 1 {
 			t.Errorf("DUMP %s counted %d hits and %d misses", key, hits, misses)
+		}
+	}
+}
+
+// RESTORE's IDLETIME and FREQ set the restored key's access data for the
+// policy in force, as redis-server 7.0.15 does (dump.tcl "RESTORE can set
+// LRU" and "RESTORE can set LFU"): IDLETIME under an LRU policy, FREQ
+// under an LFU one; the other is ignored.
+func TestRestoreSetsAccess(t *testing.T) {
+	c := newKeyspaceClient(t)
+	run := func(args ...string) string { t.Helper(); return cmdReply(t, c, args...) }
+	run("SET", "foo", "bar")
+	reply := run("DUMP", "foo")
+	_, payload, _ := strings.Cut(reply, "\r\n")
+	payload = payload[:len(payload)-2]
+	run("DEL", "foo")
+	if got := run("RESTORE", "foo", "0", payload, "IDLETIME", "1000"); got != "+OK\r\n" {
+		t.Fatalf("RESTORE IDLETIME: %q", got)
+	}
+	if got := run("OBJECT", "IDLETIME", "foo"); got != ":1000\r\n" && got != ":1001\r\n" {
+		t.Fatalf("OBJECT IDLETIME after RESTORE IDLETIME 1000: %q", got)
+	}
+	keyspace.SetAccessPolicy(true, 10, 1)
+	defer keyspace.SetAccessPolicy(false, 10, 1)
+	for _, tc := range []struct {
+		opt, val string
+		want     int64
+	}{
+		{"FREQ", "100", 100},
+		{"IDLETIME", "1000", 5}, // ignored under LFU: a new key's counter
+	} {
+		run("DEL", "foo")
+		if got := run("RESTORE", "foo", "0", payload, tc.opt, tc.val); got != "+OK\r\n" {
+			t.Fatalf("RESTORE %s: %q", tc.opt, got)
+		}
+		// OBJECT FREQ asks the server for the policy (this client has
+		// none): the keyspace's counter is what it would answer.
+		if got, ok := c.KS.AccessFrequency(c.DB, []byte("foo")); !ok || got != tc.want {
+			t.Fatalf("access frequency after RESTORE %s %s: %d, want %d", tc.opt, tc.val, got, tc.want)
 		}
 	}
 }

@@ -268,3 +268,39 @@ func (t *accessTable) put(loc uint64, f lruField) {
 	}
 	*a = accessSlot{loc: loc, at: uint32(lruUnix.Load()), f: f}
 }
+
+// SetAccess sets key's access data as RESTORE's IDLETIME and FREQ do
+// (Redis's objectSetLRUOrLFU): under an LFU policy the counter becomes
+// freq, if freq >= 0; under any other policy the last access becomes idle
+// seconds ago, if idle >= 0. The other argument is ignored, as in Redis.
+// It reports whether it set anything.
+func (ks *Keyspace) SetAccess(db int, key []byte, idle int64, freq int) bool {
+	var f lruField
+	at := lruUnix.Load()
+	switch {
+	case lfuMode.Load() && freq >= 0:
+		f.set(lfuMinutes()<<8 | uint32(min(freq, 255)))
+	case !lfuMode.Load() && idle >= 0:
+		v := int64(lruSeconds.Load()) - idle%(lruClockMax+1)
+		if v < 0 {
+			v += lruClockMax + 1
+		}
+		f.set(uint32(v))
+		at -= idle
+	default:
+		return false
+	}
+	e := ks.peek(db, key)
+	if e == nil {
+		return false
+	}
+	if !e.kix {
+		e.lru = f // peek's entry is the database's own
+		return true
+	}
+	t := &ks.kixAccess
+	t.init()
+	t.put(e.loc, f)
+	t.slot(e.loc).at = uint32(max(at, 0)) // the access it stands for: the floor stays a lower bound
+	return true
+}
