@@ -415,7 +415,7 @@ func blockingEffect(name string, args [][]byte, reply []byte) (eff [][]byte, blo
 			return nil, true
 		}
 		return [][]byte{b("lmove"), args[1], args[2], args[3], args[4]}, true
-	case "blmpop", "bzmpop":
+	case "blmpop", "bzmpop", "lmpop", "zmpop":
 		if !ok {
 			return nil, true
 		}
@@ -423,13 +423,30 @@ func blockingEffect(name string, args [][]byte, reply []byte) (eff [][]byte, blo
 		if !ok || n <= 0 {
 			return nil, true
 		}
-		// BLMPOP timeout numkeys key... LEFT|RIGHT [COUNT n]: the
-		// direction follows the keys.
-		numkeys, _ := strconv.Atoi(string(args[2]))
-		if 3+numkeys >= len(args) {
+		// [B]LMPOP [timeout] numkeys key... LEFT|RIGHT [COUNT n]: the
+		// direction follows the keys. Redis 7.0 propagates the pop as
+		// LPOP/RPOP (ZPOPMIN/ZPOPMAX) of the key it served, with the
+		// count it popped (listPopRangeAndReplyWithKey, genericZpopCommand).
+		at := 1
+		if name[0] == 'b' {
+			at = 2
+		}
+		numkeys, _ := strconv.Atoi(string(args[at]))
+		if at+1+numkeys >= len(args) || numkeys < 1 {
 			return nil, true
 		}
-		return [][]byte{b(strings.TrimPrefix(name, "b")), b("1"), key, args[3+numkeys], b("COUNT"), strconv.AppendInt(nil, int64(n), 10)}, true
+		var pop string
+		switch dir := args[at+1+numkeys]; {
+		case ArgIs(dir, "left"):
+			pop = "LPOP"
+		case ArgIs(dir, "right"):
+			pop = "RPOP"
+		case ArgIs(dir, "min"):
+			pop = "ZPOPMIN"
+		default:
+			pop = "ZPOPMAX"
+		}
+		return [][]byte{b(pop), key, strconv.AppendInt(nil, int64(n), 10)}, true
 	}
 	return nil, false
 }

@@ -22,6 +22,8 @@ import (
 //	RESTORE key ttl ...       RESTORE key <abs ms> ... ABSTTL
 //	XADD key ... * ...        XADD key ... <the ID it made> ...
 //	BLPOP, BLMOVE, BZPOPMIN,  LPOP, LMOVE, ZPOPMIN, ... (what was popped)
+//	[B]LMPOP, [B]ZMPOP        LPOP|RPOP / ZPOPMIN|ZPOPMAX key <count popped>
+//	GETDEL key                DEL key (nothing if there was no key)
 //	...
 //	a key expired (read       DEL key, UNLINK when lazyfree-lazy-expire
 //	or the background cycle)  is yes
@@ -41,6 +43,11 @@ func (c *conn) effect(name string, args [][]byte, reply []byte) (eff [][]byte, r
 		return eff, true
 	}
 	switch name {
+	case "getdel":
+		if len(args) != 2 || len(reply) == 0 || reply[0] == '_' || bytes.HasPrefix(reply, []byte("$-1")) {
+			return nil, true // no key: nothing changed
+		}
+		return [][]byte{[]byte("DEL"), args[1]}, true // getdelCommand's rewrite
 	case "spop":
 		return spopEffect(args, reply), true
 	case "incrbyfloat":
