@@ -103,7 +103,7 @@ func (r *Reader) Next(data []byte, lim Limits) (args [][]byte, rest []byte, need
 // before, scanned for the LF and then converted the digits through
 // strconv.Atoi (the parse was 3.7% of the server's CPU at SET -P 16).
 func (r *Reader) nextCanonical(data []byte) (args [][]byte, rest []byte, ok bool) {
-	count, i, ok := decimalLine(data, 1)
+	count, i, ok := DecimalLine(data, 1)
 	if !ok || count == 0 {
 		return nil, nil, false
 	}
@@ -112,7 +112,7 @@ func (r *Reader) nextCanonical(data []byte) (args [][]byte, rest []byte, ok bool
 		if i >= len(data) || data[i] != '$' {
 			return nil, nil, false
 		}
-		n, j, ok := decimalLine(data, i+1)
+		n, j, ok := DecimalLine(data, i+1)
 		if !ok || n > len(data)-j-2 {
 			return nil, nil, false
 		}
@@ -131,7 +131,7 @@ func (r *Reader) nextCanonical(data []byte) (args [][]byte, rest []byte, ok bool
 // decimalLine reads a plain decimal number (digits only, no leading zero
 // but "0" itself, at most 18 digits) at data[i:] followed by CRLF, and
 // returns it with the index after the LF.
-func decimalLine(data []byte, i int) (n, next int, ok bool) {
+func DecimalLine(data []byte, i int) (n, next int, ok bool) {
 	start := i
 	for i < len(data) && data[i] >= '0' && data[i] <= '9' {
 		if i-start == 18 {

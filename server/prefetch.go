@@ -1,6 +1,10 @@
 package server
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/persimmon-db/persimmon/proto"
+)
 
 // Prefetching a pipelined batch's keys.
 //
@@ -37,7 +41,7 @@ func (c *conn) prefetchBatch(data []byte) {
 // it stops at anything else that is not such a request.
 func batchKeys(data []byte, keys [][]byte, max int) [][]byte {
 	for len(keys) < max && len(data) > 0 && data[0] == '*' {
-		n, i, ok := respLen(data, 1)
+		n, i, ok := proto.DecimalLine(data, 1)
 		if !ok || n < 1 {
 			return keys
 		}
@@ -46,7 +50,7 @@ func batchKeys(data []byte, keys [][]byte, max int) [][]byte {
 			if i >= len(data) || data[i] != '$' {
 				return keys
 			}
-			l, j, ok := respLen(data, i+1)
+			l, j, ok := proto.DecimalLine(data, i+1)
 			if !ok || l < 0 || j+l+2 > len(data) {
 				return keys
 			}
@@ -64,20 +68,4 @@ func batchKeys(data []byte, keys [][]byte, max int) [][]byte {
 		}
 	}
 	return keys
-}
-
-// respLen reads the decimal number at data[i:] ending in "\r\n": its
-// value and the index after the line.
-func respLen(data []byte, i int) (n, next int, ok bool) {
-	start := i
-	for ; i < len(data) && data[i] >= '0' && data[i] <= '9'; i++ {
-		n = n*10 + int(data[i]-'0')
-		if n > 1<<40 {
-			return 0, 0, false
-		}
-	}
-	if i == start || i+1 >= len(data) || data[i] != '\r' || data[i+1] != '\n' {
-		return 0, 0, false
-	}
-	return n, i + 2, true
 }
