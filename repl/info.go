@@ -70,7 +70,7 @@ func InfoReplication(m *Master, r *Replica, c InfoConfig, now time.Time) string 
 	reps := m.Replicas()
 	line("connected_slaves", len(reps))
 	for i, x := range reps {
-		fmt.Fprintf(&b, "slave%d:ip=%s,port=%d,state=%s,offset=%d,lag=%d\r\n", i, x.IP, x.Port, x.State, x.Offset, secs(x.LastAck))
+		fmt.Fprintf(&b, "slave%d:ip=%s,port=%d,state=%s,offset=%d,lag=%d\r\n", i, x.IP, x.Port, x.State, x.Offset, ackLag(x.LastAck, now))
 	}
 	fs := c.FailoverState
 	if fs == "" {
@@ -90,6 +90,11 @@ func InfoReplication(m *Master, r *Replica, c InfoConfig, now time.Time) string 
 	return b.String()
 }
 
+// ackLag is a replica's lag as INFO's slaveN lag field and
+// min-replicas-max-lag count it: whole seconds between the unix second of
+// its last acknowledgement and now's.
+func ackLag(ack, now time.Time) int64 { return now.Unix() - ack.Unix() }
+
 func b2i(b bool) int {
 	if b {
 		return 1
@@ -98,11 +103,15 @@ func b2i(b bool) int {
 }
 
 // GoodReplicas is how many online replicas acknowledged within maxLag
-// (min-replicas-max-lag), for min-replicas-to-write.
-func (m *Master) GoodReplicas(maxLag time.Duration, now time.Time) int {
+// seconds (min-replicas-max-lag), for min-replicas-to-write. The lag is
+// counted as Redis counts it, in whole seconds of the clock (now's unix
+// second less the last acknowledgement's), so a replica that acknowledges
+// once a second, as every replica does, has a lag of 0 or 1 and stays good
+// at min-replicas-max-lag 1 whatever the jitter of its acknowledgements.
+func (m *Master) GoodReplicas(maxLag int64, now time.Time) int {
 	n := 0
 	for _, x := range m.Replicas() {
-		if x.State == "online" && now.Sub(x.LastAck) <= maxLag {
+		if x.State == "online" && ackLag(x.LastAck, now) <= maxLag {
 			n++
 		}
 	}

@@ -74,7 +74,8 @@ func startRedisReplica(t *testing.T, addr string) *redis.Client {
 	l.Close()
 	dir := t.TempDir()
 	cmd := exec.Command("redis-server", "--port", strconv.Itoa(myPort), "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--dir", dir, "--logfile", filepath.Join(dir, "redis.log"), "--replicaof", host, port)
+		"--appendonly", "no", "--dir", dir, "--logfile", filepath.Join(dir, "redis.log"), "--replicaof", host, port,
+		"--enable-debug-command", "yes")
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("redis-server: %v", err)
 	}

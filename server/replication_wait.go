@@ -238,15 +238,16 @@ func (c *conn) unblockWait(asError bool) bool {
 
 // minReplicasRefuse reports whether a write must be refused with
 // NOREPLICAS: min-replicas-to-write is set and fewer replicas than it
-// acknowledged within min-replicas-max-lag seconds (Redis counts them
-// once a second; this counts at the write). A replica never refuses.
+// acknowledged within min-replicas-max-lag seconds, in whole seconds as
+// Redis counts the lag (Redis counts them once a second; this counts at
+// the write). A replica never refuses.
 func (s *Server) minReplicasRefuse() bool {
 	want := s.replica.minToWrite.Load()
 	lag := s.replica.minMaxLag.Load()
 	if want <= 0 || lag <= 0 || s.master == nil || s.replicaStatus() != nil {
 		return false
 	}
-	return int64(s.master.GoodReplicas(time.Duration(lag)*time.Second, time.Now())) < want
+	return int64(s.master.GoodReplicas(lag, time.Now())) < want
 }
 
 const errNoReplicas = "NOREPLICAS Not enough good replicas to write."

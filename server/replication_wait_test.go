@@ -116,7 +116,8 @@ func testWaitAndMinReplicas(t *testing.T, io string) {
 	if err := sleeper.Ping(ctx).Err(); err != nil {
 		t.Fatalf("PING the replica: %v", err)
 	}
-	go sleeper.Do(ctx, "DEBUG", "SLEEP", "4")
+	slept := make(chan error, 1)
+	go func() { slept <- sleeper.Do(ctx, "DEBUG", "SLEEP", "4").Err() }()
 	refused := false
 	for end := time.Now().Add(10 * time.Second); time.Now().Before(end) && !refused; {
 		refused = p.Set(ctx, "k", "lagging", 0).Err() != nil
@@ -132,6 +133,9 @@ func testWaitAndMinReplicas(t *testing.T, io string) {
 	}
 	if !accepted {
 		t.Fatal("writes still refused after the replica came back")
+	}
+	if err := <-slept; err != nil {
+		t.Fatalf("DEBUG SLEEP on the replica: %v", err)
 	}
 	p.ConfigSet(ctx, "min-replicas-to-write", "0")
 }
