@@ -72,8 +72,11 @@ func TestOldestSegmentMissing(t *testing.T) {
 	dir := t.TempDir()
 	ks := open(t, dir, arena.MinSegmentSize)
 	pad := strings.Repeat("p", 900)
-	for i := 0; i < 300; i++ { // overwrites: segments full of garbage
-		set(t, ks, 0, fmt.Sprintf("k%d", i%10), pad)
+	// Distinct keys, all live: the arena stays within the cleaner's bound,
+	// so its background tick cannot remove segment 1 before the test does
+	// (overwrites here let it, under -race, before the rename below).
+	for i := 0; i < 300; i++ {
+		set(t, ks, 0, fmt.Sprintf("k%d", i), pad)
 	}
 	ks.Close()
 	hidden := filepath.Join(t.TempDir(), "seg1")
@@ -88,7 +91,12 @@ func TestOldestSegmentMissing(t *testing.T) {
 	if err := os.Rename(hidden, segPath(dir, 1)); err != nil {
 		t.Fatal(err)
 	}
+	// Now garbage: every key but k0..k9 (in segment 1) deleted, so the
+	// cleaner copies those ten forward and removes segment 1.
 	ks = open(t, dir, arena.MinSegmentSize)
+	for i := 10; i < 300; i++ {
+		del(t, ks, 0, fmt.Sprintf("k%d", i))
+	}
 	ks.Clean()
 	ks.Close()
 	if _, err := os.Stat(segPath(dir, 1)); !os.IsNotExist(err) {
@@ -100,6 +108,9 @@ func TestOldestSegmentMissing(t *testing.T) {
 		if v, ok := get(ks, 0, fmt.Sprintf("k%d", i)); !ok || v != pad {
 			t.Fatalf("k%d lost after cleaning", i)
 		}
+	}
+	if _, ok := get(ks, 0, "k10"); ok {
+		t.Fatal("k10, deleted, is back after cleaning")
 	}
 }
 

@@ -33,6 +33,17 @@ func set(t *testing.T, ks *keyspace.Keyspace, db int, k, v string) {
 	}
 }
 
+func del(t *testing.T, ks *keyspace.Keyspace, db int, k string) {
+	t.Helper()
+	ks.Lock()
+	defer ks.Unlock()
+	b := ks.NewBatch()
+	b.Del(db, []byte(k))
+	if err := ks.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func get(ks *keyspace.Keyspace, db int, k string) (string, bool) {
 	ks.Lock()
 	defer ks.Unlock()
