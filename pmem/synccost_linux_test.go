@@ -100,21 +100,16 @@ func BenchmarkSyncCost(b *testing.B) {
 				return err
 			}
 		}},
+		{"odirect-dsync", func(b *testing.B) func(int64) error {
+			f := appendOnly(b, syscall.O_DIRECT|syscall.O_DSYNC)
+			block := alignedBlock(4096)
+			return func(off int64) error {
+				copy(block, buf) // the contents do not matter here
+				_, err := f.WriteAt(block, (off+rec-1)&^4095)
+				return err
+			}
+		}},
 	}
-	cases = append(cases, struct {
-		name string
-		sync func(b *testing.B) func(off int64) error
-	}{"odirect-dsync", func(b *testing.B) func(int64) error {
-		f := appendOnly(b, syscall.O_DIRECT|syscall.O_DSYNC)
-		block := alignedBlock(4096)
-		return func(off int64) error {
-			end := off + rec
-			start := (end - 1) &^ 4095
-			copy(block, buf) // the block's bytes (contents do not matter here)
-			_, err := f.WriteAt(block, start)
-			return err
-		}
-	}})
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			sync := c.sync(b)
@@ -138,10 +133,7 @@ func BenchmarkSyncCost(b *testing.B) {
 // needs.
 func alignedBlock(n int) []byte {
 	raw := make([]byte, n+4096)
-	off := 0
-	if r := int(uintptrOf(raw) & 4095); r != 0 {
-		off = 4096 - r
-	}
+	off := (4096 - int(uintptr(unsafe.Pointer(unsafe.SliceData(raw)))&4095)) & 4095
 	return raw[off : off+n : off+n]
 }
 
@@ -153,5 +145,3 @@ func processCPU(tb testing.TB) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
-
-func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
