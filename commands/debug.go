@@ -35,8 +35,8 @@ import (
 //     "key") holding value:N, or size bytes (value:N cut or zero-padded),
 //     skipping keys that exist, as Redis's test suite fills a database.
 //
-//   - RELOAD: a recovery of a copy of the arena, checked against the live
-//     keyspace (debugreload.go).
+//   - RELOAD, LOADAOF: a recovery of a copy of the arena, checked against
+//     the live keyspace (debugreload.go).
 //
 // Not here: DIGEST and
 // DIGEST-VALUE (the suite runs with --ignore-digest), LISTPACK/QUICKLIST
@@ -57,13 +57,14 @@ func cmdDebug(c *Client, args [][]byte) {
 	sub := strings.ToLower(string(args[1]))
 	switch {
 	case sub == "help":
-		c.WriteArray(11)
+		c.WriteArray(12)
 		for _, l := range []string{
 			"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 			"SLEEP <seconds>: stop the server for <seconds>; decimals allowed.",
 			"SET-ACTIVE-EXPIRE <0|1>: switch the background expiry of keys off or on.",
 			"OBJECT <key>: show low level info about the key and its value.",
 			"RELOAD: recover a copy of the arena and check it matches the live keyspace.",
+			"LOADAOF: the same as RELOAD (the arena is the append-only file).",
 			"LOG <message>: write <message> to the server log.",
 			"POPULATE <count> [<prefix>] [<size>]: create <count> string keys named key:<num> (or <prefix>:<num>), with value:<num> (cut or zero-padded to <size> bytes); existing keys are left alone.",
 			"PROTOCOL <type>: reply with a test value of <type>: string, integer, double, bignum, null, array, set, map, attrib, push, verbatim, true, false.",
@@ -87,7 +88,9 @@ func cmdDebug(c *Client, args [][]byte) {
 	case sub == "protocol" && len(args) == 3:
 		debugProtocol(c, strings.ToLower(string(args[2])))
 	case sub == "reload":
-		debugReload(c)
+		debugReload(c, "RELOAD")
+	case sub == "loadaof":
+		debugReload(c, "LOADAOF")
 	case sub == "populate" && len(args) >= 3 && len(args) <= 5:
 		debugPopulate(c, args[2:])
 	case sub == "object" && len(args) == 3:
