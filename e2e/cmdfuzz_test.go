@@ -1032,7 +1032,7 @@ func fzSortStoreUnordered(c *fzCmd, args []string) (string, bool) {
 	if c.name != "sort" {
 		return "", false
 	}
-	patBy, alpha, dst := false, false, ""
+	patBy, alpha, dst, store := false, false, "", false
 	for i, a := range args {
 		switch {
 		case strings.EqualFold(a, "by") && i+1 < len(args):
@@ -1040,10 +1040,10 @@ func fzSortStoreUnordered(c *fzCmd, args []string) (string, bool) {
 		case strings.EqualFold(a, "alpha"):
 			alpha = true
 		case strings.EqualFold(a, "store") && i+1 < len(args):
-			dst = args[i+1]
+			dst, store = args[i+1], true // "" is a key too
 		}
 	}
-	return dst, patBy && alpha && dst != ""
+	return dst, patBy && alpha && store
 }
 
 // fzScanFromZero: a SCAN-family command whose cursor is 0 can be followed
