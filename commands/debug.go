@@ -88,7 +88,13 @@ func cmdDebug(c *Client, args [][]byte) {
 	case sub == "protocol" && len(args) == 3:
 		debugProtocol(c, strings.ToLower(string(args[2])))
 	case sub == "reload":
-		debugReload(c, "RELOAD")
+		for _, opt := range args[2:] {
+			if !argIs(opt, "merge") && !argIs(opt, "noflush") && !argIs(opt, "nosave") {
+				c.WriteError("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.")
+				return
+			}
+		}
+		debugReload(c, "RELOAD") // the options change nothing here: the arena is both the save and the load
 	case sub == "loadaof":
 		debugReload(c, "LOADAOF")
 	case sub == "populate" && len(args) >= 3 && len(args) <= 5:
