@@ -614,10 +614,16 @@ func bitfield(c *Client, args [][]byte, readonly bool) {
 		for i := range offs {
 			b.SetRange(c.DB, key, offs[i], runs[i])
 		}
-	case !found || !slices.Equal(s.own, old):
+	case (!found || !slices.Equal(s.own, old)) && len(s.own) <= encEmbstrMaxLen:
 		// The whole value as one patch from 0 (it only grows): Redis
 		// unshares the string first, so it is raw (see rawString).
 		b.SetRange(c.DB, key, 0, s.own)
+	case !found || !slices.Equal(s.own, old):
+		var expireAt int64
+		if found {
+			expireAt = expireAtOf(c, key)
+		}
+		b.Set(c.DB, key, s.own, expireAt) // raw by its length
 	}
 	if b.Len() == 0 && needsRawMark(c, key, len(old)) {
 		markRaw(b, c.DB, key) // nothing changed, but the string is raw

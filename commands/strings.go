@@ -596,11 +596,20 @@ func cmdIncrByFloat(c *Client, args [][]byte) {
 
 // ---- APPEND, STRLEN, GETRANGE, SETRANGE ----
 
-// patchThreshold: BITFIELD and the HLL commands change a string at least
-// this long by logging only the bytes they change (keyspace
-// Batch.SetRange) instead of the whole new value, so they cost O(change),
-// not O(length); APPEND, SETRANGE and SETBIT always do (see rawString).
+// patchThreshold: APPEND, SETRANGE, SETBIT, BITFIELD and the HLL commands
+// change a string at least this long by logging only the bytes they
+// change (keyspace Batch.SetRange) instead of the whole new value, so
+// they cost O(change), not O(length). A string of at most
+// encEmbstrMaxLen bytes is patched too, so that it reads as raw (see
+// rawString); one in between is written whole.
 const patchThreshold = 1024
+
+// patchString reports whether a change in place of a string of oldLen
+// bytes (found: it exists) that leaves newLen bytes is logged as a patch:
+// a long string's, for its cost, and a short result's, to make it raw.
+func patchString(found bool, oldLen, newLen int64) bool {
+	return found && oldLen >= patchThreshold || newLen <= encEmbstrMaxLen
+}
 
 // Raw strings. Redis 7.0's OBJECT ENCODING is "raw" for a string it
 // changed in place (APPEND to an existing key, SETRANGE, SETBIT and
@@ -611,11 +620,12 @@ const patchThreshold = 1024
 // bytes (stringEncoding), and RENAME, MOVE and COPY keep the encoding.
 // The keyspace holds a string changed by Batch.SetRange as a patched
 // string, which keyspace.ObjectEncoding reports as raw, so these commands
-// write with SetRange, and markRaw's empty patch makes raw a string they
-// write whole. Only a string of at most encEmbstrMaxLen bytes needs
-// this: a longer one is raw by its bytes. (The log cleaner rewrites a
-// patched string whole, after which its bytes decide again, as after a
-// Redis restart.)
+// write a short result with SetRange, and markRaw's empty patch makes raw
+// a short string they write whole. Only a string of at most
+// encEmbstrMaxLen bytes needs this: a longer one is raw by its bytes, and
+// is written whole (under patchThreshold) so that it stays in the log,
+// not in DRAM. (The log cleaner rewrites a patched string whole, after
+// which its bytes decide again, as after a Redis restart.)
 
 // markRaw appends to b an empty patch of key, a string once b's earlier
 // operations have run, which makes it a patched (raw) string.
@@ -634,7 +644,8 @@ func needsRawMark(c *Client, key []byte, n int) bool {
 }
 
 // APPEND key value: to an existing key a patch (the old bytes are not
-// read), which makes it raw; a missing key is SET.
+// read) when patchString says so, else the whole new value; a missing key
+// is SET.
 func cmdAppend(c *Client, args [][]byte) {
 	key, tail := args[1], args[2]
 	oldLen, found, err := c.KS.StringLen(c.DB, key)
@@ -644,17 +655,23 @@ func cmdAppend(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	n := int64(len(tail))
-	if found {
-		if err := checkStringLength(int64(oldLen), n); err != nil {
-			c.WriteErr(err)
-			return
-		}
-		n += int64(oldLen)
+	switch {
+	case !found:
+		b.Set(c.DB, key, tail, 0) // tryObjectEncoding's encoding, as Redis
+	case checkStringLength(int64(oldLen), n) != nil:
+		c.WriteErr(checkStringLength(int64(oldLen), n))
+		return
+	case patchString(true, int64(oldLen), int64(oldLen)+n):
 		if len(tail) > 0 || needsRawMark(c, key, oldLen) {
 			b.SetRange(c.DB, key, int64(oldLen), tail)
 		}
-	} else {
-		b.Set(c.DB, key, tail, 0)
+		n += int64(oldLen)
+	default:
+		old, _, _ := c.KS.Get(c.DB, key)
+		val := make([]byte, 0, len(old)+len(tail))
+		val = append(append(val, old...), tail...)
+		b.Set(c.DB, key, val, expireAtOf(c, key))
+		n += int64(oldLen)
 	}
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(n)
@@ -746,7 +763,7 @@ func cmdSetRange(c *Client, args [][]byte) {
 		c.WriteErr(err)
 		return
 	}
-	oldLen, _, err := c.KS.StringLen(c.DB, key)
+	oldLen, found, err := c.KS.StringLen(c.DB, key)
 	if err != nil {
 		c.WriteErr(err)
 		return
@@ -760,9 +777,20 @@ func cmdSetRange(c *Client, args [][]byte) {
 		return
 	}
 	size := max(int64(oldLen), off+int64(len(patch)))
-	// A patch, the old bytes not read; a missing key is zeros up to off.
 	b := c.KS.NewBatch()
-	b.SetRange(c.DB, key, off, patch)
+	if patchString(found, int64(oldLen), size) {
+		b.SetRange(c.DB, key, off, patch) // the old bytes not read; a missing key is zeros up to off
+	} else {
+		old, _, _ := c.KS.Get(c.DB, key)
+		val := make([]byte, size)
+		copy(val, old)
+		copy(val[off:], patch)
+		var expireAt int64
+		if found {
+			expireAt = expireAtOf(c, key)
+		}
+		b.Set(c.DB, key, val, expireAt)
+	}
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(size)
 		c.Notify(notifyString, "setrange", key)
@@ -833,18 +861,33 @@ func cmdSetBit(c *Client, args [][]byte) {
 		c.WriteInt(int64(oldBit))
 		return
 	}
-	var nb byte
-	if idx < int64(len(old)) {
-		nb = old[idx]
-	}
-	if on == 1 {
-		nb |= mask
-	} else {
-		nb &^= mask
-	}
-	// A patch of the one byte; a missing key is zeros up to it.
+	size := max(int64(len(old)), idx+1)
 	b := c.KS.NewBatch()
-	b.SetRange(c.DB, key, idx, []byte{nb})
+	if patchString(found, int64(len(old)), size) {
+		var nb byte
+		if idx < int64(len(old)) {
+			nb = old[idx]
+		}
+		if on == 1 {
+			nb |= mask
+		} else {
+			nb &^= mask
+		}
+		b.SetRange(c.DB, key, idx, []byte{nb}) // the one byte; a missing key is zeros up to it
+	} else {
+		val := make([]byte, size)
+		copy(val, old)
+		if on == 1 {
+			val[idx] |= mask
+		} else {
+			val[idx] &^= mask
+		}
+		var expireAt int64
+		if found {
+			expireAt = expireAtOf(c, key)
+		}
+		b.Set(c.DB, key, val, expireAt)
+	}
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(oldBit))
 		c.Notify(notifyString, "setbit", key)

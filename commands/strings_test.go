@@ -849,6 +849,28 @@ func TestRawStringEncoding(t *testing.T) {
 		}
 	}
 	check(c, "live")
+	// A result over 44 bytes is raw by its length: it is written whole and
+	// stays in the log (not a patched string in DRAM), under patchThreshold.
+	long := strings.Repeat("x", 40)
+	for _, cmd := range [][]string{
+		{"SET", "grow", long}, {"APPEND", "grow", "12345"},
+		{"SET", "grow2", long}, {"SETRANGE", "grow2", "44", "y"},
+		{"SET", "grow3", long}, {"SETBIT", "grow3", "400", "1"},
+		{"SET", "grow4", "ab"}, {"APPEND", "grow4", "c"}, {"APPEND", "grow4", long + "xxx"}, // patched, then whole again
+	} {
+		cmdReply(t, c, cmd...)
+	}
+	for _, key := range []string{"grow", "grow2", "grow3", "grow4"} {
+		if got := enc(c, key); got != raw {
+			t.Errorf("OBJECT ENCODING %s = %q, want raw", key, got)
+		}
+		if _, isString, ok := ks.ObjectEncoding(0, []byte(key)); !ok || !isString {
+			t.Errorf("%s: a string over 44 bytes is held as a patched string", key)
+		}
+	}
+	if got := cmdReply(t, c, "STRLEN", "grow4"); got != ":46\r\n" {
+		t.Errorf("STRLEN grow4 = %q", got)
+	}
 	lsn := ks.LastLSN()
 	for _, cmd := range [][]string{{"SETBIT", "bit", "0", "0"}, {"BITFIELD", "bf", "SET", "u8", "0", "97"}, {"APPEND", "app", ""}} {
 		cmdReply(t, c, cmd...)
