@@ -105,6 +105,7 @@ type scriptRun struct {
 	allowOOM bool           // its flags say allow-oom: denyoom calls run past maxmemory
 	state    *runningScript // for SCRIPT KILL: whether it wrote
 	errLine  int            // line of the last error() call, for errors without a position
+	errSrc   string         // its source label (lualib.SourceLabel), "" for the script's own
 }
 
 // scriptEngine is a server's Lua state and script cache. Every field is
@@ -219,20 +220,14 @@ func (e *scriptEngine) reset() {
 		lualib.OpenRandom(L, m, e.rand)
 	}
 	g.RawSetString("unpack", L.NewFunction(luaUnpack))
-	// loadstring checks Lua 5.1's grammar first, naming the chunk as Lua
-	// 5.1 does ([string "..."]); a binary chunk is text to it, as in Redis.
-	if loadstring, ok := g.RawGetString("loadstring").(*lua.LFunction); ok {
-		g.RawSetString("loadstring", L.NewFunction(func(L *lua.LState) int {
-			src := L.CheckString(1)
-			name := L.OptString(2, src)
-			if err := lualib.CheckSyntax([]byte(src), lualib.ChunkID(name)); err != nil {
-				L.Push(lua.LNil)
-				L.Push(lua.LString(err.Error()))
-				return 2
-			}
-			return loadstring.GFunction(L)
-		}))
-	}
+	// loadstring and load compile with Lua 5.1's grammar and chunk names
+	// ([string "..."], "=(load)"), and what they compile runs in L.Env,
+	// the read-only environment scripts see (set below): gopher-lua's
+	// would run in the real globals, where a chunk could replace redis or
+	// cjson for every later script. A binary chunk is text to them, as in
+	// Redis.
+	g.RawSetString("loadstring", L.NewFunction(luaLoadString))
+	g.RawSetString("load", L.NewFunction(luaLoad))
 	if str, ok := g.RawGetString("string").(*lua.LTable); ok {
 		str.RawSetString("rep", L.NewFunction(luaStringRep))
 		// gopher-lua has no bytecode to dump: a Lua 5.1 x86-64 header
@@ -400,6 +395,7 @@ func (e *scriptEngine) reset() {
 	meta.RawSetString("__metatable", lua.LFalse)
 	L.SetMetatable(env, meta)
 	e.L, e.globals, e.env = L, g, env
+	L.Env = env // what loadstring and load compile runs in (luaLoadString)
 	e.gen++
 	e.keys, e.argv = L.NewTable(), L.NewTable()
 	g.RawSetString("KEYS", e.keys)
@@ -429,7 +425,7 @@ func (e *scriptEngine) noteErrorLine(L *lua.LState) int {
 			}
 			fn, err := L.GetInfo("Slf", dbg, nil)
 			if err == nil && dbg.What != "G" && dbg.CurrentLine > 0 {
-				e.run.errLine = dbg.CurrentLine
+				e.run.errLine, e.run.errSrc = dbg.CurrentLine, lualib.SourceLabel(L, dbg.Source)
 				// Only an error the VM raised in this function (level 1):
 				// one raised inside a Go function it called (table.sort
 				// calling its comparator) is not about this line's operand.
@@ -673,7 +669,7 @@ func (e *scriptEngine) runScript(c *Client, sha string, sc *cachedScript, keys, 
 			}
 			obj = t
 		}
-		writeScriptError(c, obj, scriptErrorReply(sha, obj, run.errLine))
+		writeScriptError(c, obj, scriptErrorReply(sha, obj, run.errLine, run.errSrc))
 		return
 	}
 	ret := L.Get(-1)
@@ -783,16 +779,17 @@ func writeScriptError(c *Client, obj lua.LValue, msg string) {
 // scriptErrorReply is Redis 7.0's reply to a script that raised obj: the
 // error's message, then where it was raised ("script: <sha>, on
 // @user_script:<line>.") when that is known: from an error table, from
-// the position in an error message, else errLine (where error() was last
-// called).
-func scriptErrorReply(sha string, obj lua.LValue, errLine int) string {
-	return scriptErrorReplyIn(scriptChunkName, sha, obj, errLine)
+// the position in an error message, else errLine in errSrc (where the
+// error was raised, or error() last called; errSrc "" is the script's own
+// chunk, a label such as "redis = 5" a chunk loadstring compiled).
+func scriptErrorReply(sha string, obj lua.LValue, errLine int, errSrc string) string {
+	return scriptErrorReplyIn(scriptChunkName, sha, obj, errLine, errSrc)
 }
 
 // scriptErrorReplyIn is scriptErrorReply for code compiled as chunk
 // (user_script for EVAL, user_function for functions, whose errors name
 // the function where EVAL's name the sha).
-func scriptErrorReplyIn(chunk, name string, obj lua.LValue, errLine int) string {
+func scriptErrorReplyIn(chunk, name string, obj lua.LValue, errLine int, errSrc string) string {
 	var msg, source string
 	line := 0
 	if t, ok := obj.(*lua.LTable); ok {
@@ -813,6 +810,9 @@ func scriptErrorReplyIn(chunk, name string, obj lua.LValue, errLine int) string 
 			source, line = "@"+chunk, n
 		} else if errLine > 0 {
 			source, line = "@"+chunk, errLine
+			if errSrc != "" {
+				source = errSrc // a chunk compiled by loadstring or load
+			}
 		}
 	}
 	if source != "" && line > 0 {
@@ -1156,7 +1156,7 @@ func setErrorPosition(L *lua.LState, t *lua.LTable) {
 	if _, err := L.GetInfo("Sl", dbg, nil); err != nil || dbg.CurrentLine <= 0 {
 		return
 	}
-	t.RawSetString("source", lua.LString("@"+dbg.Source))
+	t.RawSetString("source", lua.LString(lualib.SourceLabel(L, dbg.Source)))
 	t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
 }
 
@@ -1174,8 +1174,8 @@ func (e *scriptEngine) luaError(L *lua.LState) int {
 		L.Error(lua.LString(v.String()), level)
 	default:
 		if dbg, ok := L.GetStack(1); ok && e.run != nil {
-			if _, err := L.GetInfo("l", dbg, nil); err == nil {
-				e.run.errLine = dbg.CurrentLine
+			if _, err := L.GetInfo("Sl", dbg, nil); err == nil {
+				e.run.errLine, e.run.errSrc = dbg.CurrentLine, lualib.SourceLabel(L, dbg.Source)
 			}
 		}
 		L.Error(v, level)
@@ -1394,6 +1394,117 @@ func luaErrHandler(L *lua.LState) int {
 	setErrorPosition(L, t)
 	L.Push(t)
 	return 1
+}
+
+// luaLoadString is Lua 5.1's loadstring(s [, chunkname]): s compiled
+// as a chunk named chunkname (s by default), running in L.Env, the
+// engine's read-only environment; nil and the message on a syntax error.
+func luaLoadString(L *lua.LState) int {
+	src := luaStringArg(L, 1, "loadstring")
+	name := src
+	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
+		name = luaStringArg(L, 2, "loadstring")
+	}
+	return pushLoaded(L, src, name)
+}
+
+// luaLoad is Lua 5.1's load(func [, chunkname]): the pieces func returns
+// until nil or "" compiled as one chunk named chunkname ("=(load)" by
+// default), running in L.Env like loadstring's. A piece that is not a
+// string (or number), or an error in func, gives nil and an error table
+// (loadFailed).
+func luaLoad(L *lua.LState) int {
+	name := "=(load)"
+	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
+		name = luaStringArg(L, 2, "load")
+	}
+	reader := L.CheckFunction(1)
+	var src []byte
+	for {
+		L.Push(reader)
+		if err := L.PCall(0, 1, nil); err != nil {
+			// Lua 5.1 reads the pieces in a protected call: an error
+			// is load's message, not raised.
+			var obj lua.LValue = lua.LString(err.Error())
+			var apiErr *lua.ApiError
+			if errors.As(err, &apiErr) && apiErr.Object != nil {
+				obj = apiErr.Object
+			}
+			return loadFailed(L, obj)
+		}
+		piece := L.Get(-1)
+		L.Pop(1)
+		if piece == lua.LNil {
+			break
+		}
+		if piece.Type() != lua.LTString && piece.Type() != lua.LTNumber {
+			return loadFailed(L, lua.LString(luaWhere(L, 1)+"reader function must return a string"))
+		}
+		s := lualib.ToString(piece)
+		if s == "" {
+			break
+		}
+		src = append(src, s...)
+	}
+	return pushLoaded(L, string(src), name)
+}
+
+// loadFailed returns load's nil and the error obj raised while it read
+// the chunk, as Redis's scripts see it: its error handler, which runs for
+// an error raised (not for a syntax error), has made a string {err="ERR
+// <message>"} by then.
+func loadFailed(L *lua.LState, obj lua.LValue) int {
+	if _, ok := obj.(*lua.LTable); !ok {
+		t := L.CreateTable(0, 3)
+		t.RawSetString("err", lua.LString("ERR "+lualib.ToString(obj)))
+		setErrorPosition(L, t)
+		obj = t
+	}
+	L.Push(lua.LNil)
+	L.Push(obj)
+	return 2
+}
+
+// pushLoaded pushes what loadstring and load return for src.
+func pushLoaded(L *lua.LState, src, name string) int {
+	fn, msg := lualib.LoadChunk(L, src, name, L.Env)
+	if fn == nil {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(msg))
+		return 2
+	}
+	L.Push(fn)
+	return 1
+}
+
+// luaStringArg is luaL_checklstring for argument n of fname: a string, or
+// a number as Lua 5.1 prints it.
+func luaStringArg(L *lua.LState, n int, fname string) string {
+	switch v := L.Get(n).(type) {
+	case lua.LString:
+		return string(v)
+	case lua.LNumber:
+		return lualib.NumberString(float64(v))
+	}
+	got := "no value"
+	if n <= L.GetTop() {
+		got = L.Get(n).Type().String()
+	}
+	L.RaiseError("bad argument #%d to '%s' (string expected, got %s)", n, fname, got)
+	return ""
+}
+
+// luaWhere is luaL_where: "<source>:<line>: " of the Lua function level
+// calls up from the running Go function, or "" when that is not Lua code.
+func luaWhere(L *lua.LState, level int) string {
+	dbg, ok := L.GetStack(level)
+	if !ok {
+		return ""
+	}
+	if _, err := L.GetInfo("Sl", dbg, nil); err != nil || dbg.What == "G" || dbg.CurrentLine <= 0 {
+		return ""
+	}
+	return dbg.Source + ":" + strconv.Itoa(dbg.CurrentLine) + ": "
 }
 
 // luaUnpack is Lua 5.1's unpack(t [, i [, j]]), with its limit: more
