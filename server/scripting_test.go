@@ -415,6 +415,14 @@ func TestScriptTablesFreshEachRun(t *testing.T) {
 		{"return {redis.call('set','k','v'), redis.call('set','k','v').ok, #KEYS, #ARGV, KEYS[1], ARGV[2]}",
 			[]string{"kk"}, []any{"a1", "a2"}, []any{"OK", "OK", int64(1), int64(2), "kk", "a2"}},
 		{"return {#KEYS, #ARGV, KEYS[1], ARGV[1]}", nil, nil, []any{int64(0), int64(0)}},
+		// Elements equal to the run before's are kept (setArgs): never
+		// what a script wrote in their place.
+		{"return {KEYS[1], KEYS[2], ARGV[1]}", []string{"k1", "k2"}, []any{"7"}, []any{"k1", "k2", "7"}},
+		{"KEYS[1] = 'changed'; ARGV[1] = 7; KEYS[2] = {}; return 1", []string{"k1", "k2"}, []any{"7"}, int64(1)},
+		{"return {KEYS[1], type(KEYS[2]), KEYS[2], ARGV[1], type(ARGV[1])}", []string{"k1", "k2"}, []any{"7"},
+			[]any{"k1", "string", "k2", "7", "string"}},
+		{"return {KEYS[1], KEYS[2], ARGV[1], ARGV[2]}", []string{"k2", "k1"}, []any{"7", "k1"}, []any{"k2", "k1", "7", "k1"}},
+		{"return {KEYS[1], KEYS[2], ARGV[1], ARGV[2]}", []string{"k2", "x"}, []any{"", "k1"}, []any{"k2", "x", "", "k1"}},
 	}
 	for i, st := range steps {
 		got, err := rc.Eval(ctx, st.script, st.keys, st.args...).Result()
