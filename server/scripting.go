@@ -26,7 +26,10 @@ package server
 // read-only global environment (Redis 7): reading an undefined global or
 // assigning any global is an error, and the library tables (string,
 // cjson, redis, ...) and _G are read-only proxies of the real tables
-// (next, pairs and rawget see through them; rawset refuses them). The
+// (next, pairs and rawget see through them; rawset refuses them). What
+// loadstring and load compile runs in that environment too (L.Env), and
+// a script that assigns no global at all reads the globals table
+// directly, which refuses undefined names the same way. The
 // globals are Redis 7.0's: the base library without print, dofile,
 // loadfile, getfenv, setfenv, newproxy, require and module; table,
 // string, math and coroutine; cjson, cmsgpack, bit and struct (package
