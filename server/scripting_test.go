@@ -530,6 +530,14 @@ func TestScriptLoadedChunksSandboxed(t *testing.T) {
 		{"return loadstring('return KEYS[1]')()", "kk"},
 		{"return type(redis)", "table"},
 		{"return type(cjson.encode)", "function"},
+		// Scripts that assign no global read the globals table directly
+		// (cachedScript.direct); those that do go through the read-only
+		// view: the same answers either way.
+		{"return undefinedvar", "ERR user_script:1: Script attempted to access nonexistent global variable 'undefinedvar' script: %s, on @user_script:1."},
+		{"local function g() return z end return g()", "ERR user_script:1: Script attempted to access nonexistent global variable 'z' script: %s, on @user_script:1."},
+		{"function f() end", "ERR user_script:1: Attempt to modify a readonly table script: %s, on @user_script:1."},
+		{"local function g() z = 1 end g()", "ERR user_script:1: Attempt to modify a readonly table script: %s, on @user_script:1."},
+		{"if false then q = 1 end return KEYS[1]", "kk"},
 	} {
 		v, err := rc.Eval(ctx, c.script, []string{"kk"}).Text()
 		if err != nil {
