@@ -425,9 +425,8 @@ func (e *scriptEngine) reset() {
 // It returns the error unchanged.
 //
 // A call of a value that is not a function gets Lua 5.1's description of
-// what was called ("attempt to call field 'x' (a nil value)") where
-// lualib.CallTarget can tell; the value is assumed to be nil, the common
-// case (gopher-lua does not say).
+// what was called ("attempt to call local 't' (a number value)") where
+// the line's calls tell which one failed (callCulprit).
 func (e *scriptEngine) noteErrorLine(L *lua.LState) int {
 	errv := L.Get(1)
 	if e.run != nil {
@@ -444,7 +443,7 @@ func (e *scriptEngine) noteErrorLine(L *lua.LState) int {
 				// calling its comparator) is not about this line's operand.
 				if s, ok := errv.(lua.LString); ok && level == 1 {
 					if f, ok := fn.(*lua.LFunction); ok && !f.IsG {
-						errv = lua.LString(nameOperand(string(s), f.Proto, dbg.CurrentLine))
+						errv = lua.LString(nameOperand(L, dbg, f, string(s), dbg.CurrentLine))
 					}
 				}
 				break
@@ -463,13 +462,14 @@ const gopherCallError = "attempt to call a non-function object"
 var gopherIndexKey = regexp.MustCompile(`(?s)attempt to index a non-table object\((\w+)\) with key '(.*)'$`)
 
 // nameOperand rewrites gopher-lua's call and index errors raised on line
-// of proto with Lua 5.1's description of the operand, where lualib can
-// tell it: "attempt to call field 'x' (a nil value)", "attempt to index
-// local 't' (a nil value)".
-func nameOperand(msg string, proto *lua.FunctionProto, line int) string {
+// of f (running at dbg, seen from the error handler) with Lua 5.1's
+// description of the operand, where lualib can tell it: "attempt to call
+// field 'x' (a nil value)", "attempt to index local 't' (a nil value)".
+func nameOperand(L *lua.LState, dbg *lua.Debug, f *lua.LFunction, msg string, line int) string {
+	proto := f.Proto
 	if strings.Contains(msg, gopherCallError) {
-		if desc, ok := lualib.CallTarget(proto, line); ok {
-			return strings.Replace(msg, gopherCallError, "attempt to call "+desc+" (a nil value)", 1)
+		if desc, typ, ok := callCulprit(L, dbg, f, line); ok {
+			return strings.Replace(msg, gopherCallError, "attempt to call "+desc+" (a "+typ+" value)", 1)
 		}
 		return msg
 	}
@@ -480,6 +480,35 @@ func nameOperand(msg string, proto *lua.FunctionProto, line int) string {
 		}
 	}
 	return msg
+}
+
+// callCulprit finds which call on line of f failed with "attempt to call"
+// (gopher-lua says neither which nor the value's type): of the line's
+// calls (lualib.CallCandidates), those whose value, read back now, is
+// callable did not fail; when one description is left, that is it, with
+// its value's type, or nil (the common case) when the value cannot be
+// read back (a temporary register). ok is false when the line's calls
+// cannot all be traced or more than one description is left.
+func callCulprit(L *lua.LState, dbg *lua.Debug, f *lua.LFunction, line int) (desc, typ string, ok bool) {
+	cands, ok := lualib.CallCandidates(f.Proto, line)
+	if !ok {
+		return "", "", false
+	}
+	typ = "nil"
+	for _, c := range cands {
+		v, known := lualib.OperandValue(L, dbg, f, c.Operand)
+		if known && lualib.Callable(L, v) {
+			continue
+		}
+		if desc != "" && c.Desc != desc {
+			return "", "", false
+		}
+		desc = c.Desc
+		if known {
+			typ = v.Type().String()
+		}
+	}
+	return desc, typ, desc != ""
 }
 
 // ---- commands ----

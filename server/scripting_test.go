@@ -573,3 +573,35 @@ func TestScriptLoadedChunksSandboxed(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptCallErrorNamesOperand: "attempt to call" names what was
+// called and its type as Lua 5.1 does, also on a line with several calls
+// (one-line scripts), where the calls whose values are callable are ruled
+// out (callCulprit). Replies as redis-server 7.0.15 gave them.
+func TestScriptCallErrorNamesOperand(t *testing.T) {
+	s := startKeyspaceServer(t, t.TempDir(), pmem.ModePmem)
+	ctx := context.Background()
+	rc := goRedis(t, s.addr)
+	for _, c := range []struct{ script, want string }{
+		{"redis.call('ping') local t = nil t()", "ERR user_script:1: attempt to call local 't' (a nil value) script: %s, on @user_script:1."},
+		{"local t = 5 t()", "ERR user_script:1: attempt to call local 't' (a number value) script: %s, on @user_script:1."},
+		{"local t = 5 redis.call('ping') t()", "ERR user_script:1: attempt to call local 't' (a number value) script: %s, on @user_script:1."},
+		{"KEYS()", "ERR user_script:1: attempt to call global 'KEYS' (a table value) script: %s, on @user_script:1."},
+		{"redis.call('ping') KEYS()", "ERR user_script:1: attempt to call global 'KEYS' (a table value) script: %s, on @user_script:1."},
+		{"local a = 1 local b = nil redis.call('ping') a = b a()", "ERR user_script:1: attempt to call local 'a' (a nil value) script: %s, on @user_script:1."},
+		{"local t = {} t.x()", "ERR user_script:1: attempt to call field 'x' (a nil value) script: %s, on @user_script:1."},
+		{"local t = {} redis.call('ping') t.x()", "ERR user_script:1: attempt to call field 'x' (a nil value) script: %s, on @user_script:1."},
+		{"local t = 'abc' t()", "ERR user_script:1: attempt to call local 't' (a string value) script: %s, on @user_script:1."},
+		{"local f = function() end f() local g = true g()", "ERR user_script:1: attempt to call local 'g' (a boolean value) script: %s, on @user_script:1."},
+		{"local t = {x = 5} redis.call('ping') t:x()", "ERR user_script:1: attempt to call method 'x' (a number value) script: %s, on @user_script:1."},
+		{"local t = setmetatable({}, {__call = 5}) t()", "ERR user_script:1: attempt to call local 't' (a table value) script: %s, on @user_script:1."},
+		{"local f = loadstring('x x') f()", "ERR user_script:1: attempt to call local 'f' (a nil value) script: %s, on @user_script:1."},
+	} {
+		err := rc.Eval(ctx, c.script, nil).Err()
+		sum := sha1.Sum([]byte(c.script))
+		want := strings.Replace(c.want, "%s", hex.EncodeToString(sum[:]), 1)
+		if err == nil || err.Error() != want {
+			t.Errorf("%s:\n got %v\nwant %s", c.script, err, want)
+		}
+	}
+}
