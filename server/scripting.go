@@ -39,10 +39,11 @@ package server
 // session (false, nothing). A script is first checked against Lua 5.1's
 // grammar (lualib.CheckSyntax) so compile errors read as Redis's do;
 // run-time errors raised by gopher-lua's VM are reworded as Lua 5.1's
-// (luaRuntimeText; "attempt to call field 'x' (a nil value)" and "attempt
-// to index local 't' (a nil value)" name the operand where
-// lualib.CallTarget and IndexTarget can tell it from the line's bytecode,
-// see nameOperand); numbers concatenated with .. keep gopher-lua's
+// (luaRuntimeText; "attempt to call local 't' (a number value)" and
+// "attempt to index local 't' (a nil value)" name the operand where the
+// line's bytecode and the values read back in the error handler tell it,
+// see nameOperand and callCulprit; errors raised through coroutine.wrap
+// lack the second position Lua 5.1 adds); numbers concatenated with .. keep gopher-lua's
 // shortest form (not "%.14g"; tostring is Lua 5.1's). A script that runs past
 // busy-reply-threshold makes the server busy: scriptbusy.go has the rules
 // (BUSY replies, SCRIPT KILL, SHUTDOWN NOSAVE).
