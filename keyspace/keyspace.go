@@ -31,6 +31,8 @@ type Keyspace struct {
 	// expiryPaused: CLIENT PAUSE; expired keys read as missing and stay
 	// (PauseExpiry).
 	expiryPaused atomic.Bool
+	// rx: expiry on a replica (replica_expiry.go); mu.
+	rx replicaExpiry
 	// latencyObs receives the background loop's latency events (expire.go:
 	// SetLatencyObserver); mu.
 	latencyObs func(event string, d time.Duration)
@@ -179,8 +181,8 @@ func (ks *Keyspace) find(dbi int, key []byte, touch bool) *entry {
 // key is key, or nil (lazily expired) if its TTL has passed.
 func (ks *Keyspace) foundAt(dbi int, i int32, key []byte, touch bool) *entry {
 	e := &ks.dbs[dbi].entries[i]
-	if expiredAt(e.expireAt, ks.NowMs()) {
-		if !ks.expiryPaused.Load() {
+	if !ks.liveAt(e.expireAt) {
+		if !ks.keepExpired() { // CLIENT PAUSE, a replica: read as missing, kept
 			ks.expire(dbi, e.key)
 		}
 		ks.countLookup(false)
@@ -370,9 +372,9 @@ func (ks *Keyspace) RandomKey(db int) (key string, ok bool) {
 	for tries := 0; len(d.entries) > 0; tries++ {
 		e := &d.entries[rand.IntN(len(d.entries))]
 		if expiredAt(e.expireAt, ks.NowMs()) {
-			if ks.expiryPaused.Load() {
-				if tries >= 100 { // expired keys stay while paused: give up as Redis does
-					return "", false
+			if ks.keepExpired() {
+				if tries >= 100 { // expired keys stay while paused or on a replica
+					return ks.randomKeyGiveUp(db, e.key)
 				}
 				continue
 			}
@@ -382,6 +384,39 @@ func (ks *Keyspace) RandomKey(db int) (key string, ok bool) {
 		return e.key, true
 	}
 	return "", false
+}
+
+// randomKeyGiveUp is RandomKey's answer after 100 expired keys in a row
+// that stay where they are. A replica answers with the last one if every
+// key of db has an expiry (Redis's dbRandomKey: all of them may have
+// passed, and the loop must end) and otherwise with a key that has not
+// expired, if there is one; CLIENT PAUSE on a master answers none.
+func (ks *Keyspace) randomKeyGiveUp(db int, last string) (string, bool) {
+	if !ks.rx.on {
+		return "", false
+	}
+	if ks.allVolatile(db) {
+		return last, true
+	}
+	key, found := "", false
+	ks.Keys(db, func(k string) {
+		if !found {
+			key, found = k, true
+		}
+	})
+	return key, found
+}
+
+// allVolatile reports whether every key of db has an expiry (INFO
+// keyspace's keys == expires).
+func (ks *Keyspace) allVolatile(db int) bool {
+	d := ks.dbs[db]
+	n := len(d.entries) + ks.kixLen(db)
+	v := d.volatile
+	if ks.kixOn() {
+		v += ks.kix.ttlCounts[db]
+	}
+	return n > 0 && v == n
 }
 
 // Scan visits up to about count keys starting at cursor and returns the next
@@ -769,10 +804,13 @@ func (ks *Keyspace) applyPayload(seg *arena.Segment, off, end int64) error {
 func (ks *Keyspace) apply(o op, loc uint64) error {
 	switch o.kind {
 	case opSet, opSetRef:
-		if expiredAt(o.expireAt, ks.NowMs()) {
+		if expiredAt(o.expireAt, ks.NowMs()) && !ks.keepExpiredApply() {
 			ks.removeKey(o.db, string(o.key))
 			ks.touch(o.db, o.key)
 			return nil
+		}
+		if o.expireAt != 0 && ks.rx.on {
+			ks.trackExpiry(o.db, o.key)
 		}
 		size := int64(o.size)
 		if o.kind == opSetRef {
@@ -855,6 +893,7 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 		}
 		ks.refsFlushed(-1)
 		ks.flushAllSeg = loc >> 40
+		ks.flushTracked()
 	case opFunctions:
 		return ks.applyFunctions(o, loc)
 	case opReplPosition:
@@ -879,6 +918,7 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 		ks.refsSwapped(o.db, o.db2)
 		ks.swappedSeg = max(ks.swappedSeg, loc>>40+1)
 		ks.expires.rebuild(ks.dbs[:])
+		ks.flushTracked()
 	default:
 		return ks.applyObject(o, loc)
 	}
@@ -995,25 +1035,28 @@ func (ks *Keyspace) SyncStats() wal.SyncStats { return ks.wal.SyncStats() }
 
 // Stats is a snapshot for INFO.
 type Stats struct {
-	Keys          [NumDBs]int // keys per db
-	Expires       [NumDBs]int // keys with an expiry per db
-	ArenaBytes    int64       // bytes of segment files on disk
-	LiveBytes     int64       // bytes of live records
-	Segments      int         // segment files
-	ExpiredKeys   int64       // keys removed by expiry since start (or CONFIG RESETSTAT)
-	KeyspaceHits  int64       // keys found by read-only commands' lookups (see CountLookups)
-	KeyspaceMiss  int64       // keys those lookups did not find
-	WriteFailing  bool        // the last commit failed (disk full, persistence failure)
-	CleanedBytes  int64       // bytes reclaimed by segment cleaning since start
-	AppendedBytes int64       // bytes of batch records appended since start (headers included; the cleaner's copies too)
-	DamagedKeys   int64       // locations the key index names that could not be read while serving (damage.go)
-	Scrubbed      int64       // segments trusted at start-up verified in the background since (scrub.go)
-	ScrubDamaged  int64       // of those, the ones that did not verify
-	Flushes       int64       // group commits (flush+fence or msync) since start
-	SyncedRecords int64       // records made durable by those group commits
-	Mode          string      // durability mode in force
-	LastLSN       uint64
-	DurableLSN    uint64
+	Keys        [NumDBs]int // keys per db
+	Expires     [NumDBs]int // keys with an expiry per db
+	ArenaBytes  int64       // bytes of segment files on disk
+	LiveBytes   int64       // bytes of live records
+	Segments    int         // segment files
+	ExpiredKeys int64       // keys removed by expiry since start (or CONFIG RESETSTAT)
+	// TrackedExpires: keys a writable replica's clients gave an expiry
+	// to, which it expires itself (INFO slave_expires_tracked_keys).
+	TrackedExpires int64
+	KeyspaceHits   int64  // keys found by read-only commands' lookups (see CountLookups)
+	KeyspaceMiss   int64  // keys those lookups did not find
+	WriteFailing   bool   // the last commit failed (disk full, persistence failure)
+	CleanedBytes   int64  // bytes reclaimed by segment cleaning since start
+	AppendedBytes  int64  // bytes of batch records appended since start (headers included; the cleaner's copies too)
+	DamagedKeys    int64  // locations the key index names that could not be read while serving (damage.go)
+	Scrubbed       int64  // segments trusted at start-up verified in the background since (scrub.go)
+	ScrubDamaged   int64  // of those, the ones that did not verify
+	Flushes        int64  // group commits (flush+fence or msync) since start
+	SyncedRecords  int64  // records made durable by those group commits
+	Mode           string // durability mode in force
+	LastLSN        uint64
+	DurableLSN     uint64
 
 	// Sync is what the group commits' syncs cost and covered.
 	Sync wal.SyncStats
@@ -1026,24 +1069,25 @@ type Stats struct {
 // last Unlock).
 func (ks *Keyspace) Stats() Stats {
 	s := Stats{
-		ArenaBytes:    ks.arena.Bytes(),
-		LiveBytes:     ks.liveSnapshot.Load(),
-		Segments:      len(ks.arena.Segments()),
-		ExpiredKeys:   ks.expiredKeys.Load(),
-		KeyspaceHits:  ks.hits.Load(),
-		KeyspaceMiss:  ks.misses.Load(),
-		WriteFailing:  ks.writeFailing.Load(),
-		CleanedBytes:  ks.cleanedBytes.Load(),
-		AppendedBytes: ks.appended.Load(),
-		DamagedKeys:   ks.damagedKeys.Load(),
-		Scrubbed:      ks.scrubbed.Load(),
-		ScrubDamaged:  ks.scrubDamaged.Load(),
-		Flushes:       ks.wal.Flushes(),
-		SyncedRecords: ks.wal.SyncedRecords(),
-		Sync:          ks.wal.SyncStats(),
-		Mode:          ks.arena.Mode().String(),
-		LastLSN:       ks.wal.LastLSN(),
-		DurableLSN:    ks.wal.DurableLSN(),
+		ArenaBytes:     ks.arena.Bytes(),
+		LiveBytes:      ks.liveSnapshot.Load(),
+		Segments:       len(ks.arena.Segments()),
+		ExpiredKeys:    ks.expiredKeys.Load(),
+		TrackedExpires: ks.rx.trackedN.Load(),
+		KeyspaceHits:   ks.hits.Load(),
+		KeyspaceMiss:   ks.misses.Load(),
+		WriteFailing:   ks.writeFailing.Load(),
+		CleanedBytes:   ks.cleanedBytes.Load(),
+		AppendedBytes:  ks.appended.Load(),
+		DamagedKeys:    ks.damagedKeys.Load(),
+		Scrubbed:       ks.scrubbed.Load(),
+		ScrubDamaged:   ks.scrubDamaged.Load(),
+		Flushes:        ks.wal.Flushes(),
+		SyncedRecords:  ks.wal.SyncedRecords(),
+		Sync:           ks.wal.SyncStats(),
+		Mode:           ks.arena.Mode().String(),
+		LastLSN:        ks.wal.LastLSN(),
+		DurableLSN:     ks.wal.DurableLSN(),
 	}
 	if p := ks.kix.snap.Load(); p != nil {
 		s.Index = *p
