@@ -561,7 +561,10 @@ func (ks *Keyspace) Commit(b *Batch) error {
 		b.materialize()           // the hook reads the operations whole
 		ks.callBeforeWrite(b.buf) // beforewrite.go
 	}
-	trailed := ks.trailerSet && !ks.cleaning
+	// A FLUSHALL alone is written into the freeing reserve (8 bytes of
+	// payload: AppendFreeing), where the position does not fit: it rides
+	// with the next batch, or goes as its own (ReplPositionTrailerPending).
+	trailed := ks.trailerSet && !ks.cleaning && !flushAll
 	if trailed { // replpos.go: the position rides with this batch
 		b.buf = append(b.buf, ks.trailer...)
 		b.n += ks.trailerN
