@@ -367,7 +367,10 @@ func (ks *Keyspace) DBSize(db int) int { return len(ks.dbs[db].entries) + ks.kix
 func (ks *Keyspace) RandomKey(db int) (key string, ok bool) {
 	d := ks.dbs[db]
 	if n := ks.kixLen(db); n > 0 && rand.IntN(n+len(d.entries)) < n {
-		return ks.kixRandom(db)
+		if k, ok := ks.kixRandom(db); ok || !ks.rx.on {
+			return k, ok
+		}
+		return ks.randomKeyGiveUp(db, "") // every indexed key it met had expired
 	}
 	for tries := 0; len(d.entries) > 0; tries++ {
 		e := &d.entries[rand.IntN(len(d.entries))]
@@ -387,22 +390,56 @@ func (ks *Keyspace) RandomKey(db int) (key string, ok bool) {
 }
 
 // randomKeyGiveUp is RandomKey's answer after 100 expired keys in a row
-// that stay where they are. A replica answers with the last one if every
-// key of db has an expiry (Redis's dbRandomKey: all of them may have
-// passed, and the loop must end) and otherwise with a key that has not
-// expired, if there is one; CLIENT PAUSE on a master answers none.
+// that stay where they are (last, the last of them, or "" when the key
+// index's draw found none). A replica answers with an expired key if
+// every key of db has an expiry (Redis's dbRandomKey: all of them may
+// have passed, and the loop must end) and otherwise with a key that has
+// not expired, if there is one; CLIENT PAUSE on a master answers none.
 func (ks *Keyspace) randomKeyGiveUp(db int, last string) (string, bool) {
 	if !ks.rx.on {
 		return "", false
 	}
 	if ks.allVolatile(db) {
-		return last, true
+		if last != "" {
+			return last, true
+		}
+		return ks.anyKey(db)
 	}
 	key, found := "", false
 	ks.Keys(db, func(k string) {
 		if !found {
 			key, found = k, true
 		}
+	})
+	return key, found
+}
+
+// anyKey returns a key of db, expired or not: a random DRAM entry, else
+// the first indexed key found.
+func (ks *Keyspace) anyKey(db int) (string, bool) {
+	if d := ks.dbs[db]; len(d.entries) > 0 {
+		return d.entries[rand.IntN(len(d.entries))].key, true
+	}
+	if !ks.kixOn() {
+		return "", false
+	}
+	key, found := "", false
+	ks.kix.ix.RangeStaged(func(k string, loc uint64, _ bool) bool {
+		if loc != 0 && int(k[0]) == db {
+			key, found = k[1:], true
+		}
+		return !found
+	})
+	if found {
+		return key, true
+	}
+	ks.kix.ix.ScanSlots(0, func(loc uint64) bool {
+		if o, err := ks.opAt(loc); err == nil && o.db == db {
+			if l, ok := ks.kixGet(db, o.key); ok && l == loc {
+				key, found = string(o.key), true
+			}
+		}
+		return !found
 	})
 	return key, found
 }

@@ -85,9 +85,11 @@ func (ks *Keyspace) keepExpiredApply() bool {
 }
 
 // trackExpiry records that a client of a writable replica set an expiry
-// on (dbi, key) (Redis's rememberSlaveKeyWithExpire, from setExpire).
+// on (dbi, key) (Redis's rememberSlaveKeyWithExpire, from setExpire):
+// only a client's write (SetClientWrite) does, not the master's nor the
+// cleaner's copies.
 func (ks *Keyspace) trackExpiry(dbi int, key []byte) {
-	if !ks.rx.on || ks.rx.fromMaster || ks.cleaning || ks.replaying {
+	if !ks.rx.on || !ks.rx.clientWrite || ks.rx.fromMaster || ks.cleaning || ks.replaying {
 		return
 	}
 	if ks.rx.tracked == nil {
