@@ -280,7 +280,11 @@ func (c *conn) runCounted(cmd *Command, args [][]byte) {
 		return
 	}
 	c.KS.CountLookups(true)
-	cmd.Run(&c.Client, args)
+	if cmd.Flags&FlagWrite != 0 && c.KS.IsReplica() {
+		c.runReplicaWrite(cmd, args) // SUNIONSTORE, COPY, SORT ... STORE
+	} else {
+		cmd.Run(&c.Client, args)
+	}
 	c.KS.CountLookups(false)
 }
 

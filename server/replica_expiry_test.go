@@ -143,6 +143,8 @@ func replicaExpiryScenario(t *testing.T, p replicaPair) []string {
 	say("DEL w2", do(r, "DEL", "w2"))
 	say("CONFIG SET replica-read-only yes", do(r, "CONFIG", "SET", "replica-read-only", "yes"))
 	say("SET x y", do(r, "SET", "x", "y"))
+	say("EVAL redis.call SET", do(r, "EVAL", "return redis.call('set','x','y')", "0"))
+	say("EVAL redis.pcall SET", do(r, "EVAL", "return redis.pcall('set','x','y')", "0"))
 
 	// The master expires s lazily: its DEL removes the replica's s.
 	say("master EXISTS s", do(m, "EXISTS", "s"))
@@ -173,9 +175,10 @@ func replicaExpiryScenario(t *testing.T, p replicaPair) []string {
 // names one when all have expired. A writable replica (replica-read-only
 // no) tracks the expiries its clients set (slave_expires_tracked_keys) and
 // expires those in its own cycle, and a client's write to an expired key
-// replaces it. Before, a Persimmon replica expired the keys itself
-// (DBSIZE 1 at once), refused every write whatever replica-read-only
-// said, and died at the master's FLUSHALL.
+// replaces it; read-only again, it refuses writes, a script's too.
+// Before, a Persimmon replica expired the keys itself (DBSIZE 1 at once),
+// refused every write whatever replica-read-only said but took a script's,
+// and died at the master's FLUSHALL.
 func TestReplicaExpiry(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server not installed")
