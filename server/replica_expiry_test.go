@@ -238,3 +238,54 @@ func TestReplicaExpiry(t *testing.T) {
 		t.Log(line)
 	}
 }
+
+// TestReplicaFullSyncKeepsExpired: a full resync from a master that still
+// holds a key whose time has passed (its active expiry off) loads that key
+// on a Persimmon replica as on a redis-server one (DBSIZE counts it, reads
+// hide it), and the master's DEL removes it from both. Before, the
+// Persimmon replica's RESTORE dropped it: DBSIZE 1 where Redis's said 2.
+func TestReplicaFullSyncKeepsExpired(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not installed")
+	}
+	ctx := context.Background()
+	m, port := startRedisMaster(t, "--enable-debug-command", "yes")
+	if err := m.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	at := timeMs(t, m) + 50
+	m.Set(ctx, "plain", "v", 0)
+	m.Do(ctx, "SET", "s", "v", "PXAT", at)
+	m.RPush(ctx, "l", "a", "b")
+	m.Do(ctx, "PEXPIREAT", "l", at)
+	for timeMs(t, m) <= at {
+		time.Sleep(10 * time.Millisecond) // the keys' time passing
+	}
+	rr := startRedisReplica(t, fmt.Sprintf("127.0.0.1:%d", port))
+	defer rr.Close()
+	_, pAddr := startReplServer(t, IOLoop)
+	pr := redis.NewClient(&redis.Options{Addr: pAddr, MaxRetries: -1})
+	defer pr.Close()
+	if err := pr.Do(ctx, "REPLICAOF", "127.0.0.1", port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	noop := func(bool) {}
+	pairs := []replicaPair{{name: "redis-server", m: m, r: rr, setActive: noop}, {name: "persimmon", m: m, r: pr, setActive: noop}}
+	look := func(p replicaPair) string {
+		p.caughtUp(t)
+		n, _ := p.r.DBSize(ctx).Result()
+		e, _ := p.r.Exists(ctx, "s", "l", "plain").Result()
+		ttl, _ := p.r.Do(ctx, "PTTL", "l").Int64()
+		return fmt.Sprintf("DBSIZE %d, EXISTS s l plain %d, PTTL l %d", n, e, ttl)
+	}
+	for _, step := range []string{"after the full resync", "after the master's DELs"} {
+		if step == "after the master's DELs" {
+			m.Exists(ctx, "s", "l") // expired there now, lazily: DEL s, DEL l
+		}
+		want, got := look(pairs[0]), look(pairs[1])
+		if got != want {
+			t.Fatalf("%s: persimmon replica %s, redis-server replica %s", step, got, want)
+		}
+		t.Logf("%s: %s", step, got)
+	}
+}
