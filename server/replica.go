@@ -282,24 +282,11 @@ func (l *replicaLoader) Load(e *rdb.Entry) error {
 	if !l.a.current() {
 		return errLinkReplaced
 	}
-	ks := l.a.s.ks
-	at := e.ExpireAtMs
-	if ks == nil || at == 0 || at > ks.NowMs() {
-		return l.a.run(e.DB, []byte("RESTORE"), e.Key, strconv.AppendInt(nil, at, 10), payload, []byte("ABSTTL"), []byte("REPLACE"))
-	}
-	// A key whose time has passed (its master had not expired it yet): a
-	// replica loads it all the same, as Redis's rdbLoad does on a replica,
-	// and keeps it until the master's DEL. RESTORE would drop it (a
-	// master's rule, checkAlreadyExpired): restored without the expiry,
-	// which is set after it.
-	if err := l.a.run(e.DB, []byte("RESTORE"), e.Key, []byte("0"), payload, []byte("REPLACE")); err != nil {
-		return err
-	}
-	b := ks.NewBatch()
-	if !ks.SetExpire(b, e.DB, e.Key, at) {
-		return nil // RESTORE refused it (logged)
-	}
-	return ks.Commit(b)
+	// A key whose time has passed (its master had not expired it yet) is
+	// loaded all the same, as Redis's rdbLoad does on a replica, and kept
+	// until the master's DEL: RESTORE keeps it on a replica (commands'
+	// alreadyExpired).
+	return l.a.run(e.DB, []byte("RESTORE"), e.Key, strconv.AppendInt(nil, e.ExpireAtMs, 10), payload, []byte("ABSTTL"), []byte("REPLACE"))
 }
 
 func (l *replicaLoader) LoadFunction(code []byte) error {

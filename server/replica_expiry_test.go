@@ -123,11 +123,17 @@ func replicaExpiryScenario(t *testing.T, p replicaPair) []string {
 	// client's write to an expired key starts a new one.
 	say("CONFIG SET replica-read-only no", do(r, "CONFIG", "SET", "replica-read-only", "no"))
 	say("slave_read_only", infoField(r, "replication", "slave_read_only"))
-	say("SET w v PX 1", do(r, "SET", "w", "v", "PX", "1"))
+	say("SET w v PX 300", do(r, "SET", "w", "v", "PX", "300"))
 	say("SET w2 v; PEXPIRE w2 100000", do(r, "SET", "w2", "v")+" "+do(r, "PEXPIRE", "w2", "100000"))
 	say("tracked", infoField(r, "stats", "slave_expires_tracked_keys"))
+	// Times already past: a replica keeps the key with its expiry
+	// (Redis's checkAlreadyExpired), for its cycle to expire.
+	say("SET pa v PXAT 1", do(r, "SET", "pa", "v", "PXAT", "1"))
+	say("SET pb v; EXPIRE pb -1", do(r, "SET", "pb", "v")+" "+do(r, "EXPIRE", "pb", "-1"))
+	say("SET pc v; GETEX pc PXAT 1", do(r, "SET", "pc", "v")+" "+do(r, "GETEX", "pc", "PXAT", "1"))
+	say("EXISTS pa pb pc", do(r, "EXISTS", "pa", "pb", "pc"))
 	deadline := time.Now().Add(10 * time.Second)
-	for do(r, "DBSIZE") != "4" { // the replica's own cycle expires w (and nothing else)
+	for do(r, "DBSIZE") != "4" { // the replica's own cycle expires w, pa, pb, pc (and nothing else)
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: the writable replica's w did not expire: DBSIZE %s", p.name, do(r, "DBSIZE"))
 		}
