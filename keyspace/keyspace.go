@@ -1075,28 +1075,26 @@ func (ks *Keyspace) SyncStats() wal.SyncStats { return ks.wal.SyncStats() }
 
 // Stats is a snapshot for INFO.
 type Stats struct {
-	Keys        [NumDBs]int // keys per db
-	Expires     [NumDBs]int // keys with an expiry per db
-	ArenaBytes  int64       // bytes of segment files on disk
-	LiveBytes   int64       // bytes of live records
-	Segments    int         // segment files
-	ExpiredKeys int64       // keys removed by expiry since start (or CONFIG RESETSTAT)
-	// TrackedExpires: keys a writable replica's clients gave an expiry
-	// to, which it expires itself (INFO slave_expires_tracked_keys).
-	TrackedExpires int64
-	KeyspaceHits   int64  // keys found by read-only commands' lookups (see CountLookups)
-	KeyspaceMiss   int64  // keys those lookups did not find
-	WriteFailing   bool   // the last commit failed (disk full, persistence failure)
-	CleanedBytes   int64  // bytes reclaimed by segment cleaning since start
-	AppendedBytes  int64  // bytes of batch records appended since start (headers included; the cleaner's copies too)
-	DamagedKeys    int64  // locations the key index names that could not be read while serving (damage.go)
-	Scrubbed       int64  // segments trusted at start-up verified in the background since (scrub.go)
-	ScrubDamaged   int64  // of those, the ones that did not verify
-	Flushes        int64  // group commits (flush+fence or msync) since start
-	SyncedRecords  int64  // records made durable by those group commits
-	Mode           string // durability mode in force
-	LastLSN        uint64
-	DurableLSN     uint64
+	Keys          [NumDBs]int // keys per db
+	Expires       [NumDBs]int // keys with an expiry per db
+	ArenaBytes    int64       // bytes of segment files on disk
+	LiveBytes     int64       // bytes of live records
+	Segments      int         // segment files
+	ExpiredKeys   int64       // keys removed by expiry since start (or CONFIG RESETSTAT)
+	TrackedKeys   int64       // keys a writable replica expires itself (INFO slave_expires_tracked_keys)
+	KeyspaceHits  int64       // keys found by read-only commands' lookups (see CountLookups)
+	KeyspaceMiss  int64       // keys those lookups did not find
+	WriteFailing  bool        // the last commit failed (disk full, persistence failure)
+	CleanedBytes  int64       // bytes reclaimed by segment cleaning since start
+	AppendedBytes int64       // bytes of batch records appended since start (headers included; the cleaner's copies too)
+	DamagedKeys   int64       // locations the key index names that could not be read while serving (damage.go)
+	Scrubbed      int64       // segments trusted at start-up verified in the background since (scrub.go)
+	ScrubDamaged  int64       // of those, the ones that did not verify
+	Flushes       int64       // group commits (flush+fence or msync) since start
+	SyncedRecords int64       // records made durable by those group commits
+	Mode          string      // durability mode in force
+	LastLSN       uint64
+	DurableLSN    uint64
 
 	// Sync is what the group commits' syncs cost and covered.
 	Sync wal.SyncStats
@@ -1109,25 +1107,25 @@ type Stats struct {
 // last Unlock).
 func (ks *Keyspace) Stats() Stats {
 	s := Stats{
-		ArenaBytes:     ks.arena.Bytes(),
-		LiveBytes:      ks.liveSnapshot.Load(),
-		Segments:       len(ks.arena.Segments()),
-		ExpiredKeys:    ks.expiredKeys.Load(),
-		TrackedExpires: ks.rx.trackedN.Load(),
-		KeyspaceHits:   ks.hits.Load(),
-		KeyspaceMiss:   ks.misses.Load(),
-		WriteFailing:   ks.writeFailing.Load(),
-		CleanedBytes:   ks.cleanedBytes.Load(),
-		AppendedBytes:  ks.appended.Load(),
-		DamagedKeys:    ks.damagedKeys.Load(),
-		Scrubbed:       ks.scrubbed.Load(),
-		ScrubDamaged:   ks.scrubDamaged.Load(),
-		Flushes:        ks.wal.Flushes(),
-		SyncedRecords:  ks.wal.SyncedRecords(),
-		Sync:           ks.wal.SyncStats(),
-		Mode:           ks.arena.Mode().String(),
-		LastLSN:        ks.wal.LastLSN(),
-		DurableLSN:     ks.wal.DurableLSN(),
+		ArenaBytes:    ks.arena.Bytes(),
+		LiveBytes:     ks.liveSnapshot.Load(),
+		Segments:      len(ks.arena.Segments()),
+		ExpiredKeys:   ks.expiredKeys.Load(),
+		TrackedKeys:   ks.rx.trackedN.Load(),
+		KeyspaceHits:  ks.hits.Load(),
+		KeyspaceMiss:  ks.misses.Load(),
+		WriteFailing:  ks.writeFailing.Load(),
+		CleanedBytes:  ks.cleanedBytes.Load(),
+		AppendedBytes: ks.appended.Load(),
+		DamagedKeys:   ks.damagedKeys.Load(),
+		Scrubbed:      ks.scrubbed.Load(),
+		ScrubDamaged:  ks.scrubDamaged.Load(),
+		Flushes:       ks.wal.Flushes(),
+		SyncedRecords: ks.wal.SyncedRecords(),
+		Sync:          ks.wal.SyncStats(),
+		Mode:          ks.arena.Mode().String(),
+		LastLSN:       ks.wal.LastLSN(),
+		DurableLSN:    ks.wal.DurableLSN(),
 	}
 	if p := ks.kix.snap.Load(); p != nil {
 		s.Index = *p

@@ -646,7 +646,7 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("latest_fork_usec", 0)
 		line("total_forks", 0)
 		line("migrate_cached_sockets", d.migrateSockets)
-		line("slave_expires_tracked_keys", d.ks.TrackedExpires)
+		line("slave_expires_tracked_keys", d.ks.TrackedKeys)
 		line("active_defrag_hits", 0)
 		line("active_defrag_misses", 0)
 		line("active_defrag_key_hits", 0)
