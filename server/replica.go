@@ -22,7 +22,9 @@ import (
 // server's own Master (for its replicas, and PSYNC after a promotion).
 // Apply returns once the unit is durable, so every acknowledged offset is
 // durable. REPLICAOF NO ONE stops the link and promotes (replid shifted to
-// replid2). While a replica, writes from clients get READONLY.
+// replid2). While a replica, writes from clients (a script's too) get
+// READONLY, unless replica-read-only is no (runReplicaWrite). Expired keys
+// wait for the master's DEL (keyspace SetReplica, SetApplyingMaster).
 //
 // The position (master replid, offset, selected db) is logged in each
 // unit's transaction group (keyspace.SetReplPosition), so a restart or a
