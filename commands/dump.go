@@ -237,7 +237,7 @@ func cmdRestore(c *Client, args [][]byte) {
 		expireAt += now
 	}
 	b := c.KS.NewBatch()
-	if ttl != 0 && expireAt <= now {
+	if ttl != 0 && alreadyExpired(c, expireAt, now) {
 		if o.replace && c.KS.Exists(c.DB, key) {
 			b.Del(c.DB, key)
 			if !commitReply(c, b, len(c.Out)) {

@@ -277,7 +277,7 @@ func expireGeneric(c *Client, args [][]byte, seconds, relative bool, cmd string)
 	}
 	b := c.KS.NewBatch()
 	event := "expire"
-	if e.when <= now {
+	if alreadyExpired(c, e.when, now) {
 		b.Del(c.DB, key)
 		event = "del"
 	} else {

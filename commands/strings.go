@@ -114,16 +114,24 @@ func expireAtOf(c *Client, key []byte) int64 {
 	return ms
 }
 
-// putString adds to b the write of val at key with the given absolute
-// expiry. An expiry at or before now deletes the key instead: the value
-// would be born expired, and Redis does not keep it either.
-func putString(b *keyspace.Batch, db int, key, val []byte, expireAt, now int64) {
-	if expireAt != 0 && expireAt <= now {
-		b.Del(db, key)
+// putString adds to b the write of val at key in c's database with the
+// given absolute expiry. An expiry at or before now deletes the key
+// instead: the value would be born expired, and Redis does not keep it
+// either, except on a replica (alreadyExpired).
+func putString(c *Client, b *keyspace.Batch, key, val []byte, expireAt, now int64) {
+	if expireAt != 0 && alreadyExpired(c, expireAt, now) {
+		b.Del(c.DB, key)
 		return
 	}
-	b.Set(db, key, val, expireAt)
+	b.Set(c.DB, key, val, expireAt)
 }
+
+// alreadyExpired is Redis's checkAlreadyExpired: a command setting an
+// expiry at or before now deletes the key at once, but a replica keeps
+// the key with that expiry, hidden from reads, until its master's DEL
+// (or, for a writable replica's own write, its expiry cycle; keyspace
+// replica_expiry.go).
+func alreadyExpired(c *Client, at, now int64) bool { return at <= now && !c.KS.IsReplica() }
 
 // ---- SET and its relatives ----
 
@@ -280,7 +288,7 @@ func setString(c *Client, key, val []byte, o setOptions, expireAt, now int64) {
 		writeBulkOrNull(c, old, found)
 	}
 	b := c.KS.NewBatch()
-	putString(b, c.DB, key, val, expireAt, now)
+	putString(c, b, key, val, expireAt, now)
 	if commitReply(c, b, mark) {
 		if !o.get {
 			c.WriteOK()
@@ -347,7 +355,7 @@ func setWithExpiry(c *Client, args [][]byte, kind expireKind, name string) {
 		return
 	}
 	b := c.KS.NewBatch()
-	putString(b, c.DB, args[1], args[3], expireAt, now)
+	putString(c, b, args[1], args[3], expireAt, now)
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteOK()
 		notifyStringSet(c, args[1], true)
@@ -428,10 +436,10 @@ func cmdGetEx(c *Client, args [][]byte) {
 	b := c.KS.NewBatch()
 	event := "expire"
 	switch {
-	case o.expire != expireNone && expireAt > now:
+	case o.expire != expireNone && !alreadyExpired(c, expireAt, now):
 		c.KS.SetExpire(b, c.DB, key, expireAt) // a large value by reference, not copied
 	case o.expire != expireNone:
-		putString(b, c.DB, key, val, expireAt, now)
+		putString(c, b, key, val, expireAt, now)
 		if o.expire == expireEXAT || o.expire == expirePXAT {
 			event = "del"
 		}

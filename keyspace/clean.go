@@ -114,17 +114,7 @@ func (ks *Keyspace) cleanOp(b *Batch, o op, dbi int, loc, segID uint64, now int6
 	if o.kind != opSet && o.kind != opSetRef && o.kind < opObjectBase {
 		return
 	}
-	d := ks.dbs[dbi]
-	var e *entry
-	if i, ok := d.index[string(o.key)]; ok {
-		e = &d.entries[i]
-		if expiredAt(e.expireAt, now) {
-			ks.expire(dbi, e.key)
-			e = nil
-		}
-	} else {
-		e = ks.kixLookup(dbi, o.key)
-	}
+	e := ks.cleanEntry(dbi, o.key, now)
 	if e != nil && o.kind == opSet && e.loc == loc {
 		b.Set(dbi, o.key, o.val, o.expireAt)
 		return
@@ -154,7 +144,23 @@ func (ks *Keyspace) cleanOp(b *Batch, o op, dbi int, loc, segID uint64, now int6
 		b.Del(dbi, o.key)
 		return
 	}
-	ks.CopyValue(b, dbi, o.key, dbi, o.key, e.expireAt)
+	ks.copyEntry(b, e, dbi, o.key, e.expireAt)
+}
+
+// cleanEntry is the cleaner's lookup of (dbi, key) at now: a key whose
+// time has passed is expired here, as the active cycle would, unless the
+// cycle is off (DEBUG SET-ACTIVE-EXPIRE 0), expiry is paused or this is a
+// replica. Then it stays (its master's DEL, or a lookup once the pause or
+// the DEBUG setting ends, removes it) and is copied like a live key: a
+// lookup that hid it would let the segment's removal take its value
+// away (replica_expiry.go).
+func (ks *Keyspace) cleanEntry(dbi int, key []byte, now int64) *entry {
+	e := ks.rawEntry(dbi, key)
+	if e != nil && expiredAt(e.expireAt, now) && !ks.noActiveExp && !ks.keepExpired() {
+		ks.expire(dbi, e.key)
+		return nil
+	}
+	return e
 }
 
 // liveSetDB returns the database whose key o (a set at loc) is still the

@@ -19,7 +19,10 @@
 // Redis), one rule (expiredAt, expire.go) for every read, the active
 // cycle, the cleaner and WATCH, so a Redis replica of this master, which
 // applies the same rule to the same absolute time, agrees with it about a
-// key in every millisecond.
+// key in every millisecond. Who removes such a key differs: a master (its
+// lookups, the active cycle, the cleaner); on a replica (SetReplica) no
+// one but the master's DEL, the replica's reads only hiding it, except
+// the expiries a writable replica's own clients set (replica_expiry.go).
 //
 // # The key index (on by default; --key-index no turns it off)
 //

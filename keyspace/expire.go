@@ -68,6 +68,10 @@ func (ks *Keyspace) activeExpire(now int64) {
 	if ks.noActiveExp || ks.expiryPaused.Load() {
 		return
 	}
+	if ks.rx.on {
+		ks.expireTracked(now) // a replica's master expires the rest (replica_expiry.go)
+		return
+	}
 	n := ks.kixActiveExpire(now, activeExpireLimit)
 	for ; n < activeExpireLimit && len(ks.expires) > 0 && expiredAt(ks.expires[0].at, now); n++ {
 		it := heap.Pop(&ks.expires).(expiryItem)

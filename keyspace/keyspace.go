@@ -31,6 +31,8 @@ type Keyspace struct {
 	// expiryPaused: CLIENT PAUSE; expired keys read as missing and stay
 	// (PauseExpiry).
 	expiryPaused atomic.Bool
+	// rx: expiry on a replica (replica_expiry.go); mu.
+	rx replicaExpiry
 	// latencyObs receives the background loop's latency events (expire.go:
 	// SetLatencyObserver); mu.
 	latencyObs func(event string, d time.Duration)
@@ -179,8 +181,8 @@ func (ks *Keyspace) find(dbi int, key []byte, touch bool) *entry {
 // key is key, or nil (lazily expired) if its TTL has passed.
 func (ks *Keyspace) foundAt(dbi int, i int32, key []byte, touch bool) *entry {
 	e := &ks.dbs[dbi].entries[i]
-	if expiredAt(e.expireAt, ks.NowMs()) {
-		if !ks.expiryPaused.Load() {
+	if !ks.liveAt(e.expireAt) {
+		if !ks.keepExpired() { // CLIENT PAUSE, a replica: read as missing, kept
 			ks.expire(dbi, e.key)
 		}
 		ks.countLookup(false)
@@ -365,14 +367,17 @@ func (ks *Keyspace) DBSize(db int) int { return len(ks.dbs[db].entries) + ks.kix
 func (ks *Keyspace) RandomKey(db int) (key string, ok bool) {
 	d := ks.dbs[db]
 	if n := ks.kixLen(db); n > 0 && rand.IntN(n+len(d.entries)) < n {
-		return ks.kixRandom(db)
+		if k, ok := ks.kixRandom(db); ok || !ks.rx.on {
+			return k, ok
+		}
+		return ks.randomKeyGiveUp(db, "") // every indexed key it met had expired
 	}
 	for tries := 0; len(d.entries) > 0; tries++ {
 		e := &d.entries[rand.IntN(len(d.entries))]
 		if expiredAt(e.expireAt, ks.NowMs()) {
-			if ks.expiryPaused.Load() {
-				if tries >= 100 { // expired keys stay while paused: give up as Redis does
-					return "", false
+			if ks.keepExpired() {
+				if tries >= 100 { // expired keys stay while paused or on a replica
+					return ks.randomKeyGiveUp(db, e.key)
 				}
 				continue
 			}
@@ -382,6 +387,73 @@ func (ks *Keyspace) RandomKey(db int) (key string, ok bool) {
 		return e.key, true
 	}
 	return "", false
+}
+
+// randomKeyGiveUp is RandomKey's answer after 100 expired keys in a row
+// that stay where they are (last, the last of them, or "" when the key
+// index's draw found none). A replica answers with an expired key if
+// every key of db has an expiry (Redis's dbRandomKey: all of them may
+// have passed, and the loop must end) and otherwise with a key that has
+// not expired, if there is one; CLIENT PAUSE on a master answers none.
+func (ks *Keyspace) randomKeyGiveUp(db int, last string) (string, bool) {
+	if !ks.rx.on {
+		return "", false
+	}
+	if ks.allVolatile(db) {
+		if last != "" {
+			return last, true
+		}
+		return ks.anyKey(db)
+	}
+	key, found := "", false
+	ks.Keys(db, func(k string) {
+		if !found {
+			key, found = k, true
+		}
+	})
+	return key, found
+}
+
+// anyKey returns a key of db, expired or not: a random DRAM entry, else
+// the first indexed key found.
+func (ks *Keyspace) anyKey(db int) (string, bool) {
+	if d := ks.dbs[db]; len(d.entries) > 0 {
+		return d.entries[rand.IntN(len(d.entries))].key, true
+	}
+	if !ks.kixOn() {
+		return "", false
+	}
+	key, found := "", false
+	ks.kix.ix.RangeStaged(func(k string, loc uint64, _ bool) bool {
+		if loc != 0 && int(k[0]) == db {
+			key, found = k[1:], true
+		}
+		return !found
+	})
+	if found {
+		return key, true
+	}
+	ks.kix.ix.ScanSlots(0, func(loc uint64) bool {
+		if o, err := ks.opAt(loc); err == nil && o.db == db {
+			if l, ok := ks.kixGet(db, o.key); ok && l == loc {
+				key, found = string(o.key), true
+			}
+		}
+		return !found
+	})
+	return key, found
+}
+
+// allVolatile reports whether every key of db has an expiry (INFO
+// keyspace's keys == expires).
+func (ks *Keyspace) allVolatile(db int) bool {
+	d := ks.dbs[db]
+	n := len(d.entries) + ks.kixLen(db)
+	v := d.volatile
+	if ks.kixOn() {
+		v += ks.kix.ttlCounts[db]
+	}
+	return n > 0 && v == n
 }
 
 // Scan visits up to about count keys starting at cursor and returns the next
@@ -526,7 +598,10 @@ func (ks *Keyspace) Commit(b *Batch) error {
 		b.materialize()           // the hook reads the operations whole
 		ks.callBeforeWrite(b.buf) // beforewrite.go
 	}
-	trailed := ks.trailerSet && !ks.cleaning
+	// A FLUSHALL alone is written into the freeing reserve (8 bytes of
+	// payload: AppendFreeing), where the position does not fit: it rides
+	// with the next batch, or goes as its own (ReplPositionTrailerPending).
+	trailed := ks.trailerSet && !ks.cleaning && !flushAll
 	if trailed { // replpos.go: the position rides with this batch
 		b.buf = append(b.buf, ks.trailer...)
 		b.n += ks.trailerN
@@ -769,10 +844,13 @@ func (ks *Keyspace) applyPayload(seg *arena.Segment, off, end int64) error {
 func (ks *Keyspace) apply(o op, loc uint64) error {
 	switch o.kind {
 	case opSet, opSetRef:
-		if expiredAt(o.expireAt, ks.NowMs()) {
+		if expiredAt(o.expireAt, ks.NowMs()) && !ks.keepExpiredApply() {
 			ks.removeKey(o.db, string(o.key))
 			ks.touch(o.db, o.key)
 			return nil
+		}
+		if o.expireAt != 0 && ks.rx.on {
+			ks.trackExpiry(o.db, o.key)
 		}
 		size := int64(o.size)
 		if o.kind == opSetRef {
@@ -855,6 +933,7 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 		}
 		ks.refsFlushed(-1)
 		ks.flushAllSeg = loc >> 40
+		ks.flushTracked()
 	case opFunctions:
 		return ks.applyFunctions(o, loc)
 	case opReplPosition:
@@ -879,6 +958,7 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 		ks.refsSwapped(o.db, o.db2)
 		ks.swappedSeg = max(ks.swappedSeg, loc>>40+1)
 		ks.expires.rebuild(ks.dbs[:])
+		ks.flushTracked()
 	default:
 		return ks.applyObject(o, loc)
 	}
@@ -1001,6 +1081,7 @@ type Stats struct {
 	LiveBytes     int64       // bytes of live records
 	Segments      int         // segment files
 	ExpiredKeys   int64       // keys removed by expiry since start (or CONFIG RESETSTAT)
+	TrackedKeys   int64       // keys a writable replica expires itself (INFO slave_expires_tracked_keys)
 	KeyspaceHits  int64       // keys found by read-only commands' lookups (see CountLookups)
 	KeyspaceMiss  int64       // keys those lookups did not find
 	WriteFailing  bool        // the last commit failed (disk full, persistence failure)
@@ -1030,6 +1111,7 @@ func (ks *Keyspace) Stats() Stats {
 		LiveBytes:     ks.liveSnapshot.Load(),
 		Segments:      len(ks.arena.Segments()),
 		ExpiredKeys:   ks.expiredKeys.Load(),
+		TrackedKeys:   ks.rx.trackedN.Load(),
 		KeyspaceHits:  ks.hits.Load(),
 		KeyspaceMiss:  ks.misses.Load(),
 		WriteFailing:  ks.writeFailing.Load(),

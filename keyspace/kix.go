@@ -269,8 +269,8 @@ func (ks *Keyspace) kixLookup(dbi int, key []byte) *entry {
 		return nil
 	}
 	e := ks.kixEntry(string(key), loc)
-	if expiredAt(e.expireAt, ks.NowMs()) {
-		if !ks.expiryPaused.Load() { // CLIENT PAUSE: read as missing, kept
+	if !ks.liveAt(e.expireAt) {
+		if !ks.keepExpired() { // CLIENT PAUSE, a replica: read as missing, kept
 			ks.expire(dbi, e.key)
 		}
 		return nil

@@ -147,9 +147,12 @@ func applyExpire(ks *Keyspace, o op, e *entry) error {
 	}
 	at := int64(binary.LittleEndian.Uint64(o.body))
 	d := ks.dbs[o.db]
-	if expiredAt(at, ks.NowMs()) {
+	if expiredAt(at, ks.NowMs()) && !ks.keepExpiredApply() {
 		ks.removeKey(o.db, e.key)
 		return nil
+	}
+	if at != 0 && ks.rx.on {
+		ks.trackExpiry(o.db, o.key)
 	}
 	if e.expireAt != 0 {
 		d.volatile--
@@ -229,12 +232,14 @@ func (ks *Keyspace) applyObject(o op, loc uint64) error {
 	var e *entry
 	if i, ok := d.index[string(o.key)]; ok {
 		e = &d.entries[i]
-		if expiredAt(e.expireAt, ks.NowMs()) {
+		if expiredAt(e.expireAt, ks.NowMs()) && !ks.keepExpiredApply() {
 			ks.expire(o.db, e.key)
 			e = nil
 		}
+	} else if ks.keepExpiredApply() {
+		e = ks.rawEntry(o.db, o.key) // transient: an applier that changes a string materializes it
 	} else {
-		e = ks.kixLookup(o.db, o.key) // transient: an applier that changes a string materializes it
+		e = ks.kixLookup(o.db, o.key) // transient, as above
 	}
 	err := fn(ks, o, e)
 	if err != nil && ks.replaying {
@@ -282,6 +287,12 @@ func (ks *Keyspace) CopyValue(b *Batch, srcDB int, src []byte, dstDB int, dst []
 	if e == nil {
 		return false
 	}
+	return ks.copyEntry(b, e, dstDB, dst, expireAtMs)
+}
+
+// copyEntry is CopyValue of the entry e, found already (the cleaner's
+// copy of a key it keeps although its time has passed).
+func (ks *Keyspace) copyEntry(b *Batch, e *entry, dstDB int, dst []byte, expireAtMs int64) bool {
 	if err := damageOf(e); err != nil {
 		// Nothing to copy: the commit answers the damage (and RENAME's
 		// or MOVE's delete of the source is not written).

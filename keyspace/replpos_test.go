@@ -142,3 +142,45 @@ func TestReplPositionTrailer(t *testing.T) {
 	}
 	ks.Close()
 }
+
+// TestReplPositionTrailerSkipsFlushAll: a replica's unit that is the
+// master's FLUSHALL commits the FLUSHALL alone (the freeing record, which
+// has no room for the position) and leaves the armed position pending
+// for its own record. Before, the trailer rode along and the wal panicked
+// ("AppendFreeing of a 55-byte payload, more than the reserve holds"): a
+// Persimmon replica died on its master's FLUSHALL.
+func TestReplPositionTrailerSkipsFlushAll(t *testing.T) {
+	dir := t.TempDir()
+	ks := openKS(t, dir, 64<<10)
+	id := strings.Repeat("b", 40)
+	commit(t, ks, func(b *keyspace.Batch) { b.Set(0, []byte("k"), []byte("v"), 0) })
+	ks.Lock()
+	ks.BeginTxn()
+	ks.SetReplPositionTrailer(id, 77, 0)
+	b := ks.NewBatch()
+	b.FlushAll()
+	if err := ks.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	if !ks.ReplPositionTrailerPending() {
+		t.Fatal("the FLUSHALL took the position")
+	}
+	b = ks.NewBatch()
+	b.SetReplPosition(id, 77, 0)
+	if err := ks.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := ks.EndTxn(); err != nil {
+		t.Fatal(err)
+	}
+	ks.Unlock()
+	ks.Close()
+	ks = openKS(t, dir, 64<<10)
+	defer ks.Close()
+	if got, want := replPosition(ks), id+" 77 0 true"; got != want {
+		t.Fatalf("after reopen: %q, want %q", got, want)
+	}
+	if has(t, ks, "k") {
+		t.Fatal("the FLUSHALL was not recovered")
+	}
+}

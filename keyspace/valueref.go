@@ -163,8 +163,8 @@ func (ks *Keyspace) refsFlushed(db int) {
 func (ks *Keyspace) cleanHeldBase(b *Batch, loc uint64, reset map[string]bool) {
 	h := ks.refs[loc]
 	delete(ks.refs, loc) // the copy below replaces whatever holds it
-	if e := ks.lookup(h.db, []byte(h.key)); e != nil {
-		ks.CopyValue(b, h.db, []byte(h.key), h.db, []byte(h.key), e.expireAt)
+	if e := ks.cleanEntry(h.db, []byte(h.key), ks.NowMs()); e != nil {
+		ks.copyEntry(b, e, h.db, []byte(h.key), e.expireAt)
 		reset[string(append([]byte{byte(h.db)}, h.key...))] = true
 	}
 }

@@ -426,6 +426,8 @@ func wireConfigTable(t []configParam) {
 	// Parameters the server honours.
 	// replication_effects.go: expiries propagated as UNLINK
 	by["lazyfree-lazy-expire"].apply = func(s *Server, v string) error { s.replica.lazyExpire.Store(v == "yes"); return nil }
+	// replica.go: a writable replica (replica-read-only no)
+	by["replica-read-only"].apply = func(s *Server, v string) error { s.replica.writable.Store(v == "no"); return nil }
 	by["bind"].apply, by["bind"].group = applyListen, "listen"
 	by["bind"].get = func(s *Server) string { return *s.live.bind.Load() }
 	by["port"].apply, by["port"].group = applyListen, "listen"

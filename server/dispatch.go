@@ -79,7 +79,7 @@ func (c *conn) execute(args [][]byte) {
 		c.reject(cmd, msg) // a full disk (diskerror.go)
 		return
 	}
-	if cmd.Flags&FlagWrite != 0 && c.srv.replicaStatus() != nil {
+	if cmd.Flags&FlagWrite != 0 && c.srv.replicaStatus() != nil && !c.srv.replica.writable.Load() {
 		c.reject(cmd, "READONLY You can't write against a read only replica.") // replica.go
 		return
 	}
@@ -272,11 +272,19 @@ func (c *conn) callNow(cmd *Command, args [][]byte, locked bool) {
 // into keyspace_hits/misses if it is read-only.
 func (c *conn) runCounted(cmd *Command, args [][]byte) {
 	if (cmd.Flags&FlagReadonly == 0 && !cmd.CountsReads) || c.KS == nil { // nil: a test's fake environment
+		if cmd.Flags&FlagWrite != 0 && c.KS != nil && c.KS.IsReplica() {
+			c.runReplicaWrite(cmd, args) // a writable replica's client (replica.go)
+			return
+		}
 		cmd.Run(&c.Client, args)
 		return
 	}
 	c.KS.CountLookups(true)
-	cmd.Run(&c.Client, args)
+	if cmd.Flags&FlagWrite != 0 && c.KS.IsReplica() {
+		c.runReplicaWrite(cmd, args) // SUNIONSTORE, COPY, SORT ... STORE
+	} else {
+		cmd.Run(&c.Client, args)
+	}
 	c.KS.CountLookups(false)
 }
 

@@ -294,7 +294,7 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 	}
 	if sel&secReplication != 0 && s.master != nil {
 		var r *repl.Replica
-		ic := repl.InfoConfig{ReplicaPriority: 100, ReadOnly: true, Announced: true}
+		ic := repl.InfoConfig{ReplicaPriority: 100, ReadOnly: !s.replica.writable.Load(), Announced: true}
 		if v, ok := s.ConfigValue("replica-priority"); ok {
 			ic.ReplicaPriority, _ = strconv.Atoi(v)
 		}
@@ -646,7 +646,7 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("latest_fork_usec", 0)
 		line("total_forks", 0)
 		line("migrate_cached_sockets", d.migrateSockets)
-		line("slave_expires_tracked_keys", 0)
+		line("slave_expires_tracked_keys", d.ks.TrackedKeys)
 		line("active_defrag_hits", 0)
 		line("active_defrag_misses", 0)
 		line("active_defrag_key_hits", 0)

@@ -22,7 +22,9 @@ import (
 // server's own Master (for its replicas, and PSYNC after a promotion).
 // Apply returns once the unit is durable, so every acknowledged offset is
 // durable. REPLICAOF NO ONE stops the link and promotes (replid shifted to
-// replid2). While a replica, writes from clients get READONLY.
+// replid2). While a replica, writes from clients (a script's too) get
+// READONLY, unless replica-read-only is no (runReplicaWrite). Expired keys
+// wait for the master's DEL (keyspace SetReplica, SetApplyingMaster).
 //
 // The position (master replid, offset, selected db) is logged in each
 // unit's transaction group (keyspace.SetReplPosition), so a restart or a
@@ -46,6 +48,9 @@ type replicaState struct {
 	mu   sync.Mutex // REPLICAOF's
 	link *replicaLink
 	cur  atomic.Pointer[replicaLink] // link, for the write path's check
+	// writable is replica-read-only no: clients' writes are taken while
+	// a replica (runReplicaWrite).
+	writable atomic.Bool
 	// lazyExpire is lazyfree-lazy-expire: expiries go to the stream as
 	// UNLINK rather than DEL (replication_effects.go).
 	lazyExpire atomic.Bool
@@ -108,6 +113,12 @@ func (a *replicaApplier) run(db int, args ...[]byte) error {
 	}
 	a.c.DB = db
 	a.c.Out = a.c.Out[:0]
+	if ks := a.c.KS; ks != nil {
+		// The master's commands see no key as expired (keyspace
+		// replica_expiry.go): its DEL decides when one goes.
+		ks.SetApplyingMaster(true)
+		defer ks.SetApplyingMaster(false)
+	}
 	cmd.Run(&a.c, args)
 	if len(a.c.Out) > 0 && a.c.Out[0] == '-' {
 		// As Redis's replicas: a write the master accepted and this
@@ -273,6 +284,10 @@ func (l *replicaLoader) Load(e *rdb.Entry) error {
 	if !l.a.current() {
 		return errLinkReplaced
 	}
+	// A key whose time has passed (its master had not expired it yet) is
+	// loaded all the same, as Redis's rdbLoad does on a replica, and kept
+	// until the master's DEL: RESTORE keeps it on a replica (commands'
+	// alreadyExpired).
 	return l.a.run(e.DB, []byte("RESTORE"), e.Key, strconv.AppendInt(nil, e.ExpireAtMs, 10), payload, []byte("ABSTTL"), []byte("REPLACE"))
 }
 
@@ -366,6 +381,9 @@ func (s *Server) replicaofNoOne() error {
 	if l == nil {
 		return nil
 	}
+	if s.ks != nil {
+		s.ks.SetReplica(false) // a master expires keys (and propagates it) again
+	}
 	l.cancel()
 	s.master.Promote()
 	s.master.DropReplicas() // they learn the new ID with +CONTINUE
@@ -397,6 +415,9 @@ func (s *Server) startReplicaofWith(host string, port int, failover bool) {
 		pos.replid, pos.offset, pos.db = s.master.Position()
 	}
 	s.master.BeginRelay()
+	if s.ks != nil {
+		s.ks.SetReplica(true) // expired keys wait for the master's DEL (keyspace replica_expiry.go)
+	}
 	s.setReplicaofConfig(host + " " + strconv.Itoa(port))
 	app := &replicaApplier{s: s, c: Client{ID: -1, KS: s.ks, Srv: s, Authed: true}, dur: pos.offset}
 	user, _ := s.ConfigValue("masteruser")
@@ -547,3 +568,15 @@ func (s *Server) storeMasterPosition() {
 
 // replicaStatus returns the link while this server is a replica.
 func (s *Server) replicaStatus() *replicaLink { return s.replica.cur.Load() }
+
+// runReplicaWrite runs a client's write command on a replica (one
+// configured with replica-read-only no, as dispatch refused it otherwise),
+// as Redis's lookupKeyWrite does there: the expired keys the command looks
+// up are removed rather than only hidden, and the expiries it sets are the
+// replica's to expire (INFO slave_expires_tracked_keys; keyspace
+// replica_expiry.go). The keyspace lock is held.
+func (c *conn) runReplicaWrite(cmd *Command, args [][]byte) {
+	was := c.KS.SetClientWrite(true)
+	cmd.Run(&c.Client, args)
+	c.KS.SetClientWrite(was)
+}

@@ -1127,6 +1127,10 @@ func (e *scriptEngine) luaCall(L *lua.LState, raise bool) int {
 	switch {
 	case r.readOnly && (cmd.Flags&FlagWrite != 0 || mayReplicate(cmd)):
 		return reject(cmd, errScriptWriteInRO)
+	case cmd.Flags&FlagWrite != 0 && c.conn != nil && c.Srv.replicaStatus() != nil && !c.Srv.replica.writable.Load():
+		// Redis's scriptVerifyWriteCommandAllow: a read-only replica's
+		// clients may not write from a script either (replica.go).
+		return reject(cmd, "-READONLY You can't write against a read only replica.")
 	}
 	if msg := c.scriptDiskError(cmd); msg != "" {
 		return reject(cmd, "-"+msg) // a full disk (diskerror.go): MISCONF is the error code
