@@ -166,15 +166,19 @@ func (c *conn) callNow(cmd *Command, args [][]byte, locked bool) {
 			n := &c.srv.notify
 			was := n.inCmd
 			n.inCmd = true
+			before := c.srv.env.lastLSN()
 			c.runCounted(cmd, args)
 			c.srv.notifyEnd()
 			n.inCmd = was
-			c.feed(cmd, args, start, true)
+			c.feed(cmd, args, start, before) // into EXEC's or the script's unit
 			if c.trk.on {
 				c.trackRead(cmd, args, true) // tracking.go
 			}
 		} else {
 			cmd.Run(&c.Client, args)
+			if cmd.Flags&FlagPubSub != 0 && alwaysPropagated(cmd) {
+				c.feedPublish(cmd, args, start) // propagate.go
+			}
 		}
 		now = clockNow()
 		if c.gc != nil && !locked && c.readyWaiters() {
@@ -206,8 +210,10 @@ func (c *conn) callNow(cmd *Command, args [][]byte, locked bool) {
 			reg.loopServes = true // this command serves what it wakes (no kickServe)
 		}
 		before := env.lastLSN()
+		c.srv.propBegin() // propagate.go: the command and what it causes, one unit
 		c.runCounted(cmd, args)
-		c.feed(cmd, args, start, false)
+		c.feed(cmd, args, start, before)
+		c.srv.propEnd(c)
 		served := false
 		if c.trk.on {
 			c.trackRead(cmd, args, false) // tracking.go

@@ -443,9 +443,6 @@ func fcallGeneric(c *Client, args [][]byte, readOnly bool) {
 	mark := len(c.Out)
 	rt.se.runFunction(c, f, args, keys, argv, readOnly || noWrites)
 	if !inTxn {
-		if cn != nil {
-			cn.feedEnd() // the function's writes, as one MULTI block (replication.go)
-		}
 		if err := env.endTxn(); err != nil {
 			c.Out = c.Out[:mark]
 			c.WriteErr(err)

@@ -20,8 +20,8 @@ import (
 // Persimmon as a replication master (package repl does the protocol):
 // REPLCONF and PSYNC/SYNC hand a connection to repl.Master.Serve, every
 // write that succeeds is propagated into the command stream under the
-// keyspace lock it applied under (MULTI/EXEC and a script's writes wrapped
-// in MULTI/EXEC), and a full resync's snapshot is read under that lock,
+// keyspace lock it applied under (grouped as Redis 7.0 groups them:
+// propagate.go), and a full resync's snapshot is read under that lock,
 // at one instant with the stream's offset.
 //
 // Writes reach the stream as their effects (replication_effects.go). A
@@ -264,62 +264,62 @@ func cloneValue(v rdb.Value) rdb.Value {
 }
 
 // feed propagates a write that ran on c (under the keyspace lock) if it
-// succeeded; inside EXEC or a script (nested) the first write opens a
-// MULTI that feedEnd closes.
-func (c *conn) feed(cmd *Command, args [][]byte, start int, nested bool) {
+// succeeded and changed something (the log's last LSN moved past before,
+// read just before it ran), as its effects, into the open propagation
+// unit, or as a unit of its own (propagate.go).
+func (c *conn) feed(cmd *Command, args [][]byte, start int, before uint64) {
 	m := c.srv.master
-	if m == nil || !m.Streaming() || cmd.Flags&FlagWrite == 0 || len(c.Out) > start && c.Out[start] == '-' && cmd.Name != "migrate" {
+	if m == nil || !m.Streaming() {
 		// no replica yet: nothing to rewrite or record (EXPIRE's
 		// read-back and Propagate's lock stay off the write path)
 		return
 	}
+	forced := alwaysPropagated(cmd)
+	if !forced && (cmd.Flags&FlagWrite == 0 || c.srv.env.lastLSN() == before) ||
+		len(c.Out) > start && c.Out[start] == '-' && cmd.Name != "migrate" {
+		return // a read, a write that changed nothing, or an error
+	}
+	s := c.srv
 	reply := c.Out[min(start, len(c.Out)):]
 	if effs, ok := c.claimEffects(cmd.Name, args, reply); ok {
-		// several writes for one command: MULTI/EXEC around them,
-		// unless a block's MULTI is open already (replication_effects.go)
-		if len(effs) == 0 {
-			return
-		}
-		wrap := len(effs) > 1 && !c.feedTx && !nested
-		if nested && !c.feedTx {
-			m.Propagate(c.DB, []byte("MULTI"))
-			c.feedTx = true
-		}
-		if wrap {
-			m.Propagate(c.DB, []byte("MULTI"))
-		}
+		s.propBegin()
 		for _, e := range effs {
-			m.Propagate(c.DB, e...)
+			s.alsoPropagate(c.DB, e...)
 		}
-		if wrap {
-			m.Propagate(c.DB, []byte("EXEC"))
-		}
-		c.replOff = m.Offset()
+		s.propEnd(c)
 		return
 	}
 	if cmd.Name == "migrate" {
 		if args = c.migrateEffect(args); args == nil {
 			return // COPY, or nothing moved (migrate.go)
 		}
-	} else if eff, rewritten := c.effect(cmd.Name, args, reply); rewritten {
+	} else if name := cmd.Name; name == "spop" {
+		effs := c.spopEffects(args, reply)
+		s.propBegin()
+		for _, e := range effs {
+			s.alsoPropagate(c.DB, e...)
+		}
+		s.propEnd(c)
+		return
+	} else if eff, rewritten := c.effect(name, args, reply); rewritten {
 		if eff == nil {
 			return // it changed nothing (or blocked: nothing happened yet)
 		}
 		args = eff
 	}
-	if nested && !c.feedTx {
-		m.Propagate(c.DB, []byte("MULTI"))
-		c.feedTx = true
-	}
-	m.Propagate(c.DB, args...)
-	c.replOff = m.Offset()
+	s.propBegin()
+	s.alsoPropagate(c.DB, args...)
+	s.propEnd(c)
 }
 
-// expireEffect rewrites a relative expiry into the absolute time it set,
-// read back from the keyspace, as Redis 7.0 propagates them: EXPIRE and
-// PEXPIRE as PEXPIREAT (or DEL when the key is gone), SETEX, PSETEX and
-// SET EX|PX as SET ... PXAT, GETEX EX|PX as PEXPIREAT. relative is false
-// for the other commands; eff nil when nothing changed.
+// expireEffect rewrites an expiry into the absolute time it set, as Redis
+// 7.0 propagates them (expire.c, t_string.c): EXPIRE, PEXPIRE and
+// EXPIREAT as PEXPIREAT key ms with their NX|XX|GT|LT, SETEX, PSETEX and
+// SET with EX|PX|EXAT|PXAT as SET key value PXAT ms (its NX, XX, GET and
+// KEEPTTL decided on the master), GETEX with a time as PEXPIREAT and with
+// PERSIST as PERSIST; a time already past deletes the key, propagated as
+// DEL (UNLINK with lazyfree-lazy-expire). relative is false for the other
+// commands; eff nil when nothing changed.
 func (c *conn) expireEffect(name string, args [][]byte, reply []byte) (eff [][]byte, relative bool) {
 	ks := c.KS
 	if ks == nil || len(args) < 2 {
@@ -328,51 +328,47 @@ func (c *conn) expireEffect(name string, args [][]byte, reply []byte) (eff [][]b
 	key := args[1]
 	at := func() ([]byte, bool) {
 		ms, ok := ks.ExpireAt(c.DB, key)
-		return strconv.AppendInt(nil, ms, 10), ok
+		return strconv.AppendInt(nil, ms, 10), ok && ms != 0
 	}
-	null := len(reply) == 0 || reply[0] == '_' || bytes.HasPrefix(reply, []byte("$-1")) || bytes.HasPrefix(reply, []byte("*-1"))
+	del := func() [][]byte { return [][]byte{c.srv.expireDel(), key} }
 	switch name {
-	case "expire", "pexpire":
-		if !bytes.HasPrefix(reply, []byte(":1")) {
+	case "expire", "pexpire", "expireat", "pexpireat":
+		if !bytes.HasPrefix(reply, []byte(":1")) || len(args) < 3 {
 			return nil, true
 		}
-		if ms, ok := at(); ok {
-			return [][]byte{[]byte("PEXPIREAT"), key, ms}, true
+		ms, ok := at()
+		if !ok {
+			return del(), true
 		}
-		return [][]byte{[]byte("DEL"), key}, true
+		if name == "pexpireat" {
+			return nil, false // as it was sent
+		}
+		return append([][]byte{[]byte("PEXPIREAT"), key, ms}, args[3:]...), true
 	case "setex", "psetex":
 		if ms, ok := at(); ok && len(args) == 4 {
 			return [][]byte{[]byte("SET"), key, args[3], []byte("PXAT"), ms}, true
 		}
 		return nil, false
 	case "set":
-		// Applied, it is SET key value PXAT ms whatever the options
-		// (NX, XX, GET decided on the master, as Redis 7.0 propagates it).
-		rel, nx, xx, get := false, false, false, false
-		for i := 3; i < len(args); i++ {
+		var ms []byte
+		timed := false
+	opts:
+		for i := 3; i+1 < len(args); i++ {
 			switch {
-			case (ArgIs(args[i], "ex") || ArgIs(args[i], "px")) && i+1 < len(args):
-				rel = true
-				i++
-			case ArgIs(args[i], "nx"):
-				nx = true
-			case ArgIs(args[i], "xx"):
-				xx = true
-			case ArgIs(args[i], "get"):
-				get = true
+			case ArgIs(args[i], "ex") || ArgIs(args[i], "px"):
+				ms, timed = at()
+				break opts
+			case ArgIs(args[i], "exat"):
+				n, ok := ParseInt64(args[i+1])
+				ms, timed = strconv.AppendInt(nil, n*1000, 10), ok
+				break opts
+			case ArgIs(args[i], "pxat"):
+				ms, timed = args[i+1], true
+				break opts
 			}
 		}
-		if !rel {
-			return nil, false
-		}
-		ok := bytes.HasPrefix(reply, []byte("+OK"))
-		switch {
-		case nx && (get && !null || !get && !ok), xx && (get && null || !get && !ok):
-			return nil, true // NX/XX refused it
-		}
-		ms, exists := at()
-		if !exists {
-			return [][]byte{[]byte("DEL"), key}, true
+		if !timed {
+			return nil, false // no time given (or, cannot be, none set)
 		}
 		return [][]byte{[]byte("SET"), key, args[2], []byte("PXAT"), ms}, true
 	case "getex":
@@ -384,7 +380,7 @@ func (c *conn) expireEffect(name string, args [][]byte, reply []byte) (eff [][]b
 				if ms, ok := at(); ok {
 					return [][]byte{[]byte("PEXPIREAT"), key, ms}, true
 				}
-				return [][]byte{[]byte("DEL"), key}, true
+				return del(), true
 			}
 		}
 		return nil, true // a plain GETEX is a read
@@ -484,15 +480,6 @@ func lenLine(p []byte) (int, []byte, bool) {
 	}
 	n, err := strconv.Atoi(string(p[:i]))
 	return n, p[i+2:], err == nil
-}
-
-// feedEnd closes the MULTI a block's writes opened (still under the lock).
-func (c *conn) feedEnd() {
-	if c.feedTx {
-		c.srv.master.Propagate(c.DB, []byte("EXEC"))
-		c.replOff = c.srv.master.Offset()
-		c.feedTx = false
-	}
 }
 
 // replconfCommand: semantics: redis.io REPLCONF (internal): options a

@@ -596,9 +596,6 @@ func evalGeneric(c *Client, args [][]byte, bySHA, readOnly bool) {
 	mark := len(c.Out)
 	e.runScript(c, sha, sc, keys, argv, readOnly || sc.noWrites)
 	if !inTxn {
-		if cn != nil {
-			cn.feedEnd() // the script's writes, as one MULTI block
-		}
 		if err := env.endTxn(); err != nil {
 			// The commit marker was not written: recovery drops the
 			// script's writes, so the client must not see them acknowledged.

@@ -213,6 +213,7 @@ func (st *serverStats) reset() {
 // connection, replies held until the batch that produced them is durable.
 type Server struct {
 	master  *repl.Master // the replication stream and replica links (replication.go)
+	prop    propUnit     // what the running unit propagates (propagate.go; keyspace lock)
 	replica replicaState // REPLICAOF's link to a master (replica.go)
 	cfg     Config       // start-up values; live ones are in live
 	live    liveConfig
