@@ -358,6 +358,28 @@ func (m *Master) Cron(now time.Time) {
 	}
 }
 
+// SetPingPeriod changes how often Cron puts a PING into the stream
+// (repl-ping-replica-period, CONFIG SET); d <= 0 is ignored.
+func (m *Master) SetPingPeriod(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	m.mu.Lock()
+	m.cfg.PingPeriod = d
+	m.mu.Unlock()
+}
+
+// SetTimeout changes how long Cron lets an online replica stay silent
+// before it drops the link (repl-timeout, CONFIG SET); d <= 0 is ignored.
+func (m *Master) SetTimeout(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	m.mu.Lock()
+	m.cfg.Timeout = d
+	m.mu.Unlock()
+}
+
 // DropReplicas closes every replica link (their replicas come back with
 // PSYNC).
 func (m *Master) DropReplicas() {

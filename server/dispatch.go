@@ -7,6 +7,7 @@ import (
 
 	"github.com/persimmon-db/persimmon/acl"
 	"github.com/persimmon-db/persimmon/proto"
+	"github.com/persimmon-db/persimmon/repl"
 )
 
 // errNotInMultiAllowed answers a FlagNoMulti command inside MULTI.
@@ -79,12 +80,23 @@ func (c *conn) execute(args [][]byte) {
 		c.reject(cmd, msg) // a full disk (diskerror.go)
 		return
 	}
-	if cmd.Flags&FlagWrite != 0 && c.srv.replicaStatus() != nil {
+	// EXEC is a write if a queued command is, and refused on a stale
+	// replica if one is (Redis's mstate.cmd_flags and cmd_inv_flags):
+	// the state may have changed since they were queued. An EVAL whose
+	// script has flags that may write is a write (getCommandFlags).
+	exec := cmd.Name == "exec" && c.InMulti
+	mayWrite := cmd.Flags&FlagWrite != 0 || evalMayWrite(cmd, args)
+	write := mayWrite || exec && c.MultiWrite
+	if write && c.srv.minReplicasRefuse() {
+		c.reject(cmd, errNoReplicas) // replication_wait.go
+		return
+	}
+	if write && c.srv.replicaStatus() != nil {
 		c.reject(cmd, "READONLY You can't write against a read only replica.") // replica.go
 		return
 	}
-	if cmd.Flags&FlagWrite != 0 && c.srv.minReplicasRefuse() {
-		c.reject(cmd, errNoReplicas) // replication_wait.go
+	if (cmd.Flags&FlagStale == 0 || exec && c.MultiDenyStale) && c.srv.masterDown() {
+		c.reject(cmd, errMasterDown)
 		return
 	}
 	if c.InMulti && !cmd.Immediate {
@@ -96,10 +108,32 @@ func (c *conn) execute(args [][]byte) {
 		if cmd.Flags&FlagDenyOOM != 0 || evalDenyOOM(cmd, args) {
 			c.MultiDenyOOM = true // EXEC is denyoom (maxmemory.go)
 		}
+		if mayWrite {
+			c.MultiWrite = true
+		}
+		if cmd.Flags&FlagStale == 0 {
+			c.MultiDenyStale = true
+		}
 		c.WriteString("QUEUED")
 		return
 	}
 	c.call(cmd, args, false)
+}
+
+// errMasterDown refuses a command on a replica whose link to its master
+// is down under replica-serve-stale-data no (Redis 7.0's masterdownerr).
+const errMasterDown = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+
+// masterDown reports whether this server is a replica whose link to its
+// master is not up (not streaming yet, or lost) while
+// replica-serve-stale-data is no: commands without the stale flag get
+// MASTERDOWN, as Redis's processCommand gives them.
+func (s *Server) masterDown() bool {
+	if !s.live.staleRefused.Load() {
+		return false
+	}
+	l := s.replicaStatus()
+	return l != nil && l.r.Status().State != repl.StateConnected
 }
 
 // errDebugNotAllowed is Redis 7.0's refusal of DEBUG under enable-debug-command.

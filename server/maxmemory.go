@@ -250,6 +250,18 @@ func evalDenyOOM(cmd *Command, args [][]byte) bool {
 	return msg == "" && !noWrites && !allowOOM
 }
 
+// evalMayWrite reports whether a queued EVAL or EVAL_RO makes EXEC a
+// write: its script has a shebang whose flags do not say no-writes
+// (Redis's scriptFlagsToCmdFlags).
+func evalMayWrite(cmd *Command, args [][]byte) bool {
+	if (cmd.Name != "eval" && cmd.Name != "eval_ro") || len(args) < 2 || !bytes.HasPrefix(args[1], []byte("#!")) {
+		return false
+	}
+	first, _, _ := bytes.Cut(args[1], []byte("\n"))
+	noWrites, _, msg := parseShebangFlags(string(first))
+	return msg == "" && !noWrites
+}
+
 // liveHeap is the Go heap's live bytes at the end of the last collection,
 // and the number of collections completed. Before the first collection
 // there is no live figure: the allocated objects stand for it.

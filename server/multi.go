@@ -113,6 +113,7 @@ func (c *Client) endMulti() {
 	c.InMulti = false
 	c.MultiErr = false
 	c.MultiDenyOOM = false
+	c.MultiWrite, c.MultiDenyStale = false, false
 	clear(c.MultiCmds)
 	if cap(c.MultiCmds) > 1024 {
 		c.MultiCmds = nil

@@ -50,7 +50,8 @@ func (s *Server) initReplication() {
 	backlog, _ := s.ConfigValue("repl-backlog-size")
 	size, _ := strconv.Atoi(backlog)
 	diskless, _ := s.ConfigValue("repl-diskless-sync")
-	s.master = repl.NewMaster(repl.MasterConfig{BacklogSize: size, Diskless: diskless != "no", TempDir: s.cfg.Dir, Logf: s.logf},
+	s.master = repl.NewMaster(repl.MasterConfig{BacklogSize: size, Diskless: diskless != "no", TempDir: s.cfg.Dir, Logf: s.logf,
+		PingPeriod: s.configSeconds("repl-ping-replica-period"), Timeout: s.configSeconds("repl-timeout")},
 		repl.NewReplIDs(), 0, serverSnapshotter{s})
 	go func() {
 		t := time.NewTicker(time.Second)
@@ -65,6 +66,13 @@ func (s *Server) initReplication() {
 			}
 		}
 	}()
+}
+
+// configSeconds reads an integer parameter in seconds (0 when unset).
+func (s *Server) configSeconds(name string) time.Duration {
+	v, _ := s.ConfigValue(name)
+	n, _ := strconv.Atoi(v)
+	return time.Duration(n) * time.Second
 }
 
 type serverSnapshotter struct{ s *Server }

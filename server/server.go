@@ -180,6 +180,7 @@ type liveConfig struct {
 	latencyPercentiles atomic.Pointer[[]float64] // latency-tracking-info-percentiles
 	streamNodeEntries  atomic.Int64              // stream-node-max-entries
 	streamNodeBytes    atomic.Int64              // stream-node-max-bytes
+	staleRefused       atomic.Bool               // replica-serve-stale-data no (dispatch.go: MASTERDOWN)
 }
 
 // serverStats are the counters of INFO stats.
