@@ -376,7 +376,21 @@ func (c *conn) expireEffect(name string, args [][]byte, reply []byte) (eff [][]b
 			}
 		}
 		if !timed {
-			return nil, false // no time given (or, cannot be, none set)
+			// no time given (or, cannot be, none set): as sent, without
+			// its GETs (setGenericCommand's rewrite)
+			var out [][]byte
+			for i, a := range args {
+				if i >= 3 && ArgIs(a, "get") {
+					if out == nil {
+						out = append([][]byte(nil), args[:i]...)
+					}
+					continue
+				}
+				if out != nil {
+					out = append(out, a)
+				}
+			}
+			return out, out != nil
 		}
 		return [][]byte{[]byte("SET"), key, args[2], []byte("PXAT"), ms}, true
 	case "getex":

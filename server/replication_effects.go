@@ -18,6 +18,8 @@ import (
 //	INCRBYFLOAT key n         SET key value KEEPTTL   (the value it made)
 //	HINCRBYFLOAT key f n      HSET key f value
 //	GETSET key v              SET key v
+//	SET key v [NX|XX] GET     SET key v [NX|XX]       (no GET)
+//	GEOADD key [opts] lon lat m...  zadd key [opts] <geohash score> m...
 //	EXPIRE/PEXPIRE/EXPIREAT   PEXPIREAT key ms [NX|XX|GT|LT] (the absolute
 //	                          time read back; DEL when the key is gone)
 //	SETEX, PSETEX, SET with   SET key value PXAT ms
@@ -76,6 +78,8 @@ func (c *conn) effect(name string, args [][]byte, reply []byte) (eff [][]byte, r
 		return [][]byte{[]byte("HSET"), args[1], args[2], v}, true
 	case "restore":
 		return c.restoreEffect(args)
+	case "geoadd":
+		return c.geoaddEffect(args), true
 	case "xadd":
 		eff, rewritten := xaddEffect(args, reply)
 		if rewritten && eff == nil {
@@ -158,6 +162,31 @@ func bulkItems(p []byte) ([][]byte, bool) {
 		p = rest[l+2:]
 	}
 	return out, true
+}
+
+// geoaddEffect is GEOADD as the ZADD it runs (geoaddCommand's rewrite):
+// "zadd" key, its NX|XX|CH, then score member for each member, the score
+// being the member's geohash as an integer, read back.
+func (c *conn) geoaddEffect(args [][]byte) [][]byte {
+	i := 2
+	for i < len(args) && (ArgIs(args[i], "nx") || ArgIs(args[i], "xx") || ArgIs(args[i], "ch")) {
+		i++
+	}
+	z, err := c.KS.ZSetAt(c.DB, args[1])
+	if err != nil || z == nil || (len(args)-i)%3 != 0 {
+		return nil
+	}
+	out := append([][]byte{[]byte("zadd")}, args[1:i]...)
+	n := len(out)
+	for ; i+2 < len(args); i += 3 {
+		if score, ok := z.Score(args[i+2]); ok {
+			out = append(out, strconv.AppendInt(nil, int64(score), 10), args[i+2])
+		}
+	}
+	if len(out) == n {
+		return nil
+	}
+	return out
 }
 
 // restoreEffect gives RESTORE's relative TTL as the absolute time it set
