@@ -274,7 +274,9 @@ func cloneValue(v rdb.Value) rdb.Value {
 // feed propagates a write that ran on c (under the keyspace lock) if it
 // succeeded and changed something (the log's last LSN moved past before,
 // read just before it ran), as its effects, into the open propagation
-// unit, or as a unit of its own (propagate.go).
+// unit, or as a unit of its own (propagate.go). PFCOUNT is a read that
+// may write (Redis's may_replicate): it goes when it stored the
+// cardinality it computed.
 func (c *conn) feed(cmd *Command, args [][]byte, start int, before uint64) {
 	m := c.srv.master
 	if m == nil || !m.Streaming() {
@@ -283,7 +285,7 @@ func (c *conn) feed(cmd *Command, args [][]byte, start int, before uint64) {
 		return
 	}
 	forced := alwaysPropagated(cmd)
-	if !forced && (cmd.Flags&FlagWrite == 0 || c.srv.env.lastLSN() == before) ||
+	if !forced && (cmd.Flags&FlagWrite == 0 && cmd.Name != "pfcount" || c.srv.env.lastLSN() == before) ||
 		len(c.Out) > start && c.Out[start] == '-' && cmd.Name != "migrate" {
 		return // a read, a write that changed nothing, or an error
 	}

@@ -66,6 +66,7 @@ var propagationCases = []struct {
 	{"multi read only", [][]string{{"SET", "r", "1"}, {"MULTI"}, {"GET", "r"}, {"EXISTS", "r"}, {"EXEC"}}},
 	{"multi no effect", [][]string{{"MULTI"}, {"DEL", "nosuch"}, {"EXEC"}, {"INCR", "foo9"}}},
 	{"multi publish", [][]string{{"MULTI"}, {"PUBLISH", "bla", "bla"}, {"EXEC"}}},
+	{"may replicate", [][]string{{"PFADD", "hll", "a", "b", "c"}, {"PFCOUNT", "hll"}, {"PFCOUNT", "hll"}, {"PFADD", "hll", "d"}, {"PFCOUNT", "hll", "nosuch"}}},
 	{"publish", [][]string{{"PUBLISH", "ch", "msg"}, {"SPUBLISH", "sch", "msg"}}},
 	{"multi script load", [][]string{{"MULTI"}, {"SCRIPT", "LOAD", "redis.call('set', KEYS[1], 'foo')"}, {"SET", "foo", "bar"}, {"EXEC"}}},
 	{"multi script flush", [][]string{{"MULTI"}, {"SCRIPT", "FLUSH"}, {"SET", "foo", "bar"}, {"EXEC"}}},
@@ -124,6 +125,8 @@ var propagationCases = []struct {
 		{"PEXPIRE", "e6", "1"}, {"SET", "e7", "1", "PX", "1"}, {"sleep"},
 		{"INCR", "e1"}, {"GET", "e2"}, {"SET", "e3", "2"}, {"DEL", "e4"}, {"MULTI"}, {"GET", "e5"}, {"EXEC"},
 		{"SREM", "e6", "a"}, {"EVAL", "redis.call('incr', KEYS[1]) return 1", "1", "e7"},
+		{"SET", "e8", "1", "PX", "1"}, {"SET", "e9", "1", "PX", "1"}, {"SET", "e10", "1", "PX", "1"}, {"sleep"},
+		{"DEL", "e8", "e9", "nosuch"}, {"MULTI"}, {"INCR", "e10"}, {"SET", "x", "1"}, {"EXEC"},
 		{"active-expire", "1"},
 	}},
 	{"scripts", [][]string{
