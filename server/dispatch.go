@@ -95,7 +95,8 @@ func (c *conn) execute(args [][]byte) {
 		c.reject(cmd, "READONLY You can't write against a read only replica.") // replica.go
 		return
 	}
-	if (cmd.Flags&FlagStale == 0 || exec && c.MultiDenyStale) && c.srv.masterDown() {
+	denyStale := cmd.Flags&FlagStale == 0 || evalDenyStale(cmd, args)
+	if (denyStale || exec && c.MultiDenyStale) && c.srv.masterDown() {
 		c.reject(cmd, errMasterDown)
 		return
 	}
@@ -111,7 +112,7 @@ func (c *conn) execute(args [][]byte) {
 		if mayWrite {
 			c.MultiWrite = true
 		}
-		if cmd.Flags&FlagStale == 0 {
+		if denyStale {
 			c.MultiDenyStale = true
 		}
 		c.WriteString("QUEUED")

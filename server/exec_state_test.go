@@ -31,6 +31,8 @@ func TestExecStateChecks(t *testing.T) {
 	_, paddr := startReplServer(t, IOGoroutine)
 	steps := [][]string{
 		// a write queued, then min-replicas-to-write set by another client
+		{"FUNCTION", "LOAD", "REPLACE", "#!lua name=stalelib\nredis.register_function('fget', function(k) return redis.pcall('get', k[1]) end)\n" +
+			"redis.register_function{function_name='fstale', callback=function(k) return redis.pcall('get', k[1]) end, flags={'no-writes', 'allow-stale'}}"},
 		{"SET", "xx", "1"}, {"MULTI"}, {"INCR", "xx"},
 		{"other", "CONFIG", "SET", "min-replicas-to-write", "2"}, {"EXEC"}, {"GET", "xx"},
 		{"MULTI"}, {"GET", "xx"}, {"EXEC"}, // reads only: not refused
@@ -45,6 +47,11 @@ func TestExecStateChecks(t *testing.T) {
 		{"CONFIG", "SET", "replica-serve-stale-data", "no"},
 		{"MULTI"}, {"GET", "xx"}, {"other", "REPLICAOF", "127.0.0.1", deadPort}, {"EXEC"},
 		{"GET", "xx"}, {"PING"}, {"MULTI"}, {"PING"}, {"DISCARD"}, {"CONFIG", "GET", "replica-serve-stale-data"},
+		{"EVAL", "return redis.call('get', 'xx')", "0"}, {"EVAL", "return redis.pcall('get', 'xx')", "0"},
+		{"EVAL", "return redis.call('info', 'nosuchsection')", "0"}, {"EVAL", "#!lua\nreturn 1", "0"},
+		{"EVAL", "#!lua flags=no-writes,allow-stale\nreturn redis.pcall('get', 'xx')", "0"},
+		{"MULTI"}, {"EVAL", "#!lua flags=no-writes\nreturn 1", "0"}, {"DISCARD"},
+		{"FCALL", "fget", "1", "xx"}, {"FCALL", "fstale", "1", "xx"}, {"FCALL_RO", "fstale", "1", "xx"},
 		{"MULTI"}, {"other", "REPLICAOF", "NO", "ONE"}, {"GET", "xx"}, {"EXEC"},
 		{"CONFIG", "SET", "replica-serve-stale-data", "yes"},
 		{"other", "REPLICAOF", "127.0.0.1", deadPort}, {"GET", "xx"}, {"other", "REPLICAOF", "NO", "ONE"},

@@ -420,8 +420,19 @@ func fcallGeneric(c *Client, args [][]byte, readOnly bool) {
 		return
 	}
 	noWrites := f.Flags&functions.NoWrites != 0
+	// A function that may write is a write command, one without
+	// allow-stale is refused on a stale replica (scriptFlagsToCmdFlags),
+	// checked in processCommand's order.
 	if !noWrites && c.Srv.minReplicasRefuse() {
-		c.WriteError(errNoReplicas) // a function that may write is a write command (as EVAL's shebang flags)
+		c.WriteError(errNoReplicas)
+		return
+	}
+	if !noWrites && c.conn != nil && c.Srv.replicaStatus() != nil {
+		c.WriteError("READONLY You can't write against a read only replica.")
+		return
+	}
+	if f.Flags&functions.AllowStale == 0 && c.Srv.masterDown() {
+		c.WriteError(errMasterDown)
 		return
 	}
 	if readOnly && !noWrites {
