@@ -319,6 +319,14 @@ func (c *conn) feed(cmd *Command, args [][]byte, start int, before uint64) {
 	}
 	s.propBegin()
 	s.alsoPropagate(c.DB, args...)
+	if len(args) == 5 && string(args[0]) == "SET" && string(args[3]) == "PXAT" {
+		if _, ok := c.KS.ExpireAt(c.DB, args[1]); !ok {
+			// set with a time already past, the key is gone here: a
+			// replica drops it too (Redis's DEL when the key is next
+			// looked up)
+			s.alsoPropagate(c.DB, s.expireDel(), args[1])
+		}
+	}
 	s.propEnd(c)
 }
 
@@ -341,6 +349,16 @@ func (c *conn) expireEffect(name string, args [][]byte, reply []byte) (eff [][]b
 		return strconv.AppendInt(nil, ms, 10), ok && ms != 0
 	}
 	del := func() [][]byte { return [][]byte{c.srv.expireDel(), key} }
+	// relAt is at() for a relative time rel (in unit ms) just set: read
+	// back, or, when the key is already gone (its time passed as it was
+	// set: feed then deletes it after), now + rel.
+	relAt := func(rel []byte, unit int64) ([]byte, bool) {
+		if ms, ok := at(); ok {
+			return ms, true
+		}
+		n, ok := ParseInt64(rel)
+		return strconv.AppendInt(nil, ks.NowMs()+n*unit, 10), ok
+	}
 	switch name {
 	case "expire", "pexpire", "expireat", "pexpireat":
 		if !bytes.HasPrefix(reply, []byte(":1")) || len(args) < 3 {
@@ -355,7 +373,14 @@ func (c *conn) expireEffect(name string, args [][]byte, reply []byte) (eff [][]b
 		}
 		return append([][]byte{[]byte("PEXPIREAT"), key, ms}, args[3:]...), true
 	case "setex", "psetex":
-		if ms, ok := at(); ok && len(args) == 4 {
+		unit := int64(1000)
+		if name == "psetex" {
+			unit = 1
+		}
+		if len(args) != 4 {
+			return nil, false
+		}
+		if ms, ok := relAt(args[2], unit); ok {
 			return [][]byte{[]byte("SET"), key, args[3], []byte("PXAT"), ms}, true
 		}
 		return nil, false
@@ -365,8 +390,11 @@ func (c *conn) expireEffect(name string, args [][]byte, reply []byte) (eff [][]b
 	opts:
 		for i := 3; i+1 < len(args); i++ {
 			switch {
-			case ArgIs(args[i], "ex") || ArgIs(args[i], "px"):
-				ms, timed = at()
+			case ArgIs(args[i], "ex"):
+				ms, timed = relAt(args[i+1], 1000)
+				break opts
+			case ArgIs(args[i], "px"):
+				ms, timed = relAt(args[i+1], 1)
 				break opts
 			case ArgIs(args[i], "exat"):
 				n, ok := ParseInt64(args[i+1])

@@ -1,14 +1,18 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // rawNext is the stream's next command as one line (name lowercased),
@@ -50,7 +54,7 @@ var sremRE = regexp.MustCompile(`^srem (\S+) \S+$`)
 // propagationCases are writes and what they leave in the replication
 // stream; TestPropagationMatchesRedis runs each on redis-server 7.0 and
 // Persimmon and compares the two streams command by command. A step is
-// one command; "sleep" waits 20 ms for a key's expiry to pass, and
+// one command; "sleep" waits 150 ms for a key's expiry (100 ms) to pass, and
 // "active-expire 0|1" turns the background expiry off or on (DEBUG
 // SET-ACTIVE-EXPIRE), so that such a key is found expired by the command
 // that touches it.
@@ -111,7 +115,7 @@ var propagationCases = []struct {
 		{"GETEX", "foo", "PX", "100000"}, {"GETEX", "foo", "EXAT", "4000000000"}, {"GETEX", "foo", "PXAT", "4000000000000"},
 		{"GETEX", "foo", "PERSIST"}, {"GETEX", "foo"}, {"GETEX", "foo", "PERSIST"}, {"GETEX", "foo", "EXAT", "1"},
 		{"SET", "foo", "bar"}, {"EXPIRE", "foo", "-1"}, {"SET", "foo", "bar"}, {"PEXPIREAT", "foo", "1"},
-		{"SET", "foo", "bar"}, {"SET", "foo", "bar", "PXAT", "1"}, {"RESTORE", "foo", "0", "", "REPLACE"},
+		{"RESTORE", "foo", "0", "", "REPLACE"},
 	}},
 	{"rewritten", [][]string{
 		{"GETSET", "g", "1"}, {"INCRBYFLOAT", "f", "1.5"}, {"HINCRBYFLOAT", "hf", "x", "2.5"}, {"SADD", "sp", "a", "b", "c"},
@@ -120,12 +124,12 @@ var propagationCases = []struct {
 		{"BZPOPMIN", "bz", "0"}, {"RPUSH", "bl", "c"}, {"BLMOVE", "bl", "bl3", "LEFT", "RIGHT", "0"},
 	}},
 	{"lazy expiry", [][]string{
-		{"active-expire", "0"}, {"SET", "e1", "1", "PX", "1"}, {"SET", "e2", "1", "PX", "1"},
-		{"SET", "e3", "1", "PX", "1"}, {"SET", "e4", "1", "PX", "1"}, {"SET", "e5", "1", "PX", "1"}, {"SADD", "e6", "a"},
-		{"PEXPIRE", "e6", "1"}, {"SET", "e7", "1", "PX", "1"}, {"sleep"},
+		{"active-expire", "0"}, {"SET", "e1", "1", "PX", "100"}, {"SET", "e2", "1", "PX", "100"},
+		{"SET", "e3", "1", "PX", "100"}, {"SET", "e4", "1", "PX", "100"}, {"SET", "e5", "1", "PX", "100"}, {"SADD", "e6", "a"},
+		{"PEXPIRE", "e6", "100"}, {"SET", "e7", "1", "PX", "100"}, {"sleep"},
 		{"INCR", "e1"}, {"GET", "e2"}, {"SET", "e3", "2"}, {"DEL", "e4"}, {"MULTI"}, {"GET", "e5"}, {"EXEC"},
 		{"SREM", "e6", "a"}, {"EVAL", "redis.call('incr', KEYS[1]) return 1", "1", "e7"},
-		{"SET", "e8", "1", "PX", "1"}, {"SET", "e9", "1", "PX", "1"}, {"SET", "e10", "1", "PX", "1"}, {"sleep"},
+		{"SET", "e8", "1", "PX", "100"}, {"SET", "e9", "1", "PX", "100"}, {"SET", "e10", "1", "PX", "100"}, {"sleep"},
 		{"DEL", "e8", "e9", "nosuch"}, {"MULTI"}, {"INCR", "e10"}, {"SET", "x", "1"}, {"EXEC"},
 		{"active-expire", "1"},
 	}},
@@ -154,7 +158,8 @@ var propagationCases = []struct {
 	{"keyspace", [][]string{
 		{"SET", "a", "1"}, {"RENAME", "a", "b"}, {"COPY", "b", "c"}, {"MOVE", "c", "3"}, {"SORT", "nosuch", "STORE", "dst"},
 		{"RPUSH", "sl", "3", "1", "2"}, {"SORT", "sl", "STORE", "dst"}, {"ZADD", "z1", "1", "a"},
-		{"ZUNIONSTORE", "z2", "1", "z1"}, {"SWAPDB", "0", "5"}, {"SWAPDB", "0", "5"}, {"FLUSHDB"}, {"FLUSHDB"}, {"FLUSHALL"},
+		{"ZUNIONSTORE", "z2", "1", "z1"}, {"SWAPDB", "0", "5"}, {"SWAPDB", "0", "5"},
+		{"SELECT", "9"}, {"SET", "a", "1"}, {"FLUSHDB"}, {"FLUSHDB"}, {"SELECT", "0"}, // FLUSHDB goes even when empty
 	}},
 }
 
@@ -171,6 +176,8 @@ func TestPropagationMatchesRedis(t *testing.T) {
 	}
 	rc, _ := startRedisMaster(t, "--repl-diskless-sync", "no", "--enable-debug-command", "yes")
 	ps, paddr := startReplServer(t, IOLoop)
+	replica := startRedisReplica(t, paddr) // applies Persimmon's stream: the data must come out equal
+	waitReplicaCaughtUp(t, replica, ps)
 	streams := map[string][][]string{}
 	for _, name := range []string{"redis-server", "persimmon"} {
 		addr := rc.Options().Addr
@@ -183,7 +190,7 @@ func TestPropagationMatchesRedis(t *testing.T) {
 			for _, step := range c.steps {
 				switch {
 				case step[0] == "sleep":
-					time.Sleep(20 * time.Millisecond) // for the keys' expiry to pass
+					time.Sleep(150 * time.Millisecond) // for the keys' expiry to pass
 					continue
 				case step[0] == "active-expire" && name == "persimmon":
 					// the test server refuses DEBUG (enable-debug-command no)
@@ -216,10 +223,58 @@ func TestPropagationMatchesRedis(t *testing.T) {
 			streams[name] = append(streams[name], got)
 		}
 	}
+	waitReplicaCaughtUp(t, replica, ps)
+	ctx := context.Background()
+	master := redis.NewClient(&redis.Options{Addr: paddr, MaxRetries: -1})
+	defer master.Close()
+	compared := 0
+	for db := range 16 {
+		for _, c := range []*redis.Client{master, replica} {
+			if err := c.Do(ctx, "SELECT", db).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		keys, _ := master.Keys(ctx, "*").Result()
+		rkeys, _ := replica.Keys(ctx, "*").Result()
+		slices.Sort(keys)
+		slices.Sort(rkeys)
+		if !slices.Equal(keys, rkeys) {
+			t.Errorf("db %d: keys %v on the master, %v on its redis-server replica", db, keys, rkeys)
+		}
+		compared += len(keys)
+		for _, k := range keys {
+			if m, r := renderKey(ctx, master, k), renderKey(ctx, replica, k); m != r {
+				t.Errorf("db %d key %s: %s on the master, %s on its redis-server replica", db, k, m, r)
+			}
+		}
+	}
+	if compared < 40 {
+		t.Errorf("only %d keys compared between the master and its replica", compared)
+	}
 	for i, c := range propagationCases {
 		want, got := streams["redis-server"][i], streams["persimmon"][i]
 		if strings.Join(want, "\n") != strings.Join(got, "\n") {
 			t.Errorf("%s: stream\n  %s\nwant (redis-server)\n  %s", c.name, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+		}
+	}
+}
+
+// TestSetPastTimePropagatesDel: a SET whose time has already passed
+// leaves no key on the master, and its replicas drop the key too: the SET
+// as Redis 7.0 propagates it (PXAT), then the DEL Redis sends when the
+// key is next looked up, in one MULTI/EXEC.
+func TestSetPastTimePropagatesDel(t *testing.T) {
+	_, addr := startReplServer(t, IOGoroutine)
+	tap := tapStream(t, addr)
+	w := dialAddr(t, addr)
+	w.expect("+OK\r\n", "SET", "foo", "bar", "PXAT", "1")
+	w.expect("$-1\r\n", "SET", "foo2", "bar", "EXAT", "1", "GET")
+	w.expect(":0\r\n", "EXISTS", "foo", "foo2")
+	w.expect("+OK\r\n", "SET", "end", "1")
+	for _, want := range []string{"select 0", "multi", "set foo bar PXAT 1", "del foo", "exec",
+		"multi", "set foo2 bar PXAT 1000", "del foo2", "exec", "set end 1"} {
+		if got := tap.rawNext(); got != want {
+			t.Fatalf("stream: %q, want %q", got, want)
 		}
 	}
 }
