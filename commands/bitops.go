@@ -160,6 +160,9 @@ func cmdBitOp(c *Client, args [][]byte) {
 	existed := c.KS.Exists(c.DB, dest)
 	if len(res) > 0 {
 		b.Set(c.DB, dest, res, 0)
+		if len(res) <= encEmbstrMaxLen {
+			markRaw(b, c.DB, dest) // Redis's createObject: raw
+		}
 	} else if existed {
 		b.Del(c.DB, dest)
 	}
@@ -611,12 +614,19 @@ func bitfield(c *Client, args [][]byte, readonly bool) {
 		for i := range offs {
 			b.SetRange(c.DB, key, offs[i], runs[i])
 		}
+	case (!found || !slices.Equal(s.own, old)) && len(s.own) <= encEmbstrMaxLen:
+		// The whole value as one patch from 0 (it only grows): Redis
+		// unshares the string first, so it is raw (see rawString).
+		b.SetRange(c.DB, key, 0, s.own)
 	case !found || !slices.Equal(s.own, old):
 		var expireAt int64
 		if found {
 			expireAt = expireAtOf(c, key)
 		}
-		b.Set(c.DB, key, s.own, expireAt)
+		b.Set(c.DB, key, s.own, expireAt) // raw by its length
+	}
+	if b.Len() == 0 && needsRawMark(c, key, len(old)) {
+		markRaw(b, c.DB, key) // nothing changed, but the string is raw
 	}
 	if commitReply(c, b, mark) && bitfieldWrote(ops, res) {
 		c.Notify(notifyString, "setbit", key)

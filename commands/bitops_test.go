@@ -381,10 +381,16 @@ func TestBitfieldBigStringLogsPatches(t *testing.T) {
 }
 
 // TestBitfieldCommands: what the diff scripts cannot see, with a real
-// keyspace: a failing command writes nothing; GETs only write nothing.
+// keyspace: a failing command writes nothing; GETs only write nothing; a
+// write that changes no bit writes nothing once the string is raw (the
+// SETRANGE below, which changes no byte either, made it raw).
 func TestBitfieldCommands(t *testing.T) {
 	c := newKeyspaceClient(t)
 	cmdReply(t, c, "SET", "k", "ab")
+	cmdReply(t, c, "SETRANGE", "k", "0", "a")
+	if got := cmdReply(t, c, "OBJECT", "ENCODING", "k"); got != "$3\r\nraw\r\n" {
+		t.Fatalf("OBJECT ENCODING after SETRANGE = %q", got)
+	}
 	lsn := c.KS.LastLSN()
 	for _, cmd := range [][]string{
 		{"BITFIELD", "k", "GET", "u8", "0", "GET", "i16", "#0"},

@@ -22,6 +22,7 @@ const (
 	DefaultProtoMaxBulkLen = server.DefaultProtoMaxBulkLen
 	ErrNoSuchKey           = server.ErrNoSuchKey
 	FlagAdmin              = server.FlagAdmin
+	FlagAsking             = server.FlagAsking
 	FlagBlocking           = server.FlagBlocking
 	FlagDenyOOM            = server.FlagDenyOOM
 	FlagFast               = server.FlagFast

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -30,8 +31,12 @@ import (
 //   - QUICKLIST-PACKED-THRESHOLD size, CHANGE-REPL-ID: mechanisms
 //     Persimmon does not have; OK after checking the arguments, as Redis.
 //
-//   - RELOAD: a recovery of a copy of the arena, checked against the live
-//     keyspace (debugreload.go).
+//   - POPULATE count [prefix] [size]: count string keys prefix:N (prefix
+//     "key") holding value:N, or size bytes (value:N cut or zero-padded),
+//     skipping keys that exist, as Redis's test suite fills a database.
+//
+//   - RELOAD, LOADAOF: a recovery of a copy of the arena, checked against
+//     the live keyspace (debugreload.go).
 //
 // Not here: DIGEST and
 // DIGEST-VALUE (the suite runs with --ignore-digest), LISTPACK/QUICKLIST
@@ -52,14 +57,16 @@ func cmdDebug(c *Client, args [][]byte) {
 	sub := strings.ToLower(string(args[1]))
 	switch {
 	case sub == "help":
-		c.WriteArray(10)
+		c.WriteArray(12)
 		for _, l := range []string{
 			"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 			"SLEEP <seconds>: stop the server for <seconds>; decimals allowed.",
 			"SET-ACTIVE-EXPIRE <0|1>: switch the background expiry of keys off or on.",
 			"OBJECT <key>: show low level info about the key and its value.",
 			"RELOAD: recover a copy of the arena and check it matches the live keyspace.",
+			"LOADAOF: the same as RELOAD (the arena is the append-only file).",
 			"LOG <message>: write <message> to the server log.",
+			"POPULATE <count> [<prefix>] [<size>]: create <count> string keys named key:<num> (or <prefix>:<num>), with value:<num> (cut or zero-padded to <size> bytes); existing keys are left alone.",
 			"PROTOCOL <type>: reply with a test value of <type>: string, integer, double, bignum, null, array, set, map, attrib, push, verbatim, true, false.",
 			"QUICKLIST-PACKED-THRESHOLD <size>: OK (lists have no quicklist here).",
 			"CHANGE-REPL-ID: OK.",
@@ -81,7 +88,17 @@ func cmdDebug(c *Client, args [][]byte) {
 	case sub == "protocol" && len(args) == 3:
 		debugProtocol(c, strings.ToLower(string(args[2])))
 	case sub == "reload":
-		debugReload(c)
+		for _, opt := range args[2:] {
+			if !argIs(opt, "merge") && !argIs(opt, "noflush") && !argIs(opt, "nosave") {
+				c.WriteError("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.")
+				return
+			}
+		}
+		debugReload(c, "RELOAD") // the options change nothing here: the arena is both the save and the load
+	case sub == "loadaof":
+		debugReload(c, "LOADAOF")
+	case sub == "populate" && len(args) >= 3 && len(args) <= 5:
+		debugPopulate(c, args[2:])
 	case sub == "object" && len(args) == 3:
 		debugObject(c, args[2])
 	case sub == "log" && len(args) == 3:
@@ -98,6 +115,76 @@ func cmdDebug(c *Client, args [][]byte) {
 		c.WriteOK()
 	default:
 		c.WriteError("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try DEBUG HELP.")
+	}
+}
+
+// DEBUG POPULATE commits a batch each populateChunk keys or populateBytes
+// bytes, so that a population of millions of keys (or of large values)
+// does not build one batch of them all.
+const (
+	populateChunk = 1024
+	populateBytes = 4 << 20
+)
+
+// debugPopulate: DEBUG POPULATE count [prefix] [size], as Redis 7.0's
+// debugCommand: the key is snprintf "%s:%lu" into 128 bytes (the prefix a
+// C string), the value "value:%lu", or with size > 0 that many bytes
+// holding its first bytes then zeros. An existing key of any type is
+// skipped (an expired one is replaced). Redis checks count, then size.
+func debugPopulate(c *Client, args [][]byte) {
+	const mustBePositive = "ERR value is out of range, must be positive"
+	count, ok := parseInt64(args[0])
+	if !ok || count < 0 {
+		c.WriteError(mustBePositive)
+		return
+	}
+	prefix := []byte("key")
+	if len(args) >= 2 {
+		prefix = args[1]
+		if i := bytes.IndexByte(prefix, 0); i >= 0 {
+			prefix = prefix[:i]
+		}
+	}
+	var size int64
+	if len(args) == 3 {
+		if size, ok = parseInt64(args[2]); !ok || size < 0 {
+			c.WriteError(mustBePositive)
+			return
+		}
+		if err := checkStringLength(size, 0); err != nil {
+			c.WriteErr(err) // Redis would try to allocate it
+			return
+		}
+	}
+	var key, num, val []byte
+	b := c.KS.NewBatch()
+	for j := int64(0); j < count; j++ {
+		num = strconv.AppendInt(num[:0], j, 10)
+		key = append(append(append(key[:0], prefix...), ':'), num...)
+		cut := len(key) > 127
+		if cut {
+			key = key[:127] // snprintf into char buf[128]: every key is the same
+		}
+		if c.KS.Exists(c.DB, key) {
+			continue
+		}
+		val = append(append(val[:0], "value:"...), num...)
+		if size > 0 {
+			v := make([]byte, size)
+			copy(v, val)
+			b.Set(c.DB, key, v, 0)
+		} else {
+			b.Set(c.DB, key, val, 0)
+		}
+		if cut || b.Len() >= populateChunk || b.Size() >= populateBytes {
+			if !commitReply(c, b, len(c.Out)) {
+				return
+			}
+			b = c.KS.NewBatch()
+		}
+	}
+	if commitReply(c, b, len(c.Out)) {
+		c.WriteOK()
 	}
 }
 

@@ -27,18 +27,26 @@ import (
 // load error and logs the first difference.
 //
 // It costs a copy of the data directory: meant for tests, like Redis's.
-func debugReload(c *Client) {
+//
+// DEBUG LOADAOF, Redis's reload of its append-only file, is the same
+// proof: the log is Persimmon's append-only file. (Redis exits when its
+// AOF does not load; here the command fails and the server goes on.)
+func debugReload(c *Client, name string) {
 	start := time.Now()
 	dir, _ := c.Srv.ConfigValue("dir")
 	segSize, _ := c.Srv.ConfigValue("segment-size")
 	seg, _ := strconv.ParseInt(segSize, 10, 64)
 	keys, err := reloadCheck(c.KS, dir, seg)
 	if err != nil {
-		c.Srv.Logf("DEBUG RELOAD: %v", err)
-		c.WriteError("ERR Error trying to load the RDB dump")
+		c.Srv.Logf("DEBUG %s: %v", name, err)
+		if name == "LOADAOF" {
+			c.WriteError("ERR Error trying to load the AOF: the keyspace recovered from a copy of the arena differs from the live one (see the server log)")
+		} else {
+			c.WriteError("ERR Error trying to load the RDB dump")
+		}
 		return
 	}
-	c.Srv.Logf("DEBUG RELOAD: the keyspace recovered from a copy of the arena matches the live one (%d keys, %v)", keys, time.Since(start).Round(time.Millisecond))
+	c.Srv.Logf("DEBUG %s: the keyspace recovered from a copy of the arena matches the live one (%d keys, %v)", name, keys, time.Since(start).Round(time.Millisecond))
 	c.WriteOK()
 }
 

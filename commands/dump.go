@@ -42,6 +42,11 @@ func dumpCommands() []Command {
 		{Name: "restore", Arity: -4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "2.6.0",
 			Summary: "Create a key using the provided serialized value, previously obtained using DUMP.", Run: cmdRestore,
 			KeySpecs: key1(KeyOW | KeyUpdate), ACL: []string{"@dangerous"}},
+		// RESTORE-ASKING: what a cluster's MIGRATE sends to a node
+		// importing the slot; without a cluster it is RESTORE, as in Redis.
+		{Name: "restore-asking", Arity: -4, Flags: FlagWrite | FlagDenyOOM | FlagAsking, FirstKey: 1, LastKey: 1, Step: 1, Group: "server", Since: "3.0.0",
+			Summary: "An internal command for migrating keys in a cluster", Run: cmdRestore,
+			KeySpecs: key1(KeyOW | KeyUpdate), ACL: []string{"@keyspace", "@dangerous"}},
 		migrateCommands()[0], // migrate.go
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/persimmon-db/persimmon/hll"
 	"github.com/persimmon-db/persimmon/keyspace"
 )
 
@@ -368,6 +369,7 @@ func renameGeneric(c *Client, src, dst []byte, nx bool) {
 	}
 	b := c.KS.NewBatch()
 	c.KS.MoveValue(b, c.DB, src, c.DB, dst, expireAtOf(c, src)) // a large string by reference
+	keepRaw(c, b, c.DB, src, c.DB, dst)
 	b.Del(c.DB, src)
 	if !commitReply(c, b, len(c.Out)) {
 		return
@@ -438,12 +440,22 @@ func cmdCopy(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	c.KS.CopyValue(b, c.DB, src, o.db, dst, expireAtOf(c, src))
+	keepRaw(c, b, c.DB, src, o.db, dst)
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(1)
 		if existed {
 			c.NotifyDB(notifyNew, "new", dst, o.db) // Redis deletes dst and adds it again
 		}
 		c.NotifyDB(notifyGeneric, "copy_to", dst, o.db)
+	}
+}
+
+// keepRaw appends to b, after the operations that copy (srcDB, src) to
+// (dstDB, dst), what keeps a short raw string raw at dst: Redis's RENAME
+// and MOVE move the object, and COPY duplicates its encoding.
+func keepRaw(c *Client, b *keyspace.Batch, srcDB int, src []byte, dstDB int, dst []byte) {
+	if n, ok, _ := c.KS.StringLen(srcDB, src); ok && n <= encEmbstrMaxLen && rawString(c, srcDB, src) {
+		markRaw(b, dstDB, dst)
 	}
 }
 
@@ -465,6 +477,7 @@ func cmdMove(c *Client, args [][]byte) {
 	}
 	b := c.KS.NewBatch()
 	c.KS.MoveValue(b, c.DB, key, db, key, expireAtOf(c, key)) // a large string by reference
+	keepRaw(c, b, c.DB, key, db, key)
 	b.Del(c.DB, key)
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(1)
@@ -702,17 +715,20 @@ const (
 		"Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
 )
 
-// stringEncoding is the encoding Redis gives a string value when it is
-// stored by SET (tryObjectEncoding). The keyspace stores bytes only, so this
-// is derived from the value; Redis itself would say "raw" for a short value
-// built by APPEND, SETRANGE or SETBIT.
+// stringEncoding is the encoding Redis gives a string value of these
+// bytes written whole (SET and the others that call tryObjectEncoding). A
+// string Redis changed in place is raw whatever its bytes: the keyspace
+// holds those as patched strings (see rawString). A HyperLogLog, which
+// Redis always keeps raw (createHLLObject), is told by its header here,
+// so a small sparse one stays in the log: only a short HLL a client SET
+// itself, embstr in Redis, reads as raw.
 func stringEncoding(val []byte) string {
 	if len(val) <= encIntMaxLen {
 		if _, ok := parseInt64(val); ok {
 			return "int"
 		}
 	}
-	if len(val) <= encEmbstrMaxLen {
+	if len(val) <= encEmbstrMaxLen && hll.Check(val) != nil {
 		return "embstr"
 	}
 	return "raw"

@@ -596,12 +596,56 @@ func cmdIncrByFloat(c *Client, args [][]byte) {
 
 // ---- APPEND, STRLEN, GETRANGE, SETRANGE ----
 
-// patchThreshold: APPEND, SETRANGE and SETBIT on a string at least this
-// long log only the bytes they change (keyspace Batch.SetRange) instead of
-// the whole new value, so they cost O(change), not O(length).
+// patchThreshold: APPEND, SETRANGE, SETBIT, BITFIELD and the HLL commands
+// change a string at least this long by logging only the bytes they
+// change (keyspace Batch.SetRange) instead of the whole new value, so
+// they cost O(change), not O(length). A string of at most
+// encEmbstrMaxLen bytes is patched too, so that it reads as raw (see
+// rawString); one in between is written whole.
 const patchThreshold = 1024
 
-// APPEND key value
+// patchString reports whether a change in place of a string of oldLen
+// bytes (found: it exists) that leaves newLen bytes is logged as a patch:
+// a long string's, for its cost, and a short result's, to make it raw.
+func patchString(found bool, oldLen, newLen int64) bool {
+	return found && oldLen >= patchThreshold || newLen <= encEmbstrMaxLen
+}
+
+// Raw strings. Redis 7.0's OBJECT ENCODING is "raw" for a string it
+// changed in place (APPEND to an existing key, SETRANGE, SETBIT and
+// BITFIELD's writes unshare the value first: even a SETBIT that changes
+// no bit, or an APPEND of nothing) or built itself (SETRANGE, SETBIT or
+// BITFIELD on a missing key, BITOP's destination), whatever its bytes; a
+// string written whole has the encoding tryObjectEncoding gives its
+// bytes (stringEncoding), and RENAME, MOVE and COPY keep the encoding.
+// The keyspace holds a string changed by Batch.SetRange as a patched
+// string, which keyspace.ObjectEncoding reports as raw, so these commands
+// write a short result with SetRange, and markRaw's empty patch makes raw
+// a short string they write whole. Only a string of at most
+// encEmbstrMaxLen bytes needs this: a longer one is raw by its bytes, and
+// is written whole (under patchThreshold) so that it stays in the log,
+// not in DRAM. (The log cleaner rewrites a patched string whole, after
+// which its bytes decide again, as after a Redis restart.)
+
+// markRaw appends to b an empty patch of key, a string once b's earlier
+// operations have run, which makes it a patched (raw) string.
+func markRaw(b *keyspace.Batch, db int, key []byte) { b.SetRange(db, key, 0, nil) }
+
+// rawString reports whether key in db holds a patched string (raw).
+func rawString(c *Client, db int, key []byte) bool {
+	enc, isString, ok := c.KS.ObjectEncoding(db, key)
+	return ok && !isString && enc == "raw"
+}
+
+// needsRawMark reports whether the existing string key of n bytes would
+// not read as raw without markRaw.
+func needsRawMark(c *Client, key []byte, n int) bool {
+	return n <= encEmbstrMaxLen && !rawString(c, c.DB, key)
+}
+
+// APPEND key value: to an existing key a patch (the old bytes are not
+// read) when patchString says so, else the whole new value; a missing key
+// is SET.
 func cmdAppend(c *Client, args [][]byte) {
 	key, tail := args[1], args[2]
 	oldLen, found, err := c.KS.StringLen(c.DB, key)
@@ -609,31 +653,28 @@ func cmdAppend(c *Client, args [][]byte) {
 		c.WriteErr(err)
 		return
 	}
-	val, expireAt := tail, int64(0)
-	if found {
-		if err := checkStringLength(int64(oldLen), int64(len(tail))); err != nil {
-			c.WriteErr(err)
-			return
-		}
-		if oldLen >= patchThreshold { // a patch: the old bytes are not read
-			n := int64(oldLen + len(tail))
-			b := c.KS.NewBatch()
-			b.SetRange(c.DB, key, int64(oldLen), tail)
-			if commitReply(c, b, len(c.Out)) {
-				c.WriteInt(n)
-				c.Notify(notifyString, "append", key)
-			}
-			return
-		}
-		old, _, _ := c.KS.Get(c.DB, key)
-		val = make([]byte, 0, len(old)+len(tail))
-		val = append(append(val, old...), tail...)
-		expireAt = expireAtOf(c, key)
-	}
 	b := c.KS.NewBatch()
-	b.Set(c.DB, key, val, expireAt)
+	n := int64(len(tail))
+	switch {
+	case !found:
+		b.Set(c.DB, key, tail, 0) // tryObjectEncoding's encoding, as Redis
+	case checkStringLength(int64(oldLen), n) != nil:
+		c.WriteErr(checkStringLength(int64(oldLen), n))
+		return
+	case patchString(true, int64(oldLen), int64(oldLen)+n):
+		if len(tail) > 0 || needsRawMark(c, key, oldLen) {
+			b.SetRange(c.DB, key, int64(oldLen), tail)
+		}
+		n += int64(oldLen)
+	default:
+		old, _, _ := c.KS.Get(c.DB, key)
+		val := make([]byte, 0, len(old)+len(tail))
+		val = append(append(val, old...), tail...)
+		b.Set(c.DB, key, val, expireAtOf(c, key))
+		n += int64(oldLen)
+	}
 	if commitReply(c, b, len(c.Out)) {
-		c.WriteInt(int64(len(val)))
+		c.WriteInt(n)
 		c.Notify(notifyString, "append", key)
 	}
 }
@@ -736,25 +777,20 @@ func cmdSetRange(c *Client, args [][]byte) {
 		return
 	}
 	size := max(int64(oldLen), off+int64(len(patch)))
-	if found && oldLen >= patchThreshold { // a patch: the old bytes are not read
-		b := c.KS.NewBatch()
-		b.SetRange(c.DB, key, off, patch)
-		if commitReply(c, b, len(c.Out)) {
-			c.WriteInt(size)
-			c.Notify(notifyString, "setrange", key)
-		}
-		return
-	}
-	old, _, _ := c.KS.Get(c.DB, key)
-	val := make([]byte, size)
-	copy(val, old)
-	copy(val[off:], patch)
-	var expireAt int64
-	if found {
-		expireAt = expireAtOf(c, key)
-	}
 	b := c.KS.NewBatch()
-	b.Set(c.DB, key, val, expireAt)
+	if patchString(found, int64(oldLen), size) {
+		b.SetRange(c.DB, key, off, patch) // the old bytes not read; a missing key is zeros up to off
+	} else {
+		old, _, _ := c.KS.Get(c.DB, key)
+		val := make([]byte, size)
+		copy(val, old)
+		copy(val[off:], patch)
+		var expireAt int64
+		if found {
+			expireAt = expireAtOf(c, key)
+		}
+		b.Set(c.DB, key, val, expireAt)
+	}
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(size)
 		c.Notify(notifyString, "setrange", key)
@@ -814,10 +850,20 @@ func cmdSetBit(c *Client, args [][]byte) {
 		oldBit = 1
 	}
 	if found && idx < int64(len(old)) && oldBit == on {
-		c.WriteInt(int64(oldBit)) // nothing changes
+		// Nothing changes, but Redis has made the string raw.
+		if needsRawMark(c, key, len(old)) {
+			b := c.KS.NewBatch()
+			markRaw(b, c.DB, key)
+			if !commitReply(c, b, len(c.Out)) {
+				return
+			}
+		}
+		c.WriteInt(int64(oldBit))
 		return
 	}
-	if found && len(old) >= patchThreshold {
+	size := max(int64(len(old)), idx+1)
+	b := c.KS.NewBatch()
+	if patchString(found, int64(len(old)), size) {
 		var nb byte
 		if idx < int64(len(old)) {
 			nb = old[idx]
@@ -827,27 +873,21 @@ func cmdSetBit(c *Client, args [][]byte) {
 		} else {
 			nb &^= mask
 		}
-		b := c.KS.NewBatch()
-		b.SetRange(c.DB, key, idx, []byte{nb})
-		if commitReply(c, b, len(c.Out)) {
-			c.WriteInt(int64(oldBit))
-			c.Notify(notifyString, "setbit", key)
-		}
-		return
-	}
-	val := make([]byte, max(int64(len(old)), idx+1))
-	copy(val, old)
-	if on == 1 {
-		val[idx] |= mask
+		b.SetRange(c.DB, key, idx, []byte{nb}) // the one byte; a missing key is zeros up to it
 	} else {
-		val[idx] &^= mask
+		val := make([]byte, size)
+		copy(val, old)
+		if on == 1 {
+			val[idx] |= mask
+		} else {
+			val[idx] &^= mask
+		}
+		var expireAt int64
+		if found {
+			expireAt = expireAtOf(c, key)
+		}
+		b.Set(c.DB, key, val, expireAt)
 	}
-	var expireAt int64
-	if found {
-		expireAt = expireAtOf(c, key)
-	}
-	b := c.KS.NewBatch()
-	b.Set(c.DB, key, val, expireAt)
 	if commitReply(c, b, len(c.Out)) {
 		c.WriteInt(int64(oldBit))
 		c.Notify(notifyString, "setbit", key)

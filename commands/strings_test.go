@@ -804,3 +804,88 @@ func TestCommitFailureRepliesOnlyTheError(t *testing.T) {
 		}
 	}
 }
+
+// TestRawStringEncoding: a string changed in place is raw, as in Redis,
+// and stays raw after a restart (the log replays its patches); a SETBIT
+// or APPEND that changes nothing writes only the first time (to make the
+// string raw); a string written whole again takes its bytes' encoding.
+func TestRawStringEncoding(t *testing.T) {
+	dir := t.TempDir()
+	ks, _, err := recovery.Open(recovery.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Client{KS: ks}
+	enc := func(c *Client, key string) string {
+		t.Helper()
+		return cmdReply(t, c, "OBJECT", "ENCODING", key)
+	}
+	const raw, embstr, integer = "$3\r\nraw\r\n", "$6\r\nembstr\r\n", "$3\r\nint\r\n"
+	for _, cmd := range [][]string{
+		{"SET", "app", "12"}, {"APPEND", "app", "3"},
+		{"SET", "rng", "abc"}, {"SETRANGE", "rng", "1", "x"},
+		{"SETRANGE", "newrng", "2", "ab"},
+		{"SET", "bit", "1"}, {"SETBIT", "bit", "0", "0"}, // no bit changes
+		{"SET", "bf", "ab"}, {"BITFIELD", "bf", "SET", "u8", "0", "97"}, // no byte changes
+		{"SET", "src", "5"}, {"APPEND", "src", ""}, {"RENAME", "src", "dst"}, {"COPY", "dst", "cpy"},
+		{"SET", "plain", "hello"}, {"SET", "num", "42"},
+		{"SET", "again", "7"}, {"APPEND", "again", "7"}, {"SET", "again", "7"},
+	} {
+		cmdReply(t, c, cmd...)
+	}
+	want := map[string]string{"app": raw, "rng": raw, "newrng": raw, "bit": raw, "bf": raw, "dst": raw, "cpy": raw,
+		"plain": embstr, "num": integer, "again": integer}
+	check := func(c *Client, when string) {
+		t.Helper()
+		for key, w := range want {
+			if got := enc(c, key); got != w {
+				t.Errorf("%s: OBJECT ENCODING %s = %q, want %q", when, key, got, w)
+			}
+		}
+		for key, w := range map[string]string{"app": "$3\r\n123\r\n", "rng": "$3\r\naxc\r\n", "newrng": "$4\r\n\x00\x00ab\r\n", "bit": "$1\r\n1\r\n", "cpy": "$1\r\n5\r\n"} {
+			if got := cmdReply(t, c, "GET", key); got != w {
+				t.Errorf("%s: GET %s = %q, want %q", when, key, got, w)
+			}
+		}
+	}
+	check(c, "live")
+	// A result over 44 bytes is raw by its length: it is written whole and
+	// stays in the log (not a patched string in DRAM), under patchThreshold.
+	long := strings.Repeat("x", 40)
+	for _, cmd := range [][]string{
+		{"SET", "grow", long}, {"APPEND", "grow", "12345"},
+		{"SET", "grow2", long}, {"SETRANGE", "grow2", "44", "y"},
+		{"SET", "grow3", long}, {"SETBIT", "grow3", "400", "1"},
+		{"SET", "grow4", "ab"}, {"APPEND", "grow4", "c"}, {"APPEND", "grow4", long + "xxx"}, // patched, then whole again
+	} {
+		cmdReply(t, c, cmd...)
+	}
+	for _, key := range []string{"grow", "grow2", "grow3", "grow4"} {
+		if got := enc(c, key); got != raw {
+			t.Errorf("OBJECT ENCODING %s = %q, want raw", key, got)
+		}
+		if _, isString, ok := ks.ObjectEncoding(0, []byte(key)); !ok || !isString {
+			t.Errorf("%s: a string over 44 bytes is held as a patched string", key)
+		}
+	}
+	if got := cmdReply(t, c, "STRLEN", "grow4"); got != ":46\r\n" {
+		t.Errorf("STRLEN grow4 = %q", got)
+	}
+	lsn := ks.LastLSN()
+	for _, cmd := range [][]string{{"SETBIT", "bit", "0", "0"}, {"BITFIELD", "bf", "SET", "u8", "0", "97"}, {"APPEND", "app", ""}} {
+		cmdReply(t, c, cmd...)
+		if got := ks.LastLSN(); got != lsn {
+			t.Errorf("%v on a raw string that it does not change wrote a record", cmd)
+			lsn = got
+		}
+	}
+	if err := ks.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ks2, _, err := recovery.Open(recovery.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ks2.Close()
+	check(&Client{KS: ks2}, "after restart")
+}

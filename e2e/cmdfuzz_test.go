@@ -99,8 +99,9 @@ var fzModes = map[string]string{
 	"hgetall":         "pairs",
 	"scan":            "scan", "hscan": "scan", "sscan": "scan", "zscan": "scan",
 	// the command table's metadata is compared for named commands both
-	// servers have; persimmon's COMMAND DOCS carries no complexity and
-	// no argument lists (a known gap), so only its errors are compared
+	// servers have; COMMAND DOCS lists subcommands in Redis's dict order,
+	// so only its errors are compared here (TestCommandDocsMatchRedis
+	// compares the docs themselves)
 	"command|info": "cmdinfo", "command|docs": "errors",
 	"subscribe": "sub", "psubscribe": "sub", "unsubscribe": "sub", "punsubscribe": "sub",
 	"ssubscribe": "sub", "sunsubscribe": "sub",
@@ -1031,7 +1032,7 @@ func fzSortStoreUnordered(c *fzCmd, args []string) (string, bool) {
 	if c.name != "sort" {
 		return "", false
 	}
-	patBy, alpha, dst := false, false, ""
+	patBy, alpha, dst, store := false, false, "", false
 	for i, a := range args {
 		switch {
 		case strings.EqualFold(a, "by") && i+1 < len(args):
@@ -1039,10 +1040,10 @@ func fzSortStoreUnordered(c *fzCmd, args []string) (string, bool) {
 		case strings.EqualFold(a, "alpha"):
 			alpha = true
 		case strings.EqualFold(a, "store") && i+1 < len(args):
-			dst = args[i+1]
+			dst, store = args[i+1], true // "" is a key too
 		}
 	}
-	return dst, patBy && alpha && dst != ""
+	return dst, patBy && alpha && store
 }
 
 // fzScanFromZero: a SCAN-family command whose cursor is 0 can be followed

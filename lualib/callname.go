@@ -188,3 +188,23 @@ func constantName(proto *lua.FunctionProto, k int, kind string) (string, bool) {
 	}
 	return "", false
 }
+
+// SetsGlobals reports whether proto or any function nested in it
+// assigns a global variable (has a SETGLOBAL instruction; a global
+// function declaration is one too). Code that does not can run with the
+// globals table itself as its environment when that table refuses new
+// names and changes only through proxies: its global reads then take one
+// table lookup where a read-only view's __index takes two.
+func SetsGlobals(proto *lua.FunctionProto) bool {
+	for _, inst := range proto.Code {
+		if int(inst>>26) == lua.OP_SETGLOBAL {
+			return true
+		}
+	}
+	for _, p := range proto.FunctionPrototypes {
+		if SetsGlobals(p) {
+			return true
+		}
+	}
+	return false
+}

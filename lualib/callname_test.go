@@ -67,3 +67,27 @@ func TestIndexTarget(t *testing.T) {
 		}
 	}
 }
+
+func TestSetsGlobals(t *testing.T) {
+	for src, want := range map[string]bool{
+		"return redis.call('set', KEYS[1], ARGV[1])":            false,
+		"local x = 1 x = 2 return x":                            false,
+		"local t = {} t.x = 1 _G.y = 2 return t":                false,
+		"x = 1":                                                 true,
+		"function f() end":                                      true,
+		"local function f() return function() y = 1 end end":    true,
+		"local function f() return function() return y end end": false,
+	} {
+		chunk, err := parse.Parse(strings.NewReader(src), "user_script")
+		if err != nil {
+			t.Fatal(err)
+		}
+		proto, err := lua.Compile(chunk, "user_script")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := SetsGlobals(proto); got != want {
+			t.Errorf("SetsGlobals(%q) = %v, want %v", src, got, want)
+		}
+	}
+}

@@ -15,7 +15,12 @@
 // the low word), struct's sizes for x86-64 (int 4, long and size_t 8,
 // native little endian) and every error message, worded as Lua's
 // luaL_argerror/luaL_error print them ("bad argument #1 to 'encode'
-// (expected 1 argument)", positioned at the calling line).
+// (expected 1 argument)", positioned at the calling line). It also owns
+// Lua 5.1's grammar check (CheckSyntax) and chunk names (ChunkID,
+// RuntimeChunkID), and compiles loadstring's and load's chunks
+// (LoadChunk) into the environment the script engine gives, remembering
+// each chunk's name in the Lua state's registry for error positions
+// (SourceLabel).
 //
 // Invariants: no function keeps a Go pointer to a Lua value beyond its
 // call; nothing here touches the keyspace, the network or the files.

@@ -729,8 +729,15 @@ func (p *syntaxParser) funcArgs() {
 // bytes): how a chunk named name (for loadstring, the source itself)
 // appears in syntax errors: "=name" as name, "@file" as file, anything
 // else as [string "first line..."] cut to fit.
-func ChunkID(name string) string {
-	const idSize = 80
+func ChunkID(name string) string { return chunkID(name, 80) }
+
+// RuntimeChunkID is luaO_chunkid as run-time errors call it (LUA_IDSIZE
+// 60 bytes): how a chunk named name appears in the position of an error
+// its code raises, which is cut shorter than in a syntax error.
+func RuntimeChunkID(name string) string { return chunkID(name, 60) }
+
+// chunkID is luaO_chunkid with a buffer of idSize bytes.
+func chunkID(name string, idSize int) string {
 	if i := indexByte(name, 0); i >= 0 {
 		name = name[:i]
 	}

@@ -1,6 +1,9 @@
 package lualib
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Lua 5.1's messages, as redis-server 7.0.15 prints them after "Error
 // compiling script (new function): ".
@@ -29,6 +32,30 @@ func TestCheckSyntax(t *testing.T) {
 		"repeat local x = 1 until x", "return a:b 'c' .. [==[x]==]", "local function f(...) return ... end", "return .5 + 0x10 + 2E-1"} {
 		if err := CheckSyntax([]byte(src), "user_script"); err != nil {
 			t.Errorf("CheckSyntax(%q) = %v, want nil", src, err)
+		}
+	}
+}
+
+// Lua 5.1's luaO_chunkid: syntax errors cut a name to fit 80 bytes,
+// run-time errors to fit 60 (LUA_IDSIZE), as redis-server 7.0.15 prints
+// them.
+func TestChunkID(t *testing.T) {
+	long := strings.Repeat("a", 100)
+	for _, c := range []struct{ name, syntax, runtime string }{
+		{"redis = 5", `[string "redis = 5"]`, `[string "redis = 5"]`},
+		{"local x = 1\nreturn x", `[string "local x = 1..."]`, `[string "local x = 1..."]`},
+		{long, `[string "` + long[:63] + `..."]`, `[string "` + long[:43] + `..."]`},
+		{"=" + long, long[:79], long[:59]},
+		{"@" + long, "..." + long[:72], "..." + long[:52]},
+		{"=mychunk", "mychunk", "mychunk"},
+		{"@file.lua", "file.lua", "file.lua"},
+		{"a\x00b", `[string "a"]`, `[string "a"]`},
+	} {
+		if got := ChunkID(c.name); got != c.syntax {
+			t.Errorf("ChunkID(%q) = %q, want %q", c.name, got, c.syntax)
+		}
+		if got := RuntimeChunkID(c.name); got != c.runtime {
+			t.Errorf("RuntimeChunkID(%q) = %q, want %q", c.name, got, c.runtime)
 		}
 	}
 }

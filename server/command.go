@@ -33,6 +33,9 @@ const (
 	// numkeys 0), so COMMAND GETKEYS answers an empty array where it
 	// finds none: "no_mandatory_keys".
 	FlagNoMandatoryKeys
+	// FlagAsking: a cluster would serve the command for a slot it is
+	// importing (RESTORE-ASKING); nothing else changes: "asking".
+	FlagAsking
 )
 
 // Key specification flags, as COMMAND INFO reports them in each key spec's

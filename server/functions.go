@@ -79,6 +79,9 @@ func (s *Server) functionRuntime() *functionRuntime {
 		Log:       se.luaLog,
 		ErrorText: luaRuntimeText,
 	})
+	// What loadstring and load compile runs where the functions do: in
+	// the engine's environment (the load-time API while a library loads).
+	se.L.Env = rt.engine.Env()
 	rt.set.Store(functions.NewSet())
 	s.fn.Store(rt)
 	return rt
@@ -514,7 +517,7 @@ func (e *scriptEngine) runFunction(c *Client, f *functions.Function, cmdArgs, ke
 			}
 			obj = t
 		}
-		writeScriptError(c, obj, scriptErrorReplyIn(functionChunk, f.Name, obj, run.errLine))
+		writeScriptError(c, obj, scriptErrorReplyIn(functionChunk, f.Name, obj, run.errLine, run.errSrc))
 		return
 	}
 	ret := L.Get(-1)

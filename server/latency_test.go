@@ -256,7 +256,10 @@ func TestMemoryStatsShape(t *testing.T) {
 	if m["keys.count"] != int64(1) {
 		t.Errorf("keys.count = %v", m["keys.count"])
 	}
-	if d, err := rc.Do(ctx, "MEMORY", "DOCTOR").Text(); err != nil || !strings.HasPrefix(d, "Hi Sam") {
+	// one of Redis's reports (which depends on the test process's memory:
+	// memoryDoctorReport's own test checks the rules)
+	if d, err := rc.Do(ctx, "MEMORY", "DOCTOR").Text(); err != nil ||
+		d != doctorEmpty && d != doctorNoIssue && !(strings.HasPrefix(d, doctorHead) && strings.HasSuffix(d, doctorTail)) {
 		t.Errorf("MEMORY DOCTOR = %q, %v", d, err)
 	}
 }

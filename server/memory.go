@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"strings"
 
 	"github.com/persimmon-db/persimmon/keyspace"
 )
@@ -188,16 +189,86 @@ func cmdMemoryStats(c *Client, _ [][]byte) {
 	ints("fragmentation.bytes", int64(m.rss)-int64(m.heap))
 }
 
-// cmdMemoryDoctor: MEMORY DOCTOR: Redis's report when it finds nothing
-// to say, or its "too little data" answer for a small instance (Persimmon
-// keeps its data in the mapped arena, outside what a heap doctor sees).
+// cmdMemoryDoctor: MEMORY DOCTOR: Redis 7.0's report
+// (getMemoryDoctorReport, object.c), its rules applied to the figures
+// INFO memory gives: used_memory and used_memory_peak, the resident set
+// against used_memory (mem_fragmentation_ratio), the heap spans against
+// the live objects (allocator_frag_ratio), the resident set against the
+// spans (allocator_rss_ratio), the cached scripts. The resident set
+// counts the mapped segments' resident pages, as INFO's does.
 func cmdMemoryDoctor(c *Client, _ [][]byte) {
-	heap, _ := goHeap()
-	if heap < 5<<20 {
-		c.WriteVerbatimString("txt", "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n")
-		return
+	s := c.Srv
+	var f doctorFigures
+	s.mem.heapNow(true)
+	f.used = s.usedMemory(false)
+	f.peak = s.notePeakMemory(f.used)
+	f.heapObjects, f.heapInuse = goHeap()
+	f.rss, _, _ = residentBytes()
+	f.scripts = s.cachedScripts.Load()
+	c.WriteVerbatimString("txt", memoryDoctorReport(f))
+}
+
+// doctorFigures are what MEMORY DOCTOR judges (see cmdMemoryDoctor).
+// Persimmon has no client or replica output buffers it counts (INFO's
+// mem_clients_normal and mem_clients_slaves are 0) and no memory outside
+// the allocator it tells apart (rss_overhead_ratio 1.00), so Redis's
+// checks of those never fire.
+type doctorFigures struct {
+	used, peak             uint64
+	heapObjects, heapInuse uint64
+	rss                    uint64
+	scripts                int64
+}
+
+// The texts of Redis 7.0's MEMORY DOCTOR (object.c); the high
+// fragmentation one names the allocator, "go" here (INFO mem_allocator).
+const (
+	doctorNoIssue = "Hi Sam, I can't find any memory issue in your instance. " +
+		"I can only account for what occurs on this base.\n"
+	doctorEmpty = "Hi Sam, this instance is empty or is using very little memory, " +
+		"my issues detector can't be used in these conditions. " +
+		"Please, leave for your mission on Earth and fill it with some data. " +
+		"The new Sam and I will be back to our programming as soon as I " +
+		"finished rebooting.\n"
+	doctorHead      = "Sam, I detected a few issues in this Redis instance memory implants:\n\n"
+	doctorBigPeak   = " * Peak memory: In the past this instance used more than 150% the memory that is currently using. The allocator is normally not able to release memory after a peak, so you can expect to see a big fragmentation ratio, however this is actually harmless and is only due to the memory peak, and if the Redis instance Resident Set Size (RSS) is currently bigger than expected, the memory will be used as soon as you fill the Redis instance with more data. If the memory peak was only occasional and you want to try to reclaim memory, please try the MEMORY PURGE command, otherwise the only other option is to shutdown and restart the instance.\n\n"
+	doctorHighFrag  = " * High total RSS: This instance has a memory fragmentation and RSS overhead greater than 1.4 (this means that the Resident Set Size of the Redis process is much larger than the sum of the logical allocations Redis performed). This problem is usually due either to a large peak memory (check if there is a peak memory entry above in the report) or may result from a workload that causes the allocator to fragment memory a lot. If the problem is a large peak memory, then there is no issue. Otherwise, make sure you are using the Jemalloc allocator and not the default libc malloc. Note: The currently used allocator is \"go\".\n\n"
+	doctorAllocFrag = " * High allocator fragmentation: This instance has an allocator external fragmentation greater than 1.1. This problem is usually due either to a large peak memory (check if there is a peak memory entry above in the report) or may result from a workload that causes the allocator to fragment memory a lot. You can try enabling 'activedefrag' config option.\n\n"
+	doctorAllocRSS  = " * High allocator RSS overhead: This instance has an RSS memory overhead is greater than 1.1 (this means that the Resident Set Size of the allocator is much larger than the sum what the allocator actually holds). This problem is usually due to a large peak memory (check if there is a peak memory entry above in the report), you can try the MEMORY PURGE command to reclaim it.\n\n"
+	doctorScripts   = " * Many scripts: There seem to be many cached scripts in this instance (more than 1000). This may be because scripts are generated and `EVAL`ed, instead of being parameterized (with KEYS and ARGV), `SCRIPT LOAD`ed and `EVALSHA`ed. Unless `SCRIPT FLUSH` is called periodically, the scripts' caches may end up consuming most of your memory.\n\n"
+	doctorTail      = "I'm here to keep you safe, Sam. I want to help you.\n"
+)
+
+// memoryDoctorReport is getMemoryDoctorReport on f: under 5 MB used the
+// instance is "empty"; else each check over its threshold adds its
+// paragraph, in Redis's order.
+func memoryDoctorReport(f doctorFigures) string {
+	if f.used < 5<<20 {
+		return doctorEmpty
 	}
-	c.WriteVerbatimString("txt", "Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.\n")
+	over := func(a, b uint64, ratio float64) bool { // a/b > ratio and a-b > 10 MB
+		return b > 0 && float64(a)/float64(b) > ratio && a > b && a-b > 10<<20
+	}
+	var issues []string
+	if float32(f.peak)/float32(f.used) > 1.5 { // Redis divides as float
+		issues = append(issues, doctorBigPeak)
+	}
+	if over(f.rss, f.used, 1.4) {
+		issues = append(issues, doctorHighFrag)
+	}
+	if over(f.heapInuse, f.heapObjects, 1.1) {
+		issues = append(issues, doctorAllocFrag)
+	}
+	if over(f.rss, f.heapInuse, 1.1) {
+		issues = append(issues, doctorAllocRSS)
+	}
+	if f.scripts > 1000 {
+		issues = append(issues, doctorScripts)
+	}
+	if len(issues) == 0 {
+		return doctorNoIssue
+	}
+	return doctorHead + strings.Join(issues, "") + doctorTail
 }
 
 // cmdMemoryMallocStats: MEMORY MALLOC-STATS answers as a redis-server

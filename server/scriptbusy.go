@@ -75,7 +75,7 @@ type runningScript struct {
 // called once it returns. Call with the keyspace lock held (one script at
 // a time).
 func (s *Server) scriptStarted(cn *conn, kill *killContext) *runningScript {
-	return s.startScript(&runningScript{conn: cn, kill: kill, start: time.Now()})
+	return s.startScript(&runningScript{conn: cn, kill: kill, start: clockNow()}) // (durations only: the monotonic clock)
 }
 
 // functionStarted is scriptStarted for an FCALL of the function called

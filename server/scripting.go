@@ -26,7 +26,10 @@ package server
 // read-only global environment (Redis 7): reading an undefined global or
 // assigning any global is an error, and the library tables (string,
 // cjson, redis, ...) and _G are read-only proxies of the real tables
-// (next, pairs and rawget see through them; rawset refuses them). The
+// (next, pairs and rawget see through them; rawset refuses them). What
+// loadstring and load compile runs in that environment too (L.Env), and
+// a script that assigns no global at all reads the globals table
+// directly, which refuses undefined names the same way. The
 // globals are Redis 7.0's: the base library without print, dofile,
 // loadfile, getfenv, setfenv, newproxy, require and module; table,
 // string, math and coroutine; cjson, cmsgpack, bit and struct (package
@@ -36,10 +39,11 @@ package server
 // session (false, nothing). A script is first checked against Lua 5.1's
 // grammar (lualib.CheckSyntax) so compile errors read as Redis's do;
 // run-time errors raised by gopher-lua's VM are reworded as Lua 5.1's
-// (luaRuntimeText; "attempt to call field 'x' (a nil value)" and "attempt
-// to index local 't' (a nil value)" name the operand where
-// lualib.CallTarget and IndexTarget can tell it from the line's bytecode,
-// see nameOperand); numbers concatenated with .. keep gopher-lua's
+// (luaRuntimeText; "attempt to call local 't' (a number value)" and
+// "attempt to index local 't' (a nil value)" name the operand where the
+// line's bytecode and the values read back in the error handler tell it,
+// see nameOperand and callCulprit; errors raised through coroutine.wrap
+// lack the second position Lua 5.1 adds); numbers concatenated with .. keep gopher-lua's
 // shortest form (not "%.14g"; tostring is Lua 5.1's). A script that runs past
 // busy-reply-threshold makes the server busy: scriptbusy.go has the rules
 // (BUSY replies, SCRIPT KILL, SHUTDOWN NOSAVE).
@@ -91,14 +95,17 @@ const (
 type cachedScript struct {
 	sha      string // its key in the cache
 	proto    *lua.FunctionProto
-	noWrites bool // shebang flags=no-writes: runs as EVAL_RO
-	allowOOM bool // shebang flags=allow-oom: writes past maxmemory (maxmemory.go)
-	shebang  bool // has a #!lua line (Redis 7's non-compatible mode)
+	noWrites bool           // shebang flags=no-writes: runs as EVAL_RO
+	allowOOM bool           // shebang flags=allow-oom: writes past maxmemory (maxmemory.go)
+	shebang  bool           // has a #!lua line (Redis 7's non-compatible mode)
+	fn       *lua.LFunction // the function made from proto for Lua state gen
+	gen      int
 	// allowStale: shebang flags=allow-stale: runs on a replica whose
 	// master is down under replica-serve-stale-data no
 	allowStale bool
-	fn         *lua.LFunction // the function made from proto for Lua state gen
-	gen        int
+	// direct: the script assigns no global (lualib.SetsGlobals), so it
+	// runs with the globals table itself as its environment (runScript).
+	direct bool
 }
 
 // scriptRun is the script running now.
@@ -109,6 +116,7 @@ type scriptRun struct {
 	allowOOM bool           // its flags say allow-oom: denyoom calls run past maxmemory
 	state    *runningScript // for SCRIPT KILL: whether it wrote
 	errLine  int            // line of the last error() call, for errors without a position
+	errSrc   string         // its source label (lualib.SourceLabel), "" for the script's own
 }
 
 // scriptEngine is a server's Lua state and script cache. Every field is
@@ -133,11 +141,18 @@ type scriptEngine struct {
 	callBuf  []byte
 	callEnds []int
 	callArgs [][]byte
-	runBuf   scriptRun // what run points to while a script runs
+	// callHit: the command redis.call ran last, when it has no
+	// subcommands; a script that calls one command again and again (or
+	// each run of one script) skips the table's lookup (the connection's
+	// own one-entry cache, conn.resolve, holds EVALSHA).
+	callHit *Command
+	runBuf  scriptRun // what run points to while a script runs
 
-	// argTable: the argument bytes of a run as one string (its tables'
-	// elements are substrings), and LNumber keys boxed once.
+	// setArgs: the bytes of a run's arguments that changed (the new
+	// elements are substrings of them as one string), and argTable's
+	// LNumber keys boxed once.
 	argBuf  []byte
+	argSame []bool // per argument: kept from the run before (setArgs)
 	argKeys []lua.LValue
 
 	// redis.call's {ok="OK"} tables, reused from run to run (okReply):
@@ -223,20 +238,14 @@ func (e *scriptEngine) reset() {
 		lualib.OpenRandom(L, m, e.rand)
 	}
 	g.RawSetString("unpack", L.NewFunction(luaUnpack))
-	// loadstring checks Lua 5.1's grammar first, naming the chunk as Lua
-	// 5.1 does ([string "..."]); a binary chunk is text to it, as in Redis.
-	if loadstring, ok := g.RawGetString("loadstring").(*lua.LFunction); ok {
-		g.RawSetString("loadstring", L.NewFunction(func(L *lua.LState) int {
-			src := L.CheckString(1)
-			name := L.OptString(2, src)
-			if err := lualib.CheckSyntax([]byte(src), lualib.ChunkID(name)); err != nil {
-				L.Push(lua.LNil)
-				L.Push(lua.LString(err.Error()))
-				return 2
-			}
-			return loadstring.GFunction(L)
-		}))
-	}
+	// loadstring and load compile with Lua 5.1's grammar and chunk names
+	// ([string "..."], "=(load)"), and what they compile runs in L.Env,
+	// the read-only environment scripts see (set below): gopher-lua's
+	// would run in the real globals, where a chunk could replace redis or
+	// cjson for every later script. A binary chunk is text to them, as in
+	// Redis.
+	g.RawSetString("loadstring", L.NewFunction(luaLoadString))
+	g.RawSetString("load", L.NewFunction(luaLoad))
 	if str, ok := g.RawGetString("string").(*lua.LTable); ok {
 		str.RawSetString("rep", L.NewFunction(luaStringRep))
 		// gopher-lua has no bytecode to dump: a Lua 5.1 x86-64 header
@@ -404,6 +413,7 @@ func (e *scriptEngine) reset() {
 	meta.RawSetString("__metatable", lua.LFalse)
 	L.SetMetatable(env, meta)
 	e.L, e.globals, e.env = L, g, env
+	L.Env = env // what loadstring and load compile runs in (luaLoadString)
 	e.gen++
 	e.keys, e.argv = L.NewTable(), L.NewTable()
 	g.RawSetString("KEYS", e.keys)
@@ -420,9 +430,8 @@ func (e *scriptEngine) reset() {
 // It returns the error unchanged.
 //
 // A call of a value that is not a function gets Lua 5.1's description of
-// what was called ("attempt to call field 'x' (a nil value)") where
-// lualib.CallTarget can tell; the value is assumed to be nil, the common
-// case (gopher-lua does not say).
+// what was called ("attempt to call local 't' (a number value)") where
+// the line's calls tell which one failed (callCulprit).
 func (e *scriptEngine) noteErrorLine(L *lua.LState) int {
 	errv := L.Get(1)
 	if e.run != nil {
@@ -433,13 +442,13 @@ func (e *scriptEngine) noteErrorLine(L *lua.LState) int {
 			}
 			fn, err := L.GetInfo("Slf", dbg, nil)
 			if err == nil && dbg.What != "G" && dbg.CurrentLine > 0 {
-				e.run.errLine = dbg.CurrentLine
+				e.run.errLine, e.run.errSrc = dbg.CurrentLine, lualib.SourceLabel(L, dbg.Source)
 				// Only an error the VM raised in this function (level 1):
 				// one raised inside a Go function it called (table.sort
 				// calling its comparator) is not about this line's operand.
 				if s, ok := errv.(lua.LString); ok && level == 1 {
 					if f, ok := fn.(*lua.LFunction); ok && !f.IsG {
-						errv = lua.LString(nameOperand(string(s), f.Proto, dbg.CurrentLine))
+						errv = lua.LString(nameOperand(L, dbg, f, string(s), dbg.CurrentLine))
 					}
 				}
 				break
@@ -458,13 +467,14 @@ const gopherCallError = "attempt to call a non-function object"
 var gopherIndexKey = regexp.MustCompile(`(?s)attempt to index a non-table object\((\w+)\) with key '(.*)'$`)
 
 // nameOperand rewrites gopher-lua's call and index errors raised on line
-// of proto with Lua 5.1's description of the operand, where lualib can
-// tell it: "attempt to call field 'x' (a nil value)", "attempt to index
-// local 't' (a nil value)".
-func nameOperand(msg string, proto *lua.FunctionProto, line int) string {
+// of f (running at dbg, seen from the error handler) with Lua 5.1's
+// description of the operand, where lualib can tell it: "attempt to call
+// field 'x' (a nil value)", "attempt to index local 't' (a nil value)".
+func nameOperand(L *lua.LState, dbg *lua.Debug, f *lua.LFunction, msg string, line int) string {
+	proto := f.Proto
 	if strings.Contains(msg, gopherCallError) {
-		if desc, ok := lualib.CallTarget(proto, line); ok {
-			return strings.Replace(msg, gopherCallError, "attempt to call "+desc+" (a nil value)", 1)
+		if desc, typ, ok := callCulprit(L, dbg, f, line); ok {
+			return strings.Replace(msg, gopherCallError, "attempt to call "+desc+" (a "+typ+" value)", 1)
 		}
 		return msg
 	}
@@ -475,6 +485,35 @@ func nameOperand(msg string, proto *lua.FunctionProto, line int) string {
 		}
 	}
 	return msg
+}
+
+// callCulprit finds which call on line of f failed with "attempt to call"
+// (gopher-lua says neither which nor the value's type): of the line's
+// calls (lualib.CallCandidates), those whose value, read back now, is
+// callable did not fail; when one description is left, that is it, with
+// its value's type, or nil (the common case) when the value cannot be
+// read back (a temporary register). ok is false when the line's calls
+// cannot all be traced or more than one description is left.
+func callCulprit(L *lua.LState, dbg *lua.Debug, f *lua.LFunction, line int) (desc, typ string, ok bool) {
+	cands, ok := lualib.CallCandidates(f.Proto, line)
+	if !ok {
+		return "", "", false
+	}
+	typ = "nil"
+	for _, c := range cands {
+		v, known := lualib.OperandValue(L, dbg, f, c.Operand)
+		if known && lualib.Callable(L, v) {
+			continue
+		}
+		if desc != "" && c.Desc != desc {
+			return "", "", false
+		}
+		desc = c.Desc
+		if known {
+			typ = v.Type().String()
+		}
+	}
+	return desc, typ, desc != ""
 }
 
 // ---- commands ----
@@ -618,26 +657,19 @@ func evalGeneric(c *Client, args [][]byte, bySHA, readOnly bool) {
 // runScript calls the compiled script and appends its reply.
 func (e *scriptEngine) runScript(c *Client, sha string, sc *cachedScript, keys, argv [][]byte, readOnly bool) {
 	L := e.L
-	buf := e.argBuf[:0]
-	for _, a := range keys {
-		buf = append(buf, a...)
-	}
-	for _, a := range argv {
-		buf = append(buf, a...)
-	}
-	e.argBuf = buf
-	all := string(buf) // every element of KEYS and ARGV is a substring: one allocation
-	if t := e.argTable(e.keys, keys, all); t != e.keys {
-		e.keys = t
-		e.globals.RawSetString("KEYS", t)
-	}
-	if t := e.argTable(e.argv, argv, all[len(all)-argLen(argv):]); t != e.argv {
-		e.argv = t
-		e.globals.RawSetString("ARGV", t)
-	}
+	e.setArgs(keys, argv)
 	if sc.fn == nil || sc.gen != e.gen {
 		sc.fn, sc.gen = L.NewFunctionFromProto(sc.proto), e.gen
 		sc.fn.Env = e.env
+		if sc.direct {
+			// Its code cannot write a global, and reads see what they
+			// would through env: the globals, whose metatable refuses
+			// undefined names; two lookups fewer for each global read
+			// (redis, KEYS, ARGV). No function hands the environment
+			// out (getfenv is gone; _G is a read-only proxy), and what
+			// loadstring compiles gets env (L.Env).
+			sc.fn.Env = e.globals
+		}
 	}
 	fn := sc.fn
 
@@ -680,7 +712,7 @@ func (e *scriptEngine) runScript(c *Client, sha string, sc *cachedScript, keys, 
 			}
 			obj = t
 		}
-		writeScriptError(c, obj, scriptErrorReply(sha, obj, run.errLine))
+		writeScriptError(c, obj, scriptErrorReply(sha, obj, run.errLine, run.errSrc))
 		return
 	}
 	ret := L.Get(-1)
@@ -688,35 +720,69 @@ func (e *scriptEngine) runScript(c *Client, sha string, sc *cachedScript, keys, 
 	writeLuaReply(&c.Writer, ret, run.resp, 0)
 }
 
-// argTable returns t refilled as the array of args (KEYS or ARGV), or a
-// new table when a run before left t anything but array elements or gave
-// it a metatable (Redis makes fresh tables for each run; reusing them
-// saves two allocations, and a script cannot tell: only the array part
-// remains, and it is rewritten). all begins with the arguments' bytes, back
-// to back: the elements are its substrings (one allocation for them all,
-// not one per argument).
-func (e *scriptEngine) argTable(t *lua.LTable, args [][]byte, all string) *lua.LTable {
-	if n := t.Len(); t.Metatable != lua.LNil || e.nextAfter(t, n) != lua.LNil {
-		t = e.L.CreateTable(len(args), 0)
+// setArgs fills KEYS and ARGV for a run. Their tables are reused from
+// run to run (argTable), and so are their elements: an argument equal to
+// the string in its place after the run before keeps that string (Lua
+// strings are values: a script cannot tell). The others are substrings
+// of one string holding their bytes back to back: one allocation for
+// them all, none when every argument is as it was (a script run again
+// and again with the same keys and arguments).
+func (e *scriptEngine) setArgs(keys, argv [][]byte) {
+	if t := e.argTable(e.keys, len(keys)); t != e.keys {
+		e.keys = t
+		e.globals.RawSetString("KEYS", t)
 	}
-	for n := t.Len(); n > len(args); n-- {
-		t.RawSetInt(n, lua.LNil)
+	if t := e.argTable(e.argv, len(argv)); t != e.argv {
+		e.argv = t
+		e.globals.RawSetString("ARGV", t)
 	}
-	pos := 0
-	for i, a := range args {
-		t.RawSetInt(i+1, lua.LString(all[pos:pos+len(a)]))
-		pos += len(a)
+	buf, same := e.argBuf[:0], e.argSame[:0]
+	for _, x := range [2]struct {
+		t    *lua.LTable
+		args [][]byte
+	}{{e.keys, keys}, {e.argv, argv}} {
+		for i, a := range x.args {
+			old, ok := x.t.RawGetInt(i + 1).(lua.LString)
+			ok = ok && string(old) == string(a)
+			if !ok {
+				buf = append(buf, a...)
+			}
+			same = append(same, ok)
+		}
 	}
-	return t
+	e.argBuf, e.argSame = buf, same
+	if len(buf) == 0 {
+		return
+	}
+	all := string(buf)
+	pos, j := 0, 0
+	for _, x := range [2]struct {
+		t    *lua.LTable
+		args [][]byte
+	}{{e.keys, keys}, {e.argv, argv}} {
+		for i, a := range x.args {
+			if !same[j] {
+				x.t.RawSetInt(i+1, lua.LString(all[pos:pos+len(a)]))
+				pos += len(a)
+			}
+			j++
+		}
+	}
 }
 
-// argLen is the total length of args.
-func argLen(args [][]byte) int {
-	n := 0
-	for _, a := range args {
-		n += len(a)
+// argTable returns t cut to its first n elements, or a new table when a
+// run before left t anything but array elements or gave it a metatable
+// (Redis makes fresh tables for each run; reusing them saves two
+// allocations, and a script cannot tell: only the array part remains,
+// and setArgs rewrites what differs).
+func (e *scriptEngine) argTable(t *lua.LTable, n int) *lua.LTable {
+	if l := t.Len(); t.Metatable != lua.LNil || e.nextAfter(t, l) != lua.LNil {
+		return e.L.CreateTable(n, 0)
 	}
-	return n
+	for l := t.Len(); l > n; l-- {
+		t.RawSetInt(l, lua.LNil)
+	}
+	return t
 }
 
 // nextAfter is the key after index n of t, whose elements past n are nil
@@ -790,16 +856,17 @@ func writeScriptError(c *Client, obj lua.LValue, msg string) {
 // scriptErrorReply is Redis 7.0's reply to a script that raised obj: the
 // error's message, then where it was raised ("script: <sha>, on
 // @user_script:<line>.") when that is known: from an error table, from
-// the position in an error message, else errLine (where error() was last
-// called).
-func scriptErrorReply(sha string, obj lua.LValue, errLine int) string {
-	return scriptErrorReplyIn(scriptChunkName, sha, obj, errLine)
+// the position in an error message, else errLine in errSrc (where the
+// error was raised, or error() last called; errSrc "" is the script's own
+// chunk, a label such as "redis = 5" a chunk loadstring compiled).
+func scriptErrorReply(sha string, obj lua.LValue, errLine int, errSrc string) string {
+	return scriptErrorReplyIn(scriptChunkName, sha, obj, errLine, errSrc)
 }
 
 // scriptErrorReplyIn is scriptErrorReply for code compiled as chunk
 // (user_script for EVAL, user_function for functions, whose errors name
 // the function where EVAL's name the sha).
-func scriptErrorReplyIn(chunk, name string, obj lua.LValue, errLine int) string {
+func scriptErrorReplyIn(chunk, name string, obj lua.LValue, errLine int, errSrc string) string {
 	var msg, source string
 	line := 0
 	if t, ok := obj.(*lua.LTable); ok {
@@ -820,6 +887,9 @@ func scriptErrorReplyIn(chunk, name string, obj lua.LValue, errLine int) string 
 			source, line = "@"+chunk, n
 		} else if errLine > 0 {
 			source, line = "@"+chunk, errLine
+			if errSrc != "" {
+				source = errSrc // a chunk compiled by loadstring or load
+			}
 		}
 	}
 	if source != "" && line > 0 {
@@ -933,7 +1003,8 @@ func (e *scriptEngine) load(body []byte) (sha string, sc *cachedScript, msg stri
 	// builds one (a hashed table) on every run, but gives the chunk no
 	// local to reach it (nor does Lua 5.1): nothing can see it.
 	proto.IsVarArg &^= lua.VarArgNeedsArg
-	sc = &cachedScript{sha: sha, proto: proto, noWrites: noWrites, allowOOM: allowOOM, shebang: shebang, allowStale: allowStale}
+	sc = &cachedScript{sha: sha, proto: proto, noWrites: noWrites, allowOOM: allowOOM, shebang: shebang,
+		allowStale: allowStale, direct: !lualib.SetsGlobals(proto)}
 	e.scripts[sha] = sc
 	if e.count != nil {
 		e.count.Store(int64(len(e.scripts)))
@@ -1047,7 +1118,7 @@ func (e *scriptEngine) luaCall(L *lua.LState, raise bool) int {
 		L.Push(t)
 		return 1
 	}
-	cmd, msg := c.Srv.resolve(args)
+	cmd, msg := e.resolve(c.Srv, args)
 	switch {
 	case cmd == nil && strings.HasPrefix(msg, "ERR wrong number of arguments"):
 		return reject(nil, errScriptWrongArgs) // a container without its subcommand
@@ -1112,6 +1183,22 @@ func (e *scriptEngine) luaCall(L *lua.LState, raise bool) int {
 	return 1
 }
 
+// resolve is Server.resolve for redis.call, with the one-entry cache
+// callHit (the command table does not change while the server runs).
+func (e *scriptEngine) resolve(s *Server, args [][]byte) (*Command, string) {
+	if hit := e.callHit; hit != nil && equalLower(args[0], hit.Name) {
+		if !arityOK(hit.Arity, len(args)) {
+			return hit, WrongArgs(hit.Name)
+		}
+		return hit, ""
+	}
+	cmd, msg := s.resolve(args)
+	if cmd != nil && cmd.subs == nil && strings.IndexByte(cmd.Name, '|') < 0 {
+		e.callHit = cmd
+	}
+	return cmd, msg
+}
+
 // mayReplicate reports the commands Redis flags may-replicate that a
 // script may call: a read-only script refuses them like writes.
 func mayReplicate(cmd *Command) bool {
@@ -1166,7 +1253,7 @@ func setErrorPosition(L *lua.LState, t *lua.LTable) {
 	if _, err := L.GetInfo("Sl", dbg, nil); err != nil || dbg.CurrentLine <= 0 {
 		return
 	}
-	t.RawSetString("source", lua.LString("@"+dbg.Source))
+	t.RawSetString("source", lua.LString(lualib.SourceLabel(L, dbg.Source)))
 	t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
 }
 
@@ -1184,8 +1271,8 @@ func (e *scriptEngine) luaError(L *lua.LState) int {
 		L.Error(lua.LString(v.String()), level)
 	default:
 		if dbg, ok := L.GetStack(1); ok && e.run != nil {
-			if _, err := L.GetInfo("l", dbg, nil); err == nil {
-				e.run.errLine = dbg.CurrentLine
+			if _, err := L.GetInfo("Sl", dbg, nil); err == nil {
+				e.run.errLine, e.run.errSrc = dbg.CurrentLine, lualib.SourceLabel(L, dbg.Source)
 			}
 		}
 		L.Error(v, level)
@@ -1404,6 +1491,117 @@ func luaErrHandler(L *lua.LState) int {
 	setErrorPosition(L, t)
 	L.Push(t)
 	return 1
+}
+
+// luaLoadString is Lua 5.1's loadstring(s [, chunkname]): s compiled
+// as a chunk named chunkname (s by default), running in L.Env, the
+// engine's read-only environment; nil and the message on a syntax error.
+func luaLoadString(L *lua.LState) int {
+	src := luaStringArg(L, 1, "loadstring")
+	name := src
+	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
+		name = luaStringArg(L, 2, "loadstring")
+	}
+	return pushLoaded(L, src, name)
+}
+
+// luaLoad is Lua 5.1's load(func [, chunkname]): the pieces func returns
+// until nil or "" compiled as one chunk named chunkname ("=(load)" by
+// default), running in L.Env like loadstring's. A piece that is not a
+// string (or number), or an error in func, gives nil and an error table
+// (loadFailed).
+func luaLoad(L *lua.LState) int {
+	name := "=(load)"
+	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
+		name = luaStringArg(L, 2, "load")
+	}
+	reader := L.CheckFunction(1)
+	var src []byte
+	for {
+		L.Push(reader)
+		if err := L.PCall(0, 1, nil); err != nil {
+			// Lua 5.1 reads the pieces in a protected call: an error
+			// is load's message, not raised.
+			var obj lua.LValue = lua.LString(err.Error())
+			var apiErr *lua.ApiError
+			if errors.As(err, &apiErr) && apiErr.Object != nil {
+				obj = apiErr.Object
+			}
+			return loadFailed(L, obj)
+		}
+		piece := L.Get(-1)
+		L.Pop(1)
+		if piece == lua.LNil {
+			break
+		}
+		if piece.Type() != lua.LTString && piece.Type() != lua.LTNumber {
+			return loadFailed(L, lua.LString(luaWhere(L, 1)+"reader function must return a string"))
+		}
+		s := lualib.ToString(piece)
+		if s == "" {
+			break
+		}
+		src = append(src, s...)
+	}
+	return pushLoaded(L, string(src), name)
+}
+
+// loadFailed returns load's nil and the error obj raised while it read
+// the chunk, as Redis's scripts see it: its error handler, which runs for
+// an error raised (not for a syntax error), has made a string {err="ERR
+// <message>"} by then.
+func loadFailed(L *lua.LState, obj lua.LValue) int {
+	if _, ok := obj.(*lua.LTable); !ok {
+		t := L.CreateTable(0, 3)
+		t.RawSetString("err", lua.LString("ERR "+lualib.ToString(obj)))
+		setErrorPosition(L, t)
+		obj = t
+	}
+	L.Push(lua.LNil)
+	L.Push(obj)
+	return 2
+}
+
+// pushLoaded pushes what loadstring and load return for src.
+func pushLoaded(L *lua.LState, src, name string) int {
+	fn, msg := lualib.LoadChunk(L, src, name, L.Env)
+	if fn == nil {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(msg))
+		return 2
+	}
+	L.Push(fn)
+	return 1
+}
+
+// luaStringArg is luaL_checklstring for argument n of fname: a string, or
+// a number as Lua 5.1 prints it.
+func luaStringArg(L *lua.LState, n int, fname string) string {
+	switch v := L.Get(n).(type) {
+	case lua.LString:
+		return string(v)
+	case lua.LNumber:
+		return lualib.NumberString(float64(v))
+	}
+	got := "no value"
+	if n <= L.GetTop() {
+		got = L.Get(n).Type().String()
+	}
+	L.RaiseError("bad argument #%d to '%s' (string expected, got %s)", n, fname, got)
+	return ""
+}
+
+// luaWhere is luaL_where: "<source>:<line>: " of the Lua function level
+// calls up from the running Go function, or "" when that is not Lua code.
+func luaWhere(L *lua.LState, level int) string {
+	dbg, ok := L.GetStack(level)
+	if !ok {
+		return ""
+	}
+	if _, err := L.GetInfo("Sl", dbg, nil); err != nil || dbg.What == "G" || dbg.CurrentLine <= 0 {
+		return ""
+	}
+	return dbg.Source + ":" + strconv.Itoa(dbg.CurrentLine) + ": "
 }
 
 // luaUnpack is Lua 5.1's unpack(t [, i [, j]]), with its limit: more

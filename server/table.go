@@ -270,7 +270,7 @@ var flagNames = []struct {
 	{FlagWrite, "write"}, {FlagReadonly, "readonly"}, {FlagDenyOOM, "denyoom"},
 	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"}, {FlagBlocking, "blocking"},
 	{FlagLoading, "loading"}, {FlagStale, "stale"}, {FlagSkipMonitor, "skip_monitor"}, {FlagSkipSlowlog, "skip_slowlog"},
-	{FlagFast, "fast"},
+	{FlagAsking, "asking"}, {FlagFast, "fast"},
 	{FlagNoAuth, "no_auth"}, {FlagNoMandatoryKeys, "no_mandatory_keys"},
 	{FlagNoAsyncLoading, "no_async_loading"}, {FlagNoMulti, "no_multi"}, {FlagMovableKeys, "movablekeys"},
 	{FlagAllowBusy, "allow_busy"},
@@ -692,31 +692,6 @@ func cAtoi(b []byte) int {
 		l = int64(v)
 	}
 	return int(int32(l))
-}
-
-// appendCommandDocs appends a COMMAND DOCS value: a flat map of summary,
-// since, group and, for a container, its subcommands' docs.
-func appendCommandDocs(w *proto.Writer, cmd *Command) {
-	n := 3
-	if len(cmd.Subcommands) > 0 {
-		n++
-	}
-	w.WriteMap(n)
-	w.WriteBulkString("summary")
-	w.WriteBulkString(cmd.Summary)
-	w.WriteBulkString("since")
-	w.WriteBulkString(cmd.Since)
-	w.WriteBulkString("group")
-	w.WriteBulkString(cmd.Group)
-	if len(cmd.Subcommands) > 0 {
-		w.WriteBulkString("subcommands")
-		w.WriteMap(len(cmd.Subcommands))
-		for i := range cmd.Subcommands {
-			sub := &cmd.Subcommands[i]
-			w.WriteBulkString(sub.Name)
-			appendCommandDocs(w, sub)
-		}
-	}
 }
 
 // commandByName finds "name" or "container|sub", case-insensitively.

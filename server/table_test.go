@@ -50,8 +50,17 @@ func TestCommandCommands(t *testing.T) {
 		{"command foo", "-ERR unknown subcommand 'foo'. Try COMMAND HELP.\r\n"},
 		{"command list filterby pattern client|s*", "*2\r\n" + bulk("client|setname") + bulk("client|setinfo")},
 		{"command docs nosuch", "*0\r\n"},
-		{"command docs ping", "*2\r\n" + bulk("ping") + "*6\r\n" + bulk("summary") + bulk("Returns the server's liveliness response.") +
-			bulk("since") + bulk("1.0.0") + bulk("group") + bulk("connection")},
+		// Redis 7.0.15's bytes: its docs come from server/commanddocs.json
+		{"command docs ping", "*2\r\n$4\r\nping\r\n*10\r\n$7\r\nsummary\r\n$15\r\nPing the server\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n" +
+			"$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$7\r\nmessage\r\n" +
+			"$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*1\r\n+optional\r\n"},
+		{"command docs getset", "*2\r\n$6\r\ngetset\r\n*16\r\n$7\r\nsummary\r\n$54\r\nSet the string value of a key and return its old value\r\n" +
+			"$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nstring\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\ndoc_flags\r\n*1\r\n+deprecated\r\n" +
+			"$16\r\ndeprecated_since\r\n$5\r\n6.2.0\r\n$11\r\nreplaced_by\r\n$30\r\n`SET` with the `!GET` argument\r\n$9\r\narguments\r\n*2\r\n" +
+			"*6\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n*4\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
+		// a command Redis 7.0 does not have: the table's summary, since, group
+		{"command docs waitaof", "*2\r\n" + bulk("waitaof") + "*6\r\n" + bulk("summary") + bulk("Blocks until all of the preceding write commands sent by the connection are written to the append-only file of the master and/or replicas.") +
+			bulk("since") + bulk("7.2.0") + bulk("group") + bulk("generic")},
 	})
 	all := w.do("COMMAND")
 	if !strings.HasPrefix(all, "*"+strconv.Itoa(len(s.table))+"\r\n") {
@@ -90,6 +99,7 @@ var recordedCommandInfo = map[string]string{
 	"watch":                   "*10\r\n$5\r\nwatch\r\n:-2\r\n*5\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n+allow_busy\r\n:1\r\n:-1\r\n:1\r\n*2\r\n+@fast\r\n+@transaction\r\n*0\r\n*1\r\n*6\r\n$5\r\nflags\r\n*1\r\n+RO\r\n$12\r\nbegin_search\r\n*4\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n*2\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n*4\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n*6\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n*0\r\n",
 	"smembers":                "*10\r\n$8\r\nsmembers\r\n:2\r\n*1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n*3\r\n+@read\r\n+@set\r\n+@slow\r\n*1\r\n$29\r\nnondeterministic_output_order\r\n*1\r\n*6\r\n$5\r\nflags\r\n*2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n*4\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n*2\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n*4\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n*6\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n*0\r\n",
 	"object|encoding":         "*10\r\n$15\r\nobject|encoding\r\n:3\r\n*1\r\n+readonly\r\n:2\r\n:2\r\n:1\r\n*3\r\n+@keyspace\r\n+@read\r\n+@slow\r\n*1\r\n$23\r\nnondeterministic_output\r\n*1\r\n*6\r\n$5\r\nflags\r\n*1\r\n+RO\r\n$12\r\nbegin_search\r\n*4\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n*2\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n*4\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n*6\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n*0\r\n",
+	"restore-asking":          "*10\r\n$14\r\nrestore-asking\r\n:-4\r\n*3\r\n+write\r\n+denyoom\r\n+asking\r\n:1\r\n:1\r\n:1\r\n*4\r\n+@keyspace\r\n+@write\r\n+@slow\r\n+@dangerous\r\n*0\r\n*1\r\n*6\r\n$5\r\nflags\r\n*2\r\n+OW\r\n+update\r\n$12\r\nbegin_search\r\n*4\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n*2\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n*4\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n*6\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n*0\r\n",
 	"command|getkeysandflags": "*10\r\n$23\r\ncommand|getkeysandflags\r\n:-4\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
 }
 
@@ -277,6 +287,7 @@ rename 1 2 1 RW+access+delete@1:range(0,1,0) OW+update@2:range(0,1,0)
 renamenx 1 2 1 RW+access+delete@1:range(0,1,0) OW+insert@2:range(0,1,0)
 reset 0 0 0
 restore 1 1 1 OW+update@1:range(0,1,0)
+restore-asking 1 1 1 OW+update@1:range(0,1,0)
 rpop 1 1 1 RW+access+delete@1:range(0,1,0)
 rpoplpush 1 2 1 RW+access+delete@1:range(0,1,0) RW+insert@2:range(0,1,0)
 rpush 1 1 1 RW+insert@1:range(0,1,0)

@@ -57,7 +57,7 @@ func burnCPU(t *testing.T, d time.Duration) {
 	}
 }
 
-func processCPU(t *testing.T) float64 {
+func processCPU(t testing.TB) float64 {
 	t.Helper()
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
