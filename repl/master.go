@@ -484,15 +484,12 @@ func (m *Master) BeginRelay() {
 }
 
 // flushAndDropLocked drops every replica link once it has written the
-// stream up to the current offset (a link still loading its snapshot is
-// closed at once); the writes get dropWriteTimeout to finish.
+// stream up to the current offset (after its snapshot, for a link still
+// sending one: the stream it holds starts at the snapshot's instant); the
+// writes get dropWriteTimeout to finish.
 func (m *Master) flushAndDropLocked() {
 	end := m.backlog.Offset()
 	for l := range m.links {
-		if l.state.Load() != "online" { // its snapshot is not sent yet
-			l.conn.Close()
-			continue
-		}
 		l.dropAt = max(end, 1)
 		l.conn.SetWriteDeadline(time.Now().Add(dropWriteTimeout))
 		l.once.Do(func() { close(l.acked) })

@@ -107,3 +107,34 @@ func TestPingPeriodConfig(t *testing.T) {
 		t.Fatalf("a PING %v after CONFIG SET repl-ping-replica-period 1", d)
 	}
 }
+
+// TestReplicaofInExecFlushesStream: a master made a replica inside EXEC
+// drops its replicas, but only once they have what it streamed before
+// (the transaction's own writes are not propagated, as in Redis 7.0):
+// unit/multi's 'MULTI / EXEC with REPLICAOF', which lost the write before
+// the EXEC when the link was closed before its writer had sent it.
+func TestReplicaofInExecFlushesStream(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadPort := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	_, addr := startReplServer(t, IOGoroutine)
+	w := dialAddr(t, addr)
+	for i := range 5 {
+		tap := tapStream(t, addr)
+		key := "foo" + strconv.Itoa(i)
+		w.send(multibulk("SET", key, "bar") + multibulk("MULTI") + multibulk("SET", "in", "x") +
+			multibulk("REPLICAOF", "127.0.0.1", deadPort) + multibulk("EXEC"))
+		for _, want := range []string{"+OK\r\n", "+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "*2\r\n+OK\r\n+OK\r\n"} {
+			w.expectReply(want)
+		}
+		for _, want := range []string{"select 0", "set " + key + " bar"} {
+			if got := tap.rawNext(); got != want {
+				t.Fatalf("round %d: stream %q, want %q", i, got, want)
+			}
+		}
+		w.expect("+OK\r\n", "REPLICAOF", "NO", "ONE")
+	}
+}
