@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -139,6 +140,9 @@ type replicaLink struct {
 	capture  bool
 	pending  []byte
 	overflow bool
+	// dropAt: the link is being dropped once it has sent the stream up
+	// to this offset (dropLocked's flush); 0 while it is not.
+	dropAt int64
 }
 
 // NewMaster returns a master whose stream is at offset under ids (a
@@ -354,6 +358,28 @@ func (m *Master) Cron(now time.Time) {
 	}
 }
 
+// SetPingPeriod changes how often Cron puts a PING into the stream
+// (repl-ping-replica-period, CONFIG SET); d <= 0 is ignored.
+func (m *Master) SetPingPeriod(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	m.mu.Lock()
+	m.cfg.PingPeriod = d
+	m.mu.Unlock()
+}
+
+// SetTimeout changes how long Cron lets an online replica stay silent
+// before it drops the link (repl-timeout, CONFIG SET); d <= 0 is ignored.
+func (m *Master) SetTimeout(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	m.mu.Lock()
+	m.cfg.Timeout = d
+	m.mu.Unlock()
+}
+
 // DropReplicas closes every replica link (their replicas come back with
 // PSYNC).
 func (m *Master) DropReplicas() {
@@ -447,13 +473,36 @@ func (m *Master) Position() (replid string, offset int64, db int) {
 // BeginRelay is REPLICAOF host port: from now on the stream is the new
 // master's (FeedRaw), so this one adds nothing of its own (no PING, no
 // GETACK, no Propagate); its replicas are dropped and come back to follow
-// the new history.
+// the new history, each once it has been sent what this master streamed
+// so far (as Redis's replicas have: it writes their output before it
+// reads the next command).
 func (m *Master) BeginRelay() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.relay = true
-	m.dropLocked()
+	m.flushAndDropLocked()
 }
+
+// flushAndDropLocked drops every replica link once it has written the
+// stream up to the current offset (after its snapshot, for a link still
+// sending one: the stream it holds starts at the snapshot's instant); the
+// writes get dropWriteTimeout to finish.
+func (m *Master) flushAndDropLocked() {
+	end := m.backlog.Offset()
+	for l := range m.links {
+		l.dropAt = max(end, 1)
+		l.conn.SetWriteDeadline(time.Now().Add(dropWriteTimeout))
+		l.once.Do(func() { close(l.acked) })
+	}
+	close(m.wake)
+	m.wake = make(chan struct{})
+}
+
+// dropWriteTimeout bounds the last write to a replica being dropped.
+const dropWriteTimeout = time.Second
+
+// errLinkDropped ends a link flushAndDropLocked dropped.
+var errLinkDropped = errors.New("repl: replica link dropped (the master became a replica)")
 
 // Promote is REPLICAOF NO ONE on the replica this master's stream
 // continues: the old history becomes ID2 (see ReplIDs.Shift).
@@ -721,6 +770,9 @@ func (m *Master) stream(l *replicaLink, br *bufio.Reader, from int64) error {
 			if len(p) == 0 {
 				l.capture = false // pos is the backlog's next byte now
 			}
+			if l.dropAt > 0 && int64(len(p)) > l.dropAt-pos+1 {
+				p = p[:max(l.dropAt-pos+1, 0)] // not what was relayed after the drop
+			}
 			m.mu.Unlock()
 			if len(p) > 0 {
 				if _, err := l.conn.Write(p); err != nil {
@@ -730,7 +782,15 @@ func (m *Master) stream(l *replicaLink, br *bufio.Reader, from int64) error {
 			}
 			continue
 		}
+		if l.dropAt > 0 && pos > l.dropAt {
+			m.mu.Unlock()
+			return errLinkDropped // everything up to the drop is sent
+		}
 		for pos > m.backlog.Offset() {
+			if l.dropAt > 0 {
+				m.mu.Unlock()
+				return errLinkDropped
+			}
 			w := m.wake
 			m.mu.Unlock()
 			select {
@@ -744,7 +804,11 @@ func (m *Master) stream(l *replicaLink, br *bufio.Reader, from int64) error {
 			m.mu.Unlock()
 			return fmt.Errorf("repl: replica %s:%d fell behind the backlog (needs byte %d)", l.ip, l.port, pos)
 		}
-		n := m.backlog.Copy(buf, pos)
+		lim := buf
+		if l.dropAt > 0 && l.dropAt-pos+1 < int64(len(lim)) {
+			lim = lim[:l.dropAt-pos+1] // not what was relayed after the drop
+		}
+		n := m.backlog.Copy(lim, pos)
 		m.mu.Unlock()
 		if _, err := l.conn.Write(buf[:n]); err != nil {
 			return err

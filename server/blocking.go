@@ -582,7 +582,7 @@ func (c *conn) serveBlocked(cmd *Command, args [][]byte) {
 				return
 			}
 			b.woken = false
-			mark := len(c.Out)
+			mark, before := len(c.Out), env.lastLSN()
 			tr := c.srv.track
 			tr.cur = c // tracking.go: the writer; processInput delivers
 			cmd.Run(&c.Client, args)
@@ -593,7 +593,7 @@ func (c *conn) serveBlocked(cmd *Command, args [][]byte) {
 				env.unlock()
 				continue
 			}
-			c.feed(cmd, args, mark, false) // replication.go: what the pop did
+			c.feed(cmd, args, mark, before) // replication.go: what the pop did
 			c.unblock()
 			lsn := env.lastLSN()
 			env.unlock()

@@ -177,7 +177,13 @@ type Client struct {
 	MultiErr bool // a queuing error occurred: EXEC aborts
 	// MultiDenyOOM: a queued command is denyoom, so EXEC is (maxmemory.go)
 	MultiDenyOOM bool
-	MultiCmds    [][][]byte // queued commands (copied args)
+	// MultiWrite: a queued command is a write (or a script with flags
+	// that may write), so EXEC is one (dispatch.go: NOREPLICAS, READONLY)
+	MultiWrite bool
+	// MultiDenyStale: a queued command lacks the stale flag, so EXEC is
+	// refused on a replica whose master is down (dispatch.go: MASTERDOWN)
+	MultiDenyStale bool
+	MultiCmds      [][][]byte // queued commands (copied args)
 
 	closeAfterReply bool // QUIT, protocol errors
 

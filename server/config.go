@@ -523,7 +523,10 @@ func (s *Server) DebugCommandAllowed(c *Client) bool {
 // protectedActionAllowed reads one of Redis's enable-* protected-action
 // parameters (enable-protected-configs, enable-debug-command) for c.
 func (s *Server) protectedActionAllowed(c *Client, param string) bool {
-	switch s.conf.vals[param] {
+	s.conf.mu.Lock() // vals is CONFIG SET's map (another client's may be writing it)
+	v := s.conf.vals[param]
+	s.conf.mu.Unlock()
+	switch v {
 	case "yes":
 		return true
 	case "local":

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/persimmon-db/persimmon/keyspace"
 )
@@ -428,6 +429,24 @@ func wireConfigTable(t []configParam) {
 	by["lazyfree-lazy-expire"].apply = func(s *Server, v string) error { s.replica.lazyExpire.Store(v == "yes"); return nil }
 	// replica.go: a writable replica (replica-read-only no)
 	by["replica-read-only"].apply = func(s *Server, v string) error { s.replica.writable.Store(v == "no"); return nil }
+	// replication.go: the master's PING period and replica timeout, live
+	// (initReplication reads the start-up values)
+	for _, name := range []string{"repl-ping-replica-period", "repl-timeout"} {
+		by[name].apply = func(s *Server, v string) error {
+			if s.master == nil {
+				return nil
+			}
+			n, _ := strconv.Atoi(v)
+			if name == "repl-timeout" {
+				s.master.SetTimeout(time.Duration(n) * time.Second)
+			} else {
+				s.master.SetPingPeriod(time.Duration(n) * time.Second)
+			}
+			return nil
+		}
+	}
+	// dispatch.go: MASTERDOWN while a replica's link is down
+	by["replica-serve-stale-data"].apply = func(s *Server, v string) error { s.live.staleRefused.Store(v == "no"); return nil }
 	by["bind"].apply, by["bind"].group = applyListen, "listen"
 	by["bind"].get = func(s *Server) string { return *s.live.bind.Load() }
 	by["port"].apply, by["port"].group = applyListen, "listen"

@@ -102,12 +102,10 @@ type conn struct {
 
 	// Replication (replication.go): what REPLCONF told, a PSYNC/SYNC that
 	// takes the connection over once its batch's replies are out, the
-	// stream offset after this client's last write (WAIT), and a MULTI
-	// opened in the stream for EXEC's or a script's writes.
+	// stream offset after this client's last write (WAIT).
 	syncReq  repl.SyncRequest
 	takeover bool
 	replOff  int64
-	feedTx   bool
 	// replWait: loop mode, WAIT is waiting off the loop (replication_wait.go)
 	replWait bool
 	// waiter: WAIT or WAITAOF waits for replicas, in either mode (flag b;

@@ -7,6 +7,7 @@ import (
 
 	"github.com/persimmon-db/persimmon/acl"
 	"github.com/persimmon-db/persimmon/proto"
+	"github.com/persimmon-db/persimmon/repl"
 )
 
 // errNotInMultiAllowed answers a FlagNoMulti command inside MULTI.
@@ -79,12 +80,24 @@ func (c *conn) execute(args [][]byte) {
 		c.reject(cmd, msg) // a full disk (diskerror.go)
 		return
 	}
-	if cmd.Flags&FlagWrite != 0 && c.srv.replicaStatus() != nil && !c.srv.replica.writable.Load() {
+	// EXEC is a write if a queued command is, and refused on a stale
+	// replica if one is (Redis's mstate.cmd_flags and cmd_inv_flags):
+	// the state may have changed since they were queued. An EVAL whose
+	// script has flags that may write is a write (getCommandFlags).
+	exec := cmd.Name == "exec" && c.InMulti
+	mayWrite := cmd.Flags&FlagWrite != 0 || evalMayWrite(cmd, args)
+	write := mayWrite || exec && c.MultiWrite
+	if write && c.srv.minReplicasRefuse() {
+		c.reject(cmd, errNoReplicas) // replication_wait.go
+		return
+	}
+	if write && c.srv.replicaStatus() != nil && !c.srv.replica.writable.Load() {
 		c.reject(cmd, "READONLY You can't write against a read only replica.") // replica.go
 		return
 	}
-	if cmd.Flags&FlagWrite != 0 && c.srv.minReplicasRefuse() {
-		c.reject(cmd, errNoReplicas) // replication_wait.go
+	denyStale := cmd.Flags&FlagStale == 0 || evalDenyStale(cmd, args)
+	if (denyStale || exec && c.MultiDenyStale) && c.srv.masterDown() {
+		c.reject(cmd, errMasterDown)
 		return
 	}
 	if c.InMulti && !cmd.Immediate {
@@ -96,10 +109,32 @@ func (c *conn) execute(args [][]byte) {
 		if cmd.Flags&FlagDenyOOM != 0 || evalDenyOOM(cmd, args) {
 			c.MultiDenyOOM = true // EXEC is denyoom (maxmemory.go)
 		}
+		if mayWrite {
+			c.MultiWrite = true
+		}
+		if denyStale {
+			c.MultiDenyStale = true
+		}
 		c.WriteString("QUEUED")
 		return
 	}
 	c.call(cmd, args, false)
+}
+
+// errMasterDown refuses a command on a replica whose link to its master
+// is down under replica-serve-stale-data no (Redis 7.0's masterdownerr).
+const errMasterDown = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+
+// masterDown reports whether this server is a replica whose link to its
+// master is not up (not streaming yet, or lost) while
+// replica-serve-stale-data is no: commands without the stale flag get
+// MASTERDOWN, as Redis's processCommand gives them.
+func (s *Server) masterDown() bool {
+	if !s.live.staleRefused.Load() {
+		return false
+	}
+	l := s.replicaStatus()
+	return l != nil && l.r.Status().State != repl.StateConnected
 }
 
 // errDebugNotAllowed is Redis 7.0's refusal of DEBUG under enable-debug-command.
@@ -166,15 +201,19 @@ func (c *conn) callNow(cmd *Command, args [][]byte, locked bool) {
 			n := &c.srv.notify
 			was := n.inCmd
 			n.inCmd = true
+			before := c.srv.env.lastLSN()
 			c.runCounted(cmd, args)
 			c.srv.notifyEnd()
 			n.inCmd = was
-			c.feed(cmd, args, start, true)
+			c.feed(cmd, args, start, before) // into EXEC's or the script's unit
 			if c.trk.on {
 				c.trackRead(cmd, args, true) // tracking.go
 			}
 		} else {
 			cmd.Run(&c.Client, args)
+			if cmd.Flags&FlagPubSub != 0 && alwaysPropagated(cmd) {
+				c.feedPublish(cmd, args, start) // propagate.go
+			}
 		}
 		now = clockNow()
 		if c.gc != nil && !locked && c.readyWaiters() {
@@ -206,8 +245,10 @@ func (c *conn) callNow(cmd *Command, args [][]byte, locked bool) {
 			reg.loopServes = true // this command serves what it wakes (no kickServe)
 		}
 		before := env.lastLSN()
+		c.srv.propBegin() // propagate.go: the command and what it causes, one unit
 		c.runCounted(cmd, args)
-		c.feed(cmd, args, start, false)
+		c.feed(cmd, args, start, before)
+		c.srv.propEnd(c)
 		served := false
 		if c.trk.on {
 			c.trackRead(cmd, args, false) // tracking.go

@@ -423,8 +423,19 @@ func fcallGeneric(c *Client, args [][]byte, readOnly bool) {
 		return
 	}
 	noWrites := f.Flags&functions.NoWrites != 0
+	// A function that may write is a write command, one without
+	// allow-stale is refused on a stale replica (scriptFlagsToCmdFlags),
+	// checked in processCommand's order.
 	if !noWrites && c.Srv.minReplicasRefuse() {
-		c.WriteError(errNoReplicas) // a function that may write is a write command (as EVAL's shebang flags)
+		c.WriteError(errNoReplicas)
+		return
+	}
+	if !noWrites && c.conn != nil && c.Srv.replicaStatus() != nil {
+		c.WriteError("READONLY You can't write against a read only replica.")
+		return
+	}
+	if f.Flags&functions.AllowStale == 0 && c.Srv.masterDown() {
+		c.WriteError(errMasterDown)
 		return
 	}
 	if readOnly && !noWrites {
@@ -446,9 +457,6 @@ func fcallGeneric(c *Client, args [][]byte, readOnly bool) {
 	mark := len(c.Out)
 	rt.se.runFunction(c, f, args, keys, argv, readOnly || noWrites)
 	if !inTxn {
-		if cn != nil {
-			cn.feedEnd() // the function's writes, as one MULTI block (replication.go)
-		}
 		if err := env.endTxn(); err != nil {
 			c.Out = c.Out[:mark]
 			c.WriteErr(err)

@@ -328,7 +328,7 @@ func serveReady(ks *keyspace.Keyspace) {
 			continue // served, timed out or gone meanwhile
 		}
 		b.woken = false
-		mark := len(cn.Out)
+		mark, before := len(cn.Out), cn.srv.env.lastLSN()
 		tr := cn.srv.track
 		prev := tr.cur
 		tr.cur = cn // tracking.go: the served command is the writer
@@ -340,8 +340,8 @@ func serveReady(ks *keyspace.Keyspace) {
 			cn.blk.pending = false
 			continue
 		}
-		cn.feed(b.cmd, b.args, mark, false) // replication.go: what the pop did
-		if cn.blk.silent {                  // CLIENT REPLY OFF or SKIP when it blocked: no late reply
+		cn.feed(b.cmd, b.args, mark, before) // replication.go: what the pop did
+		if cn.blk.silent {                   // CLIENT REPLY OFF or SKIP when it blocked: no late reply
 			cn.Out = cn.Out[:mark]
 		}
 		if tr.pending.Load() {

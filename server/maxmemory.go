@@ -250,6 +250,38 @@ func evalDenyOOM(cmd *Command, args [][]byte) bool {
 	return msg == "" && !noWrites && !allowOOM
 }
 
+// evalMayWrite reports whether a queued EVAL or EVAL_RO makes EXEC a
+// write: its script has a shebang whose flags do not say no-writes
+// (Redis's scriptFlagsToCmdFlags).
+func evalMayWrite(cmd *Command, args [][]byte) bool {
+	if (cmd.Name != "eval" && cmd.Name != "eval_ro") || len(args) < 2 || !bytes.HasPrefix(args[1], []byte("#!")) {
+		return false
+	}
+	first, _, _ := bytes.Cut(args[1], []byte("\n"))
+	noWrites, _, msg := parseShebangFlags(string(first))
+	return msg == "" && !noWrites
+}
+
+// evalDenyStale reports whether an EVAL or EVAL_RO is refused on a stale
+// replica before it runs: its script has a shebang whose flags do not say
+// allow-stale (scriptFlagsToCmdFlags clears EVAL's stale flag).
+func evalDenyStale(cmd *Command, args [][]byte) bool {
+	if (cmd.Name != "eval" && cmd.Name != "eval_ro") || len(args) < 2 || !bytes.HasPrefix(args[1], []byte("#!")) {
+		return false
+	}
+	first, _, _ := bytes.Cut(args[1], []byte("\n"))
+	for _, p := range bytes.Fields(first)[1:] {
+		if flags, ok := bytes.CutPrefix(p, []byte("flags=")); ok {
+			for f := range bytes.SplitSeq(flags, []byte(",")) {
+				if string(f) == "allow-stale" {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
 // liveHeap is the Go heap's live bytes at the end of the last collection,
 // and the number of collections completed. Before the first collection
 // there is no live figure: the allocated objects stand for it.

@@ -70,6 +70,7 @@ func execCommand(c *Client, _ [][]byte) {
 		return
 	}
 	env.beginTxn()
+	c.Srv.propBegin()
 	mark := len(c.Out)
 	c.WriteArray(len(cmds))
 	cn := c.conn
@@ -89,7 +90,7 @@ func execCommand(c *Client, _ [][]byte) {
 		cn.call(cmd, args, true)
 	}
 	cn.inExec = false
-	cn.feedEnd()
+	c.Srv.propEnd(cn) // the block's writes: one unit (propagate.go)
 	err := env.endTxn()
 	lsn := env.lastLSN()
 	env.unwatch(&c.Watch)
@@ -112,6 +113,7 @@ func (c *Client) endMulti() {
 	c.InMulti = false
 	c.MultiErr = false
 	c.MultiDenyOOM = false
+	c.MultiWrite, c.MultiDenyStale = false, false
 	clear(c.MultiCmds)
 	if cap(c.MultiCmds) > 1024 {
 		c.MultiCmds = nil

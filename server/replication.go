@@ -20,8 +20,8 @@ import (
 // Persimmon as a replication master (package repl does the protocol):
 // REPLCONF and PSYNC/SYNC hand a connection to repl.Master.Serve, every
 // write that succeeds is propagated into the command stream under the
-// keyspace lock it applied under (MULTI/EXEC and a script's writes wrapped
-// in MULTI/EXEC), and a full resync's snapshot is read under that lock,
+// keyspace lock it applied under (grouped as Redis 7.0 groups them:
+// propagate.go), and a full resync's snapshot is read under that lock,
 // at one instant with the stream's offset.
 //
 // Writes reach the stream as their effects (replication_effects.go). A
@@ -50,7 +50,8 @@ func (s *Server) initReplication() {
 	backlog, _ := s.ConfigValue("repl-backlog-size")
 	size, _ := strconv.Atoi(backlog)
 	diskless, _ := s.ConfigValue("repl-diskless-sync")
-	s.master = repl.NewMaster(repl.MasterConfig{BacklogSize: size, Diskless: diskless != "no", TempDir: s.cfg.Dir, Logf: s.logf},
+	s.master = repl.NewMaster(repl.MasterConfig{BacklogSize: size, Diskless: diskless != "no", TempDir: s.cfg.Dir, Logf: s.logf,
+		PingPeriod: s.configSeconds("repl-ping-replica-period"), Timeout: s.configSeconds("repl-timeout")},
 		repl.NewReplIDs(), 0, serverSnapshotter{s})
 	go func() {
 		t := time.NewTicker(time.Second)
@@ -65,6 +66,13 @@ func (s *Server) initReplication() {
 			}
 		}
 	}()
+}
+
+// configSeconds reads an integer parameter in seconds (0 when unset).
+func (s *Server) configSeconds(name string) time.Duration {
+	v, _ := s.ConfigValue(name)
+	n, _ := strconv.Atoi(v)
+	return time.Duration(n) * time.Second
 }
 
 type serverSnapshotter struct{ s *Server }
@@ -264,62 +272,72 @@ func cloneValue(v rdb.Value) rdb.Value {
 }
 
 // feed propagates a write that ran on c (under the keyspace lock) if it
-// succeeded; inside EXEC or a script (nested) the first write opens a
-// MULTI that feedEnd closes.
-func (c *conn) feed(cmd *Command, args [][]byte, start int, nested bool) {
+// succeeded and changed something (the log's last LSN moved past before,
+// read just before it ran), as its effects, into the open propagation
+// unit, or as a unit of its own (propagate.go). PFCOUNT is a read that
+// may write (Redis's may_replicate): it goes when it stored the
+// cardinality it computed.
+func (c *conn) feed(cmd *Command, args [][]byte, start int, before uint64) {
 	m := c.srv.master
-	if m == nil || !m.Streaming() || cmd.Flags&FlagWrite == 0 || len(c.Out) > start && c.Out[start] == '-' && cmd.Name != "migrate" {
+	if m == nil || !m.Streaming() {
 		// no replica yet: nothing to rewrite or record (EXPIRE's
 		// read-back and Propagate's lock stay off the write path)
 		return
 	}
+	forced := alwaysPropagated(cmd)
+	if !forced && (cmd.Flags&FlagWrite == 0 && cmd.Name != "pfcount" || c.srv.env.lastLSN() == before) ||
+		len(c.Out) > start && c.Out[start] == '-' && cmd.Name != "migrate" {
+		return // a read, a write that changed nothing, or an error
+	}
+	s := c.srv
 	reply := c.Out[min(start, len(c.Out)):]
 	if effs, ok := c.claimEffects(cmd.Name, args, reply); ok {
-		// several writes for one command: MULTI/EXEC around them,
-		// unless a block's MULTI is open already (replication_effects.go)
-		if len(effs) == 0 {
-			return
-		}
-		wrap := len(effs) > 1 && !c.feedTx && !nested
-		if nested && !c.feedTx {
-			m.Propagate(c.DB, []byte("MULTI"))
-			c.feedTx = true
-		}
-		if wrap {
-			m.Propagate(c.DB, []byte("MULTI"))
-		}
+		s.propBegin()
 		for _, e := range effs {
-			m.Propagate(c.DB, e...)
+			s.alsoPropagate(c.DB, e...)
 		}
-		if wrap {
-			m.Propagate(c.DB, []byte("EXEC"))
-		}
-		c.replOff = m.Offset()
+		s.propEnd(c)
 		return
 	}
 	if cmd.Name == "migrate" {
 		if args = c.migrateEffect(args); args == nil {
 			return // COPY, or nothing moved (migrate.go)
 		}
-	} else if eff, rewritten := c.effect(cmd.Name, args, reply); rewritten {
+	} else if name := cmd.Name; name == "spop" {
+		effs := c.spopEffects(args, reply)
+		s.propBegin()
+		for _, e := range effs {
+			s.alsoPropagate(c.DB, e...)
+		}
+		s.propEnd(c)
+		return
+	} else if eff, rewritten := c.effect(name, args, reply); rewritten {
 		if eff == nil {
 			return // it changed nothing (or blocked: nothing happened yet)
 		}
 		args = eff
 	}
-	if nested && !c.feedTx {
-		m.Propagate(c.DB, []byte("MULTI"))
-		c.feedTx = true
+	s.propBegin()
+	s.alsoPropagate(c.DB, args...)
+	if len(args) == 5 && string(args[0]) == "SET" && string(args[3]) == "PXAT" {
+		if _, ok := c.KS.ExpireAt(c.DB, args[1]); !ok {
+			// set with a time already past, the key is gone here: a
+			// replica drops it too (Redis's DEL when the key is next
+			// looked up)
+			s.alsoPropagate(c.DB, s.expireDel(), args[1])
+		}
 	}
-	m.Propagate(c.DB, args...)
-	c.replOff = m.Offset()
+	s.propEnd(c)
 }
 
-// expireEffect rewrites a relative expiry into the absolute time it set,
-// read back from the keyspace, as Redis 7.0 propagates them: EXPIRE and
-// PEXPIRE as PEXPIREAT (or DEL when the key is gone), SETEX, PSETEX and
-// SET EX|PX as SET ... PXAT, GETEX EX|PX as PEXPIREAT. relative is false
-// for the other commands; eff nil when nothing changed.
+// expireEffect rewrites an expiry into the absolute time it set, as Redis
+// 7.0 propagates them (expire.c, t_string.c): EXPIRE, PEXPIRE and
+// EXPIREAT as PEXPIREAT key ms with their NX|XX|GT|LT, SETEX, PSETEX and
+// SET with EX|PX|EXAT|PXAT as SET key value PXAT ms (its NX, XX, GET and
+// KEEPTTL decided on the master), GETEX with a time as PEXPIREAT and with
+// PERSIST as PERSIST; a time already past deletes the key, propagated as
+// DEL (UNLINK with lazyfree-lazy-expire). relative is false for the other
+// commands; eff nil when nothing changed.
 func (c *conn) expireEffect(name string, args [][]byte, reply []byte) (eff [][]byte, relative bool) {
 	ks := c.KS
 	if ks == nil || len(args) < 2 {
@@ -328,51 +346,81 @@ func (c *conn) expireEffect(name string, args [][]byte, reply []byte) (eff [][]b
 	key := args[1]
 	at := func() ([]byte, bool) {
 		ms, ok := ks.ExpireAt(c.DB, key)
-		return strconv.AppendInt(nil, ms, 10), ok
+		return strconv.AppendInt(nil, ms, 10), ok && ms != 0
 	}
-	null := len(reply) == 0 || reply[0] == '_' || bytes.HasPrefix(reply, []byte("$-1")) || bytes.HasPrefix(reply, []byte("*-1"))
+	del := func() [][]byte { return [][]byte{c.srv.expireDel(), key} }
+	// relAt is at() for a relative time rel (in unit ms) just set: read
+	// back, or, when the key is already gone (its time passed as it was
+	// set: feed then deletes it after), now + rel.
+	relAt := func(rel []byte, unit int64) ([]byte, bool) {
+		if ms, ok := at(); ok {
+			return ms, true
+		}
+		n, ok := ParseInt64(rel)
+		return strconv.AppendInt(nil, ks.NowMs()+n*unit, 10), ok
+	}
 	switch name {
-	case "expire", "pexpire":
-		if !bytes.HasPrefix(reply, []byte(":1")) {
+	case "expire", "pexpire", "expireat", "pexpireat":
+		if !bytes.HasPrefix(reply, []byte(":1")) || len(args) < 3 {
 			return nil, true
 		}
-		if ms, ok := at(); ok {
-			return [][]byte{[]byte("PEXPIREAT"), key, ms}, true
+		ms, ok := at()
+		if !ok {
+			return del(), true
 		}
-		return [][]byte{[]byte("DEL"), key}, true
+		if name == "pexpireat" {
+			return nil, false // as it was sent
+		}
+		return append([][]byte{[]byte("PEXPIREAT"), key, ms}, args[3:]...), true
 	case "setex", "psetex":
-		if ms, ok := at(); ok && len(args) == 4 {
+		unit := int64(1000)
+		if name == "psetex" {
+			unit = 1
+		}
+		if len(args) != 4 {
+			return nil, false
+		}
+		if ms, ok := relAt(args[2], unit); ok {
 			return [][]byte{[]byte("SET"), key, args[3], []byte("PXAT"), ms}, true
 		}
 		return nil, false
 	case "set":
-		// Applied, it is SET key value PXAT ms whatever the options
-		// (NX, XX, GET decided on the master, as Redis 7.0 propagates it).
-		rel, nx, xx, get := false, false, false, false
-		for i := 3; i < len(args); i++ {
+		var ms []byte
+		timed := false
+	opts:
+		for i := 3; i+1 < len(args); i++ {
 			switch {
-			case (ArgIs(args[i], "ex") || ArgIs(args[i], "px")) && i+1 < len(args):
-				rel = true
-				i++
-			case ArgIs(args[i], "nx"):
-				nx = true
-			case ArgIs(args[i], "xx"):
-				xx = true
-			case ArgIs(args[i], "get"):
-				get = true
+			case ArgIs(args[i], "ex"):
+				ms, timed = relAt(args[i+1], 1000)
+				break opts
+			case ArgIs(args[i], "px"):
+				ms, timed = relAt(args[i+1], 1)
+				break opts
+			case ArgIs(args[i], "exat"):
+				n, ok := ParseInt64(args[i+1])
+				ms, timed = strconv.AppendInt(nil, n*1000, 10), ok
+				break opts
+			case ArgIs(args[i], "pxat"):
+				ms, timed = args[i+1], true
+				break opts
 			}
 		}
-		if !rel {
-			return nil, false
-		}
-		ok := bytes.HasPrefix(reply, []byte("+OK"))
-		switch {
-		case nx && (get && !null || !get && !ok), xx && (get && null || !get && !ok):
-			return nil, true // NX/XX refused it
-		}
-		ms, exists := at()
-		if !exists {
-			return [][]byte{[]byte("DEL"), key}, true
+		if !timed {
+			// no time given (or, cannot be, none set): as sent, without
+			// its GETs (setGenericCommand's rewrite)
+			var out [][]byte
+			for i, a := range args {
+				if i >= 3 && ArgIs(a, "get") {
+					if out == nil {
+						out = append([][]byte(nil), args[:i]...)
+					}
+					continue
+				}
+				if out != nil {
+					out = append(out, a)
+				}
+			}
+			return out, out != nil
 		}
 		return [][]byte{[]byte("SET"), key, args[2], []byte("PXAT"), ms}, true
 	case "getex":
@@ -384,7 +432,7 @@ func (c *conn) expireEffect(name string, args [][]byte, reply []byte) (eff [][]b
 				if ms, ok := at(); ok {
 					return [][]byte{[]byte("PEXPIREAT"), key, ms}, true
 				}
-				return [][]byte{[]byte("DEL"), key}, true
+				return del(), true
 			}
 		}
 		return nil, true // a plain GETEX is a read
@@ -484,15 +532,6 @@ func lenLine(p []byte) (int, []byte, bool) {
 	}
 	n, err := strconv.Atoi(string(p[:i]))
 	return n, p[i+2:], err == nil
-}
-
-// feedEnd closes the MULTI a block's writes opened (still under the lock).
-func (c *conn) feedEnd() {
-	if c.feedTx {
-		c.srv.master.Propagate(c.DB, []byte("EXEC"))
-		c.replOff = c.srv.master.Offset()
-		c.feedTx = false
-	}
 }
 
 // replconfCommand: semantics: redis.io REPLCONF (internal): options a

@@ -13,24 +13,31 @@ import (
 // that applies the stream holds exactly the master's data. Redis 7.0
 // rewrites the same commands the same way:
 //
-//	SPOP key [count]          SREM key member...      (the members popped)
+//	SPOP key [count]          SREM key member, one per member popped; DEL
+//	                          key when a count took the whole set
 //	INCRBYFLOAT key n         SET key value KEEPTTL   (the value it made)
 //	HINCRBYFLOAT key f n      HSET key f value
-//	EXPIRE/PEXPIRE, SETEX,    PEXPIREAT / SET ... PXAT (the absolute time
-//	PSETEX, SET EX|PX|EXAT,   read back; DEL when the key is gone)
-//	GETEX EX|PX|EXAT|PXAT
+//	GETSET key v              SET key v
+//	SET key v [NX|XX] GET     SET key v [NX|XX]       (no GET)
+//	GEOADD key [opts] lon lat m...  zadd key [opts] <geohash score> m...
+//	EXPIRE/PEXPIRE/EXPIREAT   PEXPIREAT key ms [NX|XX|GT|LT] (the absolute
+//	                          time read back; DEL when the key is gone)
+//	SETEX, PSETEX, SET with   SET key value PXAT ms
+//	EX|PX|EXAT|PXAT
+//	GETEX EX|PX|EXAT|PXAT     PEXPIREAT key ms (DEL when the time is past)
 //	RESTORE key ttl ...       RESTORE key <abs ms> ... ABSTTL
 //	XADD key ... * ...        XADD key ... <the ID it made> ...
 //	BLPOP, BLMOVE, BZPOPMIN,  LPOP, LMOVE, ZPOPMIN, ... (what was popped)
 //	[B]LMPOP, [B]ZMPOP        LPOP|RPOP / ZPOPMIN|ZPOPMAX key <count popped>
-//	GETDEL key                DEL key (nothing if there was no key)
+//	GETDEL key                DEL key (UNLINK with lazyfree-lazy-user-del)
 //	...
 //	a key expired (read       DEL key, UNLINK when lazyfree-lazy-expire
-//	or the background cycle)  is yes
+//	or the background cycle)  is yes; before the write that found it
 //
-// A script's or function's writes are each propagated as they run
-// (rewritten as above), wrapped in MULTI/EXEC; the EVAL or FCALL itself
-// is not.
+// A time already past deletes the key: DEL (UNLINK with
+// lazyfree-lazy-expire). A write that changed nothing is not propagated;
+// how a command's effects, a script's or EXEC's writes are grouped (alone,
+// or in MULTI/EXEC) is propagate.go's.
 
 // effect rewrites a write into its effect, read from its reply and the
 // keyspace just after it ran (under the same lock). rewritten is false
@@ -47,9 +54,16 @@ func (c *conn) effect(name string, args [][]byte, reply []byte) (eff [][]byte, r
 		if len(args) != 2 || len(reply) == 0 || reply[0] == '_' || bytes.HasPrefix(reply, []byte("$-1")) {
 			return nil, true // no key: nothing changed
 		}
-		return [][]byte{[]byte("DEL"), args[1]}, true // getdelCommand's rewrite
-	case "spop":
-		return spopEffect(args, reply), true
+		del := []byte("DEL") // getdelCommand's rewrite
+		if v, _ := c.srv.ConfigValue("lazyfree-lazy-user-del"); v == "yes" {
+			del = []byte("UNLINK")
+		}
+		return [][]byte{del, args[1]}, true
+	case "getset":
+		if len(args) != 3 {
+			return nil, false
+		}
+		return [][]byte{[]byte("SET"), args[1], args[2]}, true // getsetCommand's rewrite
 	case "incrbyfloat":
 		v, ok := bulkReply(reply)
 		if !ok || len(args) != 3 {
@@ -64,6 +78,8 @@ func (c *conn) effect(name string, args [][]byte, reply []byte) (eff [][]byte, r
 		return [][]byte{[]byte("HSET"), args[1], args[2], v}, true
 	case "restore":
 		return c.restoreEffect(args)
+	case "geoadd":
+		return c.geoaddEffect(args), true
 	case "xadd":
 		eff, rewritten := xaddEffect(args, reply)
 		if rewritten && eff == nil {
@@ -87,18 +103,28 @@ func (c *conn) effect(name string, args [][]byte, reply []byte) (eff [][]byte, r
 	return nil, false
 }
 
-// spopEffect is SPOP as the SREM of what it popped (nil: nothing).
-func spopEffect(args [][]byte, reply []byte) [][]byte {
+// spopEffects is SPOP as Redis 7.0 propagates it (t_set.c): an SREM of
+// each member popped, or DEL when a count took the whole set.
+func (c *conn) spopEffects(args [][]byte, reply []byte) [][][]byte {
 	var popped [][]byte
 	if v, ok := bulkReply(reply); ok {
 		popped = [][]byte{v}
 	} else if vs, ok := bulkItems(reply); ok {
 		popped = vs
 	}
-	if len(popped) == 0 {
+	if len(popped) == 0 || len(args) < 2 {
 		return nil
 	}
-	return append([][]byte{[]byte("SREM"), args[1]}, popped...)
+	if len(args) > 2 {
+		if _, ok := c.KS.ExpireAt(c.DB, args[1]); !ok {
+			return [][][]byte{{[]byte("DEL"), args[1]}}
+		}
+	}
+	effs := make([][][]byte, len(popped))
+	for i, m := range popped {
+		effs[i] = [][]byte{[]byte("SREM"), args[1], m}
+	}
+	return effs
 }
 
 // bulkReply reads a bulk-string reply (RESP2 or RESP3); ok is false for
@@ -136,6 +162,31 @@ func bulkItems(p []byte) ([][]byte, bool) {
 		p = rest[l+2:]
 	}
 	return out, true
+}
+
+// geoaddEffect is GEOADD as the ZADD it runs (geoaddCommand's rewrite):
+// "zadd" key, its NX|XX|CH, then score member for each member, the score
+// being the member's geohash as an integer, read back.
+func (c *conn) geoaddEffect(args [][]byte) [][]byte {
+	i := 2
+	for i < len(args) && (ArgIs(args[i], "nx") || ArgIs(args[i], "xx") || ArgIs(args[i], "ch")) {
+		i++
+	}
+	z, err := c.KS.ZSetAt(c.DB, args[1])
+	if err != nil || z == nil || (len(args)-i)%3 != 0 {
+		return nil
+	}
+	out := append([][]byte{[]byte("zadd")}, args[1:i]...)
+	n := len(out)
+	for ; i+2 < len(args); i += 3 {
+		if score, ok := z.Score(args[i+2]); ok {
+			out = append(out, strconv.AppendInt(nil, int64(score), 10), args[i+2])
+		}
+	}
+	if len(out) == n {
+		return nil
+	}
+	return out
 }
 
 // restoreEffect gives RESTORE's relative TTL as the absolute time it set
@@ -191,6 +242,16 @@ func xaddEffect(args [][]byte, reply []byte) ([][]byte, bool) {
 	return out, true
 }
 
+// expireDel is how a key an expiry removed is deleted in the stream: DEL,
+// or UNLINK with lazyfree-lazy-expire yes (Redis's propagateDeletion and
+// expireGenericCommand).
+func (s *Server) expireDel() []byte {
+	if s.replica.lazyExpire.Load() {
+		return []byte("UNLINK")
+	}
+	return []byte("DEL")
+}
+
 // propagateExpired is the keyspace's OnExpired hook: a key the master
 // expired (lazily or in the background cycle) goes to the stream as DEL
 // (UNLINK with lazyfree-lazy-expire yes), as Redis propagates it, so a
@@ -202,11 +263,7 @@ func (s *Server) propagateExpired(db int, key string) {
 	if m == nil || !m.Streaming() {
 		return
 	}
-	name := "DEL"
-	if s.replica.lazyExpire.Load() {
-		name = "UNLINK"
-	}
-	m.Propagate(db, []byte(name), []byte(key))
+	s.alsoPropagate(db, s.expireDel(), []byte(key)) // before the write that found it (propagate.go)
 }
 
 // Streams' effects, as Redis 7.0 propagates them (t_stream.c):

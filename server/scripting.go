@@ -80,6 +80,7 @@ const (
 	errScriptArgType     = "ERR Lua redis lib command arguments must be strings or integers"
 	errScriptWriteInRO   = "ERR Write commands are not allowed from read-only scripts."
 	errScriptWriteFlagRO = "ERR Can not execute a script with write flag using *_ro command."
+	errScriptStale       = "ERR Can not execute the command on a stale replica"
 	errReadonlyTable     = "Attempt to modify a readonly table"
 	errScriptStackLimit  = "ERR reached lua stack limit"
 	scriptChunkName      = "user_script"
@@ -99,6 +100,9 @@ type cachedScript struct {
 	shebang  bool           // has a #!lua line (Redis 7's non-compatible mode)
 	fn       *lua.LFunction // the function made from proto for Lua state gen
 	gen      int
+	// allowStale: shebang flags=allow-stale: runs on a replica whose
+	// master is down under replica-serve-stale-data no
+	allowStale bool
 	// direct: the script assigns no global (lualib.SetsGlobals), so it
 	// runs with the globals table itself as its environment (runScript).
 	direct bool
@@ -608,6 +612,12 @@ func evalGeneric(c *Client, args [][]byte, bySHA, readOnly bool) {
 			return
 		}
 	}
+	if (!sc.shebang || !sc.allowStale) && c.Srv.masterDown() {
+		// scriptPrepareForRun: a script without flags (or whose flags
+		// do not allow it) does not run on a stale replica.
+		c.WriteError(errMasterDown)
+		return
+	}
 	if sc.shebang && !sc.noWrites && c.Srv.minReplicasRefuse() {
 		// A script with flags that may write is a write command to Redis
 		// 7.0 (scriptFlagsToCmdFlags): refused before it runs.
@@ -635,9 +645,6 @@ func evalGeneric(c *Client, args [][]byte, bySHA, readOnly bool) {
 	mark := len(c.Out)
 	e.runScript(c, sha, sc, keys, argv, readOnly || sc.noWrites)
 	if !inTxn {
-		if cn != nil {
-			cn.feedEnd() // the script's writes, as one MULTI block
-		}
 		if err := env.endTxn(); err != nil {
 			// The commit marker was not written: recovery drops the
 			// script's writes, so the client must not see them acknowledged.
@@ -966,7 +973,7 @@ func (e *scriptEngine) load(body []byte) (sha string, sc *cachedScript, msg stri
 		return sha, sc, ""
 	}
 	src := string(body)
-	noWrites, allowOOM, shebang := false, false, false
+	noWrites, allowOOM, shebang, allowStale := false, false, false, false
 	if strings.HasPrefix(src, "#!") {
 		first, rest, ok := strings.Cut(src, "\n")
 		if !ok {
@@ -976,6 +983,7 @@ func (e *scriptEngine) load(body []byte) (sha string, sc *cachedScript, msg stri
 			return "", nil, msg
 		}
 		shebang = true
+		allowStale = !evalDenyStale(&Command{Name: "eval"}, [][]byte{nil, body})
 		src = "\n" + rest // keep the line numbers
 	}
 	// Lua 5.1's own grammar and wording first: gopher-lua's parser words
@@ -996,7 +1004,7 @@ func (e *scriptEngine) load(body []byte) (sha string, sc *cachedScript, msg stri
 	// local to reach it (nor does Lua 5.1): nothing can see it.
 	proto.IsVarArg &^= lua.VarArgNeedsArg
 	sc = &cachedScript{sha: sha, proto: proto, noWrites: noWrites, allowOOM: allowOOM, shebang: shebang,
-		direct: !lualib.SetsGlobals(proto)}
+		allowStale: allowStale, direct: !lualib.SetsGlobals(proto)}
 	e.scripts[sha] = sc
 	if e.count != nil {
 		e.count.Store(int64(len(e.scripts)))
@@ -1120,6 +1128,8 @@ func (e *scriptEngine) luaCall(L *lua.LState, raise bool) int {
 		return reject(cmd, errScriptWrongArgs)
 	case cmd.Flags&FlagNoScript != 0:
 		return reject(cmd, errScriptNotAllowed)
+	case cmd.Flags&FlagStale == 0 && c.Srv.masterDown():
+		return reject(cmd, errScriptStale) // Redis's scriptVerifyAllowStale
 	}
 	if d, _ := c.checkACL(cmd, args, acl.ContextLua); !d.OK() {
 		return reject(cmd, d.ScriptError())

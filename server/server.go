@@ -180,6 +180,7 @@ type liveConfig struct {
 	latencyPercentiles atomic.Pointer[[]float64] // latency-tracking-info-percentiles
 	streamNodeEntries  atomic.Int64              // stream-node-max-entries
 	streamNodeBytes    atomic.Int64              // stream-node-max-bytes
+	staleRefused       atomic.Bool               // replica-serve-stale-data no (dispatch.go: MASTERDOWN)
 }
 
 // serverStats are the counters of INFO stats.
@@ -213,6 +214,7 @@ func (st *serverStats) reset() {
 // connection, replies held until the batch that produced them is durable.
 type Server struct {
 	master  *repl.Master // the replication stream and replica links (replication.go)
+	prop    propUnit     // what the running unit propagates (propagate.go; keyspace lock)
 	replica replicaState // REPLICAOF's link to a master (replica.go)
 	cfg     Config       // start-up values; live ones are in live
 	live    liveConfig
