@@ -84,14 +84,15 @@ func runUntilKilled(t *testing.T, s *server, m *crashModel, round int, target in
 
 // runUntilStopped is runUntilKilled with stop in place of the kill: stop
 // must leave the server dead (the power-cut test turns the power off,
-// then kills). From the moment stop starts, writers take an error reply
-// (a server whose syncs fail with EIO answers with errors until it dies)
-// as the end, not as a failure; every reply that arrived with success,
-// before or during stop, is in the model.
-func runUntilStopped(t *testing.T, s *server, m *crashModel, round int, target int64, stop func()) {
+// then kills). From the moment the stop starts, writers take an error
+// reply (a server whose syncs fail with EIO answers with errors until it
+// dies) as the end, not as a failure; every reply that arrived with
+// success, before or during stop, is in the model. It returns how many
+// writes were acknowledged.
+func runUntilStopped(t *testing.T, s *server, m *crashModel, round int, target int64, stop func()) int64 {
 	var acked atomic.Int64
 	var wg sync.WaitGroup
-	stopping := make(chan struct{}) // stop has started
+	stopping := make(chan struct{}) // the stop has started
 	killed := make(chan struct{})   // stop has returned: the server is dead
 	var once sync.Once
 	end := func() {
@@ -233,6 +234,7 @@ func runUntilStopped(t *testing.T, s *server, m *crashModel, round int, target i
 	go func() { wg.Wait(); end() }()
 	<-killed
 	wg.Wait()
+	return acked.Load()
 }
 
 func isConnErr(err error) bool {

@@ -218,7 +218,8 @@ func (f *FS) leave() { f.power.RUnlock() }
 // goes off exactly at the n-th sync, which then fails with EIO and makes
 // nothing durable. fn runs once, on the goroutine serving the request,
 // without any lock of the filesystem held; it must not call Cut or
-// Close. A later AtSync replaces an earlier one that has not run.
+// Close. A later AtSync replaces an earlier one that has not run;
+// AtSync(0, nil) cancels it.
 func (f *FS) AtSync(n int64, fn func()) {
 	f.hookMu.Lock()
 	f.hookN, f.hookSeen, f.hookFn = n, 0, fn
