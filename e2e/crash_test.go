@@ -79,13 +79,28 @@ const (
 // runUntilKilled starts the writers and kills the server once they have
 // had target operations acknowledged in total.
 func runUntilKilled(t *testing.T, s *server, m *crashModel, round int, target int64) {
+	runUntilStopped(t, s, m, round, target, s.kill)
+}
+
+// runUntilStopped is runUntilKilled with stop in place of the kill: stop
+// must leave the server dead (the power-cut test turns the power off,
+// then kills). From the moment the stop starts, writers take an error
+// reply (a server whose syncs fail with EIO answers with errors until it
+// dies) as the end, not as a failure; every reply that arrived with
+// success, before or during stop, is in the model. It returns how many
+// writes were acknowledged.
+func runUntilStopped(t *testing.T, s *server, m *crashModel, round int, target int64, stop func()) int64 {
 	var acked atomic.Int64
 	var wg sync.WaitGroup
-	killed := make(chan struct{})
+	stopping := make(chan struct{}) // the stop has started
+	killed := make(chan struct{})   // stop has returned: the server is dead
 	var once sync.Once
+	end := func() {
+		once.Do(func() { close(stopping); stop(); close(killed) })
+	}
 	ack := func() {
 		if acked.Add(1) == target {
-			once.Do(func() { s.kill(); close(killed) })
+			end()
 		}
 	}
 	for w := 0; w < crashWriters; w++ {
@@ -202,7 +217,7 @@ func runUntilKilled(t *testing.T, s *server, m *crashModel, round int, target in
 					ack()
 				} else {
 					select {
-					case <-killed:
+					case <-stopping:
 						return
 					default:
 					}
@@ -216,9 +231,10 @@ func runUntilKilled(t *testing.T, s *server, m *crashModel, round int, target in
 	}
 	// A writer may not reach the target if all fail first; kill regardless
 	// once every writer has stopped.
-	go func() { wg.Wait(); once.Do(func() { s.kill(); close(killed) }) }()
+	go func() { wg.Wait(); end() }()
 	<-killed
 	wg.Wait()
+	return acked.Load()
 }
 
 func isConnErr(err error) bool {

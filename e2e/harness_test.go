@@ -35,15 +35,13 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	serverBin = filepath.Join(dir, "persimmon-server")
-	build := []string{"build", "-o", serverBin}
 	if os.Getenv("PERSIMMON_E2E_RACE") != "" {
 		// The server under the race detector, stopping at the first race
 		// (its tests then fail): PERSIMMON_E2E_RACE=1 go test ./e2e -run X
-		build = append(build, "-race")
+		serverBuildFlags = append(serverBuildFlags, "-race")
 		os.Setenv("GORACE", "halt_on_error=1")
 	}
-	out, err := exec.Command("go", append(build, "../cmd/persimmon-server")...).CombinedOutput()
-	if err != nil {
+	if out, err := buildServer(serverBin, ""); err != nil {
 		fmt.Fprintf(os.Stderr, "building persimmon-server: %v\n%s", err, out)
 		os.Exit(1)
 	}
@@ -56,6 +54,46 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// serverBuildFlags are the go build flags of every server binary the
+// tests build (-race under PERSIMMON_E2E_RACE).
+var serverBuildFlags []string
+
+// buildServer builds persimmon-server at out, with the build tags tags
+// (comma-separated) if not empty.
+func buildServer(out, tags string) ([]byte, error) {
+	args := append([]string{"build", "-o", out}, serverBuildFlags...)
+	if tags != "" {
+		args = append(args, "-tags", tags)
+	}
+	return exec.Command("go", append(args, "../cmd/persimmon-server")...).CombinedOutput()
+}
+
+var taggedBins sync.Map // build tags -> *taggedBin
+
+type taggedBin struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// serverBinTagged returns a persimmon-server binary built with the build
+// tags tags (beside serverBin), building it on the first call.
+func serverBinTagged(t testing.TB, tags string) string {
+	t.Helper()
+	v, _ := taggedBins.LoadOrStore(tags, &taggedBin{})
+	b := v.(*taggedBin)
+	b.once.Do(func() {
+		b.path = filepath.Join(filepath.Dir(serverBin), "persimmon-server-"+strings.ReplaceAll(tags, ",", "-"))
+		if out, err := buildServer(b.path, tags); err != nil {
+			b.err = fmt.Errorf("building persimmon-server -tags %s: %v\n%s", tags, err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
 }
 
 // freePort asks the kernel for an unused loopback port.
@@ -111,12 +149,19 @@ func startServer(t testing.TB, dir string, args ...string) *server {
 // output) when the server exits or hangs before it is ready.
 func launchServer(t testing.TB, dir string, args ...string) (*server, error) {
 	t.Helper()
+	return launchServerBin(t, serverBin, dir, args...)
+}
+
+// launchServerBin is launchServer with the server binary bin (a tagged
+// build: serverBinTagged).
+func launchServerBin(t testing.TB, bin, dir string, args ...string) (*server, error) {
+	t.Helper()
 	port := freePort(t)
 	all := append([]string{"--port", fmt.Sprint(port), "--dir", dir}, args...)
 	if v := testKeyIndex; (v == "1" || v == "0") && !slices.Contains(args, "--key-index") {
 		all = append(all, "--key-index", map[string]string{"1": "yes", "0": "no"}[v]) // every e2e test with (without) the key index
 	}
-	cmd := exec.Command(serverBin, all...)
+	cmd := exec.Command(bin, all...)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)

@@ -21,9 +21,9 @@ func bigCutValue(k string, ver int) []byte {
 	return bytes.Repeat(unit, size/len(unit)+1)[:size]
 }
 
-// TestPowerCutBigValues cuts the power (faultfs, in turn: drop every
-// unsynced page, keep a random half, tear sectors) under a server in
-// msync mode while two writers overwrite big values (1-3 MiB: records the
+// TestPowerCutBigValues cuts the power (faultfs: power off, kill, then in
+// turn drop every unsynced page, keep a random half, tear sectors) under
+// a server in msync mode while two writers overwrite big values (1-3 MiB: records the
 // wal writes with pwritev, not through the mapping) and one writes small
 // keys between them, with 1 MiB segments so big records get segments of
 // their own and seal others. After each cut the server must start, and
@@ -138,6 +138,7 @@ func TestPowerCutBigValues(t *testing.T) {
 		// (reading a value, writing its record, syncing it), not right
 		// after an acknowledgement.
 		time.Sleep(time.Duration(rng.IntN(40)) * time.Millisecond)
+		rig.fs.PowerOff() // then the kill: see faultfs.FS.Cut
 		s.kill()
 		wg.Wait()
 		cs, err := rig.fs.Cut([]faultfs.CutMode{faultfs.DropAll, faultfs.KeepRandom, faultfs.TearSectors}[round%3])

@@ -5,12 +5,32 @@
 // backing files at once, so processes on the mount see an ordinary
 // filesystem. Alongside, faultfs remembers for every file what a disk
 // would still hold after power loss: what was made durable by fsync,
-// fdatasync or msync(MS_SYNC). Cut then "cuts the power": it stops
-// accepting writes, unmounts (dropping the kernel's page cache and every
-// dirty page the kernel still writes back), rolls the backing directory
-// back to its durable state and mounts a fresh filesystem over what
-// survived. The caller kills (SIGKILL) every process using the mount
-// before Cut and starts them again after.
+// fdatasync or msync(MS_SYNC). A power cut is three steps, in this
+// order: PowerOff turns the power off at once (every request from then
+// on fails with EIO and nothing more reaches the backing files); the
+// caller kills (SIGKILL) every process using the mount; Cut unmounts
+// (dropping the kernel's page cache and refusing every dirty page the
+// kernel still writes back), rolls the backing directory back to its
+// durable state and mounts a fresh, powered filesystem over what
+// survived, for the processes to start again.
+//
+// # Power off
+//
+// Every request that reads or changes a file or a name (READ, WRITE,
+// FSYNC, FSYNCDIR, CREATE, OPEN, SETATTR, FALLOCATE, UNLINK, RENAME,
+// MKDIR, RMDIR) holds a lock shared for its whole length; PowerOff takes
+// it exclusively, so the power goes off between two requests, never in
+// the middle of one, and once PowerOff has returned no request changes
+// anything (TestPowerOffRacingSyncs). Lookups, attributes, directory
+// listings, FLUSH and RELEASE pass through: they change nothing. The
+// order matters: killed first, a process's requests in flight are still
+// served (an msync's FSYNC included) and its dirty pages are written back
+// as its files close, so a sync it had started but not finished when it
+// replied would still complete. Options.SyncLatency makes every sync wait
+// (1 ms in the e2e tests) before it takes the lock and commits, so a
+// reply sent while its sync is in flight has time to reach a client
+// before the power goes off, and AtSync runs a function (PowerOff, say)
+// at the n-th sync, to cut at an exact point.
 //
 // It is a test tool, not a model of a particular disk: it is stricter than
 // ext4 wherever that is cheap (durability per file, a new name needs an
@@ -51,9 +71,8 @@
 // the first 8 of 16 dirty mapped pages arrives as one 32 KiB WRITE and
 // then one FSYNC; the other 8 stay in the page cache until the process is
 // killed, when closing its descriptors writes them back (FUSE flushes dirty
-// pages on close) as one more WRITE, which is accepted and dropped by the
-// cut. By the time Cut unmounts nothing is left to write back: over 200
-// cuts of the server, 0 requests were refused after the power went off.
+// pages on close) as one more WRITE, which after a PowerOff is refused
+// (and before one would be accepted, then dropped by the cut).
 //
 // Block allocation (fallocate without PUNCH_HOLE or ZERO_RANGE) changes no
 // contents and is not rolled back; a size it extends is like any other
@@ -85,8 +104,9 @@
 //
 // FUSE requests are served concurrently; a file's log is guarded by its
 // own mutex, held across saving a page and writing it, so the saved page
-// is always the durable one. Cut and Close must not run concurrently with
-// each other. The undo state keeps its own descriptor on every file it
+// is always the durable one (taken after the power lock, never before).
+// PowerOff, AtSync and Stats may be called at any time, from any
+// goroutine; Cut and Close must not run concurrently with each other. The undo state keeps its own descriptor on every file it
 // tracks until the next Cut, so deleted files hold their space until then
 // (and their inode numbers, which key the state, cannot be reused). The test process itself must not map files of its own mount
 // (a page fault served by its own goroutines can deadlock with the Go

@@ -43,14 +43,6 @@ func (n *node) rel() string { return n.Path(nil) }
 
 func (n *node) ino() uint64 { return n.StableAttr().Ino }
 
-func (n *node) refuse() bool {
-	if n.ffs.frozen.Load() {
-		n.ffs.refused.Add(1)
-		return true
-	}
-	return false
-}
-
 // wrap gives a loopback file handle undo tracking.
 func (n *node) wrap(ino uint64, fh fs.FileHandle) (fs.FileHandle, syscall.Errno) {
 	lf := fh.(*fs.LoopbackFile)
@@ -68,9 +60,10 @@ func (n *node) wrap(ino uint64, fh fs.FileHandle) (fs.FileHandle, syscall.Errno)
 }
 
 func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
-	if n.refuse() {
+	if !n.ffs.enter() {
 		return nil, nil, 0, syscall.EIO
 	}
+	defer n.ffs.leave()
 	_, statErr := os.Lstat(filepath.Join(n.RootData.Path, n.rel(), name))
 	ch, fh, fuseFlags, errno := n.LoopbackNode.Create(ctx, name, flags&^syscall.O_TRUNC, mode, out)
 	if errno != 0 {
@@ -92,10 +85,11 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 }
 
 func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	trunc := flags&syscall.O_TRUNC != 0
-	if trunc && n.refuse() {
+	if !n.ffs.enter() {
 		return nil, 0, syscall.EIO
 	}
+	defer n.ffs.leave()
+	trunc := flags&syscall.O_TRUNC != 0
 	fh, fuseFlags, errno := n.LoopbackNode.Open(ctx, flags&^syscall.O_TRUNC)
 	if errno != 0 {
 		return nil, 0, errno
@@ -122,9 +116,10 @@ func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, 
 }
 
 func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
-	if n.refuse() {
+	if !n.ffs.enter() {
 		return syscall.EIO
 	}
+	defer n.ffs.leave()
 	rel := filepath.Join(n.rel(), name)
 	fi, err := os.Lstat(filepath.Join(n.RootData.Path, rel))
 	if err != nil {
@@ -142,9 +137,10 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 }
 
 func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
-	if n.refuse() {
+	if !n.ffs.enter() {
 		return syscall.EIO
 	}
+	defer n.ffs.leave()
 	np, ok := newParent.(*node)
 	if !ok {
 		return syscall.EXDEV
@@ -178,9 +174,10 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 }
 
 func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	if n.refuse() {
+	if !n.ffs.enter() {
 		return nil, syscall.EIO
 	}
+	defer n.ffs.leave()
 	ch, errno := n.LoopbackNode.Mkdir(ctx, name, mode, out)
 	if errno == 0 {
 		n.ffs.logOp(nsOp{kind: opMkdir, dir: n.ino(), rel: filepath.Join(n.rel(), name)})
@@ -189,9 +186,10 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 }
 
 func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
-	if n.refuse() {
+	if !n.ffs.enter() {
 		return syscall.EIO
 	}
+	defer n.ffs.leave()
 	rel := filepath.Join(n.rel(), name)
 	fi, err := os.Lstat(filepath.Join(n.RootData.Path, rel))
 	if err != nil {
@@ -207,9 +205,10 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 // Setattr logs a size change (truncate, ftruncate) and passes the rest
 // through.
 func (n *node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
-	if n.refuse() {
+	if !n.ffs.enter() {
 		return syscall.EIO
 	}
+	defer n.ffs.leave()
 	var lf fs.FileHandle
 	if f, ok := fh.(*file); ok {
 		lf = f.lf
@@ -238,11 +237,13 @@ func (n *node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn
 }
 
 // Fsync makes the file durable (fsync, fdatasync and msync MS_SYNC all
-// arrive here).
+// arrive here) once SyncLatency has passed, if the power is still on.
 func (n *node) Fsync(ctx context.Context, fh fs.FileHandle, flags uint32) syscall.Errno {
-	if n.refuse() {
+	n.ffs.syncArrived()
+	if !n.ffs.enter() {
 		return syscall.EIO
 	}
+	defer n.ffs.leave()
 	f, ok := fh.(*file)
 	if !ok {
 		return syscall.EBADF
@@ -250,9 +251,6 @@ func (n *node) Fsync(ctx context.Context, fh fs.FileHandle, flags uint32) syscal
 	n.ffs.fsyncs.Add(1)
 	f.st.mu.Lock()
 	defer f.st.mu.Unlock()
-	if n.refuse() {
-		return syscall.EIO
-	}
 	return fs.ToErrno(f.st.synced())
 }
 
@@ -284,9 +282,11 @@ func (d *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 func (d *dirHandle) Releasedir(ctx context.Context, flags uint32) { d.Close() }
 
 func (d *dirHandle) Fsyncdir(ctx context.Context, flags uint32) syscall.Errno {
-	if d.n.refuse() {
+	d.n.ffs.syncArrived()
+	if !d.n.ffs.enter() {
 		return syscall.EIO
 	}
+	defer d.n.ffs.leave()
 	d.n.ffs.dirFsyncs.Add(1)
 	return fs.ToErrno(d.n.ffs.dirSynced(d.n.ino()))
 }
@@ -302,16 +302,20 @@ type file struct {
 }
 
 func (f *file) Read(ctx context.Context, buf []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if !f.ffs.enter() {
+		return nil, syscall.EIO
+	}
+	defer f.ffs.leave()
 	return f.lf.Read(ctx, buf, off)
 }
 
 func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
-	f.st.mu.Lock()
-	defer f.st.mu.Unlock()
-	if f.ffs.frozen.Load() {
-		f.ffs.refused.Add(1)
+	if !f.ffs.enter() {
 		return 0, syscall.EIO
 	}
+	defer f.ffs.leave()
+	f.st.mu.Lock()
+	defer f.st.mu.Unlock()
 	if err := f.st.save(off, int64(len(data))); err != nil {
 		return 0, fs.ToErrno(err)
 	}
@@ -321,14 +325,11 @@ func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, sysca
 	return uint32(n), fs.ToErrno(err)
 }
 
-// truncate sets the size, logging the pages a shrink drops.
+// truncate sets the size, logging the pages a shrink drops. The caller
+// (Create, Open, Setattr) holds the power lock.
 func (f *file) truncate(size int64) syscall.Errno {
 	f.st.mu.Lock()
 	defer f.st.mu.Unlock()
-	if f.ffs.frozen.Load() {
-		f.ffs.refused.Add(1)
-		return syscall.EIO
-	}
 	var cur syscall.Stat_t
 	if err := syscall.Fstat(f.fd, &cur); err != nil {
 		return fs.ToErrno(err)
@@ -350,12 +351,12 @@ const (
 )
 
 func (f *file) Allocate(ctx context.Context, off, size uint64, mode uint32) syscall.Errno {
-	f.st.mu.Lock()
-	defer f.st.mu.Unlock()
-	if f.ffs.frozen.Load() {
-		f.ffs.refused.Add(1)
+	if !f.ffs.enter() {
 		return syscall.EIO
 	}
+	defer f.ffs.leave()
+	f.st.mu.Lock()
+	defer f.st.mu.Unlock()
 	if mode&(fallocCollapseRange|fallocInsertRange) != 0 {
 		return syscall.EOPNOTSUPP
 	}

@@ -88,6 +88,14 @@
 // empty functions that the compiler inlines away: Persist compiles to the
 // flush loop and the SFENCE call as before.
 //
+// # A broken build for tests (build tag persimmon_ackbeforesync)
+//
+// With the persimmon_ackbeforesync tag (ackbeforesync.go) every
+// msync(MS_SYNC) returns nil at once and runs a moment later on a
+// goroutine of its own, so msync mode acknowledges before it syncs: the
+// negative control of the power-cut test (e2e TestPowerCut), which must
+// see acknowledged writes lost. Never build a server for use with it.
+//
 // The package keeps no Go pointers in mapped memory and uses no unsafe code:
 // the assembly write-back loops take the mapped slice as their argument.
 package pmem
