@@ -179,7 +179,7 @@ func (ks *Keyspace) find(dbi int, key []byte, touch bool) *entry {
 // key is key, or nil (lazily expired) if its TTL has passed.
 func (ks *Keyspace) foundAt(dbi int, i int32, key []byte, touch bool) *entry {
 	e := &ks.dbs[dbi].entries[i]
-	if expiredAt(e.expireAt, ks.NowMs()) {
+	if ks.expiredNow(e.expireAt) {
 		if !ks.expiryPaused.Load() {
 			ks.expire(dbi, e.key)
 		}
@@ -369,7 +369,7 @@ func (ks *Keyspace) RandomKey(db int) (key string, ok bool) {
 	}
 	for tries := 0; len(d.entries) > 0; tries++ {
 		e := &d.entries[rand.IntN(len(d.entries))]
-		if expiredAt(e.expireAt, ks.NowMs()) {
+		if ks.expiredNow(e.expireAt) {
 			if ks.expiryPaused.Load() {
 				if tries >= 100 { // expired keys stay while paused: give up as Redis does
 					return "", false
@@ -673,6 +673,7 @@ func (ks *Keyspace) applyRecord(loc wal.Location, n int) {
 	if err := ks.applyPayload(loc.Seg, start, start+int64(n)); err != nil {
 		panic(fmt.Sprintf("keyspace: record just written does not decode: %v", err))
 	}
+	ks.kix.old.loc = 0 // kixExists's memo serves one command's write only
 }
 
 // writeError records a failed commit of a record with an n-byte payload
@@ -769,7 +770,7 @@ func (ks *Keyspace) applyPayload(seg *arena.Segment, off, end int64) error {
 func (ks *Keyspace) apply(o op, loc uint64) error {
 	switch o.kind {
 	case opSet, opSetRef:
-		if expiredAt(o.expireAt, ks.NowMs()) {
+		if ks.expiredNow(o.expireAt) {
 			ks.removeKey(o.db, string(o.key))
 			ks.touch(o.db, o.key)
 			return nil
