@@ -78,8 +78,8 @@ type kixState struct {
 	// lookup found (see oldMemo): the write that follows on SET's path
 	// reads the same operation's size and expiry (kixOld) without
 	// decoding it again.
-	old oldMemo
-	metDamage      uint64 // an unreadable slot IndexKeyAt met during the current lookup (damage.go)
+	old       oldMemo
+	metDamage uint64 // an unreadable slot IndexKeyAt met during the current lookup (damage.go)
 
 	firstTail uint64 // recovery: location of the first record replayed after the checkpoint
 	replayed  int64  // recovery: records replayed into the index
