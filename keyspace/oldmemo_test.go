@@ -82,3 +82,42 @@ func TestSetPathOldMemo(t *testing.T) {
 		t.Fatalf("with lookups: live bytes %d, %d keys, %d expires; without: %d, %d, %d", live1, keys1, exp1, live0, keys0, exp0)
 	}
 }
+
+// TestCommitPredictsSetLoc: the location Commit prefetches the access
+// data of (NextSetLoc, taken before the commit) is where the batch's
+// first set lands, for every single-SET commit but the first of each new
+// segment.
+func TestCommitPredictsSetLoc(t *testing.T) {
+	ks, _ := openKix(t, t.TempDir())
+	defer ks.Close()
+	hit, miss := 0, 0
+	segs := map[uint64]bool{}
+	for i := 0; i < 3000; i++ {
+		key := []byte(fmt.Sprintf("k:%d", i%700))
+		ks.Lock()
+		want := ks.NextSetLoc()
+		b := ks.NewBatch()
+		b.Set(0, key, []byte(strings.Repeat("v", i%90)), 0)
+		if err := ks.Commit(b); err != nil {
+			ks.Unlock()
+			t.Fatal(err)
+		}
+		got, ok := ks.IndexedLoc(0, key)
+		ks.Unlock()
+		if !ok {
+			t.Fatalf("%s not indexed", key)
+		}
+		if got == want {
+			hit++
+		} else if segs[got>>40] || got&(1<<40-1) != 4096+24 {
+			t.Fatalf("commit %d: %s at %#x, predicted %#x (not a new segment's first record)", i, key, got, want)
+		} else {
+			miss++
+		}
+		segs[got>>40] = true
+	}
+	t.Logf("%d predicted, %d in a new segment (%d segments)", hit, miss, len(segs))
+	if hit < 2900 {
+		t.Fatalf("only %d of 3000 predicted", hit)
+	}
+}
