@@ -99,6 +99,11 @@ type Segment struct {
 	buf       []byte
 	sealedEnd atomic.Int64 // 0 while active
 	allocated atomic.Int64 // bytes allocated on disk (a prefix of the file)
+	// prefill: ensure writes zeros into the page cache ahead of the
+	// appends, up to filled (a segment this process created, not on DAX;
+	// see prefillAhead). Single writer, like Alloc.
+	prefill bool
+	filled  int64
 
 	fileMu sync.Mutex // guards file
 	file   *os.File   // opened by the first WriteAt; closed with the mapping
@@ -818,29 +823,88 @@ func (a *Arena) Bytes() int64 {
 func (s *Segment) AllocatedBytes() int64 { return s.allocated.Load() }
 
 // ensure allocates the segment's blocks up to at least end (bytes from
-// segment start), a chunk at a time.
+// segment start), a chunk at a time, and keeps the prefill ahead of end.
 func (s *Segment) ensure(end int64) error {
 	have := s.allocated.Load()
-	if end <= have {
-		return nil
-	}
-	want := min(roundUp(end+allocChunk, allocChunk), s.Size())
-	err := s.region.Allocate(have, want-have)
-	if errors.Is(err, syscall.ENOSPC) {
-		// The chunk ahead is an optimisation (fewer fallocate calls), not
-		// a need: on a nearly full (or tiny) filesystem allocate just the
-		// pages this append needs.
-		want = min(roundUp(end, pageSize), s.Size())
-		err = s.region.Allocate(have, want-have)
-	}
-	if err != nil {
+	if end > have {
+		want := min(roundUp(end+allocChunk, allocChunk), s.Size())
+		err := s.region.Allocate(have, want-have)
 		if errors.Is(err, syscall.ENOSPC) {
-			return fmt.Errorf("%w: %v", ErrNoSpace, err)
+			// The chunk ahead is an optimisation (fewer fallocate calls), not
+			// a need: on a nearly full (or tiny) filesystem allocate just the
+			// pages this append needs.
+			want = min(roundUp(end, pageSize), s.Size())
+			err = s.region.Allocate(have, want-have)
 		}
-		return fmt.Errorf("arena: %w", err)
+		if err != nil {
+			if errors.Is(err, syscall.ENOSPC) {
+				return fmt.Errorf("%w: %v", ErrNoSpace, err)
+			}
+			return fmt.Errorf("arena: %w", err)
+		}
+		s.allocated.Store(want)
+		have = want
 	}
-	s.allocated.Store(want)
+	if s.prefill && end+prefillLead > s.filled {
+		s.prefillAhead(end, have)
+	}
 	return nil
+}
+
+// The prefill writes prefillStep bytes at a time, to stay prefillLead
+// bytes ahead of the appends.
+const (
+	prefillStep = 128 << 10
+	prefillLead = 2 * prefillStep
+)
+
+// zeroStep is what prefillAhead writes.
+var zeroStep [prefillStep]byte
+
+// prefillAhead writes zeros with pwrite over the next prefillStep bytes
+// at or after end (where no append has reached: every record written
+// lies before the allocation that asked for end) and below allocated, so
+// that the appends' stores into the mapping find those pages in the page
+// cache. A store into a page of an allocated but never written range is
+// a major fault, one page at a time: the kernel allocates the page,
+// "reads" it (zeros, from the unwritten extent) and has ext4 map its
+// block. The pwrite does that work for 32 pages in one call, in large
+// folios, and a store then takes one minor fault per folio
+// (TestPrefillKeepsRecords: 4,097 major faults for 4,094 pages appended
+// without it, 520 minor faults with it). The arena's page faults were 8%
+// of the server's CPU at SET -P 16 (perf); with the prefill the process
+// takes 0.016 faults a SET instead of 0.039 (/proc/PID/stat, minor plus
+// major, the Go heap's included). A step of 128 KB keeps the pause of
+// one pwrite short (tens of µs) where a whole chunk at a time held a
+// command for a megabyte's worth. The range holds zeros already (it was
+// never written), so its content does not change; a failure only leaves
+// the faults to happen.
+//
+// It runs only on a segment this process created (create sets prefill):
+// there nothing at or after end has been written. A segment reopened at
+// start-up is not prefilled: it is only ever appended to until it fills.
+func (s *Segment) prefillAhead(end, allocated int64) {
+	from := max(s.filled, end)
+	to := min(from+prefillStep, allocated)
+	if to <= from {
+		return
+	}
+	f, err := s.writeFile()
+	if err != nil {
+		return
+	}
+	fd := int(f.Fd())
+	for off := from; off < to; {
+		w, err := unix.Pwrite(fd, zeroStep[:to-off], off)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil || w <= 0 {
+			return
+		}
+		off += int64(w)
+		s.filled = off
+	}
 }
 
 // Writable reports whether an append of n bytes (keeping keep bytes free
@@ -969,7 +1033,7 @@ func (a *Arena) create(size int64, baseLSN uint64) (*Segment, error) {
 		}
 		return nil, fmt.Errorf("arena: creating %s: %w", path, err)
 	}
-	seg := &Segment{id: id, region: r, buf: r.Bytes()}
+	seg := &Segment{id: id, region: r, buf: r.Bytes(), prefill: !r.DAX()}
 	seg.allocated.Store(firstAlloc)
 	b := seg.buf
 	copy(b[0:8], Magic)

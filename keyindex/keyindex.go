@@ -1075,10 +1075,28 @@ func (ix *Index) Invalidate() error {
 	return ix.applyStaged()
 }
 
+// applyAhead is how many staged writes ahead applyStaged prefetches.
+const applyAhead = 8
+
 // applyStaged stores every staged write into the table (in staging order,
 // with the hash and hint each was staged with) and empties the overlay.
 func (ix *Index) applyStaged() error {
-	for i := 0; i < ix.ov.len(); i++ {
+	n := ix.ov.len()
+	// The staged keys' home slots are scattered over the table: each
+	// store's probe starts with a cache miss. Asking for the home slot
+	// applyAhead entries ahead keeps that many misses in flight instead of
+	// waiting for each in turn (apply was 3.6% of the server's CPU at SET
+	// -P 16, most of it that wait). A hint: after a growth the address is
+	// the new table's, computed with its mask.
+	if prefetching {
+		for i := 0; i < min(applyAhead, n); i++ {
+			prefetch(uintptr(unsafe.Pointer(&ix.slots[ix.ov.ents[i].hash&ix.mask])))
+		}
+	}
+	for i := 0; i < n; i++ {
+		if j := i + applyAhead; prefetching && j < n {
+			prefetch(uintptr(unsafe.Pointer(&ix.slots[ix.ov.ents[j].hash&ix.mask])))
+		}
 		s := ix.ov.ents[i] // a copy: apply may grow the table (ix.ov moves with it, the same buffers)
 		if err := ix.apply(s.hash, ix.ov.key(i), s.loc, s.expiring, s.hint, s.hinted); err != nil {
 			return err

@@ -52,3 +52,10 @@ func (ix *Index) Prefetch(keys [][]byte, at func(loc uint64) (record []byte, sid
 		}
 	}
 }
+
+// PrefetchAddr asks the processor to bring in the cache line at p (a
+// hint: it never faults and changes nothing), for a caller that knows an
+// address it will touch soon, as Prefetch does for a lookup's words: the
+// keyspace's access data of a location about to be written. A no-op off
+// amd64.
+func PrefetchAddr(p unsafe.Pointer) { prefetch(uintptr(p)) }

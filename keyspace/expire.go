@@ -20,6 +20,14 @@ import (
 // checkAlreadyExpired does: that is their rule, not this one.
 func expiredAt(expireAt, now int64) bool { return expireAt != 0 && now > expireAt }
 
+// expiredNow is expiredAt at the keyspace's current time, read only for an
+// expiry (0 has none): a key without one, the common case on the SET and
+// GET paths, costs no clock read (time.Now was 4.7% of the server's CPU
+// at SET -P 16 when every lookup and every applied SET read it).
+func (ks *Keyspace) expiredNow(expireAt int64) bool {
+	return expireAt != 0 && ks.NowMs() > expireAt
+}
+
 // expiryItem is a (time, key) pair in the expiry heap. Items are not removed
 // when a key's expiry changes or the key goes away: a popped item is acted
 // on only if the key still has exactly that expiry (lazy invalidation).

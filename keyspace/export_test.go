@@ -1,5 +1,7 @@
 package keyspace
 
+import "github.com/persimmon-db/persimmon/wal"
+
 // Test hooks for the external tests (package keyspace_test).
 
 // ObjectFirstSeg returns the oldest segment that may hold an operation of
@@ -57,3 +59,10 @@ func (ks *Keyspace) KixCheckpoint() error {
 	defer ks.mu.Unlock()
 	return ks.kixCheckpoint()
 }
+
+// NextSetLoc is where Commit expects the first operation of the next
+// batch to land (the access-data prefetch's address).
+func (ks *Keyspace) NextSetLoc() uint64 { return ks.kix.endSeg<<40 | (ks.kix.endOff + wal.HeaderSize) }
+
+// IndexedLoc is the location the key index holds for (db, key).
+func (ks *Keyspace) IndexedLoc(db int, key []byte) (uint64, bool) { return ks.kixGet(db, key) }

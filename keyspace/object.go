@@ -147,7 +147,7 @@ func applyExpire(ks *Keyspace, o op, e *entry) error {
 	}
 	at := int64(binary.LittleEndian.Uint64(o.body))
 	d := ks.dbs[o.db]
-	if expiredAt(at, ks.NowMs()) && !ks.keepExpiredApply() {
+	if ks.expiredNow(at) && !ks.keepExpiredApply() {
 		ks.removeKey(o.db, e.key)
 		return nil
 	}
@@ -232,7 +232,7 @@ func (ks *Keyspace) applyObject(o op, loc uint64) error {
 	var e *entry
 	if i, ok := d.index[string(o.key)]; ok {
 		e = &d.entries[i]
-		if expiredAt(e.expireAt, ks.NowMs()) && !ks.keepExpiredApply() {
+		if ks.expiredNow(e.expireAt) && !ks.keepExpiredApply() {
 			ks.expire(o.db, e.key)
 			e = nil
 		}

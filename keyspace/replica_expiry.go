@@ -63,7 +63,7 @@ func (ks *Keyspace) TrackedExpires() int64 { return ks.rx.trackedN.Load() }
 // liveAt reports whether a lookup treats a key expiring at expireAt as
 // existing: its time has not passed, or the command is the master's.
 func (ks *Keyspace) liveAt(expireAt int64) bool {
-	return !expiredAt(expireAt, ks.NowMs()) || ks.rx.fromMaster
+	return !ks.expiredNow(expireAt) || ks.rx.fromMaster
 }
 
 // keepExpired reports whether a lookup that meets an expired key leaves it

@@ -5,7 +5,10 @@
 // into requests: multibulk requests (ScanMultibulk walks their headers
 // against Redis's limits before the bytes arrive, SplitMultibulk cuts a
 // complete one) and inline requests (SplitInline, with Redis's
-// sdssplitargs quoting). The Writer appends replies through semantic calls
+// sdssplitargs quoting); ParseBatch takes the whole canonical requests at
+// the front of a pipelined batch at once, with the arguments the reader
+// would give them, for a server that looks at a batch before running it.
+// The Writer appends replies through semantic calls
 // (array, map, set, push, attribute, bulk, verbatim, simple string, error,
 // integer, double, big number, boolean, null, null array) and encodes each
 // in the protocol version of its connection, RESP2 or RESP3, so that no

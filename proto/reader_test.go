@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tidwall/redcon"
@@ -191,4 +192,71 @@ func BenchmarkNext(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestParseBatch: ParseBatch takes the whole canonical requests at the
+// front of a buffer with the arguments and ends Next gives them, stops
+// at the first request Next would take another way (inline, a leading
+// zero, a sign, a missing CRLF after a bulk, "*0") or that is not whole,
+// and respects max; over random pipelines of such requests too.
+func TestParseBatch(t *testing.T) {
+	canon := func(args ...string) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "*%d\r\n", len(args))
+		for _, a := range args {
+			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+		}
+		return b.String()
+	}
+	odd := []string{
+		"PING\r\n", "*01\r\n$4\r\nPING\r\n", "*1\r\n$+4\r\nPING\r\n", "*1\r\n$4\r\nPINGxx",
+		"*0\r\n", "*1\r\n$4\r\nPI", "*-1\r\n", "*2\r\n$3\r\nGET\r\n",
+	}
+	good := []string{canon("SET", "k", "v"), canon("GET", ""), canon("SET", "a\r\nb", strings.Repeat("x", 300), "EX", "10"), canon("PING")}
+	r := rand.New(rand.NewPCG(1, 2))
+	check := func(data string, max int) {
+		t.Helper()
+		reqs, _ := ParseBatch([]byte(data), max, nil, nil)
+		var rd Reader
+		rest := []byte(data)
+		for i := 0; ; i++ {
+			if len(rest) == 0 || rest[0] != '*' {
+				if i != len(reqs) {
+					t.Fatalf("%q: %d requests taken, the %dth is not multibulk", data, len(reqs), i)
+				}
+				return
+			}
+			_, _, canonical := (&Reader{}).nextCanonical(rest)
+			if !canonical || i == max {
+				if i != len(reqs) {
+					t.Fatalf("%q: %d requests taken, want %d", data, len(reqs), i)
+				}
+				return
+			}
+			args, r2, _, perr := rd.Next(rest, Limits{MaxBulk: 1 << 20})
+			if perr != "" || i >= len(reqs) {
+				t.Fatalf("%q: request %d: %q, %d taken", data, i, perr, len(reqs))
+			}
+			if fmt.Sprintf("%q", args) != fmt.Sprintf("%q", reqs[i].Args) || len(data)-len(r2) != reqs[i].End {
+				t.Fatalf("%q: request %d: %q ending at %d, Next %q ending at %d", data, i, reqs[i].Args, reqs[i].End, args, len(data)-len(r2))
+			}
+			rest = r2
+		}
+	}
+	for _, o := range odd {
+		check(good[0]+good[1]+o+good[2], 64)
+		check(o+good[0], 64)
+	}
+	check(good[0]+good[1]+good[2], 2)
+	for n := 0; n < 2000; n++ {
+		var b strings.Builder
+		for k := r.IntN(8); k >= 0; k-- {
+			if r.IntN(6) == 0 {
+				b.WriteString(odd[r.IntN(len(odd))])
+			} else {
+				b.WriteString(good[r.IntN(len(good))])
+			}
+		}
+		check(b.String(), 1+r.IntN(10))
+	}
 }

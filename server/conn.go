@@ -41,7 +41,7 @@ type conn struct {
 	created time.Time
 
 	rbuf   []byte       // unprocessed input; always starts at index 0
-	pfKeys [][]byte     // prefetchBatch's scratch (cleared after use)
+	pb     parsedBatch  // prefetch.go: the batch's requests parsed once (cleared after use)
 	reader proto.Reader // splits rbuf into requests
 	// need is the length the request at the front of rbuf was found to
 	// need (0: unknown); rbuf is not parsed again before it holds that
@@ -357,14 +357,12 @@ func (c *conn) processInput() bool {
 		data = data[len(data):]
 	}
 	c.tick = clockNow()
-	c.chained = false // the first command reads the clock itself: not the read's cost
-	if c.KS != nil && !c.InMulti && len(data) > 0 && data[0] == '*' {
-		c.prefetchBatch(data)
-	}
+	c.chained = false  // the first command reads the clock itself: not the read's cost
+	c.beginBatch(data) // prefetch.go: parses the requests ahead, prefetches their keys
 	for len(data) > 0 && !c.closeAfterReply && c.blk.b == nil && !c.held && !c.replWait {
 		c.scans++
 		req := data
-		args, rest, n, perr := c.reader.Next(data, c.limits())
+		args, rest, n, perr := c.nextRequest(data)
 		if perr != "" {
 			c.protocolError(perr)
 			break
@@ -416,6 +414,7 @@ func (c *conn) processInput() bool {
 			c.chained = false // a goroutine's write may block: not the next command's time
 		}
 	}
+	c.endBatch()
 
 	// Keep the unprocessed tail at the front of the buffer (where it is
 	// already if nothing was taken: no copy of a large partial bulk per

@@ -4,8 +4,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/persimmon-db/persimmon/proto"
 )
 
+// TestBatchKeys: the keys prefetched are those of the SET and GET
+// requests parsed ahead, which stop at the first request not whole and
+// canonical, or at max.
 func TestBatchKeys(t *testing.T) {
 	req := func(args ...string) string {
 		var b strings.Builder
@@ -30,7 +35,8 @@ func TestBatchKeys(t *testing.T) {
 		{"empty key", req("GET", "") + req("GET", "b"), 64, []string{"", "b"}},
 	}
 	for _, tc := range cases {
-		got := batchKeys([]byte(tc.data), nil, tc.max)
+		reqs, _ := proto.ParseBatch([]byte(tc.data), tc.max, nil, nil)
+		got := batchKeys(reqs, nil)
 		var gs []string
 		for _, k := range got {
 			gs = append(gs, string(k))
