@@ -3,11 +3,9 @@ package server
 import (
 	"context"
 	"fmt"
-	"io"
 	"os/exec"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,25 +18,7 @@ import (
 func (s *streamTap) rawNext() string {
 	s.t.Helper()
 	for {
-		h := s.line()
-		if h == "" {
-			continue
-		}
-		n, err := strconv.Atoi(strings.TrimPrefix(h, "*"))
-		if !strings.HasPrefix(h, "*") || err != nil {
-			s.t.Fatalf("replication stream: %q where a command was due", h)
-		}
-		args := make([]string, n)
-		for i := range args {
-			m, _ := strconv.Atoi(strings.TrimPrefix(s.line(), "$"))
-			b := make([]byte, m+2)
-			if _, err := io.ReadFull(s.br, b); err != nil {
-				s.t.Fatal(err)
-			}
-			args[i] = string(b[:m])
-		}
-		args[0] = strings.ToLower(args[0])
-		if args[0] != "ping" && args[0] != "replconf" {
+		if args := s.command(); args[0] != "ping" && args[0] != "replconf" {
 			return strings.Join(args, " ")
 		}
 	}

@@ -56,9 +56,8 @@ func (s *streamTap) line() string {
 	return strings.TrimRight(l, "\r\n")
 }
 
-// next returns the next command of the stream, lowercased name first,
-// skipping PING and SELECT.
-func (s *streamTap) next() string {
+// command reads the stream's next command, its name lowercased.
+func (s *streamTap) command() []string {
 	s.t.Helper()
 	for {
 		h := s.line()
@@ -79,7 +78,16 @@ func (s *streamTap) next() string {
 			args[i] = string(b[:m])
 		}
 		args[0] = strings.ToLower(args[0])
-		if args[0] != "ping" && args[0] != "select" {
+		return args
+	}
+}
+
+// next returns the next command of the stream as one line, lowercased
+// name first, skipping PING and SELECT.
+func (s *streamTap) next() string {
+	s.t.Helper()
+	for {
+		if args := s.command(); args[0] != "ping" && args[0] != "select" {
 			return strings.Join(args, " ")
 		}
 	}
