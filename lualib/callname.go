@@ -104,41 +104,57 @@ func registerOrigin(proto *lua.FunctionProto, pc, reg int) (string, bool) {
 	if name := localName(proto, reg, pc); name != "" {
 		return "local '" + name + "'", true
 	}
-	for p := pc - 1; p >= 0; p-- {
-		inst := proto.Code[p]
-		op := int(inst >> 26)
-		a, b, c, bx := int(inst>>18)&0xff, int(inst&0x1ff), int(inst>>9)&0x1ff, int(inst&0x3ffff)
-		switch op {
-		case lua.OP_JMP, lua.OP_EQ, lua.OP_LT, lua.OP_LE, lua.OP_TEST, lua.OP_TESTSET,
-			lua.OP_FORLOOP, lua.OP_FORPREP, lua.OP_TFORLOOP, lua.OP_LOADBOOL:
-			return "", false // another path may have set it
-		}
-		if !writes(op, a, b, c, reg) {
-			continue
-		}
-		switch op {
-		case lua.OP_GETGLOBAL:
-			return constantName(proto, bx, "global")
-		case lua.OP_GETTABLE, lua.OP_GETTABLEKS:
-			if c&0x100 != 0 {
-				return constantName(proto, c&^0x100, "field")
-			}
-		case lua.OP_SELF:
-			if a == reg && c&0x100 != 0 {
-				return constantName(proto, c&^0x100, "method")
-			}
-		case lua.OP_GETUPVAL:
-			if b < len(proto.DbgUpvalues) {
-				return "upvalue '" + proto.DbgUpvalues[b] + "'", true
-			}
-		case lua.OP_MOVE:
-			if b < a {
-				return registerOrigin(proto, p, b)
-			}
-		}
+	w, ok := lastWrite(proto, pc, reg)
+	if !ok {
 		return "", false
 	}
+	switch w.op {
+	case lua.OP_GETGLOBAL:
+		return constantName(proto, w.bx, "global")
+	case lua.OP_GETTABLE, lua.OP_GETTABLEKS:
+		if w.c&0x100 != 0 {
+			return constantName(proto, w.c&^0x100, "field")
+		}
+	case lua.OP_SELF:
+		if w.a == reg && w.c&0x100 != 0 {
+			return constantName(proto, w.c&^0x100, "method")
+		}
+	case lua.OP_GETUPVAL:
+		if w.b < len(proto.DbgUpvalues) {
+			return "upvalue '" + proto.DbgUpvalues[w.b] + "'", true
+		}
+	case lua.OP_MOVE:
+		if w.b < w.a {
+			return registerOrigin(proto, w.pc, w.b)
+		}
+	}
 	return "", false
+}
+
+// instruction is one decoded Lua 5.1 instruction at pc: its opcode and
+// fields A, B, C and Bx.
+type instruction struct {
+	pc, op, a, b, c, bx int
+}
+
+// lastWrite finds the instruction that last set register reg before pc on
+// the straight line of code above it: ok is false if none does, or if a
+// jump, test or loop comes first (another path may have set it).
+func lastWrite(proto *lua.FunctionProto, pc, reg int) (instruction, bool) {
+	for p := pc - 1; p >= 0; p-- {
+		inst := proto.Code[p]
+		w := instruction{pc: p, op: int(inst >> 26), a: int(inst>>18) & 0xff,
+			b: int(inst & 0x1ff), c: int(inst>>9) & 0x1ff, bx: int(inst & 0x3ffff)}
+		switch w.op {
+		case lua.OP_JMP, lua.OP_EQ, lua.OP_LT, lua.OP_LE, lua.OP_TEST, lua.OP_TESTSET,
+			lua.OP_FORLOOP, lua.OP_FORPREP, lua.OP_TFORLOOP, lua.OP_LOADBOOL:
+			return instruction{}, false
+		}
+		if writes(w.op, w.a, w.b, w.c, reg) {
+			return w, true
+		}
+	}
+	return instruction{}, false
 }
 
 // writes reports whether an instruction sets register reg.

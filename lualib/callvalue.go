@@ -65,39 +65,29 @@ func registerOperand(proto *lua.FunctionProto, pc, reg, depth int) *Operand {
 	if name := localName(proto, reg, pc); name != "" {
 		return &Operand{Kind: OperandLocal, Index: reg}
 	}
-	for p := pc - 1; p >= 0; p-- {
-		inst := proto.Code[p]
-		op := int(inst >> 26)
-		a, b, c, bx := int(inst>>18)&0xff, int(inst&0x1ff), int(inst>>9)&0x1ff, int(inst&0x3ffff)
-		switch op {
-		case lua.OP_JMP, lua.OP_EQ, lua.OP_LT, lua.OP_LE, lua.OP_TEST, lua.OP_TESTSET,
-			lua.OP_FORLOOP, lua.OP_FORPREP, lua.OP_TFORLOOP, lua.OP_LOADBOOL:
-			return nil
-		}
-		if !writes(op, a, b, c, reg) {
-			continue
-		}
-		switch op {
-		case lua.OP_GETGLOBAL:
-			if s, ok := constantAt(proto, bx); ok {
-				return &Operand{Kind: OperandGlobal, Name: s}
-			}
-		case lua.OP_GETTABLE, lua.OP_GETTABLEKS:
-			if s, ok := constantAt(proto, c&^0x100); ok && c&0x100 != 0 {
-				return &Operand{Kind: OperandField, Name: s, Table: registerOperand(proto, p, b, depth+1)}
-			}
-		case lua.OP_SELF:
-			if s, ok := constantAt(proto, c&^0x100); ok && a == reg && c&0x100 != 0 {
-				return &Operand{Kind: OperandField, Name: s, Table: registerOperand(proto, p, b, depth+1)}
-			}
-		case lua.OP_GETUPVAL:
-			return &Operand{Kind: OperandUpvalue, Index: b}
-		case lua.OP_MOVE:
-			if b < a {
-				return registerOperand(proto, p, b, depth+1)
-			}
-		}
+	w, ok := lastWrite(proto, pc, reg)
+	if !ok {
 		return nil
+	}
+	switch w.op {
+	case lua.OP_GETGLOBAL:
+		if s, ok := constantAt(proto, w.bx); ok {
+			return &Operand{Kind: OperandGlobal, Name: s}
+		}
+	case lua.OP_GETTABLE, lua.OP_GETTABLEKS:
+		if s, ok := constantAt(proto, w.c&^0x100); ok && w.c&0x100 != 0 {
+			return &Operand{Kind: OperandField, Name: s, Table: registerOperand(proto, w.pc, w.b, depth+1)}
+		}
+	case lua.OP_SELF:
+		if s, ok := constantAt(proto, w.c&^0x100); ok && w.a == reg && w.c&0x100 != 0 {
+			return &Operand{Kind: OperandField, Name: s, Table: registerOperand(proto, w.pc, w.b, depth+1)}
+		}
+	case lua.OP_GETUPVAL:
+		return &Operand{Kind: OperandUpvalue, Index: w.b}
+	case lua.OP_MOVE:
+		if w.b < w.a {
+			return registerOperand(proto, w.pc, w.b, depth+1)
+		}
 	}
 	return nil
 }
