@@ -239,47 +239,38 @@ func (c *Client) refuseScriptOOM() {
 // (Redis's evalGetCommandFlags, which reads the flags of a script it has
 // not cached from its text; EVALSHA and FCALL are checked when they run).
 func evalDenyOOM(cmd *Command, args [][]byte) bool {
-	if (cmd.Name != "eval" && cmd.Name != "eval_ro") || len(args) < 2 || !bytes.HasPrefix(args[1], []byte("#!")) {
-		return false
-	}
-	first, _, ok := bytes.Cut(args[1], []byte("\n"))
-	if !ok {
-		return false
-	}
-	noWrites, allowOOM, msg := parseShebangFlags(string(first))
-	return msg == "" && !noWrites && !allowOOM
+	f, ok := evalShebang(cmd, args)
+	return ok && !f.noWrites && !f.allowOOM
 }
 
 // evalMayWrite reports whether a queued EVAL or EVAL_RO makes EXEC a
 // write: its script has a shebang whose flags do not say no-writes
 // (Redis's scriptFlagsToCmdFlags).
 func evalMayWrite(cmd *Command, args [][]byte) bool {
-	if (cmd.Name != "eval" && cmd.Name != "eval_ro") || len(args) < 2 || !bytes.HasPrefix(args[1], []byte("#!")) {
-		return false
-	}
-	first, _, _ := bytes.Cut(args[1], []byte("\n"))
-	noWrites, _, msg := parseShebangFlags(string(first))
-	return msg == "" && !noWrites
+	f, ok := evalShebang(cmd, args)
+	return ok && !f.noWrites
 }
 
 // evalDenyStale reports whether an EVAL or EVAL_RO is refused on a stale
 // replica before it runs: its script has a shebang whose flags do not say
 // allow-stale (scriptFlagsToCmdFlags clears EVAL's stale flag).
 func evalDenyStale(cmd *Command, args [][]byte) bool {
+	f, ok := evalShebang(cmd, args)
+	return ok && !f.allowStale
+}
+
+// evalShebang reads the flags of an EVAL or EVAL_RO script's shebang line
+// before it runs: ok is false for another command, a script without a
+// shebang, or a shebang that does not parse (the script's compile then
+// answers the error, and the command's own flags stand, as in Redis's
+// evalGetCommandFlags).
+func evalShebang(cmd *Command, args [][]byte) (shebangFlags, bool) {
 	if (cmd.Name != "eval" && cmd.Name != "eval_ro") || len(args) < 2 || !bytes.HasPrefix(args[1], []byte("#!")) {
-		return false
+		return shebangFlags{}, false
 	}
 	first, _, _ := bytes.Cut(args[1], []byte("\n"))
-	for _, p := range bytes.Fields(first)[1:] {
-		if flags, ok := bytes.CutPrefix(p, []byte("flags=")); ok {
-			for f := range bytes.SplitSeq(flags, []byte(",")) {
-				if string(f) == "allow-stale" {
-					return false
-				}
-			}
-		}
-	}
-	return true
+	f, msg := parseShebangFlags(string(first))
+	return f, msg == ""
 }
 
 // liveHeap is the Go heap's live bytes at the end of the last collection,

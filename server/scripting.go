@@ -979,11 +979,12 @@ func (e *scriptEngine) load(body []byte) (sha string, sc *cachedScript, msg stri
 		if !ok {
 			return "", nil, "ERR Invalid script shebang"
 		}
-		if noWrites, allowOOM, msg = parseShebangFlags(first); msg != "" {
+		var f shebangFlags
+		if f, msg = parseShebangFlags(first); msg != "" {
 			return "", nil, msg
 		}
+		noWrites, allowOOM, allowStale = f.noWrites, f.allowOOM, f.allowStale
 		shebang = true
-		allowStale = !evalDenyStale(&Command{Name: "eval"}, [][]byte{nil, body})
 		src = "\n" + rest // keep the line numbers
 	}
 	// Lua 5.1's own grammar and wording first: gopher-lua's parser words
@@ -1027,41 +1028,48 @@ func compileError(err error) string {
 
 // parseShebang reads a Redis 7 script's first line, "#!lua [flags=f1,f2]".
 func parseShebang(line string) (noWrites bool, msg string) {
-	noWrites, _, msg = parseShebangFlags(line)
-	return noWrites, msg
+	f, msg := parseShebangFlags(line)
+	return f.noWrites, msg
 }
 
-// parseShebangFlags is parseShebang with the allow-oom flag too.
-func parseShebangFlags(line string) (noWrites, allowOOM bool, msg string) {
+// shebangFlags are the flags of a script's shebang that change how it runs.
+type shebangFlags struct {
+	noWrites, allowOOM, allowStale bool
+}
+
+// parseShebangFlags is parseShebang with every flag it reports.
+func parseShebangFlags(line string) (f shebangFlags, msg string) {
 	parts := strings.Fields(strings.TrimRight(line, "\r"))
 	if len(parts) == 0 || parts[0] != "#!lua" {
 		engine := line
 		if len(parts) > 0 {
 			engine = parts[0]
 		}
-		return false, false, "ERR Unexpected engine in script shebang: " + engine
+		return f, "ERR Unexpected engine in script shebang: " + engine
 	}
 	for _, p := range parts[1:] {
 		flags, ok := strings.CutPrefix(p, "flags=")
 		if !ok {
-			return false, false, "ERR Unknown lua shebang option: " + p
+			return shebangFlags{}, "ERR Unknown lua shebang option: " + p
 		}
 		if flags == "" {
 			continue
 		}
-		for f := range strings.SplitSeq(flags, ",") {
-			switch f {
+		for flag := range strings.SplitSeq(flags, ",") {
+			switch flag {
 			case "no-writes":
-				noWrites = true
+				f.noWrites = true
 			case "allow-oom":
-				allowOOM = true
-			case "allow-stale", "no-cluster", "allow-cross-slot-keys":
+				f.allowOOM = true
+			case "allow-stale":
+				f.allowStale = true
+			case "no-cluster", "allow-cross-slot-keys":
 			default:
-				return false, false, "ERR Unexpected flag in script shebang: " + f
+				return shebangFlags{}, "ERR Unexpected flag in script shebang: " + flag
 			}
 		}
 	}
-	return noWrites, allowOOM, ""
+	return f, ""
 }
 
 // ---- redis.* ----
