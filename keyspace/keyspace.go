@@ -501,17 +501,21 @@ func (ks *Keyspace) Scan(db int, cursor uint64, count int, fn func(key string)) 
 }
 
 // kixCursor marks a SCAN cursor inside the indexed keys: bit 62 set, the
-// index generation in bits 54-61 (a growth moves slots: the walk starts
-// over, which may repeat keys but never misses one), the next slot below.
-// The staged keys are visited first, by the call with cursor 0.
+// index generation in bits 54-61 (a growth moves every key's home: the
+// walk starts over, which may repeat keys but never misses one), the next
+// home slot to visit below.
 const (
 	kixCursor    = uint64(1) << 62
 	kixGenShift  = 54
 	kixSlotsMask = uint64(1)<<kixGenShift - 1
 )
 
-// kixScan visits indexed keys of db from cursor; done reports that the
-// table is finished.
+// kixScan visits indexed keys of db from cursor, by home slot
+// (keyindex.ScanHomes: each key present throughout is visited once per
+// table generation, staged, stored or checkpointed meanwhile); done
+// reports that the table is finished. It visits about count keys (count
+// is decreased by the keys visited), looking at no more than 10*count
+// home slots a call, as Redis's SCAN bounds its empty buckets.
 func (ks *Keyspace) kixScan(db int, cursor uint64, count *int, fn func(key string)) (next uint64, done bool) {
 	ix := ks.kix.ix
 	if ix == nil {
@@ -519,29 +523,27 @@ func (ks *Keyspace) kixScan(db int, cursor uint64, count *int, fn func(key strin
 	}
 	gen := uint64(ix.Generation()) & 0xff
 	pos := int(cursor & kixSlotsMask)
-	now := ks.NowMs()
-	if cursor == 0 {
-		ix.RangeStaged(func(k string, loc uint64, _ bool) bool {
-			if loc != 0 && int(k[0]) == db && ks.kixHolds(db, []byte(k[1:]), now) {
-				fn(k[1:])
-				*count--
-			}
-			return true
-		})
-	} else if cursor>>kixGenShift&0xff != gen {
+	if cursor>>kixGenShift&0xff != gen {
 		pos = 0
 	}
-	pos = ix.ScanSlots(pos, func(loc uint64) bool {
-		o, err := ks.opAt(loc)
-		if err == nil && o.db == db && !expiredAt(o.expireAt, now) {
-			if l, ok := ks.kixGet(db, o.key); ok && l == loc {
-				fn(string(o.key))
+	now := ks.NowMs()
+	slots := ix.Stats().Slots
+	budget := 10 * *count
+	for pos < slots && *count > 0 && budget > 0 {
+		step := min(max(*count, 16), budget, slots-pos)
+		ix.ScanHomes(pos, pos+step, func(key []byte, loc uint64) {
+			if int(key[0]) != db {
+				return
+			}
+			if o, err := ks.opAt(loc); err == nil && !expiredAt(o.expireAt, now) {
+				fn(string(key[1:]))
 				*count--
 			}
-		}
-		return *count > 0
-	})
-	if pos >= ix.Stats().Slots {
+		})
+		pos += step
+		budget -= step
+	}
+	if pos >= slots {
 		return 0, true
 	}
 	return kixCursor | gen<<kixGenShift | uint64(pos), false
