@@ -90,6 +90,9 @@ type Keyspace struct {
 	}
 
 	clockSkew   atomic.Int64 // ms added to the wall clock (tests)
+	expiring    bool         // the touched hooks run for an expiry (Expiring)
+	frozenMs    atomic.Int64 // NowMs while FreezeClock lasts; 0: the wall clock
+	clockDepth  int          // FreezeClock calls not yet thawed
 	expiredKeys atomic.Int64
 	// countLookups makes lookup count hits and misses (set under the lock
 	// for the span of a read-only command, see CountLookups).
@@ -153,7 +156,34 @@ func (ks *Keyspace) PauseExpiry(on bool) { ks.expiryPaused.Store(on) }
 
 // NowMs is the current time in Unix milliseconds as the keyspace sees it
 // (tests move it forward with a skew).
-func (ks *Keyspace) NowMs() int64 { return time.Now().UnixMilli() + ks.clockSkew.Load() }
+// While a FreezeClock lasts it is the time the outermost freeze began.
+func (ks *Keyspace) NowMs() int64 {
+	if f := ks.frozenMs.Load(); f != 0 {
+		return f
+	}
+	return time.Now().UnixMilli() + ks.clockSkew.Load()
+}
+
+// FreezeClock stops the keyspace's clock (NowMs) at the current time until
+// the matching ThawClock, as Redis 7.0 fixes the time a command and
+// everything it calls see (server.mstime under fixed_time_expire, the
+// script's time snapshot): a MULTI/EXEC block or a script runs at one
+// instant, so a key cannot expire between two of its commands (issue
+// 1525 of redis/redis) and a replica applying the block agrees. Calls
+// nest; the outermost one sets the time. Call with the lock held.
+func (ks *Keyspace) FreezeClock() {
+	if ks.clockDepth == 0 {
+		ks.frozenMs.Store(time.Now().UnixMilli() + ks.clockSkew.Load())
+	}
+	ks.clockDepth++
+}
+
+// ThawClock ends a FreezeClock. Call with the lock held.
+func (ks *Keyspace) ThawClock() {
+	if ks.clockDepth--; ks.clockDepth == 0 {
+		ks.frozenMs.Store(0)
+	}
+}
 
 // lookup returns the live entry of key, removing it first if it expired,
 // and records the access (OBJECT IDLETIME, FREQ).
@@ -252,9 +282,16 @@ func (ks *Keyspace) expire(dbi int, key string) {
 	ks.expiredKeys.Add(1)
 	ks.keyExpired(dbi, key)
 	if ks.touchedFn != nil && !ks.cleaning {
+		ks.expiring = true
 		ks.touchedFn(dbi, []byte(key))
+		ks.expiring = false
 	}
 }
+
+// Expiring reports whether the OnKeyTouched hooks running now were called
+// for a key's expiry (lazy or active), not for a write. Call with the lock
+// held.
+func (ks *Keyspace) Expiring() bool { return ks.expiring }
 
 func (ks *Keyspace) value(e *entry) []byte {
 	v, _, err := ks.stringAt(e.loc)
