@@ -30,6 +30,8 @@ type Keyspace struct {
 	txnWrote    bool
 	cleaning    bool // applying the cleaner's copies: not a change WATCH sees
 	noActiveExp bool // DEBUG SET-ACTIVE-EXPIRE 0: the background cycle expires nothing (expire.go); mu
+	seeExpired  bool // WithExpiredVisible: expired keys read as live (replica_expiry.go); mu
+	cronPaused  bool // DEBUG PAUSE-CRON 1: the background loop does nothing (PauseBackground); mu
 	// expiryPaused: CLIENT PAUSE; expired keys read as missing and stay
 	// (PauseExpiry).
 	expiryPaused atomic.Bool
@@ -552,7 +554,9 @@ const (
 // table generation, staged, stored or checkpointed meanwhile); done
 // reports that the table is finished. It visits about count keys (count
 // is decreased by the keys visited), looking at no more than 10*count
-// home slots a call, as Redis's SCAN bounds its empty buckets.
+// home slots a call, as Redis's SCAN bounds its empty buckets, or 4096
+// if more: Redis sizes its table to the keys, so a small keyspace is one
+// call, and so it is here, in a table of at least 1024 slots.
 func (ks *Keyspace) kixScan(db int, cursor uint64, count *int, fn func(key string)) (next uint64, done bool) {
 	ix := ks.kix.ix
 	if ix == nil {
@@ -565,7 +569,7 @@ func (ks *Keyspace) kixScan(db int, cursor uint64, count *int, fn func(key strin
 	}
 	now := ks.NowMs()
 	slots := ix.Stats().Slots
-	budget := 10 * *count
+	budget := max(10**count, 4096)
 	for pos < slots && *count > 0 && budget > 0 {
 		step := min(max(*count, 16), budget, slots-pos)
 		ix.ScanHomes(pos, pos+step, func(key []byte, loc uint64) {
