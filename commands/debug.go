@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/persimmon-db/persimmon/keyspace"
 	"github.com/persimmon-db/persimmon/rdb"
 	"github.com/persimmon-db/persimmon/server"
 )
@@ -19,6 +20,12 @@ import (
 //     server) stops for s seconds, decimals allowed.
 //
 //   - SET-ACTIVE-EXPIRE 0|1: the background expiry cycle off or on.
+//
+//   - PAUSE-CRON 0|1: the keyspace's background loop (active expiry, the
+//     cleaner: Redis's serverCron) paused or resumed.
+//
+//   - SET-DISABLE-DENY-SCRIPTS 0|1: scripts may (1) call commands flagged
+//     noscript, as Redis's test hook allows.
 //
 //   - OBJECT key: Redis's one-line description; the address is the key's
 //     hash, refcount 1, encoding as OBJECT ENCODING, serializedlength the
@@ -57,11 +64,13 @@ func cmdDebug(c *Client, args [][]byte) {
 	sub := strings.ToLower(string(args[1]))
 	switch {
 	case sub == "help":
-		c.WriteArray(12)
+		c.WriteArray(14)
 		for _, l := range []string{
 			"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 			"SLEEP <seconds>: stop the server for <seconds>; decimals allowed.",
 			"SET-ACTIVE-EXPIRE <0|1>: switch the background expiry of keys off or on.",
+			"PAUSE-CRON <0|1>: stop or resume the background loop (active expiry, segment cleaning).",
+			"SET-DISABLE-DENY-SCRIPTS <0|1>: let scripts call commands flagged noscript, or not.",
 			"OBJECT <key>: show low level info about the key and its value.",
 			"RELOAD: recover a copy of the arena and check it matches the live keyspace.",
 			"LOADAOF: the same as RELOAD (the arena is the append-only file).",
@@ -85,6 +94,14 @@ func cmdDebug(c *Client, args [][]byte) {
 		n, _ := strconv.Atoi(string(args[2])) // atoi, as Redis: not a number is 0
 		c.KS.SetActiveExpire(n != 0)
 		c.WriteOK()
+	case sub == "pause-cron" && len(args) == 3:
+		n, _ := strconv.Atoi(string(args[2])) // atoi, as Redis
+		c.KS.PauseBackground(n != 0)
+		c.WriteOK()
+	case sub == "set-disable-deny-scripts" && len(args) == 3:
+		n, _ := strconv.Atoi(string(args[2]))
+		c.Srv.SetScriptDenyDisabled(n != 0)
+		c.WriteOK()
 	case sub == "protocol" && len(args) == 3:
 		debugProtocol(c, strings.ToLower(string(args[2])))
 	case sub == "reload":
@@ -94,13 +111,23 @@ func cmdDebug(c *Client, args [][]byte) {
 				return
 			}
 		}
-		debugReload(c, "RELOAD") // the options change nothing here: the arena is both the save and the load
+		if hasArg(args[2:], "noflush") && !hasArg(args[2:], "merge") && !reloadTargetEmpty(c) {
+			// Redis loads its RDB over what is there: without MERGE a key
+			// or library met twice fails the load (rdbLoad's duplicate
+			// key, the function library that exists).
+			c.Srv.Logf("DEBUG RELOAD NOFLUSH: the dump's keys or functions are already loaded (MERGE allows that)")
+			c.WriteError("ERR Error trying to load the RDB dump")
+			return
+		}
+		debugReload(c, "RELOAD") // otherwise the options change nothing here: the arena is both the save and the load
 	case sub == "loadaof":
 		debugReload(c, "LOADAOF")
 	case sub == "populate" && len(args) >= 3 && len(args) <= 5:
 		debugPopulate(c, args[2:])
 	case sub == "object" && len(args) == 3:
-		debugObject(c, args[2])
+		// Redis finds the key without its expiry check: an expired key
+		// that is still there is described, not removed.
+		c.KS.WithExpiredVisible(func() { debugObject(c, args[2]) })
 	case sub == "log" && len(args) == 3:
 		c.Srv.Logf("DEBUG LOG: %s", args[2])
 		c.WriteOK()
@@ -116,6 +143,31 @@ func cmdDebug(c *Client, args [][]byte) {
 	default:
 		c.WriteError("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try DEBUG HELP.")
 	}
+}
+
+// hasArg reports whether args holds name (case-insensitive).
+func hasArg(args [][]byte, name string) bool {
+	for _, a := range args {
+		if argIs(a, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// reloadTargetEmpty reports whether no database holds a key and no
+// function library is loaded: a DEBUG RELOAD NOFLUSH then meets no
+// duplicate.
+func reloadTargetEmpty(c *Client) bool {
+	if len(c.KS.Functions()) > 0 {
+		return false
+	}
+	for db := 0; db < keyspace.NumDBs; db++ {
+		if c.KS.DBSize(db) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // DEBUG POPULATE commits a batch each populateChunk keys or populateBytes

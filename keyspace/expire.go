@@ -174,6 +174,10 @@ func (ks *Keyspace) background() {
 		case <-t.C:
 		}
 		ks.mu.Lock()
+		if ks.cronPaused {
+			ks.mu.Unlock()
+			continue
+		}
 		ks.CheckWritable() // a full disk's retry, as Redis's cron does
 		tickLRUClock()
 		began := time.Now()
@@ -205,3 +209,10 @@ func (ks *Keyspace) SetLatencyObserver(obs func(event string, d time.Duration)) 
 // is read). Expired keys are still removed when accessed. The caller
 // holds the keyspace lock, as for every command.
 func (ks *Keyspace) SetActiveExpire(on bool) { ks.noActiveExp = !on }
+
+// PauseBackground stops (on) or resumes the background loop's work, as
+// DEBUG PAUSE-CRON stops Redis's serverCron: active expiry, the cleaner,
+// growth of the key index and the full disk's retry wait until it
+// resumes (the key index's checkpoints go on: durability is not cron
+// work here). Call with the lock held.
+func (ks *Keyspace) PauseBackground(on bool) { ks.cronPaused = on }

@@ -63,7 +63,16 @@ func (ks *Keyspace) TrackedExpires() int64 { return ks.rx.trackedN.Load() }
 // liveAt reports whether a lookup treats a key expiring at expireAt as
 // existing: its time has not passed, or the command is the master's.
 func (ks *Keyspace) liveAt(expireAt int64) bool {
-	return !ks.expiredNow(expireAt) || ks.rx.fromMaster
+	return !ks.expiredNow(expireAt) || ks.rx.fromMaster || ks.seeExpired
+}
+
+// WithExpiredVisible runs fn with keys past their expiry read as live and
+// left in place, as Redis's DEBUG OBJECT finds a key in the dictionary
+// without the expiry check. Call with the lock held.
+func (ks *Keyspace) WithExpiredVisible(fn func()) {
+	ks.seeExpired = true
+	defer func() { ks.seeExpired = false }()
+	fn()
 }
 
 // keepExpired reports whether a lookup that meets an expired key leaves it

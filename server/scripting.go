@@ -1134,7 +1134,7 @@ func (e *scriptEngine) luaCall(L *lua.LState, raise bool) int {
 		return reject(nil, errScriptUnknownCmd)
 	case msg != "":
 		return reject(cmd, errScriptWrongArgs)
-	case cmd.Flags&FlagNoScript != 0:
+	case cmd.Flags&FlagNoScript != 0 && !c.Srv.scriptDenyOff.Load():
 		return reject(cmd, errScriptNotAllowed)
 	case cmd.Flags&FlagStale == 0 && c.Srv.masterDown():
 		return reject(cmd, errScriptStale) // Redis's scriptVerifyAllowStale
@@ -2023,3 +2023,8 @@ func (k *killContext) Err() error {
 		return nil
 	}
 }
+
+// SetScriptDenyDisabled lets scripts call commands flagged noscript (on)
+// or refuses them again, as DEBUG SET-DISABLE-DENY-SCRIPTS does in Redis:
+// a test hook (its suite calls DEBUG PROTOCOL and CLIENT LIST from Lua).
+func (s *Server) SetScriptDenyDisabled(on bool) { s.scriptDenyOff.Store(on) }

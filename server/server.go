@@ -213,17 +213,18 @@ func (st *serverStats) reset() {
 // Server serves RESP2 over TCP on top of a keyspace: one goroutine per
 // connection, replies held until the batch that produced them is durable.
 type Server struct {
-	master  *repl.Master // the replication stream and replica links (replication.go)
-	prop    propUnit     // what the running unit propagates (propagate.go; keyspace lock)
-	replica replicaState // REPLICAOF's link to a master (replica.go)
-	cfg     Config       // start-up values; live ones are in live
-	live    liveConfig
-	conf    *configStore // every CONFIG parameter's value (config.go)
-	ks      *keyspace.Keyspace
-	env     commitEnv
-	logf    func(string, ...any)
-	table   map[string]*Command
-	cmdList []*Command // table entries sorted by name (COMMAND)
+	scriptDenyOff atomic.Bool  // DEBUG SET-DISABLE-DENY-SCRIPTS 1 (scripting.go)
+	master        *repl.Master // the replication stream and replica links (replication.go)
+	prop          propUnit     // what the running unit propagates (propagate.go; keyspace lock)
+	replica       replicaState // REPLICAOF's link to a master (replica.go)
+	cfg           Config       // start-up values; live ones are in live
+	live          liveConfig
+	conf          *configStore // every CONFIG parameter's value (config.go)
+	ks            *keyspace.Keyspace
+	env           commitEnv
+	logf          func(string, ...any)
+	table         map[string]*Command
+	cmdList       []*Command // table entries sorted by name (COMMAND)
 
 	scripting *scriptEngine                   // Lua state and script cache; keyspace lock
 	fn        atomic.Pointer[functionRuntime] // function libraries (functions.go), made on first use
