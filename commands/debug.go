@@ -38,9 +38,11 @@ import (
 //   - RELOAD, LOADAOF: a recovery of a copy of the arena, checked against
 //     the live keyspace (debugreload.go).
 //
-// Not here: DIGEST and
-// DIGEST-VALUE (the suite runs with --ignore-digest), LISTPACK/QUICKLIST
-// dumps; JMAP, which Debian's redis-server 7.0 does not have either.
+//   - DIGEST, DIGEST-VALUE key...: Redis's SHA1 signatures of the dataset
+//     and of values, the same hex as redis-server's (digest.go).
+//
+// Not here: LISTPACK/QUICKLIST dumps; JMAP, which Debian's redis-server
+// 7.0 does not have either.
 func debugCommands() []Command {
 	return []Command{{Name: "debug", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale,
 		Group: "server", Since: "1.0.0", Summary: "A container for debugging commands.", Run: cmdDebug,
@@ -57,7 +59,7 @@ func cmdDebug(c *Client, args [][]byte) {
 	sub := strings.ToLower(string(args[1]))
 	switch {
 	case sub == "help":
-		c.WriteArray(12)
+		c.WriteArray(14)
 		for _, l := range []string{
 			"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 			"SLEEP <seconds>: stop the server for <seconds>; decimals allowed.",
@@ -65,6 +67,8 @@ func cmdDebug(c *Client, args [][]byte) {
 			"OBJECT <key>: show low level info about the key and its value.",
 			"RELOAD: recover a copy of the arena and check it matches the live keyspace.",
 			"LOADAOF: the same as RELOAD (the arena is the append-only file).",
+			"DIGEST: output a hex signature representing the current DB content.",
+			"DIGEST-VALUE <key> [<key> ...]: output a hex signature of the values of all the specified keys.",
 			"LOG <message>: write <message> to the server log.",
 			"POPULATE <count> [<prefix>] [<size>]: create <count> string keys named key:<num> (or <prefix>:<num>), with value:<num> (cut or zero-padded to <size> bytes); existing keys are left alone.",
 			"PROTOCOL <type>: reply with a test value of <type>: string, integer, double, bignum, null, array, set, map, attrib, push, verbatim, true, false.",
@@ -101,6 +105,10 @@ func cmdDebug(c *Client, args [][]byte) {
 		debugPopulate(c, args[2:])
 	case sub == "object" && len(args) == 3:
 		debugObject(c, args[2])
+	case sub == "digest" && len(args) == 2:
+		debugDigest(c) // digest.go
+	case sub == "digest-value":
+		debugDigestValue(c, args[2:])
 	case sub == "log" && len(args) == 3:
 		c.Srv.Logf("DEBUG LOG: %s", args[2])
 		c.WriteOK()
