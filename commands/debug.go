@@ -22,7 +22,9 @@ import (
 //
 //   - OBJECT key: Redis's one-line description; the address is the key's
 //     hash, refcount 1, encoding as OBJECT ENCODING, serializedlength the
-//     DUMP payload's object length, lru fields 0 (no access clock).
+//     DUMP payload's object length, lru the LRU clock (seconds modulo
+//     2^24) of the last access and lru_seconds_idle OBJECT IDLETIME's
+//     seconds; it is no access to the key, as in Redis.
 //
 //   - LOG msg: a line in the server log.
 //
@@ -207,6 +209,11 @@ func debugObject(c *Client, key []byte) {
 		val, _ := c.KS.PeekString(c.DB, key)
 		enc = stringEncoding(val)
 	}
+	// DEBUG OBJECT is no access (Redis's objectCommandLookup, NOTOUCH):
+	// the reads below touch the key, so its access data is put back.
+	idle, _ := c.KS.IdleTime(c.DB, key)
+	freq, _ := c.KS.AccessFrequency(c.DB, key)
+	defer c.KS.SetAccess(c.DB, key, idle, int(freq))
 	v, _, err := dumpValue(c.KS, c.DB, key)
 	if err != nil {
 		c.WriteErr(err)
@@ -227,8 +234,9 @@ func debugObject(c *Client, key []byte) {
 	for _, b := range key {
 		h = (h ^ uint64(b)) * 1099511628211
 	}
-	c.WriteString(fmt.Sprintf("Value at:0x%012x refcount:%d encoding:%s serializedlength:%d lru:0 lru_seconds_idle:0",
-		h&0xffffffffffff, refcount, enc, size))
+	lru := (time.Now().Unix() - idle) & (1<<24 - 1) // Redis's 24-bit LRU clock at the last access
+	c.WriteString(fmt.Sprintf("Value at:0x%012x refcount:%d encoding:%s serializedlength:%d lru:%d lru_seconds_idle:%d",
+		h&0xffffffffffff, refcount, enc, size, lru, idle))
 }
 
 // debugProtocol: DEBUG PROTOCOL type, the values Redis 7.0 sends.
