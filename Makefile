@@ -19,10 +19,12 @@ build:
 	$(GO) build -v -o $(BIN)/persimmon-bench ./cmd/persimmon-bench
 
 # Start the server on ./data with the default settings (pmem durability,
-# 127.0.0.1:6379); `make run PORT=6380` picks another port.
+# 127.0.0.1:6379); `make run PORT=6380` picks another port, `DIR=/path`
+# another data directory.
 PORT ?= 6379
+DIR  ?= ./data
 run: build
-	./$(BIN)/persimmon-server --dir ./data --port $(PORT)
+	./$(BIN)/persimmon-server --dir $(DIR) --port $(PORT)
 
 # Unit, integration, crash, torn-write, differential tests, fuzz seed corpora,
 # and the race detector on the concurrent packages.

@@ -229,10 +229,10 @@ func parseBitfieldType(b []byte) (signed bool, bits uint, err error) {
 
 // parseBitfieldOffset parses a field offset in bits: an integer, or '#'
 // and an integer counted in fields of the given width. The result must be
-// at least 0 and address a byte below protoMaxBulkLen. The multiplication
-// wraps on overflow as Redis's does (it is unchecked there), so the same
-// offsets are accepted.
-func parseBitfieldOffset(b []byte, bits uint) (int64, error) {
+// at least 0 and address a byte below limit (proto-max-bulk-len,
+// Client.StringLimit). The multiplication wraps on overflow as Redis's
+// does (it is unchecked there), so the same offsets are accepted.
+func parseBitfieldOffset(b []byte, bits uint, limit int64) (int64, error) {
 	hash := len(b) > 0 && b[0] == '#'
 	if hash {
 		b = b[1:]
@@ -244,7 +244,7 @@ func parseBitfieldOffset(b []byte, bits uint) (int64, error) {
 	if hash {
 		off *= int64(bits)
 	}
-	if off < 0 || off>>3 >= protoMaxBulkLen {
+	if off < 0 || off>>3 >= limit {
 		return 0, errBitOffset
 	}
 	return off, nil
@@ -255,7 +255,7 @@ func parseBitfieldOffset(b []byte, bits uint) (int64, error) {
 // writes says whether any is a SET or INCRBY. Errors come in Redis's
 // order: the first bad sub-command (unknown or short of arguments: syntax
 // error; bad OVERFLOW mode), type, offset or value stops the parse.
-func parseBitfield(args [][]byte) (ops []bitfieldOp, writes bool, err error) {
+func parseBitfield(args [][]byte, limit int64) (ops []bitfieldOp, writes bool, err error) {
 	mode := overflowWrap
 	for i := 0; i < len(args); {
 		more := len(args) - i - 1 // arguments after the sub-command
@@ -286,7 +286,7 @@ func parseBitfield(args [][]byte) (ops []bitfieldOp, writes bool, err error) {
 		if op.signed, op.bits, err = parseBitfieldType(args[i+1]); err != nil {
 			return nil, false, err
 		}
-		if op.offset, err = parseBitfieldOffset(args[i+2], op.bits); err != nil {
+		if op.offset, err = parseBitfieldOffset(args[i+2], op.bits, limit); err != nil {
 			return nil, false, err
 		}
 		i += 3
@@ -569,7 +569,7 @@ func cmdBitFieldRO(c *Client, args [][]byte) { bitfield(c, args, true) }
 
 func bitfield(c *Client, args [][]byte, readonly bool) {
 	key := args[1]
-	ops, writes, err := parseBitfield(args[2:])
+	ops, writes, err := parseBitfield(args[2:], c.StringLimit())
 	if err == nil && writes && readonly {
 		err = errBitfieldRO
 	}

@@ -153,7 +153,7 @@ func TestParseBitfieldTypeAndOffset(t *testing.T) {
 		{"#4611686018427387905", 4, 4}, // 4*(2^62+1) wraps to 4, as in Redis
 		{"#9223372036854775807", 2, -1},
 	} {
-		got, err := parseBitfieldOffset([]byte(tc.arg), tc.bits)
+		got, err := parseBitfieldOffset([]byte(tc.arg), tc.bits, DefaultProtoMaxBulkLen)
 		if tc.want < 0 {
 			if err != errBitOffset {
 				t.Errorf("parseBitfieldOffset(%q, %d) = %d, %v; want the offset error", tc.arg, tc.bits, got, err)
@@ -166,7 +166,7 @@ func TestParseBitfieldTypeAndOffset(t *testing.T) {
 
 func TestParseBitfield(t *testing.T) {
 	split := fieldArgs
-	ops, writes, err := parseBitfield(split("GET u8 0 OVERFLOW SAT set i5 #2 -3 overflow fail INCRBY u3 7 9 OVERFLOW WRAP GET i64 1"))
+	ops, writes, err := parseBitfield(split("GET u8 0 OVERFLOW SAT set i5 #2 -3 overflow fail INCRBY u3 7 9 OVERFLOW WRAP GET i64 1"), DefaultProtoMaxBulkLen)
 	want := []bitfieldOp{
 		{kind: bitfieldGet, bits: 8, overflow: overflowWrap},
 		{kind: bitfieldSet, signed: true, bits: 5, offset: 10, arg: -3, overflow: overflowSat},
@@ -176,7 +176,7 @@ func TestParseBitfield(t *testing.T) {
 	if err != nil || !writes || !slices.Equal(ops, want) {
 		t.Fatalf("parseBitfield = %+v %v %v, want %+v", ops, writes, err, want)
 	}
-	if ops, writes, err := parseBitfield(split("GET u8 0 OVERFLOW SAT")); err != nil || writes || len(ops) != 1 {
+	if ops, writes, err := parseBitfield(split("GET u8 0 OVERFLOW SAT"), DefaultProtoMaxBulkLen); err != nil || writes || len(ops) != 1 {
 		t.Errorf("GETs only: %+v %v %v", ops, writes, err)
 	}
 	for args, wantErr := range map[string]string{
@@ -191,7 +191,7 @@ func TestParseBitfield(t *testing.T) {
 		"GET u8 0 SET u8 0 1 GET x": ErrSyntax,
 		"INCRBY u8 0 1 GET x 0":     string(errBitfieldType),
 	} {
-		if _, _, err := parseBitfield(split(args)); errText(err) != wantErr {
+		if _, _, err := parseBitfield(split(args), DefaultProtoMaxBulkLen); errText(err) != wantErr {
 			t.Errorf("parseBitfield(%q) error %v, want %q", args, err, wantErr)
 		}
 	}

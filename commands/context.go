@@ -42,7 +42,6 @@ const (
 	KeyUpdate              = server.KeyUpdate
 	KeyVariableFlags       = server.KeyVariableFlags
 	maxBlockTimeout        = server.MaxBlockTimeout
-	protoMaxBulkLen        = server.MaxStringSize
 )
 
 // Keyspace notification classes for c.Notify(class, event, key), called

@@ -29,7 +29,9 @@ import (
 //
 //   - OBJECT key: Redis's one-line description; the address is the key's
 //     hash, refcount 1, encoding as OBJECT ENCODING, serializedlength the
-//     DUMP payload's object length, lru fields 0 (no access clock).
+//     DUMP payload's object length, lru the LRU clock (seconds modulo
+//     2^24) of the last access and lru_seconds_idle OBJECT IDLETIME's
+//     seconds; it is no access to the key, as in Redis.
 //
 //   - LOG msg: a line in the server log.
 //
@@ -45,9 +47,11 @@ import (
 //   - RELOAD, LOADAOF: a recovery of a copy of the arena, checked against
 //     the live keyspace (debugreload.go).
 //
-// Not here: DIGEST and
-// DIGEST-VALUE (the suite runs with --ignore-digest), LISTPACK/QUICKLIST
-// dumps; JMAP, which Debian's redis-server 7.0 does not have either.
+//   - DIGEST, DIGEST-VALUE key...: Redis's SHA1 signatures of the dataset
+//     and of values, the same hex as redis-server's (digest.go).
+//
+// Not here: LISTPACK/QUICKLIST dumps; JMAP, which Debian's redis-server
+// 7.0 does not have either.
 func debugCommands() []Command {
 	return []Command{{Name: "debug", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale,
 		Group: "server", Since: "1.0.0", Summary: "A container for debugging commands.", Run: cmdDebug,
@@ -64,8 +68,7 @@ func cmdDebug(c *Client, args [][]byte) {
 	sub := strings.ToLower(string(args[1]))
 	switch {
 	case sub == "help":
-		c.WriteArray(14)
-		for _, l := range []string{
+		help := []string{
 			"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 			"SLEEP <seconds>: stop the server for <seconds>; decimals allowed.",
 			"SET-ACTIVE-EXPIRE <0|1>: switch the background expiry of keys off or on.",
@@ -74,13 +77,17 @@ func cmdDebug(c *Client, args [][]byte) {
 			"OBJECT <key>: show low level info about the key and its value.",
 			"RELOAD: recover a copy of the arena and check it matches the live keyspace.",
 			"LOADAOF: the same as RELOAD (the arena is the append-only file).",
+			"DIGEST: output a hex signature representing the current DB content.",
+			"DIGEST-VALUE <key> [<key> ...]: output a hex signature of the values of all the specified keys.",
 			"LOG <message>: write <message> to the server log.",
 			"POPULATE <count> [<prefix>] [<size>]: create <count> string keys named key:<num> (or <prefix>:<num>), with value:<num> (cut or zero-padded to <size> bytes); existing keys are left alone.",
 			"PROTOCOL <type>: reply with a test value of <type>: string, integer, double, bignum, null, array, set, map, attrib, push, verbatim, true, false.",
 			"QUICKLIST-PACKED-THRESHOLD <size>: OK (lists have no quicklist here).",
 			"CHANGE-REPL-ID: OK.",
 			"HELP: print this help.",
-		} {
+		}
+		c.WriteArray(len(help))
+		for _, l := range help {
 			c.WriteString(l)
 		}
 	case sub == "sleep" && len(args) == 3:
@@ -128,6 +135,10 @@ func cmdDebug(c *Client, args [][]byte) {
 		// Redis finds the key without its expiry check: an expired key
 		// that is still there is described, not removed.
 		c.KS.WithExpiredVisible(func() { debugObject(c, args[2]) })
+	case sub == "digest" && len(args) == 2:
+		debugDigest(c) // digest.go
+	case sub == "digest-value":
+		debugDigestValue(c, args[2:])
 	case sub == "log" && len(args) == 3:
 		c.Srv.Logf("DEBUG LOG: %s", args[2])
 		c.WriteOK()
@@ -251,6 +262,11 @@ func debugObject(c *Client, key []byte) {
 		val, _ := c.KS.PeekString(c.DB, key)
 		enc = stringEncoding(val)
 	}
+	// DEBUG OBJECT is no access (Redis's objectCommandLookup, NOTOUCH):
+	// the reads below touch the key, so its access data is put back.
+	idle, _ := c.KS.IdleTime(c.DB, key)
+	freq, _ := c.KS.AccessFrequency(c.DB, key)
+	defer c.KS.SetAccess(c.DB, key, idle, int(freq))
 	v, _, err := dumpValue(c.KS, c.DB, key)
 	if err != nil {
 		c.WriteErr(err)
@@ -271,8 +287,9 @@ func debugObject(c *Client, key []byte) {
 	for _, b := range key {
 		h = (h ^ uint64(b)) * 1099511628211
 	}
-	c.WriteString(fmt.Sprintf("Value at:0x%012x refcount:%d encoding:%s serializedlength:%d lru:0 lru_seconds_idle:0",
-		h&0xffffffffffff, refcount, enc, size))
+	lru := (time.Now().Unix() - idle) & (1<<24 - 1) // Redis's 24-bit LRU clock at the last access
+	c.WriteString(fmt.Sprintf("Value at:0x%012x refcount:%d encoding:%s serializedlength:%d lru:%d lru_seconds_idle:%d",
+		h&0xffffffffffff, refcount, enc, size, lru, idle))
 }
 
 // debugProtocol: DEBUG PROTOCOL type, the values Redis 7.0 sends.

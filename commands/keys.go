@@ -741,7 +741,11 @@ func objectLookup(c *Client, key []byte) (val []byte, ok bool) {
 		c.WriteNull()
 		return nil, false
 	}
-	val, _, _ = c.KS.Get(c.DB, key)
+	// No access (Redis's objectCommandLookup: LOOKUP_NOTOUCH), and the key
+	// was counted once already (Exists).
+	was := c.KS.CountLookups(false)
+	val, _ = c.KS.PeekString(c.DB, key)
+	c.KS.CountLookups(was)
 	return val, true
 }
 

@@ -666,8 +666,8 @@ func cmdAppend(c *Client, args [][]byte) {
 	switch {
 	case !found:
 		b.Set(c.DB, key, tail, 0) // tryObjectEncoding's encoding, as Redis
-	case checkStringLength(int64(oldLen), n) != nil:
-		c.WriteErr(checkStringLength(int64(oldLen), n))
+	case c.CheckStringLength(int64(oldLen), n) != nil:
+		c.WriteErr(c.CheckStringLength(int64(oldLen), n))
 		return
 	case patchString(true, int64(oldLen), int64(oldLen)+n):
 		if len(tail) > 0 || needsRawMark(c, key, oldLen) {
@@ -780,7 +780,7 @@ func cmdSetRange(c *Client, args [][]byte) {
 		c.WriteInt(int64(oldLen)) // nothing to write; a missing key stays missing
 		return
 	}
-	if err := checkStringLength(off, int64(len(patch))); err != nil {
+	if err := c.CheckStringLength(off, int64(len(patch))); err != nil {
 		c.WriteErr(err)
 		return
 	}
@@ -814,10 +814,10 @@ var (
 )
 
 // parseBitOffset parses the offset of SETBIT and GETBIT: an integer from 0
-// to 8*proto-max-bulk-len - 1.
-func parseBitOffset(b []byte) (int64, error) {
+// to 8*limit - 1, limit being proto-max-bulk-len (Client.StringLimit).
+func parseBitOffset(b []byte, limit int64) (int64, error) {
 	off, ok := parseInt64(b)
-	if !ok || off < 0 || off>>3 >= protoMaxBulkLen {
+	if !ok || off < 0 || off>>3 >= limit {
 		return 0, errBitOffset
 	}
 	return off, nil
@@ -836,7 +836,7 @@ func parseBitValue(b []byte) (byte, error) {
 // The reply is the bit's old value.
 func cmdSetBit(c *Client, args [][]byte) {
 	key := args[1]
-	off, err := parseBitOffset(args[2])
+	off, err := parseBitOffset(args[2], c.StringLimit())
 	if err != nil {
 		c.WriteErr(err)
 		return
@@ -904,7 +904,7 @@ func cmdSetBit(c *Client, args [][]byte) {
 
 // GETBIT key offset: bits past the end of the string are 0.
 func cmdGetBit(c *Client, args [][]byte) {
-	off, err := parseBitOffset(args[2])
+	off, err := parseBitOffset(args[2], c.StringLimit())
 	if err != nil {
 		c.WriteErr(err)
 		return

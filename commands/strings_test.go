@@ -238,7 +238,7 @@ func TestParseBitOffsetAndValue(t *testing.T) {
 		{"x", 0, offErr},
 		{"#1", 0, offErr}, // the #n form is BITFIELD's only
 	} {
-		got, err := parseBitOffset([]byte(tt.in))
+		got, err := parseBitOffset([]byte(tt.in), DefaultProtoMaxBulkLen)
 		if got != tt.want || errText(err) != tt.err {
 			t.Errorf("parseBitOffset(%q) = %d, %q", tt.in, got, errText(err))
 		}

@@ -38,6 +38,17 @@ func freeBytes(t *testing.T, dir string) int64 {
 	return int64(st.Bavail) * st.Bsize
 }
 
+// logShows polls s's log (bounded: the server process writes it through a
+// pipe) until it contains want.
+func logShows(s *server, want string) bool {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if strings.Contains(s.log.String(), want) {
+			return true
+		}
+	}
+	return false
+}
+
 func writeStatus(t *testing.T, c *redis.Client) string {
 	t.Helper()
 	info, err := c.Info(ctx, "persistence").Result()
@@ -127,6 +138,10 @@ func TestDiskFull(t *testing.T) {
 	if got := writeStatus(t, c); got != "err" {
 		t.Errorf("aof_last_write_status on a full disk = %q, want err", got)
 	}
+	// The log says so, as redis-server logs its failed AOF write.
+	if !logShows(s, "Error writing to the log: ") {
+		t.Errorf("the server did not log the full disk:\n%s", s.log.String())
+	}
 	for _, k := range acked {
 		got, err := c.Get(ctx, k).Bytes()
 		if err != nil || len(got) != 16<<10 {
@@ -149,6 +164,14 @@ func TestDiskFull(t *testing.T) {
 	}
 	if got := writeStatus(t, c); got != "ok" {
 		t.Errorf("aof_last_write_status after space was freed = %q, want ok", got)
+	}
+	if !logShows(s, "Log write error looks solved") {
+		t.Errorf("the server did not log that writes are accepted again:\n%s", s.log.String())
+	}
+	// Once per episode, not once per refused write (the lines are in
+	// order, so every earlier line is in the log by now).
+	if n := strings.Count(s.log.String(), "Error writing to the log: "); n != 1 {
+		t.Errorf("the server logged the full disk %d times, want once:\n%s", n, s.log.String())
 	}
 	s.kill()
 	s2 := startServer(t, dir, "--segment-size", "1mb")

@@ -813,7 +813,10 @@ func (ks *Keyspace) writeError(err error, n int) error {
 	ks.writeFailing.Store(true)
 	if errors.Is(err, arena.ErrNoSpace) {
 		ks.noSpaceNeed = max(ks.noSpaceNeed, n)
-		ks.noSpace.Store(true)
+		if !ks.noSpace.Swap(true) && ks.logf != nil {
+			// Once per episode, as redis-server logs its failed AOF write.
+			ks.logf("Error writing to the log: %v; write commands get MISCONF until there is room again", err)
+		}
 	}
 	return mapWriteError(err)
 }
@@ -865,6 +868,9 @@ func (ks *Keyspace) CheckWritable() error {
 	ks.noSpace.Store(false)
 	ks.noSpaceNeed = 0
 	ks.writeFailing.Store(false)
+	if ks.logf != nil {
+		ks.logf("Log write error looks solved: there is room again, writes are accepted") // Redis: "AOF write error looks solved, Redis can write again."
+	}
 	return nil
 }
 

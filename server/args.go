@@ -49,13 +49,44 @@ func ErrInvalidExpireReply(cmd string) error {
 const MaxStringSize = 512 << 20
 
 // CheckStringLength reports errStringTooLong when a string of size bytes
-// grown by grow bytes would exceed MaxStringSize (Redis checkStringLength).
+// grown by grow bytes would exceed MaxStringSize (Redis checkStringLength
+// with the default proto-max-bulk-len; commands use Client.CheckStringLength).
 func CheckStringLength(size, grow int64) error {
+	return checkStringLimit(size, grow, MaxStringSize)
+}
+
+func checkStringLimit(size, grow, limit int64) error {
 	total := uint64(size) + uint64(grow)
-	if total > MaxStringSize || total < uint64(size) || total < uint64(grow) {
+	if total > uint64(limit) || total < uint64(size) || total < uint64(grow) {
 		return errStringTooLong
 	}
 	return nil
+}
+
+// StringLimit is the size of the largest string APPEND, SETRANGE, SETBIT
+// and BITFIELD may build or address: proto-max-bulk-len as CONFIG SET last
+// set it, as Redis's checkStringLength and getBitOffsetFromArgument read
+// it. The master's stream on a replica is not limited (Redis's
+// mustObeyClient): the master already accepted each write. A client
+// without a server (a handler run in a unit test) has the default.
+func (c *Client) StringLimit() int64 {
+	switch {
+	case c.obeyMaster:
+		return math.MaxInt64
+	case c.Srv == nil:
+		return MaxStringSize
+	}
+	return c.Srv.live.protoMaxBulkLen.Load()
+}
+
+// CheckStringLength reports errStringTooLong when a string of size bytes
+// grown by grow bytes would exceed c.StringLimit() (Redis
+// checkStringLength).
+func (c *Client) CheckStringLength(size, grow int64) error {
+	if c.obeyMaster {
+		return nil
+	}
+	return checkStringLimit(size, grow, c.StringLimit())
 }
 
 // ArgIs reports whether arg equals opt, ignoring ASCII case (strcasecmp on

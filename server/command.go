@@ -186,6 +186,9 @@ type Client struct {
 	MultiCmds      [][][]byte // queued commands (copied args)
 
 	closeAfterReply bool // QUIT, protocol errors
+	// obeyMaster: the client applies the master's stream on a replica,
+	// which Redis exempts from proto-max-bulk-len (mustObeyClient).
+	obeyMaster bool
 
 	conn *conn // the connection serving this client
 }

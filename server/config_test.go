@@ -1,11 +1,13 @@
 package server
 
 import (
+	"bufio"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseMemory(t *testing.T) {
@@ -132,6 +134,65 @@ func TestConfigSetPortRebinds(t *testing.T) {
 	if nc, err := net.Dial("tcp", s.addr); err == nil {
 		nc.Close()
 		t.Fatalf("the old port still accepts")
+	}
+}
+
+// CONFIG SET bind may name an address the server is already bound to, as
+// redis-server's changeBindAddr closes the old listeners before binding
+// the new list; a list that cannot be bound brings the old one back.
+func TestConfigSetBindOverlapping(t *testing.T) {
+	if ln, err := net.Listen("tcp4", "127.0.0.2:0"); err != nil {
+		t.Skipf("no 127.0.0.2 here: %v", err)
+	} else {
+		ln.Close()
+	}
+	s := startWire(t, Config{Bind: "127.0.0.1"}, &fakeKS{})
+	w := dialWire(t, s)
+	_, port, _ := net.SplitHostPort(s.addr)
+	if got := w.do("CONFIG", "GET", "port"); !strings.HasSuffix(got, "\r\n"+port+"\r\n") {
+		t.Fatalf("CONFIG GET port = %q, want %s", got, port)
+	}
+	ping := func(host string) string {
+		nc, err := net.DialTimeout("tcp", net.JoinHostPort(host, port), time.Second)
+		if err != nil {
+			return "dial: " + err.Error()
+		}
+		other := &wire{t: t, nc: nc, r: bufio.NewReader(nc)}
+		defer nc.Close()
+		return other.do("PING")
+	}
+	for _, tc := range []struct {
+		bind, reply string
+		serving     []string // addresses that answer PING afterwards
+		refusing    []string
+	}{
+		{"127.0.0.1 127.0.0.2", "+OK\r\n", []string{"127.0.0.1", "127.0.0.2"}, nil},
+		{"127.0.0.2", "+OK\r\n", []string{"127.0.0.2"}, []string{"127.0.0.1"}},
+		{"127.0.0.2 127.0.0.1", "+OK\r\n", []string{"127.0.0.1", "127.0.0.2"}, nil},
+		// 192.0.2.1 (TEST-NET-1) is no address of this host: the bind fails
+		// and the previous list serves again.
+		{"127.0.0.1 192.0.2.1", "-ERR CONFIG SET failed (possibly related to argument 'bind') - Unable to listen on this port. Check server logs.\r\n",
+			[]string{"127.0.0.1", "127.0.0.2"}, nil},
+	} {
+		if got := w.do("CONFIG", "SET", "bind", tc.bind); got != tc.reply {
+			t.Fatalf("CONFIG SET bind %q = %q, want %q", tc.bind, got, tc.reply)
+		}
+		for _, h := range tc.serving {
+			if got := ping(h); got != "+PONG\r\n" {
+				t.Errorf("after CONFIG SET bind %q: PING on %s = %q", tc.bind, h, got)
+			}
+		}
+		for _, h := range tc.refusing {
+			if got := ping(h); got == "+PONG\r\n" {
+				t.Errorf("after CONFIG SET bind %q: %s still accepts", tc.bind, h)
+			}
+		}
+		if got := w.do("PING"); got != "+PONG\r\n" {
+			t.Fatalf("the connection made before the rebinds: %q", got)
+		}
+	}
+	if got := w.do("CONFIG", "GET", "bind"); got != "*2\r\n"+bulk("bind")+bulk("127.0.0.2 127.0.0.1") {
+		t.Errorf("CONFIG GET bind after the failed set = %q", got)
 	}
 }
 

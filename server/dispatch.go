@@ -380,6 +380,16 @@ func (c *conn) resolve(args [][]byte) (*Command, string) {
 	if cmd != nil && cmd.subs == nil && strings.IndexByte(cmd.Name, '|') < 0 {
 		c.lookupHit = cmd
 	}
+	if cmd == nil && len(args) == 1 {
+		// A container called without its subcommand: Redis's lookupCommand
+		// returns the container and the arity check refuses it, so the
+		// refusal is a rejected call of the container (INFO commandstats)
+		// and CLIENT LIST shows it as the last command. (Server.resolve
+		// returns no command here: scripts tell this case by that.)
+		if base := lookupCommand(c.srv.table, args[0]); base != nil && base.subs != nil {
+			cmd = base
+		}
+	}
 	return cmd, msg
 }
 

@@ -71,6 +71,27 @@ func TestErrorstatsAsRedis(t *testing.T) {
 		total("1")
 	})
 
+	// A container without its subcommand is looked up before the arity
+	// check refuses it (Redis's lookupCommand returns the container), so
+	// it is a rejected call of the container and CLIENT LIST names it;
+	// an unknown subcommand resolves to no command and counts nowhere.
+	t.Run("container without subcommand", func(t *testing.T) {
+		reset()
+		if r := w.do("CLIENT"); r != "-ERR wrong number of arguments for 'client' command\r\n" {
+			t.Fatalf("CLIENT: %q", r)
+		}
+		w.do("CLIENT", "NOSUCH")
+		w.do("XGROUP")
+		wantCmdstat(t, w, "client", "0", "1", "0")
+		wantCmdstat(t, w, "xgroup", "0", "1", "0")
+		wantInfo(t, errorstat(w, "ERR"), "count=3", "errorstat_ERR")
+		other := dialAddr(t, s.addr)
+		other.do("CONFIG")
+		if l := w.do("CLIENT", "LIST"); !strings.Contains(l, " cmd=config ") {
+			t.Errorf("CLIENT LIST after a bare CONFIG on the other connection: %q", l)
+		}
+	})
+
 	t.Run("failed call inside MULTI/EXEC", func(t *testing.T) {
 		reset()
 		w.do("MULTI")

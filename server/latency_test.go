@@ -239,8 +239,8 @@ func TestMemoryStatsShape(t *testing.T) {
 	want := strings.Fields(`peak.allocated total.allocated startup.allocated replication.backlog clients.slaves
 		clients.normal cluster.links aof.buffer lua.caches functions.caches db.0 overhead.total keys.count
 		keys.bytes-per-key dataset.bytes dataset.percentage peak.percentage allocator.allocated allocator.active
-		allocator.resident allocator-fragmentation.ratio allocator-fragmentation.bytes allocator.rss-ratio
-		allocator.rss-bytes rss-overhead.ratio rss-overhead.bytes fragmentation fragmentation.bytes`)
+		allocator.resident allocator-fragmentation.ratio allocator-fragmentation.bytes allocator-rss.ratio
+		allocator-rss.bytes rss-overhead.ratio rss-overhead.bytes fragmentation fragmentation.bytes`)
 	if len(m) != len(want) {
 		t.Errorf("MEMORY STATS has %d fields, want %d: %v", len(m), len(want), m)
 	}
@@ -248,6 +248,22 @@ func TestMemoryStatsShape(t *testing.T) {
 		if _, ok := m[f]; !ok {
 			t.Errorf("MEMORY STATS lacks %s", f)
 		}
+	}
+	// RESP2 keeps the order: the names at the even places are Redis's, in
+	// its order (redis-py and others read the reply as pairs).
+	r2 := redis.NewClient(&redis.Options{Addr: s.addr, MaxRetries: -1, Protocol: 2})
+	defer r2.Close()
+	flat, err := r2.Do(ctx, "MEMORY", "STATS").Slice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for i := 0; i < len(flat); i += 2 {
+		n, _ := flat[i].(string)
+		names = append(names, n)
+	}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Errorf("MEMORY STATS names in RESP2:\n%v\nwant Redis 7.0's:\n%v", names, want)
 	}
 	// Each db.N map has Redis 7.0.15's three fields (slot-to-keys too,
 	// 0 outside cluster mode; it was missing).

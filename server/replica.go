@@ -419,7 +419,7 @@ func (s *Server) startReplicaofWith(host string, port int, failover bool) {
 		s.ks.SetReplica(true) // expired keys wait for the master's DEL (keyspace replica_expiry.go)
 	}
 	s.setReplicaofConfig(host + " " + strconv.Itoa(port))
-	app := &replicaApplier{s: s, c: Client{ID: -1, KS: s.ks, Srv: s, Authed: true}, dur: pos.offset}
+	app := &replicaApplier{s: s, c: Client{ID: -1, KS: s.ks, Srv: s, Authed: true, obeyMaster: true}, dur: pos.offset}
 	user, _ := s.ConfigValue("masteruser")
 	pass, _ := s.ConfigValue("masterauth")
 	announce, _ := s.ConfigValue("replica-announce-ip")

@@ -558,30 +558,61 @@ func closeListeners(lns []net.Listener) {
 	}
 }
 
-// rebind replaces the listeners after CONFIG SET bind/port: the new ones are
-// bound first, so a failure leaves the old ones serving.
+// rebind replaces the listeners after CONFIG SET bind/port. As Redis's
+// changeBindAddr, the old ones are closed before the new list is bound, so
+// the new list may name an address (or a wildcard over an address) that is
+// bound now: CONFIG SET bind "127.0.0.1 ::1" on a server bound to
+// 127.0.0.1. If the new list cannot be bound, the old bind and port are
+// bound again, so a failed CONFIG SET leaves the server serving where it
+// did (Redis's config framework re-applies the old values the same way).
+// Connections already accepted are not affected.
 func (s *Server) rebind(bind string, port int) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errors.New("server is shutting down")
+	}
+	old := s.lns
+	s.lns = nil
+	s.mu.Unlock()
+	closeListeners(old)
 	lns, err := listenAll(bind, port)
 	if err != nil {
+		if len(old) == 0 {
+			return err
+		}
+		back, berr := listenAll(*s.live.bind.Load(), int(s.live.port.Load()))
+		if berr != nil {
+			s.logf("CONFIG SET bind/port: cannot bind the previous addresses again either: %v", berr)
+			return err
+		}
+		s.install(back)
 		return err
 	}
+	if !s.install(lns) {
+		return errors.New("server is shutting down")
+	}
+	s.live.bind.Store(&bind)
+	s.live.port.Store(int64(port))
+	s.recordPort(lns)
+	return nil
+}
+
+// install makes lns the server's TCP listeners and starts accepting on
+// them; it closes them and reports false if the server closed meanwhile.
+func (s *Server) install(lns []net.Listener) bool {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		closeListeners(lns)
-		return errors.New("server is shutting down")
+		return false
 	}
-	old := s.lns
-	s.lns = lns
+	s.lns = append(s.lns, lns...)
 	s.mu.Unlock()
-	s.live.bind.Store(&bind)
-	s.live.port.Store(int64(port))
-	s.recordPort(lns)
 	for _, ln := range lns {
 		go s.acceptLoop(ln)
 	}
-	closeListeners(old)
-	return nil
+	return true
 }
 
 // recordPort makes CONFIG GET port report the port picked for port 0.
