@@ -116,7 +116,7 @@ func (ix *Index) GrowStep(budget int) (GrowPhase, error) {
 	if !m.persisted {
 		return GrowNeedsPersist, nil
 	}
-	if ix.job != nil {
+	if ix.job != nil || ix.fz != nil {
 		// What is left (the delta, the swap, or a growth in one go if
 		// the delta overfills) would store into nx from this table's
 		// state or swap the tables: not while a checkpoint's job is
@@ -350,6 +350,7 @@ func (ix *Index) finishMigration() error {
 	ix.mig = nil
 	ix.region.Close()
 	nx.opts, nx.ov, nx.repair, nx.Grows, nx.newest, nx.last = ix.opts, ix.ov, ix.repair, ix.Grows+1, ix.newest, ix.last
+	nx.fz, nx.spareOv = ix.fz, ix.spareOv // a swap inside a checkpoint's step: the rest of its writes go to nx
 	nx.cp, nx.hasCP = ix.cp, ix.hasCP
 	*ix = *nx
 	return nil
