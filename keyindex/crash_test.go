@@ -149,8 +149,12 @@ func crashChild(dir, stage string) {
 			}
 			cp := Checkpoint{LSN: lsn, Seg: 1, Off: l.recOff(lsn)}
 			if steps {
-				if err := ix.FreezeCheckpoint(cp, nil); err != nil { // finishes the one before, if its steps are not done
+				j, err := ix.FreezeCheckpoint(cp, nil) // finishes the one before, if its steps are not done
+				if err != nil {
 					panic(err)
+				}
+				if j != nil { // a frozen job: its stores and persist in another goroutine, writes going on
+					go j.Run() // ended by the next freeze's Settle
 				}
 				continue
 			}

@@ -86,6 +86,11 @@ const (
 // the tables. Call it with the caller's lock held, outside Checkpoint, as
 // every other method. It returns what the migration needs next.
 func (ix *Index) GrowStep(budget int) (GrowPhase, error) {
+	if ix.job != nil && ix.job.fz != nil {
+		// A frozen job stores into this table without the lock: a copy
+		// now would miss its stores (they are not in a delta).
+		return GrowWaitsCheckpoint, nil
+	}
 	m := ix.mig
 	if m == nil {
 		if (ix.live+ix.tombs)*growDen < len(ix.slots)*growStartNum || ix.repair || !ix.valid {

@@ -406,8 +406,10 @@ func pack(tag, loc uint64, expiring bool) (uint64, error) {
 }
 
 // unpack returns the location a slot word names.
-func (ix *Index) unpack(w uint64) uint64 {
-	newest := ix.newest
+func (ix *Index) unpack(w uint64) uint64 { return unpackAt(ix.newest, w) }
+
+// unpackAt is unpack with newest the id of the newest segment.
+func unpackAt(newest, w uint64) uint64 {
 	low := w >> 32 & 0xffff
 	seg := newest - (newest-low)&0xffff
 	return seg<<40 | w&offMask
@@ -437,7 +439,14 @@ func (ix *Index) Get(key []byte) (loc uint64, ok bool) {
 }
 
 // SetPlaced sets Options.Placed (nil removes it).
-func (ix *Index) SetPlaced(fn func(slot int, key []byte)) { ix.opts.Placed = fn }
+//
+// A frozen job in flight is ended first: its stores make no notes.
+func (ix *Index) SetPlaced(fn func(slot int, key []byte)) {
+	if fn != nil {
+		ix.settle()
+	}
+	ix.opts.Placed = fn
+}
 
 // IsStaged reports whether key has a staged write (one not yet in the
 // table): a slot found for it in the table is not its newest state.
@@ -460,7 +469,7 @@ func (ix *Index) Lookup(key []byte) (loc uint64, expiring, ok bool) {
 	// it is needed only after: both are cache misses at a high write rate
 	// (the overlay holds a tick's writes), and reading both first lets
 	// the processor wait for the two at once.
-	home := ix.slots[h&ix.mask]
+	home := ix.word(h & ix.mask)
 	if e := ix.ov.find(h, key); e >= 0 {
 		s := &ix.ov.ents[e]
 		*m = lookupMemo{valid: true, key: m.key, loc: s.loc, expiring: s.expiring, found: s.loc != 0,
@@ -478,7 +487,7 @@ func (ix *Index) Lookup(key []byte) (loc uint64, expiring, ok bool) {
 	}
 	slot, loc, found, bad := ix.findFrom(h, key, home)
 	if found {
-		expiring = ix.slots[slot]&expBit != 0
+		expiring = ix.word(uint64(slot))&expBit != 0
 	}
 	if !bad {
 		*m = lookupMemo{valid: true, key: m.key, loc: loc, expiring: expiring, found: found,
@@ -495,7 +504,7 @@ func (ix *Index) find(key []byte) (slot int, loc uint64, ok, bad bool) {
 
 // findHashed is find with the key's hash h.
 func (ix *Index) findHashed(h uint64, key []byte) (slot int, loc uint64, ok, bad bool) {
-	return ix.findFrom(h, key, ix.slots[h&ix.mask])
+	return ix.findFrom(h, key, ix.word(h&ix.mask))
 }
 
 // findFrom is findHashed given the word of the key's home slot, read.
@@ -503,7 +512,7 @@ func (ix *Index) findFrom(h uint64, key []byte, w uint64) (slot int, loc uint64,
 	tag, i := ix.tagHome(h)
 	for n := 0; n <= int(ix.mask); n++ {
 		if n > 0 {
-			w = ix.slots[i]
+			w = ix.word(i)
 		}
 		if w == 0 {
 			return -1, 0, false, bad
@@ -820,6 +829,15 @@ type CheckpointJob struct {
 	err    error
 	dur    time.Duration // Run's time
 
+	// A frozen job's (FreezeCheckpoint): Run stores fz's hinted writes
+	// first, decoding slots with newest (the index's at the freeze), and
+	// counts the table's changes in dLive and dTombs (EndCheckpoint adds
+	// them to the index's).
+	fz            *frozen
+	newest        uint64
+	dLive, dTombs int
+	storeDur      time.Duration
+
 	// OnEnd, when set, is called by whichever call records the job's
 	// outcome (EndCheckpoint or a Settle), under the caller's lock, with
 	// Run's error: the caller's bookkeeping of a checkpoint taken.
@@ -895,6 +913,12 @@ func (j *CheckpointJob) Run() {
 	defer close(j.done)
 	t0 := time.Now()
 	ix := j.ix
+	if j.fz != nil {
+		j.storeAsync()
+		j.live += j.dLive
+		j.tombs += j.dTombs
+		ix.hook("ckpt:stored")
+	}
 	if j.err = ix.persistBitmap(j.pages); j.err != nil {
 		return
 	}
@@ -920,6 +944,17 @@ func (ix *Index) EndCheckpoint(j *CheckpointJob) error {
 	}
 	<-j.done
 	ix.job = nil
+	if fz := j.fz; fz != nil {
+		// The frozen writes are in the table whatever Run's error (the
+		// stores cannot fail; a failed persist leaves the applying block).
+		ix.live += j.dLive
+		ix.tombs += j.dTombs
+		ix.fz = nil
+		fz.ov.reset()
+		ix.spareOv = fz.ov
+		ix.forget()
+		ix.last.Apply = fz.apply + j.storeDur
+	}
 	if j.err != nil {
 		for i, w := range j.pages {
 			ix.dirty[i] |= w
@@ -940,13 +975,13 @@ func (ix *Index) EndCheckpoint(j *CheckpointJob) error {
 // table outside Checkpoint, writes the header or unmaps the table settles
 // first; the caller settles before it reads Checkpointed.
 func (ix *Index) Settle() error {
+	if ix.job != nil {
+		return ix.EndCheckpoint(ix.job) // a frozen job's writes end with it
+	}
 	if ix.fz != nil {
 		return ix.finishFrozen() // a checkpoint in steps: stored, run and ended here
 	}
-	if ix.job == nil {
-		return nil
-	}
-	return ix.EndCheckpoint(ix.job)
+	return nil
 }
 
 // InFlight reports whether a checkpoint's job has not been ended yet, or
@@ -1052,6 +1087,9 @@ func (ix *Index) readCheckpoint() (Checkpoint, bool) {
 // Len is the number of live keys, the staged writes included (it looks
 // each staged key up in the table).
 func (ix *Index) Len() int {
+	if ix.job != nil && ix.job.fz != nil {
+		ix.settle() // a frozen job's counts are the index's once it has ended
+	}
 	n := ix.live
 	// A key both staged and frozen counts by its staged write, against
 	// its frozen one (what the table will hold); a frozen one, against
@@ -1105,12 +1143,18 @@ func (ix *Index) Stats() Stats {
 // Range calls fn with the location of every published live slot, in slot
 // order, until fn returns false.
 func (ix *Index) Range(fn func(loc uint64) bool) {
-	for _, w := range ix.slots {
-		if w != 0 && w&offMask != 0 && !fn(ix.unpack(w)) {
+	for i := range ix.slots {
+		if w := ix.word(uint64(i)); w != 0 && w&offMask != 0 && !fn(ix.unpack(w)) {
 			return
 		}
 	}
 }
+
+// word reads slot i's word. The readers that may run while a frozen
+// job's Run stores into the table (lookups, scans, Range: everything
+// that does not settle first) read atomically; on amd64 that is a plain
+// load.
+func (ix *Index) word(i uint64) uint64 { return atomic.LoadUint64(&ix.slots[i]) }
 
 // Clear empties the table (FLUSHALL): staged writes are dropped too. Only
 // once the record that clears is durable (see the package doc).
@@ -1201,7 +1245,7 @@ func (ix *Index) Generation() int { return ix.Grows }
 // the position after the last slot visited (Stats().Slots at the end).
 func (ix *Index) ScanSlots(pos int, fn func(loc uint64) bool) int {
 	for ; pos < len(ix.slots); pos++ {
-		if w := ix.slots[pos]; w != 0 && w&offMask != 0 && !fn(ix.unpack(w)) {
+		if w := ix.word(uint64(pos)); w != 0 && w&offMask != 0 && !fn(ix.unpack(w)) {
 			return pos + 1
 		}
 	}
@@ -1216,7 +1260,7 @@ func (ix *Index) RandomLoc(start int) (loc uint64, ok bool) {
 	}
 	n := len(ix.slots)
 	for i := 0; i < n; i++ {
-		if w := ix.slots[(start+i)&(n-1)]; w != 0 && w&offMask != 0 {
+		if w := ix.word(uint64((start + i) & (n - 1))); w != 0 && w&offMask != 0 {
 			return ix.unpack(w), true
 		}
 	}
@@ -1260,7 +1304,7 @@ func (ix *Index) RangeStaged(fn func(key string, loc uint64, expiring bool) bool
 func (ix *Index) ScanExpiring(pos, n int, fn func(loc uint64) bool) int {
 	end := min(len(ix.slots), pos+n)
 	for ; pos < end; pos++ {
-		if w := ix.slots[pos]; w&expBit != 0 && w&offMask != 0 && !fn(ix.unpack(w)) {
+		if w := ix.word(uint64(pos)); w&expBit != 0 && w&offMask != 0 && !fn(ix.unpack(w)) {
 			return pos + 1
 		}
 	}

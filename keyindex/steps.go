@@ -1,23 +1,37 @@
 package keyindex
 
 import (
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
 
-// A checkpoint in steps.
+// A checkpoint whose stores leave the caller's lock.
 //
 // BeginCheckpoint stores every staged write into the table in one call,
 // under the caller's lock: at 10,000,000 keys nearly every write lands on
 // a page of its own (a cache and TLB miss each, 0.2-0.7 µs), so the
 // caller's lock is held for the whole batch, and every command waits it
-// out (issue 11's target 5, the SET p99.9 tail). FreezeCheckpoint instead
-// persists the applying block and freezes the overlay as the checkpoint's
-// writes (a new, empty overlay takes the writes that follow), and
-// CheckpointStep stores up to a budget of the frozen writes at a time;
-// the caller releases its lock between steps, so commands run between
-// them. Every call still runs under the caller's lock: nothing here runs
-// concurrently with a lookup.
+// out (issue 11's target 5, the SET p99.9 tail); on a loaded machine the
+// holder is also descheduled inside it now and then, for milliseconds.
+// FreezeCheckpoint instead persists the applying block and freezes the
+// overlay as the checkpoint's writes (a new, empty overlay takes the
+// writes that follow). Then either:
+//
+//   - the stores are the job's (a frozen job): the writes whose hint is
+//     unknown are stored at the freeze (their stores read keys back
+//     through KeyAt, which needs the caller's lock), the rest by the
+//     job's Run, without the lock, before it persists the pages: one
+//     atomic 8-byte store a slot, matching a key's slot by its hint alone.
+//     Only when no migration runs (its copy would miss them: GrowStep
+//     waits while such a job is in flight), the table cannot reach its
+//     growth point with them, no cursor wants Placed notes (SetPlaced
+//     settles first) and not in repair mode. Lookups read slot words
+//     atomically (word) meanwhile, and nothing else stores into the table
+//     until the job has ended (every such call settles first);
+//   - or, when one of those does not hold, CheckpointStep stores up to a
+//     budget of the frozen writes at a time, under the caller's lock,
+//     which the caller releases between steps.
 //
 // While a frozen checkpoint is being stored, lookups consult the overlay,
 // then the frozen writes, then the table: a key the frozen writes hold
@@ -38,7 +52,8 @@ import (
 // frozen is a checkpoint whose staged writes are being stored in steps.
 type frozen struct {
 	ov      overlay    // the checkpoint's writes, in staging order
-	next    int        // ov.ents[:next] are stored
+	next    int        // ov.ents[:next] are stored (in steps)
+	async   bool       // a frozen job's: its Run stores the hinted writes (see storeAsync)
 	cp      Checkpoint // the final block to write (its generation set by the job)
 	onEnd   func(err error)
 	storing bool // a step is storing (a growth in one go inside it settles: nothing to finish)
@@ -48,20 +63,22 @@ type frozen struct {
 	steps   int
 }
 
-// FreezeCheckpoint begins a checkpoint in steps (see the comment above),
-// under the caller's lock: it waits for a checkpoint still in flight
-// (Settle), persists the applying block and freezes the staged writes.
-// Call CheckpointStep, under the lock, until it returns a job or says no
-// more; onEnd becomes the job's OnEnd, whoever ends it. With nothing
-// staged it freezes nothing: the first step returns the job.
-func (ix *Index) FreezeCheckpoint(cp Checkpoint, onEnd func(err error)) error {
+// FreezeCheckpoint begins a checkpoint whose stores leave the lock (see
+// the comment above), under the caller's lock: it waits for a checkpoint
+// still in flight (Settle), persists the applying block and freezes the
+// staged writes. If it returns a job, Run it without the lock (it stores
+// the frozen writes, then persists as BeginCheckpoint's) and end it under
+// the lock; else call CheckpointStep, under the lock, until it returns a
+// job or says no more. onEnd becomes the job's OnEnd, whoever ends it.
+// With nothing staged it freezes nothing: the first step returns the job.
+func (ix *Index) FreezeCheckpoint(cp Checkpoint, onEnd func(err error)) (*CheckpointJob, error) {
 	if err := ix.Settle(); err != nil {
-		return err
+		return nil, err
 	}
 	cp.Applying, cp.BaseLSN, cp.BaseSeg, cp.BaseOff = false, 0, 0, 0
 	if ix.ov.len() > 0 {
 		if err := ix.putApplying(cp); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	fz := &frozen{cp: cp, onEnd: onEnd, staged: ix.ov.len()}
@@ -74,7 +91,112 @@ func (ix *Index) FreezeCheckpoint(cp Checkpoint, onEnd func(err error)) error {
 		ix.forget()
 	}
 	ix.fz = fz
-	return nil
+	n := fz.ov.len()
+	if n == 0 || ix.mig != nil || ix.repair || ix.opts.Placed != nil || (ix.live+ix.tombs+n)*4 > len(ix.slots)*3 {
+		return nil, nil // in steps
+	}
+	// A frozen job. The writes without a hint first, here: each store
+	// adds at most one slot, so none of them grows the table.
+	t0 := time.Now()
+	fz.storing = true
+	for i := range fz.ov.ents {
+		if s := &fz.ov.ents[i]; !s.hinted {
+			if err := ix.apply(s.hash, fz.ov.key(i), s.loc, s.expiring, 0, false); err != nil {
+				fz.storing = false
+				ix.unfreeze(fz)
+				return nil, err
+			}
+		}
+	}
+	fz.storing = false
+	ix.forget()
+	fz.async, fz.apply = true, time.Since(t0)
+	ix.last = CheckpointTimes{Staged: fz.staged}
+	j := ix.newJob(fz.cp)
+	j.fz, j.newest, j.OnEnd = fz, ix.newest, onEnd
+	return j, nil
+}
+
+// storeAsync is a frozen job's stores (its Run, without the caller's
+// lock): every hinted frozen write (the others were stored at the
+// freeze), in staging order. Only this goroutine writes the table
+// meanwhile; its stores are atomic, since lookups read the words
+// (word) under the caller's lock; the pages it dirties go to the job's
+// bitmap and its count changes to the job, for EndCheckpoint.
+func (j *CheckpointJob) storeAsync() {
+	ix, fz := j.ix, j.fz
+	t0 := time.Now()
+	slots, mask := ix.slots, ix.mask
+	ents := fz.ov.ents
+	n := len(ents)
+	if prefetching {
+		for i := 0; i < min(applyAhead, n); i++ {
+			prefetch(uintptr(unsafe.Pointer(&slots[ents[i].hash&mask])))
+		}
+	}
+	for i := 0; i < n; i++ {
+		if k := i + applyAhead; prefetching && k < n {
+			prefetch(uintptr(unsafe.Pointer(&slots[ents[k].hash&mask])))
+		}
+		if s := &ents[i]; s.hinted {
+			j.storeHinted(s)
+		}
+	}
+	j.storeDur = time.Since(t0)
+}
+
+// storeHinted is apply outside repair mode for a write whose hint is
+// known (a slot of the key's tag is its slot if and only if it holds the
+// hint): no key is read back, nothing but the table, the job's bitmap and
+// counts is touched.
+func (j *CheckpointJob) storeHinted(s *staged) {
+	ix := j.ix
+	slots, mask := ix.slots, ix.mask
+	tag, home := s.hash>>tagShift, s.hash&mask
+	var w uint64
+	if s.loc != 0 {
+		w, _ = pack(tag, s.loc, s.expiring) // checked at Stage
+	}
+	put := func(i uint64, v uint64) {
+		atomic.StoreUint64(&slots[i], v)
+		p := (headerSize + int(i)*8) / pageSize
+		j.pages[p/64] |= 1 << (p % 64)
+	}
+	free := int64(-1)
+	i := home
+	for n := uint64(0); n <= mask; n++ {
+		cur := slots[i] // only this goroutine writes the table: a plain read
+		if cur == 0 {
+			break
+		}
+		switch {
+		case cur&offMask == 0:
+			if free < 0 {
+				free = int64(i)
+			}
+		case cur>>tagShift == tag && s.hint != 0 && unpackAt(j.newest, cur) == s.hint:
+			if s.loc == 0 {
+				put(i, tombstone)
+				j.dLive--
+				j.dTombs++
+			} else {
+				put(i, w)
+			}
+			return
+		}
+		i = (i + 1) & mask
+	}
+	if s.loc == 0 {
+		return
+	}
+	if free >= 0 {
+		put(uint64(free), w)
+		j.dTombs--
+		j.dLive++
+		return
+	}
+	put(i, w) // the first empty slot of the run (the freeze checked the table has room)
+	j.dLive++
 }
 
 // CheckpointStep stores up to budget of the frozen writes into the table
@@ -87,8 +209,8 @@ func (ix *Index) FreezeCheckpoint(cp Checkpoint, onEnd func(err error)) error {
 // checkpoint stores them.
 func (ix *Index) CheckpointStep(budget int) (job *CheckpointJob, more bool, err error) {
 	fz := ix.fz
-	if fz == nil {
-		return nil, false, nil
+	if fz == nil || fz.async {
+		return nil, false, nil // none, or a frozen job's (it stores them)
 	}
 	t0 := time.Now()
 	end := fz.ov.len()
@@ -179,11 +301,13 @@ func (ix *Index) finishFrozen() error {
 }
 
 // Frozen reports whether a checkpoint in steps is still storing its
-// writes (FreezeCheckpoint, before the last CheckpointStep).
+// writes (FreezeCheckpoint, before the last CheckpointStep) or a frozen
+// job has not ended yet.
 func (ix *Index) Frozen() bool { return ix.fz != nil }
 
 // findFrozen returns key's frozen write (h its hash), if a checkpoint in
-// steps is pending and has one.
+// steps or a frozen job is pending and has one (read-only: a frozen job's
+// Run reads the same entries).
 func (ix *Index) findFrozen(h uint64, key []byte) *staged {
 	if ix.fz == nil {
 		return nil
