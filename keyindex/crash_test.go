@@ -204,11 +204,12 @@ func TestCrashKill9Async(t *testing.T) {
 }
 
 // TestCrashKill9Steps: kill -9 between two steps of a checkpoint in steps
-// (its frozen writes partly stored, writes staged since the freeze), or
+// (its frozen writes partly stored, writes staged since the freeze), with
+// a frozen job held after its stores (before its pages are persisted), or
 // at a random moment of a child checkpointing as the keyspace's
 // checkpointer does.
 func TestCrashKill9Steps(t *testing.T) {
-	crashKill9(t, false, []string{"ckpt:step", "ckpt:step", "ckpt:applying", "ckpt:block", "random", "random"}, "KEYINDEX_CRASH_STEPS=1")
+	crashKill9(t, false, []string{"ckpt:step", "ckpt:step", "ckpt:stored", "ckpt:stored", "ckpt:applying", "ckpt:block", "random", "random"}, "KEYINDEX_CRASH_STEPS=1")
 }
 
 func crashKill9(t *testing.T, async bool, stages []string, env ...string) {

@@ -89,8 +89,8 @@ type Options struct {
 	Placed func(slot int, key []byte)
 	// testHook, when set, is called at the stages of growth and
 	// checkpoint ("grow:built", "grow:renamed", "ckpt:applying",
-	// "ckpt:step" (a CheckpointStep with more to store), "ckpt:pages",
-	// "ckpt:block").
+	// "ckpt:step" (a CheckpointStep with more to store), "ckpt:stored"
+	// (a frozen job's stores done), "ckpt:pages", "ckpt:block").
 	testHook func(stage string)
 }
 
@@ -917,6 +917,7 @@ func (j *CheckpointJob) Run() {
 		j.storeAsync()
 		j.live += j.dLive
 		j.tombs += j.dTombs
+		j.npages = dirtyPages(j.pages) // the pages of its stores too
 		ix.hook("ckpt:stored")
 	}
 	if j.err = ix.persistBitmap(j.pages); j.err != nil {
@@ -953,7 +954,7 @@ func (ix *Index) EndCheckpoint(j *CheckpointJob) error {
 		fz.ov.reset()
 		ix.spareOv = fz.ov
 		ix.forget()
-		ix.last.Apply = fz.apply + j.storeDur
+		ix.last.Apply, ix.last.Pages = fz.apply+j.storeDur, j.npages
 	}
 	if j.err != nil {
 		for i, w := range j.pages {
