@@ -77,7 +77,7 @@ const (
 	GrowIdle            GrowPhase = iota // no migration (none needed)
 	GrowCopying                          // call GrowStep again
 	GrowNeedsPersist                     // run BeginGrowPersist's job without the lock, then GrowStep
-	GrowWaitsCheckpoint                  // a checkpoint's job is in flight: call GrowStep again a little later
+	GrowWaitsCheckpoint                  // a checkpoint's job is in flight (or its steps, for the swap): call GrowStep again a little later
 )
 
 // GrowStep starts a migration if the table needs one, or advances the one
@@ -121,7 +121,7 @@ func (ix *Index) GrowStep(budget int) (GrowPhase, error) {
 	if !m.persisted {
 		return GrowNeedsPersist, nil
 	}
-	if ix.job != nil || ix.fz != nil {
+	if ix.job != nil {
 		// What is left (the delta, the swap, or a growth in one go if
 		// the delta overfills) would store into nx from this table's
 		// state or swap the tables: not while a checkpoint's job is
@@ -136,6 +136,9 @@ func (ix *Index) GrowStep(budget int) (GrowPhase, error) {
 		// Checked a step at a time: the whole delta's length counts a
 		// key written again (or one the copy has) as a new slot.
 		if ix.deltaOverfills(min(budget, len(m.delta)-m.applied)) {
+			if ix.fz != nil {
+				return GrowWaitsCheckpoint, nil // a growth in one go would finish the checkpoint in steps at once
+			}
 			ix.abandonMigration()
 			return GrowIdle, ix.grow()
 		}
@@ -147,6 +150,13 @@ func (ix *Index) GrowStep(budget int) (GrowPhase, error) {
 	}
 	if dirtyPages(m.nx.dirty) > finishPages && m.nx.opts.Mode == pmem.ModePmem && !m.nx.region.DAX() {
 		return GrowNeedsPersist, nil // the delta's pages written back without the lock first
+	}
+	if ix.fz != nil {
+		// The swap settles: it would store the rest of a checkpoint in
+		// steps and persist it at once. The delta above goes on between
+		// steps (their stores join it); the swap waits for the gap
+		// between two checkpoints.
+		return GrowWaitsCheckpoint, nil
 	}
 	if err := ix.finishMigration(); err != nil {
 		return GrowIdle, err

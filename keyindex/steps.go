@@ -23,10 +23,10 @@ import (
 //     through KeyAt, which needs the caller's lock), the rest by the
 //     job's Run, without the lock, before it persists the pages: one
 //     atomic 8-byte store a slot, matching a key's slot by its hint alone.
-//     Only when no migration runs (its copy would miss them: GrowStep
-//     waits while such a job is in flight), the table cannot reach its
-//     growth point with them, no cursor wants Placed notes (SetPlaced
-//     settles first) and not in repair mode. Lookups read slot words
+//     Only when no migration runs or is due (its copy would miss them:
+//     GrowStep waits while such a job is in flight), so the table cannot
+//     reach its growth point with them either, no cursor wants Placed
+//     notes (SetPlaced settles first) and not in repair mode. Lookups read slot words
 //     atomically (word) meanwhile, and nothing else stores into the table
 //     until the job has ended (every such call settles first);
 //   - or, when one of those does not hold, CheckpointStep stores up to a
@@ -92,8 +92,13 @@ func (ix *Index) FreezeCheckpoint(cp Checkpoint, onEnd func(err error)) (*Checkp
 	}
 	ix.fz = fz
 	n := fz.ov.len()
-	if n == 0 || ix.mig != nil || ix.repair || ix.opts.Placed != nil || (ix.live+ix.tombs+n)*4 > len(ix.slots)*3 {
-		return nil, nil // in steps
+	if n == 0 || ix.mig != nil || ix.repair || ix.opts.Placed != nil || (ix.live+ix.tombs+n)*growDen >= len(ix.slots)*growStartNum {
+		// In steps: a migration runs or is due (its copy cannot run
+		// beside a frozen job, GrowStep waits for it: with a job in
+		// flight at every try during a bulk load the table reached its
+		// growth point, and a growth in one go inside a step held the
+		// lock for 4 s at 10,000,000 keys), or Placed notes are wanted.
+		return nil, nil
 	}
 	// A frozen job. The writes without a hint first, here: each store
 	// adds at most one slot, so none of them grows the table.
