@@ -100,3 +100,51 @@ func TestSlowlog(t *testing.T) {
 		t.Errorf("CONFIG GET slowlog-* = %v, %v", v, err)
 	}
 }
+
+// TestSlowlogBlockedCommand: a blocked command is logged when it is
+// served, with its own arguments, not when it blocks (Redis 7.0's
+// updateStatsOnUnblock; TCL slowlog "Rewritten commands are logged as
+// their original command"): the BLPOP served after an EXEC that reset
+// the log is its newest entry, and one that times out is logged too.
+func TestSlowlogBlockedCommand(t *testing.T) {
+	for _, io := range []string{"loop", "goroutine"} {
+		t.Run(io, func(t *testing.T) {
+			s := startServer(t, t.TempDir(), "--io", io)
+			c := redis.NewClient(&redis.Options{Addr: s.Addr})
+			defer c.Close()
+			w := redis.NewClient(&redis.Options{Addr: s.Addr, PoolSize: 1})
+			defer w.Close()
+			if err := c.ConfigSet(ctx, "slowlog-log-slower-than", "0").Err(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- w.BLPop(ctx, 0, "l").Err() }()
+			waitBlocked(t, s.Addr, 1)
+			_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.LPush(ctx, "l", "foo")
+				p.SlowLogReset(ctx)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			entries, err := c.SlowLogGet(ctx, -1).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(entries) == 0 || !strings.EqualFold(strings.Join(entries[0].Args, " "), "blpop l 0") {
+				t.Fatalf("newest entries %+v, want the served BLPOP l 0 first", entries)
+			}
+			c.SlowLogReset(ctx)
+			if err := w.Do(ctx, "BLPOP", "none", "0.01").Err(); err != redis.Nil {
+				t.Fatalf("BLPOP none timed out with %v, want nil", err)
+			}
+			if entries, _ = c.SlowLogGet(ctx, -1).Result(); len(entries) == 0 || !strings.EqualFold(strings.Join(entries[0].Args, " "), "blpop none 0.01") {
+				t.Fatalf("after a timeout: %+v, want BLPOP none 0.01 first", entries)
+			}
+		})
+	}
+}

@@ -155,6 +155,24 @@ func xzeroLen(p []byte) int {
 func valValue(c byte) uint8 { return (c>>2)&0x1f + 1 }
 func valLen(c byte) int     { return int(c&3) + 1 }
 
+// opSpan is the registers a one-byte opcode covers: ZERO's 1..64 and
+// VAL's 1..4, 0 for a byte that starts an XZERO (its span needs the next
+// byte). The walks to a register (Set, Get) read it instead of telling
+// the three opcodes apart with two tests a byte.
+var opSpan = func() (t [256]uint8) {
+	for c := range t {
+		switch b := byte(c); {
+		case isZero(b):
+			t[c] = uint8(zeroLen(b))
+		case isXZero(b):
+			t[c] = 0
+		default:
+			t[c] = uint8(valLen(b))
+		}
+	}
+	return t
+}()
+
 func putXZero(p []byte, n int) {
 	n--
 	p[0] = byte(n>>8) | 0x40
@@ -258,19 +276,14 @@ func Set(v []byte, i int, count uint8, maxSparse int) ([]byte, bool, error) {
 	for pos < len(sp) {
 		oplen := 1
 		c := sp[pos]
-		switch {
-		case isZero(c):
-			span = zeroLen(c)
-		case isXZero(c):
+		if span = int(opSpan[c]); span == 0 { // XZERO
 			if pos+1 >= len(sp) {
 				return v, false, ErrCorrupt
 			}
-			span = xzeroLen(sp[pos:])
+			span = (int(c&0x3f)<<8 | int(sp[pos+1])) + 1
 			oplen = 2
-		default:
-			span = valLen(c)
 		}
-		if i <= first+span-1 {
+		if i < first+span {
 			break
 		}
 		prev = pos
@@ -540,24 +553,20 @@ func Get(v []byte, i int) (uint8, error) {
 	first := 0
 	for pos := 0; pos < len(sp); {
 		c := sp[pos]
-		var span int
-		var val uint8
-		switch {
-		case isZero(c):
-			span = zeroLen(c)
-			pos++
-		case isXZero(c):
+		span := int(opSpan[c])
+		if span == 0 { // XZERO
 			if pos+1 >= len(sp) {
 				return 0, ErrCorrupt
 			}
-			span = xzeroLen(sp[pos:])
-			pos += 2
-		default:
-			span, val = valLen(c), valValue(c)
+			span = (int(c&0x3f)<<8 | int(sp[pos+1])) + 1
 			pos++
 		}
+		pos++
 		if first += span; i < first {
-			return val, nil
+			if c&0x80 != 0 {
+				return valValue(c), nil
+			}
+			return 0, nil
 		}
 	}
 	return 0, ErrCorrupt

@@ -90,6 +90,9 @@ type Keyspace struct {
 	}
 
 	clockSkew   atomic.Int64 // ms added to the wall clock (tests)
+	expiring    bool         // the touched hooks run for an expiry (Expiring)
+	frozenMs    atomic.Int64 // NowMs while FreezeClock lasts; 0: the wall clock
+	clockDepth  int          // FreezeClock calls not yet thawed
 	expiredKeys atomic.Int64
 	// countLookups makes lookup count hits and misses (set under the lock
 	// for the span of a read-only command, see CountLookups).
@@ -153,7 +156,34 @@ func (ks *Keyspace) PauseExpiry(on bool) { ks.expiryPaused.Store(on) }
 
 // NowMs is the current time in Unix milliseconds as the keyspace sees it
 // (tests move it forward with a skew).
-func (ks *Keyspace) NowMs() int64 { return time.Now().UnixMilli() + ks.clockSkew.Load() }
+// While a FreezeClock lasts it is the time the outermost freeze began.
+func (ks *Keyspace) NowMs() int64 {
+	if f := ks.frozenMs.Load(); f != 0 {
+		return f
+	}
+	return time.Now().UnixMilli() + ks.clockSkew.Load()
+}
+
+// FreezeClock stops the keyspace's clock (NowMs) at the current time until
+// the matching ThawClock, as Redis 7.0 fixes the time a command and
+// everything it calls see (server.mstime under fixed_time_expire, the
+// script's time snapshot): a MULTI/EXEC block or a script runs at one
+// instant, so a key cannot expire between two of its commands (issue
+// 1525 of redis/redis) and a replica applying the block agrees. Calls
+// nest; the outermost one sets the time. Call with the lock held.
+func (ks *Keyspace) FreezeClock() {
+	if ks.clockDepth == 0 {
+		ks.frozenMs.Store(time.Now().UnixMilli() + ks.clockSkew.Load())
+	}
+	ks.clockDepth++
+}
+
+// ThawClock ends a FreezeClock. Call with the lock held.
+func (ks *Keyspace) ThawClock() {
+	if ks.clockDepth--; ks.clockDepth == 0 {
+		ks.frozenMs.Store(0)
+	}
+}
 
 // lookup returns the live entry of key, removing it first if it expired,
 // and records the access (OBJECT IDLETIME, FREQ).
@@ -253,9 +283,16 @@ func (ks *Keyspace) expire(dbi int, key string) {
 	ks.expiredKeys.Add(1)
 	ks.keyExpired(dbi, key)
 	if ks.touchedFn != nil && !ks.cleaning {
+		ks.expiring = true
 		ks.touchedFn(dbi, []byte(key))
+		ks.expiring = false
 	}
 }
+
+// Expiring reports whether the OnKeyTouched hooks running now were called
+// for a key's expiry (lazy or active), not for a write. Call with the lock
+// held.
+func (ks *Keyspace) Expiring() bool { return ks.expiring }
 
 func (ks *Keyspace) value(e *entry) []byte {
 	v, _, err := ks.stringAt(e.loc)
@@ -502,17 +539,21 @@ func (ks *Keyspace) Scan(db int, cursor uint64, count int, fn func(key string)) 
 }
 
 // kixCursor marks a SCAN cursor inside the indexed keys: bit 62 set, the
-// index generation in bits 54-61 (a growth moves slots: the walk starts
-// over, which may repeat keys but never misses one), the next slot below.
-// The staged keys are visited first, by the call with cursor 0.
+// index generation in bits 54-61 (a growth moves every key's home: the
+// walk starts over, which may repeat keys but never misses one), the next
+// home slot to visit below.
 const (
 	kixCursor    = uint64(1) << 62
 	kixGenShift  = 54
 	kixSlotsMask = uint64(1)<<kixGenShift - 1
 )
 
-// kixScan visits indexed keys of db from cursor; done reports that the
-// table is finished.
+// kixScan visits indexed keys of db from cursor, by home slot
+// (keyindex.ScanHomes: each key present throughout is visited once per
+// table generation, staged, stored or checkpointed meanwhile); done
+// reports that the table is finished. It visits about count keys (count
+// is decreased by the keys visited), looking at no more than 10*count
+// home slots a call, as Redis's SCAN bounds its empty buckets.
 func (ks *Keyspace) kixScan(db int, cursor uint64, count *int, fn func(key string)) (next uint64, done bool) {
 	ix := ks.kix.ix
 	if ix == nil {
@@ -520,29 +561,27 @@ func (ks *Keyspace) kixScan(db int, cursor uint64, count *int, fn func(key strin
 	}
 	gen := uint64(ix.Generation()) & 0xff
 	pos := int(cursor & kixSlotsMask)
-	now := ks.NowMs()
-	if cursor == 0 {
-		ix.RangeStaged(func(k string, loc uint64, _ bool) bool {
-			if loc != 0 && int(k[0]) == db && ks.kixHolds(db, []byte(k[1:]), now) {
-				fn(k[1:])
-				*count--
-			}
-			return true
-		})
-	} else if cursor>>kixGenShift&0xff != gen {
+	if cursor>>kixGenShift&0xff != gen {
 		pos = 0
 	}
-	pos = ix.ScanSlots(pos, func(loc uint64) bool {
-		o, err := ks.opAt(loc)
-		if err == nil && o.db == db && !expiredAt(o.expireAt, now) {
-			if l, ok := ks.kixGet(db, o.key); ok && l == loc {
-				fn(string(o.key))
+	now := ks.NowMs()
+	slots := ix.Stats().Slots
+	budget := 10 * *count
+	for pos < slots && *count > 0 && budget > 0 {
+		step := min(max(*count, 16), budget, slots-pos)
+		ix.ScanHomes(pos, pos+step, func(key []byte, loc uint64) {
+			if int(key[0]) != db {
+				return
+			}
+			if o, err := ks.opAt(loc); err == nil && !expiredAt(o.expireAt, now) {
+				fn(string(key[1:]))
 				*count--
 			}
-		}
-		return *count > 0
-	})
-	if pos >= ix.Stats().Slots {
+		})
+		pos += step
+		budget -= step
+	}
+	if pos >= slots {
 		return 0, true
 	}
 	return kixCursor | gen<<kixGenShift | uint64(pos), false

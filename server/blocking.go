@@ -156,15 +156,24 @@ type blocker struct {
 	// started is when the command was first run (its latency, counted
 	// when it ends: blockedEnded).
 	started time.Time
+	// ran is the time its runs took (the first, and each attempt to serve
+	// it), without the time it waited: what the slow log counts when it
+	// ends, as Redis's updateStatsOnUnblock does.
+	ran time.Duration
 }
 
 // blockedEnded adds to cmd's statistics what the end of its blocked call
 // b brings, as Redis's updateStatsOnUnblock does: a failed call if the
 // final reply (written since the connection's error count was
 // errsBefore) was an error, and the latency of the whole call, from its
-// first run. The call itself was counted when it blocked.
-func (c *conn) blockedEnded(cmd *Command, b *blocker, errsBefore int64) {
-	if cmd == nil || cmd.stats == nil {
+// first run. The call itself was counted when it blocked. The slow log
+// gets the call (args, its original arguments) now, not when it blocked.
+func (c *conn) blockedEnded(cmd *Command, args [][]byte, b *blocker, errsBefore int64) {
+	if cmd == nil {
+		return
+	}
+	c.recordSlow(cmd, args, b.ran)
+	if cmd.stats == nil {
 		return
 	}
 	if c.errCount > errsBefore {
@@ -578,14 +587,16 @@ func (c *conn) serveBlocked(cmd *Command, args [][]byte) {
 				c.unblock()
 				env.unlock()
 				c.writeUnblocked(b.asError)
-				c.blockedEnded(cmd, b, errs)
+				c.blockedEnded(cmd, args, b, errs)
 				return
 			}
 			b.woken = false
 			mark, before := len(c.Out), env.lastLSN()
 			tr := c.srv.track
 			tr.cur = c // tracking.go: the writer; processInput delivers
+			t0 := time.Now()
 			cmd.Run(&c.Client, args)
+			b.ran += time.Since(t0)
 			tr.cur = nil
 			b.readyKeys = b.readyKeys[:0]
 			if c.blk.pending {
@@ -600,7 +611,7 @@ func (c *conn) serveBlocked(cmd *Command, args [][]byte) {
 			if lsn > c.batchLSN {
 				c.batchLSN = lsn
 			}
-			c.blockedEnded(cmd, b, errs)
+			c.blockedEnded(cmd, args, b, errs)
 			return
 		case <-timeout:
 			env.lock()
@@ -609,7 +620,7 @@ func (c *conn) serveBlocked(cmd *Command, args [][]byte) {
 			env.unlock()
 			errs := c.errCount
 			c.writeUnblocked(asError)
-			c.blockedEnded(cmd, b, errs)
+			c.blockedEnded(cmd, args, b, errs)
 			return
 		case <-gone:
 			c.unblockOnClose()

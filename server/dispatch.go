@@ -276,7 +276,11 @@ func (c *conn) callNow(cmd *Command, args [][]byte, locked bool) {
 	d := now.Sub(begin)
 	c.tick = now
 	c.chained = !c.blk.pending
-	c.recordSlow(cmd, args, d)
+	if c.blk.pending && c.blk.b != nil {
+		c.blk.b.ran += d // logged when it ends (blockedEnded), as Redis does
+	} else {
+		c.recordSlow(cmd, args, d)
+	}
 	if mon && !monitorsFirst(cmd) {
 		c.feedMonitors(cmd, args, locked && c.srv.running.Load() != nil)
 	}

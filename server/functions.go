@@ -492,7 +492,7 @@ func (e *scriptEngine) runFunction(c *Client, f *functions.Function, cmdArgs, ke
 	L.Push(f.Callback)
 	L.Push(kt)
 	L.Push(at)
-	err := L.PCall(2, 1, e.errFunc)
+	err := frozenCall(c.KS, func() error { return L.PCall(2, 1, e.errFunc) }) // at one instant, as a script
 	c.Srv.scriptEnded(st)
 	if st.killed.Load() {
 		e.ctx = newKillContext()

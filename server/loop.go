@@ -295,7 +295,7 @@ func (c *conn) endParked(asError bool) {
 	errs := c.errCount
 	c.writeUnblocked(asError)
 	if b != nil {
-		c.blockedEnded(b.cmd, b, errs)
+		c.blockedEnded(b.cmd, b.args, b, errs)
 	}
 	serveReady(c.KS)
 	c.resume()
@@ -333,7 +333,9 @@ func serveReady(ks *keyspace.Keyspace) {
 		prev := tr.cur
 		tr.cur = cn // tracking.go: the served command is the writer
 		errs := cn.errCount
+		t0 := time.Now()
 		b.cmd.Run(&cn.Client, b.args)
+		b.ran += time.Since(t0)
 		tr.cur = prev
 		b.readyKeys = b.readyKeys[:0]
 		if cn.blk.pending {
@@ -351,7 +353,7 @@ func serveReady(ks *keyspace.Keyspace) {
 		if lsn := cn.srv.env.lastLSN(); lsn > cn.batchLSN {
 			cn.batchLSN = lsn
 		}
-		cn.blockedEnded(b.cmd, b, errs)
+		cn.blockedEnded(b.cmd, b.args, b, errs)
 		cn.resume()
 	}
 	r.ready = nil // drop the drained backing array

@@ -8,7 +8,10 @@ package server
 // Redis, a command that fails at run time inside the block (WRONGTYPE, ...)
 // becomes an error element of EXEC's reply; the others still run.
 
-import "github.com/persimmon-db/persimmon/acl"
+import (
+	"github.com/persimmon-db/persimmon/acl"
+	"github.com/persimmon-db/persimmon/keyspace"
+)
 
 // multiCommand: MULTI.
 func multiCommand(c *Client, _ [][]byte) {
@@ -76,19 +79,22 @@ func execCommand(c *Client, _ [][]byte) {
 	cn := c.conn
 	execCmd := cn.lastCmd
 	cn.inExec = true
-	for _, args := range cmds {
-		cmd, msg := c.Srv.resolve(args)
-		if msg != "" { // checked when queued; cannot happen
-			c.WriteError(msg)
-			continue
+	frozenCall(c.KS, func() error { // the block runs at one instant, as in Redis
+		for _, args := range cmds {
+			cmd, msg := c.Srv.resolve(args)
+			if msg != "" { // checked when queued; cannot happen
+				c.WriteError(msg)
+				continue
+			}
+			// Checked when queued too; the rules may have changed since.
+			if d, _ := c.checkACL(cmd, args, acl.ContextMulti); !d.OK() {
+				c.WriteError(d.ExecError())
+				continue
+			}
+			cn.call(cmd, args, true)
 		}
-		// Checked when queued too; the rules may have changed since.
-		if d, _ := c.checkACL(cmd, args, acl.ContextMulti); !d.OK() {
-			c.WriteError(d.ExecError())
-			continue
-		}
-		cn.call(cmd, args, true)
-	}
+		return nil
+	})
 	cn.inExec = false
 	c.Srv.propEnd(cn) // the block's writes: one unit (propagate.go)
 	err := env.endTxn()
@@ -106,6 +112,20 @@ func execCommand(c *Client, _ [][]byte) {
 		c.Out = c.Out[:mark]
 		c.WriteErr(err)
 	}
+}
+
+// frozenCall runs fn with the keyspace's clock stopped (FreezeClock), as
+// Redis 7.0 runs a command and all it calls (EXEC's commands, a script's
+// redis.call) at one time for expiry: a key read twice in the block
+// cannot expire in between. The clock runs again however fn ends. Call
+// with the lock held.
+func frozenCall(ks *keyspace.Keyspace, fn func() error) error {
+	if ks == nil { // a server without a keyspace (tests)
+		return fn()
+	}
+	ks.FreezeClock()
+	defer ks.ThawClock()
+	return fn()
 }
 
 // endMulti leaves the MULTI state and drops the queue.

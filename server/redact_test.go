@@ -37,3 +37,33 @@ func TestMigrateRedacted(t *testing.T) {
 		}
 	}
 }
+
+// CONFIG SET redacts the values of Redis 7.0's SENSITIVE_CONFIG
+// parameters (requirepass, masterauth, masteruser), whatever their
+// position among the pairs, and nothing else (TCL slowlog "Certain
+// commands are omitted that contain sensitive information").
+func TestConfigSetRedacted(t *testing.T) {
+	for _, tt := range []struct{ req, want string }{
+		{"config set masterauth x", "3"},
+		{"config set MASTERUSER u", "3"},
+		{"config set requirepass p", "3"},
+		{"config set maxmemory 1 masterauth x requirepass y", "5 7"},
+		{"config set slowlog-log-slower-than 0", ""},
+		{"config set masterauth-nosuch x", ""},
+	} {
+		var args [][]byte
+		for _, a := range strings.Fields(tt.req) {
+			args = append(args, []byte(a))
+		}
+		hide := redactedArgs(&Command{Name: "config|set"}, args)
+		var got []string
+		for i := range args {
+			if hide(i) {
+				got = append(got, strconv.Itoa(i))
+			}
+		}
+		if g := strings.Join(got, " "); g != tt.want {
+			t.Errorf("%s: redacted %q, want %q", tt.req, g, tt.want)
+		}
+	}
+}

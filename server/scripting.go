@@ -687,7 +687,7 @@ func (e *scriptEngine) runScript(c *Client, sha string, sc *cachedScript, keys, 
 	e.run = run
 	e.okUsed = 0 // what earlier runs were handed is free again (okReply)
 	L.Push(fn)
-	err := L.PCall(0, 1, e.errFunc)
+	err := frozenCall(c.KS, func() error { return L.PCall(0, 1, e.errFunc) }) // at one instant (Redis's script time snapshot)
 	c.Srv.scriptEnded(st)
 	if st.killed.Load() {
 		e.ctx = newKillContext() // the old one stays done

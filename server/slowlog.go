@@ -18,7 +18,7 @@ import (
 // An entry keeps at most 32 arguments (the last one then says how many
 // more there were) and at most 128 bytes of each (then "... (N more
 // bytes)"). Passwords never reach it: AUTH's arguments, HELLO's AUTH
-// username and password, CONFIG SET requirepass's value and ACL SETUSER's
+// username and password, CONFIG SET's values of requirepass, masterauth and masteruser, and ACL SETUSER's
 // name and rules are logged as "(redacted)".
 
 const (
@@ -91,7 +91,10 @@ func redactedArgs(cmd *Command, args [][]byte) func(i int) bool {
 			}
 		}
 	case "config|set":
-		return func(i int) bool { return i >= 3 && i%2 == 1 && ArgIs(args[i-1], "requirepass") }
+		// Redis's SENSITIVE_CONFIG parameters (config.c): their values.
+		return func(i int) bool {
+			return i >= 3 && i%2 == 1 && (ArgIs(args[i-1], "requirepass") || ArgIs(args[i-1], "masterauth") || ArgIs(args[i-1], "masteruser"))
+		}
 	case "acl|setuser":
 		return func(i int) bool { return i >= 2 } // Redis redacts the name too
 	case "migrate":

@@ -461,9 +461,13 @@ func (t *tracker) limitLocked() {
 		if len(t.keys) <= max {
 			break
 		}
-		t.invalidateLocked(nil, key, false)
+		t.invalidateLocked(nil, key, noBcast)
 	}
 }
+
+// noBcast is invalidateLocked's bcastWriter for an invalidation that does
+// not go to the BCAST prefixes.
+var noBcast = &conn{}
 
 // keyTouched is the keyspace's OnKeyTouched hook (keyspace lock held).
 func (t *tracker) keyTouched(_ int, key []byte) {
@@ -480,7 +484,16 @@ func (t *tracker) keyTouched(_ int, key []byte) {
 	if key == nil {
 		t.flushLocked()
 	} else {
-		t.invalidateLocked(t.cur, string(key), true)
+		// An expiry is nobody's write for the BCAST prefixes (Redis's
+		// deleteExpiredKeyAndPropagate signals it with no client), so
+		// NOLOOP does not hide it from the client whose lookup found the
+		// key expired; a key's own trackers still compare with the
+		// command's client, as Redis compares with current_client.
+		bw := t.cur
+		if ks := t.s.ks; ks != nil && ks.Expiring() {
+			bw = nil
+		}
+		t.invalidateLocked(t.cur, string(key), bw)
 	}
 	t.mu.Unlock()
 	if t.cur == nil && t.evictFor == nil && t.pending.Load() {
@@ -490,13 +503,14 @@ func (t *tracker) keyTouched(_ int, key []byte) {
 
 // invalidateLocked queues the invalidation of key for the clients that may
 // cache it and drops it from the table (trackingInvalidateKey); writer is
-// the connection whose command changed it (nil: expiry, eviction). bcast
-// also records it for the BCAST prefixes it has.
-func (t *tracker) invalidateLocked(writer *conn, key string, bcast bool) {
-	if bcast {
+// the connection whose command changed it (nil: eviction, the table's
+// limit). bcastWriter, if not noBcast, also records it for the BCAST
+// prefixes it has, as written by bcastWriter (nil: nobody's, an expiry).
+func (t *tracker) invalidateLocked(writer *conn, key string, bcastWriter *conn) {
+	if bcastWriter != noBcast {
 		for p, bp := range t.prefixes {
 			if strings.HasPrefix(key, p) {
-				bp.keys[key] = writer
+				bp.keys[key] = bcastWriter
 				t.pending.Store(true)
 			}
 		}

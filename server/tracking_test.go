@@ -254,3 +254,55 @@ func testTracking(t *testing.T, addr string) {
 func r2id(a *wire) string {
 	return strings.TrimSuffix(strings.TrimPrefix(a.do("CLIENT", "GETREDIR"), ":"), "\r\n")
 }
+
+// busyScript spins on TIME for 20 ms of wall clock (TIME is not frozen).
+const busyScript = `local t0 = redis.call('time')
+while true do
+  local t = redis.call('time')
+  if (t[1]-t0[1])*1000000 + (t[2]-t0[2]) > 20000 then return 1 end
+end`
+
+// TestFixedTimeAndExpiryInvalidation: a MULTI/EXEC block and a script
+// run at one instant, so a key with a 5 ms TTL set at their start still
+// reads back after 20 ms inside them (Redis 7.0's fixed_time_expire and
+// script time snapshot); once it expires, the client whose GET finds it
+// expired is sent its invalidation even with BCAST NOLOOP, since an
+// expiry is nobody's write (TCL tracking "Tracking gets notification of
+// lazy expired keys"). Run against redis-server too when installed.
+func TestFixedTimeAndExpiryInvalidation(t *testing.T) {
+	for name, start := range trackingTargets(t) {
+		t.Run(name, func(t *testing.T) {
+			addr := start(t)
+			a, b := dialAddr(t, addr), dialAddr(t, addr)
+			bid := b.clientID()
+			b.expect("*3\r\n$9\r\nsubscribe\r\n$20\r\n__redis__:invalidate\r\n:1\r\n", "SUBSCRIBE", "__redis__:invalidate")
+			a.expect("+OK\r\n", "CLIENT", "TRACKING", "on", "BCAST", "REDIRECT", bid, "NOLOOP")
+			a.expect("+OK\r\n", "MULTI")
+			a.expect("+QUEUED\r\n", "SET", "mykey", "myval", "PX", "5")
+			a.expect("+QUEUED\r\n", "SET", "otherkey", "v")
+			a.expect("+QUEUED\r\n", "EVAL", busyScript, "0")
+			a.expect("+QUEUED\r\n", "GET", "mykey")
+			a.expect("*4\r\n+OK\r\n+OK\r\n:1\r\n$5\r\nmyval\r\n", "EXEC")
+			// A script: the same at its own instant.
+			a.expect("$1\r\nv\r\n", "EVAL", "redis.call('set', KEYS[1], 'v', 'px', 5) "+strings.ReplaceAll(busyScript, "return 1", "break")+" return redis.call('get', KEYS[1])", "1", "skey")
+			a.expect(":1\r\n", "EVAL", busyScript, "0") // past both TTLs
+			a.expect("$-1\r\n", "GET", "mykey")
+			// NOLOOP hid a's own SETs; the expiries of mykey (a's lazy GET,
+			// or the active cycle) and skey reach b, in one BCAST message or
+			// two, in either order.
+			want := map[string]string{
+				invalRESP2("mykey"): "mykey", invalRESP2("skey"): "skey",
+				invalRESP2("mykey", "skey"): "mykey skey", invalRESP2("skey", "mykey"): "mykey skey",
+			}
+			got := ""
+			for len(got) < len("mykey skey") {
+				r := b.reply()
+				keys, ok := want[r]
+				if !ok {
+					t.Fatalf("b got %q, want the invalidations of mykey and skey only", r)
+				}
+				got = strings.TrimSpace(got + " " + keys)
+			}
+		})
+	}
+}

@@ -1,0 +1,106 @@
+package keyindex
+
+// A cursor over home slots (SCAN).
+//
+// A cursor that walks slot positions and reports the key it finds in each
+// slot cannot tell a staged write from a stored one: a key staged when the
+// walk began is stored by a later checkpoint wherever its probe run has
+// room, behind the cursor or ahead of it (reported twice, or never), and a
+// key updated after the walk began has a slot that no longer names its
+// newest write. A key's home slot (its hash's low bits) does not change
+// while the table keeps its size, whether the key is staged, stored or
+// being stored, so ScanHomes reports keys by home: a walk over home
+// positions in steps, [0, a), [a, b), ..., reports every key present for
+// the whole walk exactly once, whatever is staged, stored or checkpointed
+// between its steps, as long as the table's generation does not change
+// (a growth or rebuild moves every home: the caller starts over, see
+// Generation).
+
+// ScanHomes calls fn, once each, for the keys the index holds (their
+// newest writes: a staged write before the table's slot; a staged
+// deletion hides the key) whose home slot is in [from, to) of the table's
+// Stats().Slots positions, with the key as the index holds it (valid
+// during the call only) and the location of its operation. Slots whose
+// operation cannot be read (KeyAt's ok false) are skipped. fn must not
+// change the index. Cost: the slots of the range and of the probe runs
+// that continue past its end, one KeyAt and one hash each, plus the staged
+// writes whose overlay positions fall in the range (every staged write
+// when the overlay has more positions than the table).
+func (ix *Index) ScanHomes(from, to int, fn func(key []byte, loc uint64)) {
+	n := len(ix.slots)
+	from, to = max(from, 0), min(to, n)
+	if from >= to {
+		return
+	}
+	mask := ix.mask
+	inRange := func(h uint64) bool { home := int(h & mask); return home >= from && home < to }
+	// Staged writes of keys the table does not hold (new keys, or keys
+	// whose slot a bulk change dropped): the table walk below cannot meet
+	// them. A staged write of a key the table holds is met there.
+	ix.ov.rangeHomes(from, to, mask, func(i int) {
+		e := &ix.ov.ents[i]
+		if e.loc == 0 || !inRange(e.hash) {
+			return
+		}
+		key := ix.ov.key(i)
+		if _, _, ok, _ := ix.findHashed(e.hash, key); ok {
+			return
+		}
+		fn(key, e.loc)
+	})
+	// The table: the keys homed in the range sit in the probe runs that
+	// start in it, which may go on past its end (and wrap past the table's
+	// end); a run never has a hole (a deletion leaves a tombstone).
+	span := uint64(to - from)
+	i := uint64(from)
+	for steps := uint64(0); steps <= mask; steps++ {
+		w := ix.slots[i]
+		if w == 0 && steps >= span {
+			break
+		}
+		if w != 0 && w&offMask != 0 {
+			loc := ix.unpack(w)
+			if key, ok := ix.opts.KeyAt(loc); ok {
+				if h := hashKey(key); inRange(h) {
+					if e := ix.ov.find(h, key); e < 0 {
+						fn(key, loc)
+					} else if s := &ix.ov.ents[e]; s.loc != 0 {
+						fn(key, s.loc) // updated since it was stored
+					}
+				}
+			}
+		}
+		i = (i + 1) & mask
+	}
+}
+
+// rangeHomes calls fn with the index of every entry that may have a table
+// home (hash & mask) in [from, to): the overlay places an entry by the low
+// bits of the same hash, so while it has no more positions than the table
+// those entries sit in the runs that start at the range's positions
+// (taken modulo the overlay's size); otherwise every entry is a candidate.
+// The caller checks each candidate's home.
+func (o *overlay) rangeHomes(from, to int, mask uint64, fn func(i int)) {
+	if len(o.ents) == 0 {
+		return
+	}
+	omask := uint64(len(o.pos) - 1)
+	span := uint64(to - from)
+	if omask > mask || span > omask {
+		for i := range o.ents {
+			fn(i)
+		}
+		return
+	}
+	p := uint64(from) & omask
+	for steps := uint64(0); steps <= omask; steps++ {
+		w := o.pos[p]
+		if w == 0 && steps >= span {
+			break
+		}
+		if w != 0 {
+			fn(int(uint32(w)) - 1)
+		}
+		p = (p + 1) & omask
+	}
+}
