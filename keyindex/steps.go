@@ -26,9 +26,12 @@ import (
 //     Only when no migration runs or is due (its copy would miss them:
 //     GrowStep waits while such a job is in flight), so the table cannot
 //     reach its growth point with them either, no cursor wants Placed
-//     notes (SetPlaced settles first) and not in repair mode. Lookups read slot words
-//     atomically (word) meanwhile, and nothing else stores into the table
-//     until the job has ended (every such call settles first);
+//     notes (SetPlaced settles first) and not in repair mode. Lookups and
+//     scans (ScanSlots, ScanExpiring, ScanHomes, Range, RandomLoc) read
+//     slot words atomically (word) meanwhile; ScanHomes gives a key with
+//     a frozen write from the staged writes, never from the table, whose
+//     slot for it may or may not be stored yet. Nothing else stores into
+//     the table until the job has ended (every such call settles first);
 //   - or, when one of those does not hold, CheckpointStep stores up to a
 //     budget of the frozen writes at a time, under the caller's lock,
 //     which the caller releases between steps.

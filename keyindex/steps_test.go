@@ -70,6 +70,23 @@ func TestCheckpointSteps(t *testing.T) {
 				t.Fatalf("%s: %s written since the freeze: staged %v %v", when, k, seen[k], ix.IsStaged([]byte(k)))
 			}
 		}
+		// ScanHomes in three steps gives every live key once, at its
+		// newest location, whatever is frozen, stored or being stored.
+		got := map[string]int{}
+		n := ix.Stats().Slots
+		for _, r := range [][2]int{{0, n / 3}, {n / 3, 2 * n / 3}, {2 * n / 3, n}} {
+			ix.ScanHomes(r[0], r[1], func(key []byte, loc uint64) {
+				if loc != cur[string(key)] {
+					t.Fatalf("%s: ScanHomes: %s at %#x, want %#x", when, key, loc, cur[string(key)])
+				}
+				got[string(key)]++
+			})
+		}
+		for k, v := range cur {
+			if (v != 0) != (got[k] == 1) || got[k] > 1 {
+				t.Fatalf("%s: ScanHomes gave %s %d times (location %#x)", when, k, got[k], v)
+			}
+		}
 		if ix.Frozen() {
 			for k := range frozenKeys {
 				if !seen[k] || !ix.IsStaged([]byte(k)) {
