@@ -36,13 +36,15 @@ func kixInfoInt(t *testing.T, m map[string]string, f string) int64 {
 	return v
 }
 
-var kixLine = regexp.MustCompile(`recovery: key index re-attached at its checkpoint, LSN (\d+): mapped in (\d+) µs, (\d+) segments skipped, (\d+) records validated and (\d+) of them replayed after the checkpoint in (\d+) ms .*, (\d+) bytes of table`)
+var kixLine = regexp.MustCompile(`recovery: key index re-attached at its checkpoint, LSN (\d+)(?: \(the next checkpoint was being applied: repair mode\))?: mapped in (\d+) µs, (\d+) segments skipped, (\d+) records validated and (\d+) of them replayed after the checkpoint in (\d+) ms .*, (\d+) bytes of table`)
 
 // TestKeyIndexStartupReport: after a kill -9 that follows a checkpoint
 // and more writes, the start-up line says the index was re-attached, how
 // long the mapping and the validation took, how many records were
 // validated and how many of them, exactly the writes after the
-// checkpoint, were replayed; INFO memory then reports the index's bytes
+// checkpoint, were replayed (the kill may land inside the checkpoint
+// those writes begin: the line then says repair mode, and its LSN, the
+// one replayed from, is that checkpoint's base); INFO memory then reports the index's bytes
 // (the table size of that line), its keys, the Go heap, and the resident
 // set split into anonymous and file-backed pages.
 func TestKeyIndexStartupReport(t *testing.T) {

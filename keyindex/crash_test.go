@@ -47,12 +47,20 @@ func TestMain(m *testing.M) {
 // steps: a swap would wait for the job) and prints "AT stage" after 1000
 // more records: the kill lands with a checkpoint in flight and writes
 // staged after it began.
+//
+// With KEYINDEX_CRASH_STEPS set it checkpoints as the keyspace's
+// checkpointer does: FreezeCheckpoint, then a CheckpointStep of 64
+// writes every 10 records (writes, lookups and growth steps in between),
+// the last step's job run and ended at once; the kill lands between two
+// steps (ckpt:step) with the frozen writes partly stored and writes staged
+// since the freeze, or at a random moment.
 func crashChild(dir, stage string) {
 	f, err := os.OpenFile(filepath.Join(dir, "log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		panic(err)
 	}
 	async := os.Getenv("KEYINDEX_CRASH_ASYNC") != ""
+	steps := os.Getenv("KEYINDEX_CRASH_STEPS") != ""
 	l := newMemLog()
 	o := l.opts()
 	o.Mode = pmem.ModeMsync
@@ -60,7 +68,11 @@ func crashChild(dir, stage string) {
 	var held atomic.Bool // the job is held at stage
 	heldCh := make(chan struct{})
 	o.testHook = func(s string) {
-		if s != stage || seen.Add(1) != 3 { // the third: a table with history
+		nth := int32(3) // the third: a table with history
+		if s == "ckpt:step" {
+			nth = 100 // a checkpoint of 3000 writes takes 47 steps: the third one's
+		}
+		if s != stage || seen.Add(1) != nth {
 			return
 		}
 		if async && (s == "ckpt:pages" || s == "ckpt:block") {
@@ -83,7 +95,7 @@ func crashChild(dir, stage string) {
 	var jobDone chan struct{} // closed when the last job's Run returns
 	for keys := 2000; ; keys += 50 {
 		k := fmt.Sprintf("key:%d", r.IntN(keys))
-		if async {
+		if async || steps {
 			if got, ok := ix.Get([]byte(k)); got != cur[k] || ok != (cur[k] != 0) {
 				panic(fmt.Sprintf("%s: Get %#x %v, the log has %#x", k, got, ok, cur[k]))
 			}
@@ -119,11 +131,33 @@ func crashChild(dir, stage string) {
 				}
 			}
 		}
+		if steps && lsn%10 == 0 && ix.Frozen() {
+			j, _, err := ix.CheckpointStep(64)
+			if err != nil {
+				panic(err)
+			}
+			if j != nil {
+				j.Run()
+				if err := ix.EndCheckpoint(j); err != nil {
+					panic(err)
+				}
+			}
+		}
 		if lsn%3000 == 0 {
 			if err := f.Sync(); err != nil { // the records up to lsn are durable
 				panic(err)
 			}
 			cp := Checkpoint{LSN: lsn, Seg: 1, Off: l.recOff(lsn)}
+			if steps {
+				j, err := ix.FreezeCheckpoint(cp, nil) // finishes the one before, if its steps are not done
+				if err != nil {
+					panic(err)
+				}
+				if j != nil { // a frozen job: its stores and persist in another goroutine, writes going on
+					go j.Run() // ended by the next freeze's Settle
+				}
+				continue
+			}
 			if !async {
 				if err := ix.Checkpoint(cp); err != nil {
 					panic(err)
@@ -169,7 +203,16 @@ func TestCrashKill9Async(t *testing.T) {
 	crashKill9(t, true, []string{"ckpt:applying", "ckpt:pages", "ckpt:block", "random", "random"})
 }
 
-func crashKill9(t *testing.T, async bool, stages []string) {
+// TestCrashKill9Steps: kill -9 between two steps of a checkpoint in steps
+// (its frozen writes partly stored, writes staged since the freeze), with
+// a frozen job held after its stores (before its pages are persisted), or
+// at a random moment of a child checkpointing as the keyspace's
+// checkpointer does.
+func TestCrashKill9Steps(t *testing.T) {
+	crashKill9(t, false, []string{"ckpt:step", "ckpt:step", "ckpt:stored", "ckpt:stored", "ckpt:applying", "ckpt:block", "random", "random"}, "KEYINDEX_CRASH_STEPS=1")
+}
+
+func crashKill9(t *testing.T, async bool, stages []string, env ...string) {
 	if testing.Short() {
 		t.Skip("re-executes the test binary")
 	}
@@ -181,6 +224,7 @@ func crashKill9(t *testing.T, async bool, stages []string) {
 			if async {
 				cmd.Env = append(cmd.Env, "KEYINDEX_CRASH_ASYNC=1")
 			}
+			cmd.Env = append(cmd.Env, env...)
 			out, err := cmd.StdoutPipe()
 			if err != nil {
 				t.Fatal(err)

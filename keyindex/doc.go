@@ -88,6 +88,24 @@
 //     pages are durable and a checkpoint never overlaps the next. A job
 //     that fails leaves the applying block and its pages dirty: the next
 //     checkpoint (whose base is the applying block's base) persists them.
+//   - A checkpoint may also take its stores out of the caller's lock
+//     (steps.go): FreezeCheckpoint persists the applying block and
+//     freezes the overlay as the checkpoint's writes (a new overlay takes
+//     the writes that follow). Lookups consult the overlay, the frozen
+//     writes, then the table; the stores touch only the frozen keys'
+//     slots and empty slots or tombstones, so another key's probe run
+//     never changes under its lookup. Normally the stores are the job's
+//     (a frozen job): the writes without a hint are stored at the
+//     freeze, the others by Run, without the lock, before the pages: one
+//     atomic 8-byte store a slot, matched by the hint alone, while the
+//     lookups under the lock read slot words atomically; only with no
+//     migration, no Placed notes wanted, room for them below the growth
+//     point and not in repair mode. Otherwise CheckpointStep stores them
+//     a budget at a time under the lock, released between steps. Until
+//     the job has ended nothing else stores into the table: Apply, the
+//     bulk changes, growth in one go, a migration (its copy and its
+//     delta: GrowWaitsCheckpoint), SetPlaced, the next checkpoint and
+//     Close settle first, except a growth that a step's own store starts.
 //   - A crash during a checkpoint leaves the applying block: the table is
 //     B's state plus any subset of the writes up to C (a kill -9 keeps the
 //     stores made, a power cut any subset of pages, sectors or words), no

@@ -77,7 +77,7 @@ const (
 	GrowIdle            GrowPhase = iota // no migration (none needed)
 	GrowCopying                          // call GrowStep again
 	GrowNeedsPersist                     // run BeginGrowPersist's job without the lock, then GrowStep
-	GrowWaitsCheckpoint                  // a checkpoint's job is in flight: call GrowStep again a little later
+	GrowWaitsCheckpoint                  // a checkpoint's job is in flight (or its steps, for the swap): call GrowStep again a little later
 )
 
 // GrowStep starts a migration if the table needs one, or advances the one
@@ -86,6 +86,11 @@ const (
 // the tables. Call it with the caller's lock held, outside Checkpoint, as
 // every other method. It returns what the migration needs next.
 func (ix *Index) GrowStep(budget int) (GrowPhase, error) {
+	if ix.job != nil && ix.job.fz != nil {
+		// A frozen job stores into this table without the lock: a copy
+		// now would miss its stores (they are not in a delta).
+		return GrowWaitsCheckpoint, nil
+	}
 	m := ix.mig
 	if m == nil {
 		if (ix.live+ix.tombs)*growDen < len(ix.slots)*growStartNum || ix.repair || !ix.valid {
@@ -131,6 +136,9 @@ func (ix *Index) GrowStep(budget int) (GrowPhase, error) {
 		// Checked a step at a time: the whole delta's length counts a
 		// key written again (or one the copy has) as a new slot.
 		if ix.deltaOverfills(min(budget, len(m.delta)-m.applied)) {
+			if ix.fz != nil {
+				return GrowWaitsCheckpoint, nil // a growth in one go would finish the checkpoint in steps at once
+			}
 			ix.abandonMigration()
 			return GrowIdle, ix.grow()
 		}
@@ -142,6 +150,13 @@ func (ix *Index) GrowStep(budget int) (GrowPhase, error) {
 	}
 	if dirtyPages(m.nx.dirty) > finishPages && m.nx.opts.Mode == pmem.ModePmem && !m.nx.region.DAX() {
 		return GrowNeedsPersist, nil // the delta's pages written back without the lock first
+	}
+	if ix.fz != nil {
+		// The swap settles: it would store the rest of a checkpoint in
+		// steps and persist it at once. The delta above goes on between
+		// steps (their stores join it); the swap waits for the gap
+		// between two checkpoints.
+		return GrowWaitsCheckpoint, nil
 	}
 	if err := ix.finishMigration(); err != nil {
 		return GrowIdle, err
@@ -350,6 +365,7 @@ func (ix *Index) finishMigration() error {
 	ix.mig = nil
 	ix.region.Close()
 	nx.opts, nx.ov, nx.repair, nx.Grows, nx.newest, nx.last = ix.opts, ix.ov, ix.repair, ix.Grows+1, ix.newest, ix.last
+	nx.fz, nx.spareOv = ix.fz, ix.spareOv // a swap inside a checkpoint's step: the rest of its writes go to nx
 	nx.cp, nx.hasCP = ix.cp, ix.hasCP
 	*ix = *nx
 	return nil

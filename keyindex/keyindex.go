@@ -89,7 +89,8 @@ type Options struct {
 	Placed func(slot int, key []byte)
 	// testHook, when set, is called at the stages of growth and
 	// checkpoint ("grow:built", "grow:renamed", "ckpt:applying",
-	// "ckpt:pages", "ckpt:block").
+	// "ckpt:step" (a CheckpointStep with more to store), "ckpt:stored"
+	// (a frozen job's stores done), "ckpt:pages", "ckpt:block").
 	testHook func(stage string)
 }
 
@@ -110,10 +111,12 @@ type Index struct {
 	valid  bool // the file's checkpoint block is cp (not invalidated)
 	repair bool
 
-	ov     overlay // writes since the last checkpoint (overlay.go)
-	newest uint64
-	memo   lookupMemo // the last Lookup's answer (see lookupMemo)
-	mig    *migration // a growth in progress (grow.go)
+	ov      overlay // writes since the last checkpoint (overlay.go)
+	fz      *frozen // a checkpoint in steps still storing its writes (steps.go)
+	spareOv overlay // a reset overlay for the next FreezeCheckpoint
+	newest  uint64
+	memo    lookupMemo // the last Lookup's answer (see lookupMemo)
+	mig     *migration // a growth in progress (grow.go)
 
 	pfHashes []uint64 // Prefetch's scratch
 
@@ -132,7 +135,9 @@ type Index struct {
 type CheckpointTimes struct {
 	Staged  int
 	Apply   time.Duration
-	Faults  int64 // page faults (minor and major) of the thread during the apply (approximate: the goroutine may change threads)
+	Steps   int           // CheckpointStep calls of a checkpoint in steps (0: BeginCheckpoint's)
+	StepMax time.Duration // the longest of them
+	Faults  int64         // page faults (minor and major) of the thread during the apply (approximate: the goroutine may change threads)
 	Pages   int
 	Persist time.Duration
 }
@@ -401,8 +406,10 @@ func pack(tag, loc uint64, expiring bool) (uint64, error) {
 }
 
 // unpack returns the location a slot word names.
-func (ix *Index) unpack(w uint64) uint64 {
-	newest := ix.newest
+func (ix *Index) unpack(w uint64) uint64 { return unpackAt(ix.newest, w) }
+
+// unpackAt is unpack with newest the id of the newest segment.
+func unpackAt(newest, w uint64) uint64 {
 	low := w >> 32 & 0xffff
 	seg := newest - (newest-low)&0xffff
 	return seg<<40 | w&offMask
@@ -432,12 +439,20 @@ func (ix *Index) Get(key []byte) (loc uint64, ok bool) {
 }
 
 // SetPlaced sets Options.Placed (nil removes it).
-func (ix *Index) SetPlaced(fn func(slot int, key []byte)) { ix.opts.Placed = fn }
+//
+// A frozen job in flight is ended first: its stores make no notes.
+func (ix *Index) SetPlaced(fn func(slot int, key []byte)) {
+	if fn != nil {
+		ix.settle()
+	}
+	ix.opts.Placed = fn
+}
 
 // IsStaged reports whether key has a staged write (one not yet in the
 // table): a slot found for it in the table is not its newest state.
 func (ix *Index) IsStaged(key []byte) bool {
-	return ix.ov.find(hashKey(key), key) >= 0
+	h := hashKey(key)
+	return ix.ov.find(h, key) >= 0 || ix.findFrozen(h, key) != nil
 }
 
 // Lookup is Get that also says whether the operation at loc has an
@@ -454,16 +469,25 @@ func (ix *Index) Lookup(key []byte) (loc uint64, expiring, ok bool) {
 	// it is needed only after: both are cache misses at a high write rate
 	// (the overlay holds a tick's writes), and reading both first lets
 	// the processor wait for the two at once.
-	home := ix.slots[h&ix.mask]
+	home := ix.word(h & ix.mask)
 	if e := ix.ov.find(h, key); e >= 0 {
 		s := &ix.ov.ents[e]
 		*m = lookupMemo{valid: true, key: m.key, loc: s.loc, expiring: s.expiring, found: s.loc != 0,
 			hash: h, ent: e}
 		return s.loc, s.expiring, s.loc != 0
 	}
+	if s := ix.findFrozen(h, key); s != nil {
+		// A frozen write (a checkpoint in steps): its store may not have
+		// happened yet, but once the steps are done the table holds
+		// exactly it, which is what a staging after this lookup will
+		// find there (its hint).
+		*m = lookupMemo{valid: true, key: m.key, loc: s.loc, expiring: s.expiring, found: s.loc != 0,
+			hash: h, ent: -1, hint: s.loc, hinted: true}
+		return s.loc, s.expiring, s.loc != 0
+	}
 	slot, loc, found, bad := ix.findFrom(h, key, home)
 	if found {
-		expiring = ix.slots[slot]&expBit != 0
+		expiring = ix.word(uint64(slot))&expBit != 0
 	}
 	if !bad {
 		*m = lookupMemo{valid: true, key: m.key, loc: loc, expiring: expiring, found: found,
@@ -480,7 +504,7 @@ func (ix *Index) find(key []byte) (slot int, loc uint64, ok, bad bool) {
 
 // findHashed is find with the key's hash h.
 func (ix *Index) findHashed(h uint64, key []byte) (slot int, loc uint64, ok, bad bool) {
-	return ix.findFrom(h, key, ix.slots[h&ix.mask])
+	return ix.findFrom(h, key, ix.word(h&ix.mask))
 }
 
 // findFrom is findHashed given the word of the key's home slot, read.
@@ -488,7 +512,7 @@ func (ix *Index) findFrom(h uint64, key []byte, w uint64) (slot int, loc uint64,
 	tag, i := ix.tagHome(h)
 	for n := 0; n <= int(ix.mask); n++ {
 		if n > 0 {
-			w = ix.slots[i]
+			w = ix.word(i)
 		}
 		if w == 0 {
 			return -1, 0, false, bad
@@ -545,8 +569,15 @@ func (ix *Index) Stage(key []byte, loc uint64, expiring bool) error {
 	return nil
 }
 
-// Staged is the number of keys written since the last checkpoint.
-func (ix *Index) Staged() int { return ix.ov.len() }
+// Staged is the number of keys written since the last checkpoint (and
+// the frozen writes of a checkpoint in steps, FreezeCheckpoint).
+func (ix *Index) Staged() int {
+	n := ix.ov.len()
+	if ix.fz != nil {
+		n += ix.fz.ov.len()
+	}
+	return n
+}
 
 // SetRepair turns repair mode on or off: Apply then scans a key's whole
 // probe run and tombstones every duplicate of it (recovery's replay of
@@ -595,6 +626,13 @@ func (ix *Index) Sweep(from uint64) (removed int, err error) {
 // 0). Only for records already durable (recovery's replay in repair mode,
 // Checkpoint), or for a deletion by expiry (absolute: it needs no record).
 func (ix *Index) Apply(key []byte, loc uint64, expiring bool) error {
+	if ix.fz != nil && !ix.fz.storing {
+		// A frozen write of the key would be stored after this (an older
+		// state over a newer one): finish the checkpoint in steps first.
+		if err := ix.Settle(); err != nil {
+			return err
+		}
+	}
 	h := hashKey(key)
 	if e := ix.ov.find(h, key); e >= 0 && ix.ov.ents[e].hinted {
 		ix.ov.ents[e].hinted = false // the key's slots change under its staged write
@@ -742,6 +780,7 @@ func (ix *Index) grow() error {
 	}
 	ix.region.Close()
 	nx.opts, nx.ov, nx.repair, nx.Grows, nx.newest, nx.last = ix.opts, ix.ov, ix.repair, ix.Grows+1, ix.newest, ix.last
+	nx.fz, nx.spareOv = ix.fz, ix.spareOv // a growth inside a step: the rest of the frozen writes go to nx
 	nx.cp, nx.hasCP = ix.cp, ix.hasCP
 	*ix = *nx
 	return nil
@@ -790,6 +829,15 @@ type CheckpointJob struct {
 	err    error
 	dur    time.Duration // Run's time
 
+	// A frozen job's (FreezeCheckpoint): Run stores fz's hinted writes
+	// first, decoding slots with newest (the index's at the freeze), and
+	// counts the table's changes in dLive and dTombs (EndCheckpoint adds
+	// them to the index's).
+	fz            *frozen
+	newest        uint64
+	dLive, dTombs int
+	storeDur      time.Duration
+
 	// OnEnd, when set, is called by whichever call records the job's
 	// outcome (EndCheckpoint or a Settle), under the caller's lock, with
 	// Run's error: the caller's bookkeeping of a checkpoint taken.
@@ -811,23 +859,38 @@ func (ix *Index) BeginCheckpoint(cp Checkpoint) (*CheckpointJob, error) {
 	t0, f0 := time.Now(), threadFaults()
 	ix.last = CheckpointTimes{Staged: ix.ov.len()}
 	if ix.ov.len() > 0 {
-		ap := cp
-		ap.Applying = true
-		if ix.valid {
-			ap.BaseLSN, ap.BaseSeg, ap.BaseOff = ix.cp.LSN, ix.cp.Seg, ix.cp.Off
-			if ix.cp.Applying {
-				ap.BaseLSN, ap.BaseSeg, ap.BaseOff = ix.cp.BaseLSN, ix.cp.BaseSeg, ix.cp.BaseOff
-			}
-		} // else: no base (a table being rebuilt): Open's caller sees Applying with base 0 and replays everything
-		if err := ix.putBlock(ap); err != nil {
+		if err := ix.putApplying(cp); err != nil {
 			return nil, err
 		}
-		ix.hook("ckpt:applying")
 		if err := ix.applyStaged(); err != nil {
 			return nil, err
 		}
 	}
 	ix.last.Apply, ix.last.Faults = time.Since(t0), threadFaults()-f0
+	return ix.newJob(cp), nil
+}
+
+// putApplying persists the applying block of the checkpoint cp: its base
+// is the index's checkpoint (the base of that one if it is applying).
+func (ix *Index) putApplying(cp Checkpoint) error {
+	ap := cp
+	ap.Applying = true
+	if ix.valid {
+		ap.BaseLSN, ap.BaseSeg, ap.BaseOff = ix.cp.LSN, ix.cp.Seg, ix.cp.Off
+		if ix.cp.Applying {
+			ap.BaseLSN, ap.BaseSeg, ap.BaseOff = ix.cp.BaseLSN, ix.cp.BaseSeg, ix.cp.BaseOff
+		}
+	} // else: no base (a table being rebuilt): Open's caller sees Applying with base 0 and replays everything
+	if err := ix.putBlock(ap); err != nil {
+		return err
+	}
+	ix.hook("ckpt:applying")
+	return nil
+}
+
+// newJob makes the job that persists the checkpoint cp's dirty pages and
+// final block (its writes are all in the table) and records it in flight.
+func (ix *Index) newJob(cp Checkpoint) *CheckpointJob {
 	cp.gen = ix.cp.gen + 1
 	j := &CheckpointJob{ix: ix, cp: cp, live: ix.live, tombs: ix.tombs, pages: ix.dirty,
 		npages: dirtyPages(ix.dirty), done: make(chan struct{})}
@@ -840,7 +903,7 @@ func (ix *Index) BeginCheckpoint(cp Checkpoint) (*CheckpointJob, error) {
 		ix.dirty = make([]uint64, len(ix.dirty))
 	}
 	ix.job = j
-	return j, nil
+	return j
 }
 
 // Run persists the dirty pages and then the block of the checkpoint. It
@@ -850,6 +913,13 @@ func (j *CheckpointJob) Run() {
 	defer close(j.done)
 	t0 := time.Now()
 	ix := j.ix
+	if j.fz != nil {
+		j.storeAsync()
+		j.live += j.dLive
+		j.tombs += j.dTombs
+		j.npages = dirtyPages(j.pages) // the pages of its stores too
+		ix.hook("ckpt:stored")
+	}
 	if j.err = ix.persistBitmap(j.pages); j.err != nil {
 		return
 	}
@@ -875,6 +945,17 @@ func (ix *Index) EndCheckpoint(j *CheckpointJob) error {
 	}
 	<-j.done
 	ix.job = nil
+	if fz := j.fz; fz != nil {
+		// The frozen writes are in the table whatever Run's error (the
+		// stores cannot fail; a failed persist leaves the applying block).
+		ix.live += j.dLive
+		ix.tombs += j.dTombs
+		ix.fz = nil
+		fz.ov.reset()
+		ix.spareOv = fz.ov
+		ix.forget()
+		ix.last.Apply, ix.last.Pages = fz.apply+j.storeDur, j.npages
+	}
 	if j.err != nil {
 		for i, w := range j.pages {
 			ix.dirty[i] |= w
@@ -895,14 +976,18 @@ func (ix *Index) EndCheckpoint(j *CheckpointJob) error {
 // table outside Checkpoint, writes the header or unmaps the table settles
 // first; the caller settles before it reads Checkpointed.
 func (ix *Index) Settle() error {
-	if ix.job == nil {
-		return nil
+	if ix.job != nil {
+		return ix.EndCheckpoint(ix.job) // a frozen job's writes end with it
 	}
-	return ix.EndCheckpoint(ix.job)
+	if ix.fz != nil {
+		return ix.finishFrozen() // a checkpoint in steps: stored, run and ended here
+	}
+	return nil
 }
 
-// InFlight reports whether a checkpoint's job has not been ended yet.
-func (ix *Index) InFlight() bool { return ix.job != nil }
+// InFlight reports whether a checkpoint's job has not been ended yet, or
+// a checkpoint in steps is still storing its writes.
+func (ix *Index) InFlight() bool { return ix.job != nil || ix.fz != nil }
 
 // putBlock writes cp as the next generation's block and persists it.
 func (ix *Index) putBlock(cp Checkpoint) error {
@@ -1003,18 +1088,43 @@ func (ix *Index) readCheckpoint() (Checkpoint, bool) {
 // Len is the number of live keys, the staged writes included (it looks
 // each staged key up in the table).
 func (ix *Index) Len() int {
+	if ix.job != nil && ix.job.fz != nil {
+		ix.settle() // a frozen job's counts are the index's once it has ended
+	}
 	n := ix.live
+	// A key both staged and frozen counts by its staged write, against
+	// its frozen one (what the table will hold); a frozen one, against
+	// the table now (whose counts do not have it yet, or have it already
+	// stored: then the table agrees with it and it counts nothing).
 	for i := range ix.ov.ents {
 		s := &ix.ov.ents[i]
-		_, _, inTable, _ := ix.findHashed(s.hash, ix.ov.key(i))
-		switch {
-		case s.loc != 0 && !inTable:
-			n++
-		case s.loc == 0 && inTable:
-			n--
+		var before bool
+		if f := ix.findFrozen(s.hash, ix.ov.key(i)); f != nil {
+			before = f.loc != 0
+		} else {
+			_, _, before, _ = ix.findHashed(s.hash, ix.ov.key(i))
+		}
+		n += liveDelta(before, s.loc != 0)
+	}
+	if fz := ix.fz; fz != nil {
+		for i := range fz.ov.ents {
+			s := &fz.ov.ents[i]
+			k := fz.ov.key(i)
+			_, _, inTable, _ := ix.findHashed(s.hash, k)
+			n += liveDelta(inTable, s.loc != 0)
 		}
 	}
 	return n
+}
+
+func liveDelta(before, after bool) int {
+	switch {
+	case after && !before:
+		return 1
+	case before && !after:
+		return -1
+	}
+	return 0
 }
 
 // Stats describe the table.
@@ -1028,18 +1138,24 @@ type Stats struct {
 
 // Stats returns the table's counters.
 func (ix *Index) Stats() Stats {
-	return Stats{Slots: len(ix.slots), Live: ix.live, Tombstones: ix.tombs, Staged: ix.ov.len(), FileBytes: ix.region.Size()}
+	return Stats{Slots: len(ix.slots), Live: ix.live, Tombstones: ix.tombs, Staged: ix.Staged(), FileBytes: ix.region.Size()}
 }
 
 // Range calls fn with the location of every published live slot, in slot
 // order, until fn returns false.
 func (ix *Index) Range(fn func(loc uint64) bool) {
-	for _, w := range ix.slots {
-		if w != 0 && w&offMask != 0 && !fn(ix.unpack(w)) {
+	for i := range ix.slots {
+		if w := ix.word(uint64(i)); w != 0 && w&offMask != 0 && !fn(ix.unpack(w)) {
 			return
 		}
 	}
 }
+
+// word reads slot i's word. The readers that may run while a frozen
+// job's Run stores into the table (lookups, scans, Range: everything
+// that does not settle first) read atomically; on amd64 that is a plain
+// load.
+func (ix *Index) word(i uint64) uint64 { return atomic.LoadUint64(&ix.slots[i]) }
 
 // Clear empties the table (FLUSHALL): staged writes are dropped too. Only
 // once the record that clears is durable (see the package doc).
@@ -1130,7 +1246,7 @@ func (ix *Index) Generation() int { return ix.Grows }
 // the position after the last slot visited (Stats().Slots at the end).
 func (ix *Index) ScanSlots(pos int, fn func(loc uint64) bool) int {
 	for ; pos < len(ix.slots); pos++ {
-		if w := ix.slots[pos]; w != 0 && w&offMask != 0 && !fn(ix.unpack(w)) {
+		if w := ix.word(uint64(pos)); w != 0 && w&offMask != 0 && !fn(ix.unpack(w)) {
 			return pos + 1
 		}
 	}
@@ -1145,7 +1261,7 @@ func (ix *Index) RandomLoc(start int) (loc uint64, ok bool) {
 	}
 	n := len(ix.slots)
 	for i := 0; i < n; i++ {
-		if w := ix.slots[(start+i)&(n-1)]; w != 0 && w&offMask != 0 {
+		if w := ix.word(uint64((start + i) & (n - 1))); w != 0 && w&offMask != 0 {
 			return ix.unpack(w), true
 		}
 	}
@@ -1158,8 +1274,24 @@ func (ix *Index) RandomLoc(start int) (loc uint64, ok bool) {
 // The key strings stay valid (and unchanged) after the call, whatever
 // happens to the index: a caller may keep them.
 func (ix *Index) RangeStaged(fn func(key string, loc uint64, expiring bool) bool) {
-	ix.ov.rangeKeys(func(i int, k string) bool {
-		s := &ix.ov.ents[i]
+	ov, fz := &ix.ov, ix.fz
+	more := true
+	ov.rangeKeys(func(i int, k string) bool {
+		s := &ov.ents[i]
+		more = fn(k, s.loc, s.expiring)
+		return more
+	})
+	if !more || fz == nil || ix.fz != fz {
+		return
+	}
+	// The frozen writes of a checkpoint in steps that no staging since
+	// supersedes (the staged ones were given above, with their newest
+	// state). Stops if fn finishes the checkpoint (fz is then reset).
+	fz.ov.rangeKeys(func(i int, k string) bool {
+		s := &fz.ov.ents[i]
+		if ix.ov.find(s.hash, fz.ov.key(i)) >= 0 {
+			return true
+		}
 		return fn(k, s.loc, s.expiring)
 	})
 }
@@ -1173,7 +1305,7 @@ func (ix *Index) RangeStaged(fn func(key string, loc uint64, expiring bool) bool
 func (ix *Index) ScanExpiring(pos, n int, fn func(loc uint64) bool) int {
 	end := min(len(ix.slots), pos+n)
 	for ; pos < end; pos++ {
-		if w := ix.slots[pos]; w&expBit != 0 && w&offMask != 0 && !fn(ix.unpack(w)) {
+		if w := ix.word(uint64(pos)); w&expBit != 0 && w&offMask != 0 && !fn(ix.unpack(w)) {
 			return pos + 1
 		}
 	}

@@ -38,7 +38,7 @@ func (ix *Index) Prefetch(keys [][]byte, at func(loc uint64) (record []byte, sid
 			}
 		}
 		tag, home := ix.tagHome(h)
-		if w := ix.slots[home]; w&offMask != 0 && w>>tagShift == tag {
+		if w := ix.word(home); w&offMask != 0 && w>>tagShift == tag {
 			b, side := at(ix.unpack(w))
 			if len(b) > 0 {
 				prefetch(uintptr(unsafe.Pointer(&b[0])))

@@ -34,6 +34,16 @@ func (ix *Index) ScanHomes(from, to int, fn func(key []byte, loc uint64)) {
 	}
 	mask := ix.mask
 	inRange := func(h uint64) bool { home := int(h & mask); return home >= from && home < to }
+	// The frozen writes of a checkpoint whose stores leave the lock
+	// (steps.go): a frozen job may be storing them meanwhile, so whether
+	// the table holds such a key yet is not asked. A key with a frozen
+	// write is given from the staged writes (its newest: a staging since
+	// the freeze, else the frozen one) and skipped by the table walk.
+	var fz *overlay
+	if ix.fz != nil {
+		fz = &ix.fz.ov
+	}
+	frozen := func(h uint64, key []byte) bool { return fz != nil && fz.find(h, key) >= 0 }
 	// Staged writes of keys the table does not hold (new keys, or keys
 	// whose slot a bulk change dropped): the table walk below cannot meet
 	// them. A staged write of a key the table holds is met there.
@@ -43,25 +53,38 @@ func (ix *Index) ScanHomes(from, to int, fn func(key []byte, loc uint64)) {
 			return
 		}
 		key := ix.ov.key(i)
-		if _, _, ok, _ := ix.findHashed(e.hash, key); ok {
-			return
+		if !frozen(e.hash, key) {
+			if _, _, ok, _ := ix.findHashed(e.hash, key); ok {
+				return
+			}
 		}
 		fn(key, e.loc)
 	})
+	if fz != nil {
+		fz.rangeHomes(from, to, mask, func(i int) {
+			e := &fz.ents[i]
+			if e.loc == 0 || !inRange(e.hash) {
+				return
+			}
+			if key := fz.key(i); ix.ov.find(e.hash, key) < 0 { // else given above (or deleted since)
+				fn(key, e.loc)
+			}
+		})
+	}
 	// The table: the keys homed in the range sit in the probe runs that
 	// start in it, which may go on past its end (and wrap past the table's
 	// end); a run never has a hole (a deletion leaves a tombstone).
 	span := uint64(to - from)
 	i := uint64(from)
 	for steps := uint64(0); steps <= mask; steps++ {
-		w := ix.slots[i]
+		w := ix.word(i)
 		if w == 0 && steps >= span {
 			break
 		}
 		if w != 0 && w&offMask != 0 {
 			loc := ix.unpack(w)
 			if key, ok := ix.opts.KeyAt(loc); ok {
-				if h := hashKey(key); inRange(h) {
+				if h := hashKey(key); inRange(h) && !frozen(h, key) {
 					if e := ix.ov.find(h, key); e < 0 {
 						fn(key, loc)
 					} else if s := &ix.ov.ents[e]; s.loc != 0 {

@@ -73,17 +73,22 @@
 //     expire.go: every 20 ms it checkpoints if 1024 writes are staged,
 //     else at least once a second), at a clean shutdown, right after
 //     recovery, and before the cleaner removes a segment (so a restart
-//     never needs a removed segment's records). The checkpointer and
-//     the cleaner hold the lock only to wait for C and store the staged
-//     writes into the table; the dirty pages and the final block are
+//     never needs a removed segment's records). The cleaner holds the
+//     lock to wait for C and store the staged writes into the table; the
+//     checkpointer holds it to wait for C and freeze them
+//     (keyindex.FreezeCheckpoint), and its job stores them without the
+//     lock (or, during a migration, with a replication cursor open or a
+//     table at its growth point, it stores them 128 at a time, taking
+//     the lock for each step: keyindex.CheckpointStep); lookups see the
+//     frozen writes meanwhile. The dirty pages and the final block are
 //     persisted without it, and every later checkpoint and Close end
-//     that job first (keyindex.Settle). The cleaner removes the segment
+//     that job (and the steps not taken yet) first (keyindex.Settle). The cleaner removes the segment
 //     only once its own checkpoint's job has ended without an error,
 //     under the lock again, so a segment is only removed under a
 //     checkpoint that is durable (a newer one in flight by then has it
-//     as its base). Small checkpoints
-//     keep the lock's hold short: it grows with the staged writes (up to
-//     0.7 µs a write at 10 M keys), and every command waits it out.
+//     as its base). The cleaner's checkpoints (and those in steps) hold
+//     the lock for their stores: 0.2-0.7 µs a write at 10 M keys, which
+//     every command waits out.
 //     Each carries the per-database key counts, the live bytes and the
 //     cleaner's FLUSHALL/SWAPDB marks as of C, and the number of DRAM
 //     entries; they become the keyspace's last checkpoint (lastCP,

@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"container/heap"
+	"runtime"
 	"time"
 
 	"github.com/persimmon-db/persimmon/keyindex"
@@ -114,19 +115,30 @@ const kixCheckpointEvery = time.Second
 // SET runs ~35,000 writes/s here, and 4096 staged writes checked every
 // 100 ms (the background tick) made holds of 3-6 ms at 10 M keys (the
 // SET p99.9 tail of issue 11's target 5). Polled every 20 ms at 1024
-// writes the holds stay near 1 ms; the dirty pages and the final block
-// are persisted without the lock (keyindex.BeginCheckpoint).
+// writes the holds stayed near 1 ms (0.25-0.6 ms for 1,000-2,000 writes
+// at 10 M keys on a loaded machine, with a long tail where the holder was
+// descheduled); the dirty pages and the final block are persisted without
+// the lock (keyindex.BeginCheckpoint). The checkpointer now freezes the
+// writes under the lock and stores them without it, in the job that then
+// persists them (keyindex.FreezeCheckpoint), or, while the table cannot
+// take that (a migration, a replication cursor, a table at its growth
+// point), in steps of kixCheckpointStep under the lock
+// (keyindex.CheckpointStep: tens of µs each), yielding between them.
 const (
 	kixCheckpointPoll   = 20 * time.Millisecond
 	kixCheckpointStaged = 1024
+	kixCheckpointStep   = 128
 )
 
 // kixCheckpointer checkpoints the key index until Close: every
 // kixCheckpointPoll it takes the lock and, if kixCheckpointStaged writes
 // are staged or kixCheckpointEvery has passed since its last checkpoint,
-// begins one (the staged writes stored into the table), then runs the
-// job (the dirty pages and the final block persisted) without the lock
-// and ends it under the lock again. It is its own goroutine, not a part
+// begins one (the staged writes frozen), then runs its job without the
+// lock (the frozen writes stored, the dirty pages and the final block
+// persisted) and ends it under the lock again; or stores them a step at
+// a time under the lock and runs the last step's job. A checkpoint in one go meanwhile (the cleaner's, SCAN's,
+// Close's) finishes the one in steps first; the next step then finds
+// nothing to do. It is its own goroutine, not a part
 // of the background tick, so that the cleaner (which can run for seconds
 // in that loop) does not hold the checkpoints back and let the staged
 // writes pile up into one long hold. An error is sticky in the wal (the
@@ -145,11 +157,31 @@ func (ks *Keyspace) kixCheckpointer() {
 		}
 		ks.mu.Lock()
 		var job *keyindex.CheckpointJob
+		stepping := false
 		if ks.kixOn() && (ks.kix.ix.Staged() >= kixCheckpointStaged || time.Since(last) >= kixCheckpointEvery) {
-			job, _ = ks.kixCheckpointBegin(true)
+			job, stepping, _ = ks.kixCheckpointFreeze()
 			last = time.Now()
 		}
 		ks.Unlock()
+		for stepping {
+			ks.mu.Lock()
+			if ks.kixOn() {
+				job, stepping, _ = ks.kix.ix.CheckpointStep(kixCheckpointStep)
+			} else {
+				stepping = false
+			}
+			ks.Unlock()
+			if stepping {
+				// The commands waiting for the lock run before the next
+				// step (the woken waiter goes first on this thread). Not
+				// a sleep: during a bulk load (a migration, so steps)
+				// the steps must keep up with the writes, and a sleep of
+				// tens of µs took a millisecond or more on a loaded
+				// machine, the staged writes piling up into checkpoints
+				// of 30,000 writes and a migration that fell behind.
+				runtime.Gosched()
+			}
+		}
 		if job == nil {
 			continue
 		}

@@ -263,6 +263,7 @@ func (ks *Keyspace) ResetStats() {
 	ks.hits.Store(0)
 	ks.misses.Store(0)
 	ks.kix.cpHoldMax.Store(0)
+	ks.kix.cpHolds1ms.Store(0)
 }
 
 // OnExpired sets fn, called under the lock each time a key is removed

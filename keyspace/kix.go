@@ -89,6 +89,7 @@ type kixState struct {
 	lastCPMicros atomic.Int64
 	cpTimes      atomic.Pointer[CheckpointTimes] // the last checkpoint's breakdown
 	cpHoldMax    atomic.Int64                    // longest checkpoint lock hold (µs) since ResetStats
+	cpHolds1ms   atomic.Int64                    // checkpoints since ResetStats whose lock hold was 1 ms or more
 	snap         atomic.Pointer[IndexStats]
 }
 
@@ -626,23 +627,77 @@ func (ks *Keyspace) kixCheckpoint() error {
 // settles it first. async says the job will run without the lock (for
 // the hold time reported).
 func (ks *Keyspace) kixCheckpointBegin(async bool) (*keyindex.CheckpointJob, error) {
+	c, cp, dram, held, waited, ok, err := ks.kixCheckpointPrep()
+	if !ok || err != nil {
+		return nil, err
+	}
+	j, err := ks.kix.ix.BeginCheckpoint(cp)
+	if err != nil {
+		return nil, err
+	}
+	begun := time.Since(held)
+	// The bookkeeping of a checkpoint taken happens when the index
+	// records the job's outcome (under the lock, before any next
+	// checkpoint can begin: its base counts are these).
+	j.OnEnd = ks.kixCheckpointOnEnd(c, dram, waited, func() time.Duration {
+		if !async {
+			return time.Since(held)
+		}
+		return begun
+	})
+	return j, nil
+}
+
+// kixCheckpointFreeze is kixCheckpointBegin for the checkpointer (lock
+// held): the log waited for, the applying block, the staged writes
+// frozen (keyindex.FreezeCheckpoint). Either it returns the job, which
+// stores them and persists the pages and the final block, to run
+// without the lock and end under it as kixCheckpointBegin's; or stepping
+// is true, and the caller stores them a step at a time
+// (keyindex.CheckpointStep), releasing the lock between steps, and runs
+// the last step's job.
+func (ks *Keyspace) kixCheckpointFreeze() (job *keyindex.CheckpointJob, stepping bool, err error) {
+	c, cp, dram, held, waited, ok, err := ks.kixCheckpointPrep()
+	if !ok || err != nil {
+		return nil, false, err
+	}
+	var frozeHold time.Duration
+	onEnd := ks.kixCheckpointOnEnd(c, dram, waited, func() time.Duration {
+		// The longest of its holds: the freeze, or a step (the lock is
+		// released between them; a step's hold is its stores).
+		return max(frozeHold, ks.kix.ix.LastCheckpointTimes().StepMax)
+	})
+	job, err = ks.kix.ix.FreezeCheckpoint(cp, onEnd)
+	if err != nil {
+		return nil, false, err
+	}
+	frozeHold = time.Since(held)
+	return job, job == nil, nil
+}
+
+// kixCheckpointPrep is the first part of a checkpoint (lock held): it
+// ends the one in flight, says whether anything was written since the
+// last (ok false: nothing to do), waits for the last record appended, C,
+// to be durable and fills in the checkpoint of C with the keyspace's
+// counters as of C; dram is the number of keys the checkpoint does not
+// hold, held when the wait began and waited how long it took.
+func (ks *Keyspace) kixCheckpointPrep() (c uint64, cp keyindex.Checkpoint, dram int, held time.Time, waited time.Duration, ok bool, err error) {
 	if !ks.kixOn() || ks.txnOpen || ks.failed != nil || ks.wal == nil {
-		return nil, nil
+		return
 	}
-	if err := ks.kix.ix.Settle(); err != nil {
-		return nil, err
+	if err = ks.kix.ix.Settle(); err != nil {
+		return
 	}
-	c := ks.wal.LastLSN()
+	c = ks.wal.LastLSN()
 	if last, _ := ks.kix.ix.Checkpointed(); c == ks.kix.lastCP && ks.kix.ix.Valid() && !last.Applying && ks.kix.ix.Staged() == 0 {
-		return nil, nil
+		return
 	}
-	held := time.Now()
-	if err := ks.wal.WaitDurable(c); err != nil {
-		return nil, err
+	held = time.Now()
+	if err = ks.wal.WaitDurable(c); err != nil {
+		return
 	}
-	waited := time.Since(held)
-	cp := keyindex.Checkpoint{LSN: c, Seg: ks.kix.endSeg, Off: ks.kix.endOff}
-	dram := 0
+	waited = time.Since(held)
+	cp = keyindex.Checkpoint{LSN: c, Seg: ks.kix.endSeg, Off: ks.kix.endOff}
 	for i, d := range ks.dbs {
 		dram += len(d.entries)
 		cp.User[cpCounts+i] = uint64(ks.kix.counts[i])
@@ -663,15 +718,14 @@ func (ks *Keyspace) kixCheckpointBegin(async bool) (*keyindex.CheckpointJob, err
 	if ks.repl.replid != "" && ks.repl.loc != 0 { // a cleared position is not kept either
 		cp.User[cpReplPosLoc] = ks.repl.loc
 	}
-	j, err := ks.kix.ix.BeginCheckpoint(cp)
-	if err != nil {
-		return nil, err
-	}
-	begun := time.Since(held)
-	// The bookkeeping of a checkpoint taken happens when the index
-	// records the job's outcome (under the lock, before any next
-	// checkpoint can begin: its base counts are these).
-	j.OnEnd = func(err error) {
+	return c, cp, dram, held, waited, true, nil
+}
+
+// kixCheckpointOnEnd returns the checkpoint of C's OnEnd: the keyspace's
+// bookkeeping of a checkpoint taken (under the lock); hold says how long
+// the checkpoint held the lock at most.
+func (ks *Keyspace) kixCheckpointOnEnd(c uint64, dram int, waited time.Duration, hold func() time.Duration) func(error) {
+	return func(err error) {
 		if err != nil {
 			return
 		}
@@ -679,16 +733,16 @@ func (ks *Keyspace) kixCheckpointBegin(async bool) (*keyindex.CheckpointJob, err
 		ks.kix.checkpoints.Add(1)
 		t := ks.kix.ix.LastCheckpointTimes()
 		ks.kix.lastCPMicros.Store((t.Apply + t.Persist).Microseconds())
-		hold := begun
-		if !async {
-			hold = time.Since(held)
-		}
-		ks.kix.cpTimes.Store(&CheckpointTimes{Hold: hold, Wait: waited, Apply: t.Apply, Persist: t.Persist, Staged: t.Staged, Pages: t.Pages, Faults: t.Faults})
-		if us := hold.Microseconds(); us > ks.kix.cpHoldMax.Load() {
+		h := hold()
+		ks.kix.cpTimes.Store(&CheckpointTimes{Hold: h, Wait: waited, Apply: t.Apply, Persist: t.Persist, Staged: t.Staged, Pages: t.Pages,
+			Faults: t.Faults, Steps: t.Steps})
+		if us := h.Microseconds(); us > ks.kix.cpHoldMax.Load() {
 			ks.kix.cpHoldMax.Store(us) // one writer: the lock holder
 		}
+		if h >= time.Millisecond {
+			ks.kix.cpHolds1ms.Add(1)
+		}
 	}
-	return j, nil
 }
 
 // kixCheckpointEnd ends the background loop's checkpoint job after its Run
@@ -706,8 +760,10 @@ func (ks *Keyspace) kixCheckpointEnd(j *keyindex.CheckpointJob) error {
 type CheckpointTimes struct {
 	Hold, Wait, Apply, Persist time.Duration
 	Staged, Pages              int
-	Faults                     int64         // page faults during the apply (its thread's)
+	Faults                     int64         // page faults during the apply (its thread's; not counted for one in steps)
+	Steps                      int           // the steps its stores took (a checkpoint in steps; 0: in one go)
 	HoldMax                    time.Duration // the longest Hold since ResetStats
+	Holds1ms                   int64         // checkpoints since ResetStats whose Hold was 1 ms or more
 }
 
 // kixFinishReplay ends recovery's replay after a checkpoint: the slots
@@ -822,6 +878,7 @@ func (ks *Keyspace) snapshotIndex() {
 		s.Last = *t
 	}
 	s.Last.HoldMax = time.Duration(ks.kix.cpHoldMax.Load()) * time.Microsecond
+	s.Last.Holds1ms = ks.kix.cpHolds1ms.Load()
 	ks.kix.snap.Store(s)
 }
 

@@ -508,8 +508,10 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 			line("key_index_last_checkpoint_us", ix.LastCheckpointMicros)
 			// Its breakdown: the keyspace lock's hold (the log's wait,
 			// the staged writes' apply, the pages' persist when under
-			// the lock), the staged writes and dirty pages, and the
-			// longest hold since CONFIG RESETSTAT.
+			// the lock; for the checkpointer's, in steps, the longest
+			// of its holds), the staged writes, dirty pages and steps,
+			// and the longest hold and the holds of 1 ms or more since
+			// CONFIG RESETSTAT.
 			line("key_index_last_checkpoint_hold_us", ix.Last.Hold.Microseconds())
 			line("key_index_last_checkpoint_wait_us", ix.Last.Wait.Microseconds())
 			line("key_index_last_checkpoint_apply_us", ix.Last.Apply.Microseconds())
@@ -517,7 +519,9 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 			line("key_index_last_checkpoint_staged", ix.Last.Staged)
 			line("key_index_last_checkpoint_pages", ix.Last.Pages)
 			line("key_index_last_checkpoint_faults", ix.Last.Faults)
+			line("key_index_last_checkpoint_steps", ix.Last.Steps)
 			line("key_index_checkpoint_hold_max_us", ix.Last.HoldMax.Microseconds())
+			line("key_index_checkpoint_holds_over_1ms", ix.Last.Holds1ms)
 		}
 	}
 	if sel&secPersistence != 0 {
