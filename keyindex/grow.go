@@ -351,7 +351,9 @@ func (ix *Index) finishMigration() error {
 	ix.region.Close()
 	nx.opts, nx.ov, nx.repair, nx.Grows, nx.newest, nx.last = ix.opts, ix.ov, ix.repair, ix.Grows+1, ix.newest, ix.last
 	nx.cp, nx.hasCP = ix.cp, ix.hasCP
+	nx.lockBudget = ix.lockBudget
 	*ix = *nx
+	ix.relockAfterSwap()
 	return nil
 }
 
