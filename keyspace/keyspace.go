@@ -69,6 +69,7 @@ type Keyspace struct {
 	rc           *recCache
 	rcSize       int64
 	tierLock     int64
+	tiersApplied bool // a setting was applied (the first one is logged whatever it is)
 	tiersPending atomic.Pointer[MemoryTiers]
 	tierSnap     atomic.Pointer[TierStats]
 

@@ -73,7 +73,8 @@ func (ks *Keyspace) applyTiers() {
 	if cache < 0 {
 		cache = min(limit/8, 64<<20)
 	}
-	if cache != ks.rcSize {
+	if cache != ks.rcSize || !ks.tiersApplied {
+		ks.tiersApplied = true
 		ks.rc.close()
 		ks.rc, ks.rcSize = nil, cache
 		if cache > 0 {

@@ -518,6 +518,19 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 			line("key_index_last_checkpoint_pages", ix.Last.Pages)
 			line("key_index_last_checkpoint_faults", ix.Last.Faults)
 			line("key_index_checkpoint_hold_max_us", ix.Last.HoldMax.Microseconds())
+			// Its memory tiers (memtiers.go): the part of the mapping
+			// kept resident, and the DRAM cache of hot records (an
+			// anonymous mapping outside the Go heap).
+			tr := d.ks.Tiers
+			line("key_index_lock_budget", tr.IndexLockBudget)
+			line("key_index_locked_bytes", tr.IndexLocked)
+			line("record_cache_bytes", tr.RecordCacheBytes)
+			line("record_cache_used_bytes", tr.RecordCacheUsed)
+			line("record_cache_keys", tr.RecordCacheKeys)
+			line("record_cache_hits", tr.RecordCacheHits)
+			line("record_cache_misses", tr.RecordCacheMiss)
+			line("record_cache_admitted", tr.RecordCacheAdmit)
+			line("record_cache_evicted", tr.RecordCacheEvict)
 		}
 	}
 	if sel&secPersistence != 0 {

@@ -311,6 +311,9 @@ func (s *Server) wireKeyspace(ks *keyspace.Keyspace) {
 	ks.OnKeyTouched(s.track.keyTouched) // tracking.go
 	ks.SetLatencyObserver(s.latencyEvent)
 	ks.Unlock()
+	s.conf.mu.Lock()
+	ks.SetMemoryTiers(s.memoryTiers()) // memtiers.go
+	s.conf.mu.Unlock()
 }
 
 func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[string]*Command) *Server {
