@@ -117,12 +117,17 @@ func newRecCache(n int64) (*recCache, error) {
 	if n < 64<<10 {
 		return nil, nil
 	}
-	// A quarter for the table (16-byte slots, at most 7/8 full: about
-	// 100-byte entries fill it as they fill the arena), a 64th for the
-	// ghost, the rest for the arena.
+	// About a quarter for the table (16-byte slots, at most 7/8 full:
+	// 100-byte entries fill it as they fill the arena), a sixteenth for
+	// the ghost (4-byte fingerprints, one for each 64 bytes of the arena:
+	// about as many as the main ring holds entries, as S3-FIFO sizes it),
+	// the rest for the arena.
 	tableBytes := uint64(1) << (63 - bits.LeadingZeros64(uint64(n/4)))
+	if tableBytes*3/2 < uint64(n/4) {
+		tableBytes *= 2 // the nearer power of two
+	}
 	slots := tableBytes / 16
-	ghostN := uint64(1) << (63 - bits.LeadingZeros64(uint64(n/64)/4))
+	ghostN := uint64(1) << (63 - bits.LeadingZeros64(uint64(n/16)/4))
 	dataBytes := (uint64(n) - tableBytes - ghostN*4) &^ (rcAlign - 1)
 	if dataBytes < 32<<10 {
 		return nil, nil
@@ -321,6 +326,19 @@ func (c *recCache) evictTail(q int) bool {
 	freq := h[10]
 	size := entrySize(int(n))
 	keep := freq > 0
+	if q == rcSmall && !keep {
+		// While the main ring has room, the small one spills into it (as
+		// S3-FIFO evicts from its small queue only once the whole cache
+		// is full): a cold cache fills all its bytes; the spilled
+		// entries, never read again, are the main ring's first to go.
+		m := &c.rings[rcMain]
+		off := m.head % m.size
+		need := size
+		if off+size > m.size {
+			need += m.size - off
+		}
+		keep = m.size-(m.head-m.tail) >= need
+	}
 	if q == rcMain {
 		keep = keep && c.moves < rcMaxMoves
 		if keep {
