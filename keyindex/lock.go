@@ -72,3 +72,42 @@ func (ix *Index) relockAfterSwap() {
 	}
 	ix.opts.Logf("key index: %d of the grown table's %d bytes locked in memory (budget %d)", n, ix.region.Size(), ix.lockBudget)
 }
+
+// SlotPage is the page of the mapping that holds key's home slot (for a
+// residency check before a lookup that would otherwise fault on it: the
+// caller's warming of cold reads).
+func (ix *Index) SlotPage(key []byte) []byte {
+	_, home := ix.tagHome(hashKey(key))
+	b := ix.region.Bytes()
+	p := (headerSize + int(home)*8) &^ (pageSize - 1)
+	return b[p : p+pageSize : p+pageSize]
+}
+
+// Candidates calls fn with every location a Lookup of key might read a
+// key back from: the staged write's, or those of the slots of key's tag
+// in its probe run, without reading any record (KeyAt is not called) and
+// without changing anything (the lookup memo included).
+func (ix *Index) Candidates(key []byte, fn func(loc uint64)) {
+	h := hashKey(key)
+	if e := ix.ov.find(h, key); e >= 0 {
+		if l := ix.ov.ents[e].loc; l != 0 {
+			fn(l)
+		}
+		return
+	}
+	tag, i := ix.tagHome(h)
+	for n := 0; n <= int(ix.mask); n++ {
+		w := ix.slots[i]
+		if w == 0 {
+			return
+		}
+		if w&offMask != 0 && w>>tagShift == tag {
+			fn(ix.unpack(w))
+		}
+		i = (i + 1) & ix.mask
+	}
+}
+
+// PageOut asks the kernel to reclaim the table's pages (MADV_PAGEOUT;
+// locked ones stay): for tests of reads that find it not resident.
+func (ix *Index) PageOut() error { return pmem.AdvisePageOut(ix.region.Bytes()) }

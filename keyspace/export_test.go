@@ -117,3 +117,17 @@ func (ks *Keyspace) RecordCacheHas(loc uint64) bool { return ks.rc != nil && ks.
 
 // PublishStats publishes the figures Stats reports of the tiers now.
 func (ks *Keyspace) PublishStats() { ks.snapshotTiers() }
+
+// PageOutAll asks the kernel to reclaim the pages of every segment and of
+// the key index (MADV_PAGEOUT): they are then not resident.
+func (ks *Keyspace) PageOutAll() error {
+	for _, s := range ks.arena.Segments() {
+		if err := unix.Madvise(s.Bytes(), unix.MADV_PAGEOUT); err != nil {
+			return err
+		}
+	}
+	if ks.kixOn() {
+		return ks.kix.ix.PageOut()
+	}
+	return nil
+}

@@ -69,7 +69,10 @@ type Keyspace struct {
 	rc           *recCache
 	rcSize       int64
 	tierLock     int64
-	tiersApplied bool // a setting was applied (the first one is logged whatever it is)
+	tiersApplied bool        // a setting was applied (the first one is logged whatever it is)
+	coldMode     atomic.Bool // the process took major faults in the last stats tick (coldread.go)
+	lastMajflt   int64
+	coldWarmed   int64 // pages ColdPages found to warm since start
 	tiersPending atomic.Pointer[MemoryTiers]
 	tierSnap     atomic.Pointer[TierStats]
 

@@ -46,6 +46,8 @@ type TierStats struct {
 	RecordCacheMiss  int64 // GETs of a cacheable indexed key that missed it
 	RecordCacheAdmit int64 // entries admitted
 	RecordCacheEvict int64 // entries evicted
+	ColdReads        bool  // GETs are being warmed (coldread.go)
+	ColdWarmed       int64 // pages found to warm since start
 }
 
 // SetMemoryTiers sets the tiers (applied at the next Unlock, or now if the
@@ -111,7 +113,8 @@ func (ks *Keyspace) applyTiers() {
 
 // snapshotTiers publishes TierStats (under the lock).
 func (ks *Keyspace) snapshotTiers() {
-	s := &TierStats{IndexLockBudget: ks.tierLock}
+	ks.noteFaults() // coldread.go
+	s := &TierStats{IndexLockBudget: ks.tierLock, ColdReads: ks.coldMode.Load(), ColdWarmed: ks.coldWarmed}
 	if ks.kixOn() {
 		s.IndexLocked = ks.kix.ix.LockedBytes()
 	}

@@ -109,3 +109,23 @@ func UnlockResident(b []byte) error {
 	}
 	return os.NewSyscallError("munlock", unix.Munlock(b))
 }
+
+// AdviseCold tells the kernel that b's pages will not be needed soon
+// (MADV_COLD: moved to the inactive list, so that reclaim takes them
+// before pages in use): after a one-time read such as a scrub, which
+// would otherwise push the pages being served out of a memory cgroup.
+// Advice only: errors are ignored.
+func AdviseCold(b []byte) {
+	if len(b) > 0 {
+		_ = unix.Madvise(b, unix.MADV_COLD)
+	}
+}
+
+// AdvisePageOut asks the kernel to reclaim b's pages now (MADV_PAGEOUT;
+// dirty pages are written back first, locked ones stay).
+func AdvisePageOut(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	return os.NewSyscallError("madvise", unix.Madvise(b, unix.MADV_PAGEOUT))
+}

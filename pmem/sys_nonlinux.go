@@ -45,3 +45,10 @@ func LockResident(b []byte) error { return errors.ErrUnsupported }
 
 // UnlockResident does nothing outside Linux.
 func UnlockResident(b []byte) error { return nil }
+
+// AdviseCold is advice that b will not be needed soon; nothing outside
+// Linux.
+func AdviseCold(b []byte) {}
+
+// AdvisePageOut is unsupported outside Linux.
+func AdvisePageOut(b []byte) error { return errors.ErrUnsupported }

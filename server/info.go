@@ -531,6 +531,8 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 			line("record_cache_misses", tr.RecordCacheMiss)
 			line("record_cache_admitted", tr.RecordCacheAdmit)
 			line("record_cache_evicted", tr.RecordCacheEvict)
+			line("cold_reads", boolInt(tr.ColdReads)) // GETs warmed off the lock (coldread.go)
+			line("cold_pages_warmed", tr.ColdWarmed)
 		}
 	}
 	if sel&secPersistence != 0 {

@@ -223,6 +223,7 @@ type Server struct {
 	env     commitEnv
 	logf    func(string, ...any)
 	table   map[string]*Command
+	getCmd  *Command   // table["get"]: the command cold reads warm (coldread.go)
 	cmdList []*Command // table entries sorted by name (COMMAND)
 
 	scripting *scriptEngine                   // Lua state and script cache; keyspace lock
@@ -331,6 +332,7 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 		env:     env,
 		logf:    logf,
 		table:   table,
+		getCmd:  table["get"],
 		started: time.Now(),
 		clients: make(map[int64]*conn),
 		pubsub:  newPubsubHub(),
