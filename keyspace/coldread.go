@@ -26,6 +26,11 @@ import (
 // which ColdReads is on.
 const coldFaults = 20
 
+// coldHold is how long ColdReads stays on after a tick with that many:
+// the record cache and the warming remove the faults that turn them on,
+// and must not turn themselves off by working.
+const coldHold = 10 * time.Second
+
 // coldWait bounds WaitResident: with fifty connections' reads queued on
 // a device doing a few thousand a second, a read waits tens of
 // milliseconds; a GET that gives up sooner faults under the lock on a
@@ -47,8 +52,23 @@ func (ks *Keyspace) noteFaults() {
 	// The pages warmed count too: warming turns faults into reads that
 	// are not faults, and must not turn itself off by working.
 	n := int64(ru.Majflt) + ks.coldWarmed
-	ks.coldMode.Store(n-ks.lastMajflt > coldFaults)
+	now := time.Now()
+	if n-ks.lastMajflt > coldFaults {
+		ks.coldUntil = now.Add(coldHold)
+	}
+	ks.coldMode.Store(now.Before(ks.coldUntil))
 	ks.lastMajflt = n
+	ks.useRecordCache()
+}
+
+// useRecordCache puts the record cache in use (rcOn) while ColdReads is
+// on, or always when forced (under the lock; see reccache.go).
+func (ks *Keyspace) useRecordCache() {
+	if ks.rcForce || ks.coldMode.Load() {
+		ks.rcOn = ks.rc
+	} else {
+		ks.rcOn = nil
+	}
 }
 
 // resident reports whether page p of a mapping is in memory (an error,

@@ -131,3 +131,12 @@ func (ks *Keyspace) PageOutAll() error {
 	}
 	return nil
 }
+
+// ForceRecordCache keeps the record cache in use whether or not the
+// process is under memory pressure.
+func (ks *Keyspace) ForceRecordCache() {
+	ks.mu.Lock()
+	ks.rcForce = true
+	ks.useRecordCache()
+	ks.Unlock()
+}

@@ -67,12 +67,15 @@ type Keyspace struct {
 	// off) and its size setting, the index's lock budget, the setting
 	// waiting for an Unlock, the published figures.
 	rc           *recCache
+	rcOn         *recCache // rc while it is read and filled: under memory pressure (coldread.go), or forced; else nil
+	rcForce      bool      // tests: rc always in use
 	rcSize       int64
 	tierLock     int64
 	tiersApplied bool        // a setting was applied (the first one is logged whatever it is)
 	coldMode     atomic.Bool // the process took major faults in the last stats tick (coldread.go)
 	lastMajflt   int64
-	coldWarmed   int64 // pages ColdPages found to warm since start
+	coldWarmed   int64     // pages ColdPages found to warm since start
+	coldUntil    time.Time // ColdReads stays on until then (coldread.go)
 	tiersPending atomic.Pointer[MemoryTiers]
 	tierSnap     atomic.Pointer[TierStats]
 
@@ -286,7 +289,7 @@ func (ks *Keyspace) value(e *entry) []byte {
 // opAt decodes the operation at a packed location (from the record
 // cache's copy when it holds one: the record's page is not touched).
 func (ks *Keyspace) opAt(loc uint64) (op, error) {
-	if rec, ok := ks.rc.get(loc); ok {
+	if rec, ok := ks.rcOn.get(loc); ok {
 		return decodeOp(rec)
 	}
 	seg := ks.arena.Segment(loc >> 40)
@@ -316,7 +319,7 @@ func (ks *Keyspace) Get(db int, key []byte) (val []byte, ok bool, err error) {
 		}
 		return nil, false, ErrWrongType
 	}
-	if e.kix && ks.rc != nil {
+	if e.kix && ks.rcOn != nil {
 		return ks.cachedValue(e), true, nil
 	}
 	return ks.value(e), true, nil
@@ -1218,7 +1221,7 @@ func (ks *Keyspace) Close() error {
 		err = cerr
 	}
 	ks.rc.close()
-	ks.rc = nil
+	ks.rc, ks.rcOn = nil, nil
 	ks.closeErr = err
 	return err
 }

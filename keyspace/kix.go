@@ -142,7 +142,7 @@ func (ks *Keyspace) IndexKeyAt(loc uint64) ([]byte, bool) {
 // only the key; it is on every SET and GET). ok is false for anything
 // else, which IndexKeyAt then decodes in full to say what is wrong.
 func (ks *Keyspace) setKeyAt(loc uint64) (db int, key []byte, ok bool) {
-	if rec, hit := ks.rc.get(loc); hit { // the record cache's copy: its page is not touched
+	if rec, hit := ks.rcOn.get(loc); hit { // the record cache's copy: its page is not touched
 		return setKeyOf(rec)
 	}
 	seg := ks.arena.Segment(loc >> 40)

@@ -86,6 +86,7 @@ func (ks *Keyspace) applyTiers() {
 			}
 			ks.rc = rc
 		}
+		ks.useRecordCache()
 		logf("record cache: %d bytes (setting %d, memory limit %d)", ks.rc.bytes(), t.RecordCache, limit)
 	}
 	lock := t.IndexLock

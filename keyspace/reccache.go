@@ -62,6 +62,12 @@ import (
 // only on a GET's miss, after the value was read from the mapping; the
 // value such a GET returns aliases the mapping, not the copy.
 //
+// In use only under memory pressure. Without it a record read through
+// the mapping costs one cache miss, and the cache's table and arena would
+// add two or three: the keyspace reads and fills it (rcOn) only while
+// ColdReads is on (coldread.go: major faults in the last seconds), and
+// keeps its entries, true as ever, while it is not.
+//
 // Everything here runs under the keyspace lock.
 
 const (
@@ -444,7 +450,7 @@ func (c *recCache) dropSegment(id uint64) {
 // operation read through the mapping and admitted (the value returned
 // then aliases the mapping).
 func (ks *Keyspace) cachedValue(e *entry) []byte {
-	c := ks.rc
+	c := ks.rcOn
 	if rec, ok := c.get(e.loc); ok {
 		if o, err := decodeOp(rec); err == nil && o.kind == opSet {
 			c.hits++

@@ -20,6 +20,7 @@ func TestRecordCache(t *testing.T) {
 	dir := t.TempDir()
 	ks, _ := openKix(t, dir)
 	ks.SetMemoryTiers(keyspace.MemoryTiers{IndexLock: 0, RecordCache: 256 << 10})
+	ks.ForceRecordCache() // in use without memory pressure
 	const n = 3000
 	model := map[string]string{}
 	key := func(i int) []byte { return []byte(fmt.Sprintf("key:%06d", i)) }
@@ -119,6 +120,7 @@ func TestRecordCache(t *testing.T) {
 	ks, _ = openKix(t, dir)
 	defer ks.Close()
 	ks.SetMemoryTiers(keyspace.MemoryTiers{IndexLock: 0, RecordCache: 256 << 10})
+	ks.ForceRecordCache() // in use without memory pressure
 	ks.Lock()
 	if e := ks.RecordCacheEntries(0); e != 0 {
 		t.Fatalf("%d entries in a new cache", e)
