@@ -367,7 +367,9 @@ func (ix *Index) finishMigration() error {
 	nx.opts, nx.ov, nx.repair, nx.Grows, nx.newest, nx.last = ix.opts, ix.ov, ix.repair, ix.Grows+1, ix.newest, ix.last
 	nx.fz, nx.spareOv = ix.fz, ix.spareOv // a swap inside a checkpoint's step: the rest of its writes go to nx
 	nx.cp, nx.hasCP = ix.cp, ix.hasCP
+	nx.lockBudget = ix.lockBudget
 	*ix = *nx
+	ix.relockAfterSwap()
 	return nil
 }
 

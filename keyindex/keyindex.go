@@ -87,6 +87,9 @@ type Options struct {
 	// place), with the slot's position: a caller's cursor over slot
 	// positions learns of a key stored behind it (SetPlaced).
 	Placed func(slot int, key []byte)
+	// Logf, when set, receives the index's log lines (what a growth's
+	// table locked in memory: SetLockBudget).
+	Logf func(format string, args ...any)
 	// testHook, when set, is called at the stages of growth and
 	// checkpoint ("grow:built", "grow:renamed", "ckpt:applying",
 	// "ckpt:step" (a CheckpointStep with more to store), "ckpt:stored"
@@ -125,6 +128,9 @@ type Index struct {
 	last  CheckpointTimes // the last Checkpoint's breakdown
 	job   *CheckpointJob  // a checkpoint whose pages and block are being persisted (Run), not ended yet
 	spare []uint64        // a cleared dirty bitmap for the next BeginCheckpoint
+
+	lockBudget int64 // bytes of the mapping to keep resident (lock.go)
+	locked     int64 // bytes of the current mapping locked
 }
 
 // CheckpointTimes break down the last Checkpoint (for INFO): the staged
@@ -353,7 +359,7 @@ func (ix *Index) Close() error {
 	ix.settle()
 	ix.abandonMigration()
 	err := ix.region.Close()
-	ix.region, ix.slots = nil, nil
+	ix.region, ix.slots, ix.locked = nil, nil, 0
 	return err
 }
 
@@ -782,7 +788,9 @@ func (ix *Index) grow() error {
 	nx.opts, nx.ov, nx.repair, nx.Grows, nx.newest, nx.last = ix.opts, ix.ov, ix.repair, ix.Grows+1, ix.newest, ix.last
 	nx.fz, nx.spareOv = ix.fz, ix.spareOv // a growth inside a step: the rest of the frozen writes go to nx
 	nx.cp, nx.hasCP = ix.cp, ix.hasCP
+	nx.lockBudget = ix.lockBudget
 	*ix = *nx
+	ix.relockAfterSwap()
 	return nil
 }
 
@@ -1134,11 +1142,12 @@ type Stats struct {
 	Tombstones int   // deleted slots not yet reclaimed by a rebuild
 	Staged     int   // keys written since the last checkpoint (in the heap overlay)
 	FileBytes  int64 // size of the mapped file
+	Locked     int64 // bytes of it kept resident (SetLockBudget)
 }
 
 // Stats returns the table's counters.
 func (ix *Index) Stats() Stats {
-	return Stats{Slots: len(ix.slots), Live: ix.live, Tombstones: ix.tombs, Staged: ix.Staged(), FileBytes: ix.region.Size()}
+	return Stats{Slots: len(ix.slots), Live: ix.live, Tombstones: ix.tombs, Staged: ix.Staged(), FileBytes: ix.region.Size(), Locked: ix.locked}
 }
 
 // Range calls fn with the location of every published live slot, in slot

@@ -332,6 +332,7 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 	if ks.kixOn() {
 		ks.kix.ix.SegmentRemoved(seg.ID()) // a growth's copies may name it
 	}
+	ks.rc.dropSegment(seg.ID()) // reccache.go: its copies are never read again
 	delete(ks.deadSets, seg.ID())
 	ks.cleanedBytes.Add(size)
 	return true

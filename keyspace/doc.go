@@ -24,6 +24,21 @@
 // one but the master's DEL, the replica's reads only hiding it, except
 // the expiries a writable replica's own clients set (replica_expiry.go).
 //
+// # A data set larger than memory
+//
+// Three mechanisms keep GETs of indexed keys from faulting under memory
+// pressure, sized by SetMemoryTiers (memtier.go; the server's CONFIG
+// key-index-lock and record-cache-bytes): part or all of the key index's
+// mapping locked resident (keyindex SetLockBudget); a DRAM cache of hot
+// set operations keyed by location (reccache.go), which opAt and the
+// index probe read before the mapping, so that a cached record's page is
+// never touched; and, for a server with a goroutine per connection, the
+// pages a GET would still fault on read in without the lock before it
+// runs (coldread.go). Invariant: a value read from the cache is, like one
+// read from the mapping, valid until Unlock; the cache needs no
+// invalidation beyond a removed segment's entries, because an operation
+// never changes and segment ids are never reused.
+//
 // # The key index (on by default; --key-index no turns it off)
 //
 // Decision. A string key costs about 320 bytes of RSS on the Go heap

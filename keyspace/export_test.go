@@ -1,6 +1,9 @@
 package keyspace
 
-import "github.com/persimmon-db/persimmon/wal"
+import (
+	"github.com/persimmon-db/persimmon/wal"
+	"golang.org/x/sys/unix"
+)
 
 // Test hooks for the external tests (package keyspace_test).
 
@@ -66,3 +69,74 @@ func (ks *Keyspace) NextSetLoc() uint64 { return ks.kix.endSeg<<40 | (ks.kix.end
 
 // IndexedLoc is the location the key index holds for (db, key).
 func (ks *Keyspace) IndexedLoc(db int, key []byte) (uint64, bool) { return ks.kixGet(db, key) }
+
+// RecordCacheEntries is the number of record cache entries of segment
+// seg (all segments when seg is 0).
+func (ks *Keyspace) RecordCacheEntries(seg uint64) int {
+	c := ks.rc
+	if c == nil {
+		return 0
+	}
+	n := 0
+	for _, s := range c.slots {
+		if s.loc != 0 && (seg == 0 || s.loc>>40 == seg) {
+			n++
+		}
+	}
+	return n
+}
+
+// SegmentIDs are the ids of the arena's segments, oldest first.
+func (ks *Keyspace) SegmentIDs() []uint64 {
+	var ids []uint64
+	for _, s := range ks.arena.Segments() {
+		ids = append(ids, s.ID())
+	}
+	return ids
+}
+
+// ProtectSegments makes every segment's mapping unreadable (on) or
+// readable and writable again: a read of a record's page while protected
+// kills the process.
+func (ks *Keyspace) ProtectSegments(on bool) error {
+	prot := unix.PROT_READ | unix.PROT_WRITE
+	if on {
+		prot = unix.PROT_NONE
+	}
+	for _, s := range ks.arena.Segments() {
+		if err := unix.Mprotect(s.Bytes(), prot); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RecordCacheHas reports whether the record cache holds the operation at
+// loc (without counting it as read).
+func (ks *Keyspace) RecordCacheHas(loc uint64) bool { return ks.rc != nil && ks.rc.find(loc) >= 0 }
+
+// PublishStats publishes the figures Stats reports of the tiers now.
+func (ks *Keyspace) PublishStats() { ks.snapshotTiers() }
+
+// PageOutAll asks the kernel to reclaim the pages of every segment and of
+// the key index (MADV_PAGEOUT): they are then not resident.
+func (ks *Keyspace) PageOutAll() error {
+	for _, s := range ks.arena.Segments() {
+		if err := unix.Madvise(s.Bytes(), unix.MADV_PAGEOUT); err != nil {
+			return err
+		}
+	}
+	if ks.kixOn() {
+		return ks.kix.ix.PageOut()
+	}
+	return nil
+}
+
+// ForceRecordCache keeps the record cache in use whether or not the
+// process is under memory pressure.
+func (ks *Keyspace) ForceRecordCache() {
+	ks.mu.Lock()
+	ks.rcForce = true
+	ks.useRecordCache()
+	ks.Unlock()
+}

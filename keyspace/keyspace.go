@@ -65,6 +65,22 @@ type Keyspace struct {
 	kixAccess accessTable
 	curLSN    uint64 // LSN of the record being applied
 
+	// The memory tiers (memtier.go): the record cache (reccache.go; nil:
+	// off) and its size setting, the index's lock budget, the setting
+	// waiting for an Unlock, the published figures.
+	rc           *recCache
+	rcOn         *recCache // rc while it is read and filled: under memory pressure (coldread.go), or forced; else nil
+	rcForce      bool      // tests: rc always in use
+	rcSize       int64
+	tierLock     int64
+	tiersApplied bool        // a setting was applied (the first one is logged whatever it is)
+	coldMode     atomic.Bool // the process took major faults in the last stats tick (coldread.go)
+	lastMajflt   int64
+	coldWarmed   int64     // pages ColdPages found to warm since start
+	coldUntil    time.Time // ColdReads stays on until then (coldread.go)
+	tiersPending atomic.Pointer[MemoryTiers]
+	tierSnap     atomic.Pointer[TierStats]
+
 	keyReadyFn func(db int, key []byte) // OnKeyReady: wakes blocked clients
 	events     eventHooks               // OnKeyEvents (notify.go): keyspace notifications
 	touchedFn  func(db int, key []byte) // OnKeyTouched (stream.go): blocked group readers, tracking
@@ -147,6 +163,12 @@ func (ks *Keyspace) TryLock() bool { return ks.mu.TryLock() }
 // Unlock releases the keyspace lock.
 func (ks *Keyspace) Unlock() {
 	ks.liveSnapshot.Store(ks.liveBytes)
+	if ks.rc != nil {
+		ks.rc.epoch++ // the values read from the record cache are let go
+	}
+	if ks.tiersPending.Load() != nil {
+		ks.applyTiers()
+	}
 	ks.mu.Unlock()
 }
 
@@ -304,8 +326,12 @@ func (ks *Keyspace) value(e *entry) []byte {
 	return v
 }
 
-// opAt decodes the operation at a packed location.
+// opAt decodes the operation at a packed location (from the record
+// cache's copy when it holds one: the record's page is not touched).
 func (ks *Keyspace) opAt(loc uint64) (op, error) {
+	if rec, ok := ks.rcOn.get(loc); ok {
+		return decodeOp(rec)
+	}
 	seg := ks.arena.Segment(loc >> 40)
 	if seg == nil {
 		return op{}, fmt.Errorf("keyspace: location %#x names a missing segment", loc)
@@ -332,6 +358,9 @@ func (ks *Keyspace) Get(db int, key []byte) (val []byte, ok bool, err error) {
 			return nil, false, err
 		}
 		return nil, false, ErrWrongType
+	}
+	if e.kix && ks.rcOn != nil {
+		return ks.cachedValue(e), true, nil
 	}
 	return ks.value(e), true, nil
 }
@@ -1164,6 +1193,8 @@ type Stats struct {
 
 	// Index is the persistent key index (On false when not attached).
 	Index IndexStats
+	// Tiers are the index's lock and the record cache (memtier.go).
+	Tiers TierStats
 }
 
 // Stats returns a snapshot; safe without the lock (key counts are as of the
@@ -1192,6 +1223,9 @@ func (ks *Keyspace) Stats() Stats {
 	}
 	if p := ks.kix.snap.Load(); p != nil {
 		s.Index = *p
+	}
+	if p := ks.tierSnap.Load(); p != nil {
+		s.Tiers = *p
 	}
 	for i := range s.Keys {
 		s.Keys[i] = int(ks.keysSnapshot[i].Load())
@@ -1236,6 +1270,8 @@ func (ks *Keyspace) Close() error {
 	if cerr := ks.arena.Close(); err == nil {
 		err = cerr
 	}
+	ks.rc.close()
+	ks.rc, ks.rcOn = nil, nil
 	ks.closeErr = err
 	return err
 }

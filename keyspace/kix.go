@@ -143,6 +143,9 @@ func (ks *Keyspace) IndexKeyAt(loc uint64) ([]byte, bool) {
 // only the key; it is on every SET and GET). ok is false for anything
 // else, which IndexKeyAt then decodes in full to say what is wrong.
 func (ks *Keyspace) setKeyAt(loc uint64) (db int, key []byte, ok bool) {
+	if rec, hit := ks.rcOn.get(loc); hit { // the record cache's copy: its page is not touched
+		return setKeyOf(rec)
+	}
 	seg := ks.arena.Segment(loc >> 40)
 	if seg == nil {
 		return 0, nil, false
@@ -864,6 +867,7 @@ type IndexStats struct {
 
 // snapshotIndex publishes the index's figures for Stats (lock held).
 func (ks *Keyspace) snapshotIndex() {
+	ks.snapshotTiers()
 	if !ks.kixOn() {
 		return
 	}

@@ -3,6 +3,7 @@ package pmem
 import (
 	"errors"
 	"os"
+	"unsafe"
 
 	"github.com/edsrzf/mmap-go"
 	"golang.org/x/sys/unix"
@@ -78,4 +79,53 @@ func AdviseRandom(b []byte) {
 	if len(b) > 0 {
 		_ = unix.Madvise(b, unix.MADV_RANDOM)
 	}
+}
+
+// LockResident keeps the pages of b, a mapping from this package, in memory
+// once touched: mlock2 with MLOCK_ONFAULT (a page is locked when it is
+// first faulted in, so the call itself reads nothing and returns at once),
+// then MADV_WILLNEED, which starts reading the range into the page cache
+// in the background so that the first touches find it there. Locked pages
+// are never reclaimed, also not under a memory cgroup's limit: the caller
+// bounds len(b). Errors are mlock2's (EPERM without CAP_IPC_LOCK past
+// RLIMIT_MEMLOCK, ENOMEM, EINVAL on kernels before 4.4); nothing is
+// locked then. The lock ends with UnlockResident or the unmapping.
+func LockResident(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	_, _, e := unix.Syscall(unix.SYS_MLOCK2, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), unix.MLOCK_ONFAULT)
+	if e != 0 {
+		return os.NewSyscallError("mlock2", e)
+	}
+	_ = unix.Madvise(b, unix.MADV_WILLNEED) // advice only
+	return nil
+}
+
+// UnlockResident undoes LockResident on b (munlock).
+func UnlockResident(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	return os.NewSyscallError("munlock", unix.Munlock(b))
+}
+
+// AdviseCold tells the kernel that b's pages will not be needed soon
+// (MADV_COLD: moved to the inactive list, so that reclaim takes them
+// before pages in use): after a one-time read such as a scrub, which
+// would otherwise push the pages being served out of a memory cgroup.
+// Advice only: errors are ignored.
+func AdviseCold(b []byte) {
+	if len(b) > 0 {
+		_ = unix.Madvise(b, unix.MADV_COLD)
+	}
+}
+
+// AdvisePageOut asks the kernel to reclaim b's pages now (MADV_PAGEOUT;
+// dirty pages are written back first, locked ones stay).
+func AdvisePageOut(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	return os.NewSyscallError("madvise", unix.Madvise(b, unix.MADV_PAGEOUT))
 }

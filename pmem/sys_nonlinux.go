@@ -3,6 +3,7 @@
 package pmem
 
 import (
+	"errors"
 	"os"
 
 	"github.com/edsrzf/mmap-go"
@@ -38,3 +39,16 @@ func AdviseSequential(b []byte) {}
 
 // AdviseRandom is advice for random access to b; nothing outside Linux.
 func AdviseRandom(b []byte) {}
+
+// LockResident is unsupported outside Linux: it locks nothing.
+func LockResident(b []byte) error { return errors.ErrUnsupported }
+
+// UnlockResident does nothing outside Linux.
+func UnlockResident(b []byte) error { return nil }
+
+// AdviseCold is advice that b will not be needed soon; nothing outside
+// Linux.
+func AdviseCold(b []byte) {}
+
+// AdvisePageOut is unsupported outside Linux.
+func AdvisePageOut(b []byte) error { return errors.ErrUnsupported }

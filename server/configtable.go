@@ -363,6 +363,8 @@ func newConfigTable() []configParam {
 		// of it meet no parameter they do not know.
 		stringParam("durability", "", cfgImmutable|cfgHidden, "pmem"),
 		memParam("segment-size", "", cfgImmutable|cfgHidden, 1, math.MaxInt64, 64<<20),
+		specialParam("key-index-lock", "", cfgHidden, "auto", parseTierSize("yes", "no")), // memtiers.go
+		specialParam("record-cache-bytes", "", cfgHidden, "auto", parseTierSize()),
 	}
 	wireConfigTable(t)
 	return t
@@ -454,6 +456,8 @@ func wireConfigTable(t []configParam) {
 	by["dir"].get = func(s *Server) string { return absDir(s.cfg.Dir) }
 	by["durability"].get = func(s *Server) string { return s.cfg.Durability }
 	by["segment-size"].get = func(s *Server) string { return strconv.FormatInt(s.cfg.SegmentSize, 10) }
+	by["key-index-lock"].apply, by["key-index-lock"].group = applyMemoryTiers, "tiers"
+	by["record-cache-bytes"].apply, by["record-cache-bytes"].group = applyMemoryTiers, "tiers"
 	by["requirepass"].apply = func(s *Server, v string) error {
 		// The default user's password, as in Redis: an ACL change,
 		// durable like ACL SETUSER.

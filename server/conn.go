@@ -34,6 +34,7 @@ const (
 type conn struct {
 	Client
 	srv     *Server
+	warm    [][]byte // warmGet's pages (coldread.go)
 	nc      net.Conn
 	addr    string // peer ip:port
 	laddr   string // local ip:port

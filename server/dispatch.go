@@ -223,6 +223,10 @@ func (c *conn) callNow(cmd *Command, args [][]byte, locked bool) {
 		}
 	} else {
 		env := &c.srv.env
+		if c.warmsGet(cmd, args) {
+			c.warmGet(args[1]) // coldread.go: the lock was taken and let go
+			c.chained = false
+		}
 		// A command that follows another of the same batch and finds the
 		// lock free starts where that one ended: one clock read per
 		// pipelined command instead of two (clockNow was 6% of the

@@ -522,6 +522,21 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 			line("key_index_last_checkpoint_steps", ix.Last.Steps)
 			line("key_index_checkpoint_hold_max_us", ix.Last.HoldMax.Microseconds())
 			line("key_index_checkpoint_holds_over_1ms", ix.Last.Holds1ms)
+			// Its memory tiers (memtiers.go): the part of the mapping
+			// kept resident, and the DRAM cache of hot records (an
+			// anonymous mapping outside the Go heap).
+			tr := d.ks.Tiers
+			line("key_index_lock_budget", tr.IndexLockBudget)
+			line("key_index_locked_bytes", tr.IndexLocked)
+			line("record_cache_bytes", tr.RecordCacheBytes)
+			line("record_cache_used_bytes", tr.RecordCacheUsed)
+			line("record_cache_keys", tr.RecordCacheKeys)
+			line("record_cache_hits", tr.RecordCacheHits)
+			line("record_cache_misses", tr.RecordCacheMiss)
+			line("record_cache_admitted", tr.RecordCacheAdmit)
+			line("record_cache_evicted", tr.RecordCacheEvict)
+			line("cold_reads", boolInt(tr.ColdReads)) // GETs warmed off the lock (coldread.go)
+			line("cold_pages_warmed", tr.ColdWarmed)
 		}
 	}
 	if sel&secPersistence != 0 {

@@ -224,6 +224,7 @@ type Server struct {
 	env           commitEnv
 	logf          func(string, ...any)
 	table         map[string]*Command
+	getCmd        *Command   // table["get"]: the command cold reads warm (coldread.go)
 	cmdList       []*Command // table entries sorted by name (COMMAND)
 
 	scripting *scriptEngine                   // Lua state and script cache; keyspace lock
@@ -312,6 +313,9 @@ func (s *Server) wireKeyspace(ks *keyspace.Keyspace) {
 	ks.OnKeyTouched(s.track.keyTouched) // tracking.go
 	ks.SetLatencyObserver(s.latencyEvent)
 	ks.Unlock()
+	s.conf.mu.Lock()
+	ks.SetMemoryTiers(s.memoryTiers()) // memtiers.go
+	s.conf.mu.Unlock()
 }
 
 func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[string]*Command) *Server {
@@ -329,6 +333,7 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 		env:     env,
 		logf:    logf,
 		table:   table,
+		getCmd:  table["get"],
 		started: time.Now(),
 		clients: make(map[int64]*conn),
 		pubsub:  newPubsubHub(),
