@@ -115,6 +115,11 @@ func sortGeneric(c *Client, args [][]byte, readonly bool) {
 	switch typ {
 	case keyspace.TypeNone, keyspace.TypeList, keyspace.TypeSet, keyspace.TypeZSet:
 	default:
+		// Redis's lookupKeyRead found the key before the type check
+		// refused it: an access (OBJECT IDLETIME), counted once (Type did).
+		was := c.KS.CountLookups(false)
+		c.KS.Touch(c.DB, args[1])
+		c.KS.CountLookups(was)
 		c.WriteErr(keyspace.ErrWrongType)
 		return
 	}
