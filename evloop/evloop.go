@@ -28,6 +28,10 @@
 //     written only when the loop sleeps in epoll_wait or is about to.
 //   - A closed Conn gets no more Handler calls; tasks that name it (Wake,
 //     Close) find it closed and do nothing.
+//   - After Owe, no byte of any connection's output reaches a socket
+//     before the handler's Settle has returned: the first write of the
+//     round calls it (Conn.write, close), and the end of the round calls
+//     it if no write did, before the next epoll_wait.
 //
 // The package may not block the loop: it never waits for another
 // goroutine, and it calls no Handler from any other goroutine.
@@ -72,9 +76,36 @@ type Releaser interface {
 	OnRelease(c *Conn, n int)
 }
 
+// Settler is an optional Handler method: Settle is called (on the loop,
+// or by whoever holds the loop up: FlushAll) once after Owe, before any
+// connection's output is written, and at the end of the round in which
+// Owe was called if nothing was written by then. Persimmon makes the
+// round's log records durable there, with one flush for every connection
+// that wrote, instead of one per connection; a connection whose replies
+// must not leave after all is dropped with Drop.
+type Settler interface {
+	Settle()
+}
+
+// Gatherer is an optional pair of Handler methods for a round in which
+// several connections are readable: OnGather is called for each of them,
+// in the order OnReadable will be, before any is served, then OnGathered
+// once, then OnReadable for each as without it. A handler may read a
+// connection's input ahead in OnGather (its next OnReadable then finds it
+// read) and ask for what the whole round will need at once in OnGathered:
+// Persimmon prefetches the keys of every client's request there, so that
+// their cache misses are in flight together instead of one after the
+// other. OnGather must not close or write.
+type Gatherer interface {
+	OnGather(c *Conn)
+	OnGathered()
+}
+
 // Loop is one event loop.
 type Loop struct {
 	h    Handler
+	st   Settler  // h's Settle, or nil
+	g    Gatherer // h's gather pass, or nil
 	epfd int
 	efd  int // eventfd: tasks are queued
 
@@ -82,6 +113,7 @@ type Loop struct {
 	nconns int
 	events []unix.EpollEvent
 	flushq []*Conn   // connections with output to write at the end of the round
+	owed   bool      // Owe: Settle runs before the next write
 	watch  []watcher // descriptors besides connections (Watch); on the loop only
 
 	mu       sync.Mutex
@@ -119,7 +151,41 @@ func New(h Handler) (*Loop, error) {
 		unix.Close(efd)
 		return nil, err
 	}
-	return &Loop{h: h, epfd: epfd, efd: efd, events: make([]unix.EpollEvent, 256), done: make(chan struct{})}, nil
+	st, _ := h.(Settler)
+	g, _ := h.(Gatherer)
+	return &Loop{h: h, st: st, g: g, epfd: epfd, efd: efd, events: make([]unix.EpollEvent, 256), done: make(chan struct{})}, nil
+}
+
+// gather runs the Gatherer's pass over the round's n events: OnGather for
+// each connection OnReadable will be called for (as far as one can tell
+// before serving any), then OnGathered.
+func (l *Loop) gather(n int) {
+	for i := 0; i < n; i++ {
+		ev := &l.events[i]
+		fd := int(ev.Fd)
+		if fd == l.efd || fd >= len(l.conns) || ev.Events&unix.EPOLLIN == 0 {
+			continue
+		}
+		if c := l.conns[fd]; c != nil && !c.closed && c.failed == nil {
+			l.g.OnGather(c)
+		}
+	}
+	l.g.OnGathered()
+}
+
+// Owe makes the handler's Settle run before any connection's output is
+// written from now on, and at the latest at the end of the round (on the
+// loop only). Without a Settler it does nothing.
+func (l *Loop) Owe() {
+	if l.st != nil {
+		l.owed = true
+	}
+}
+
+// settle calls the Settle owed (see Owe).
+func (l *Loop) settle() {
+	l.owed = false
+	l.st.Settle()
 }
 
 // Conn is one connection of a loop. Write, Read and Buffered are for the
@@ -309,6 +375,9 @@ func (l *Loop) Run() error {
 			l.mu.Unlock()
 			break
 		}
+		if l.g != nil && n > 1 {
+			l.gather(n)
+		}
 		for i := 0; i < n; i++ {
 			ev := &l.events[i]
 			fd := int(ev.Fd)
@@ -347,6 +416,9 @@ func (l *Loop) Run() error {
 			l.events = make([]unix.EpollEvent, 2*n)
 		}
 		l.runTasks()
+		if l.owed {
+			l.settle()
+		}
 		l.flushAll()
 	}
 	for _, c := range l.conns {
@@ -390,6 +462,9 @@ func (l *Loop) close(c *Conn) {
 	if c.fd < len(l.conns) && l.conns[c.fd] == c {
 		l.conns[c.fd] = nil
 		l.nconns--
+	}
+	if l.owed && c.off < len(c.out) && c.failed == nil {
+		l.settle() // may Drop c
 	}
 	if c.off < len(c.out) && c.failed == nil {
 		n, _ := unix.Write(c.fd, c.out[c.off:])
@@ -584,6 +659,12 @@ func (c *Conn) Wake() error {
 // write writes p once; EAGAIN is 0 bytes, another error fails the
 // connection.
 func (c *Conn) write(p []byte) (int, error) {
+	if c.l.owed {
+		c.l.settle()
+		if c.failed != nil { // dropped by Settle
+			return 0, c.failed
+		}
+	}
 	for {
 		n, err := rawWrite(c.fd, p)
 		switch {
@@ -597,6 +678,18 @@ func (c *Conn) write(p []byte) (int, error) {
 		c.fail(err)
 		return 0, err
 	}
+}
+
+// Drop closes c without writing the output it has not sent yet: err is
+// what its writes return meanwhile, and the loop closes it after the
+// handler call in progress (on the loop only; a Settler's way of keeping
+// replies in that must not leave).
+func (c *Conn) Drop(err error) {
+	if c.closed { // closing now (close called Settle): it only must not write
+		c.release()
+		return
+	}
+	c.fail(err)
 }
 
 // fail records a failed write; the loop closes the connection after the

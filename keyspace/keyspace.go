@@ -346,6 +346,11 @@ func (ks *Keyspace) opAt(loc uint64) (op, error) {
 // Get returns the string value of key. ok is false when the key does not
 // exist (or has expired); err is ErrWrongType when it is not a string.
 func (ks *Keyspace) Get(db int, key []byte) (val []byte, ok bool, err error) {
+	if _, inDRAM := ks.dbs[db].index[string(key)]; !inDRAM && ks.kixOn() {
+		if val, ok, done := ks.kixString(db, key); done {
+			return val, ok, nil
+		}
+	}
 	e := ks.lookup(db, key)
 	if e == nil {
 		return nil, false, nil

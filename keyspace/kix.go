@@ -311,6 +311,28 @@ func (ks *Keyspace) kixExists(dbi int, key []byte) bool {
 	return true
 }
 
+// kixString is Get for a key without a DRAM entry: the value of a plain
+// string straight from its set operation, with find's lookup counting,
+// miss notification and access touch, but without find's transient entry
+// (two allocations, on every GET). done is false for a key it cannot
+// vouch for cheaply (expired, damaged, a value reference): Get then takes
+// find's path, which does what that needs.
+func (ks *Keyspace) kixString(dbi int, key []byte) (val []byte, ok, done bool) {
+	loc, found := ks.kixGet(dbi, key)
+	if !found {
+		ks.countLookup(false)
+		ks.keyMissed(dbi, key)
+		return nil, false, true
+	}
+	o, err := ks.opAt(loc)
+	if err != nil || o.kind != opSet || ks.expiredNow(o.expireAt) {
+		return nil, false, false
+	}
+	ks.countLookup(true)
+	ks.kixAccess.touch(loc)
+	return o.val, true, true
+}
+
 // oldMemo is the size and expiry of the plain set operation (opSet) at
 // loc, as decoded by the last kixExists (loc 0: none). An operation's
 // bytes never change while its segment exists and segment ids are never

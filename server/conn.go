@@ -98,6 +98,12 @@ type conn struct {
 	// batchLSN is durable (commit.go).
 	held   bool
 	listed bool // on the committer's held list (loop only)
+	// owes: pmem and none modes on the loop, the replies written to gc
+	// wait for the round's settle (loop.go) to make their LSN durable.
+	owes bool
+	// gathered: the loop's gather pass read the connection's input ahead
+	// for this round (loop.go), with read's results gatherOK, gatherGot.
+	gathered, gatherOK, gatherGot bool
 	// idleOut is the output the loop still held at the last idle check.
 	idleOut int
 
@@ -519,6 +525,9 @@ func (c *conn) flush() bool {
 		}
 		c.srv.commit.hold(c) // commit.go: the committer releases the replies
 		return true
+	}
+	if c.batchLSN > 0 && c.settlesWithRound() {
+		c.srv.owe(c) // loop.go: the round's settle waits, before the replies leave
 	}
 	if c.batchLSN > 0 {
 		if err := c.srv.env.waitDurable(c.batchLSN); err != nil {

@@ -1,10 +1,12 @@
 package server
 
 import (
+	"slices"
 	"time"
 
 	"github.com/persimmon-db/persimmon/evloop"
 	"github.com/persimmon-db/persimmon/keyspace"
+	"github.com/persimmon-db/persimmon/proto"
 )
 
 // The event loop (Config.IO == IOLoop).
@@ -29,7 +31,8 @@ import (
 //
 // The loop must never wait for another goroutine. In pmem mode (the flush
 // and fence run inline) and none a batch's durability wait returns at
-// once; in msync mode a batch that is not durable yet holds its replies
+// once, and is made once per round for every connection that wrote (the
+// round's settle, below); in msync mode a batch that is not durable yet holds its replies
 // and a committer goroutine runs the group commit, one msync for every
 // connection's records so far, then releases them on the loop (commit.go).
 //
@@ -44,6 +47,75 @@ import (
 // reply and goes on with its pipelined input through the loop's Wake. Timeouts
 // are time.AfterFunc timers that run their expiry on the loop.
 
+// The round's settle (pmem and none modes). A batch's durability wait in
+// those modes is a flush and fence of the records appended so far, run on
+// the loop; before, every connection that wrote ran its own at the end of
+// its batch, so a round of the loop serving 50 clients' SETs flushed 50
+// times (each flush and fence, its locks and its timing, was about a
+// tenth of the server's CPU per SET at -c 50). Now a batch's flush leaves
+// its replies with the evloop conn, which gathers them until the end of
+// the round anyway, records the LSN and marks the loop as owing a settle
+// (evloop.Loop.Owe); the loop calls Settle before it writes any byte of
+// any connection's output (the end of the round, or earlier for a large
+// reply), and Settle makes everything up to the round's highest LSN
+// durable with one wait. So no reply leaves before what its batch wrote
+// is durable (DESIGN.md invariant 1), as before. If the wait fails, every
+// connection that owed it is closed without the replies it has not sent
+// (evloop.Conn.Drop), as the inline wait closed its connection. While a
+// script holds the loop up (the watchdog serves the other connections
+// then), batches wait inline as before.
+
+// roundSettle is what the round's settle must make durable (on the loop).
+type roundSettle struct {
+	lsn   uint64  // the highest LSN a batch of the round wrote or read
+	conns []*conn // the connections whose replies wait for it (owes set)
+}
+
+// settlesWithRound reports whether the batch's durability wait can be the
+// round's settle: on the loop, without a committer (pmem, none), and not
+// while a script's watchdog serves connections.
+func (c *conn) settlesWithRound() bool {
+	return c.gc != nil && c.srv.commit == nil && c.srv.cfg.Durability != "msync" && c.srv.busy.Load() == nil
+}
+
+// owe hands the durability wait of c's batch to the round's settle.
+func (s *Server) owe(c *conn) {
+	st := &s.settle
+	st.lsn = max(st.lsn, c.batchLSN)
+	c.batchLSN = 0
+	if !c.owes {
+		c.owes = true
+		st.conns = append(st.conns, c)
+	}
+	c.gc.Loop().Owe()
+}
+
+// Settle is the round's durability wait (evloop.Settler): called by the
+// loop before the first reply of the round leaves.
+func (h *loopHandler) Settle() {
+	s := h.s
+	st := &s.settle
+	lsn, conns := st.lsn, st.conns
+	st.lsn = 0
+	var err error
+	if lsn > 0 {
+		wait := s.env.syncNow
+		if wait == nil {
+			wait = s.env.waitDurable
+		}
+		err = wait(lsn)
+	}
+	for i, c := range conns {
+		c.owes = false
+		if err != nil {
+			s.logf("client id=%d addr=%s: closing without replies, lsn %d is not durable: %v", c.ID, c.addr, lsn, err)
+			c.gc.Drop(err)
+		}
+		conns[i] = nil
+	}
+	st.conns = conns[:0]
+}
+
 // I/O models for Config.IO.
 const (
 	IOGoroutine = "goroutine" // a goroutine per connection (default)
@@ -54,6 +126,19 @@ const (
 type loopHandler struct {
 	s    *Server
 	link []byte // read buffer for replica links' input
+	gb   gatherBatch
+}
+
+// gatherBatch is the gather pass's scratch (OnGather, OnGathered): the
+// front request of each connection read ahead, and its key if it is a SET
+// or GET's, with the connection's database.
+type gatherBatch struct {
+	ks   *keyspace.Keyspace
+	reqs []proto.Parsed
+	args [][]byte
+	keys [][]byte // views of the connections' read buffers: cleared after the pass
+	dbs  []int
+	sub  [][]byte // the keys of one database
 }
 
 // startLoop starts the event loop of a server in loop mode.
@@ -128,9 +213,17 @@ func (h *loopHandler) OnOpen(gc *evloop.Conn) bool {
 }
 
 // OnReadable reads what the socket has straight into the read buffer
-// (grown as in goroutine mode) and runs it.
+// (grown as in goroutine mode) and runs it; input the round's gather pass
+// read ahead (OnGather) is run without another read.
 func (h *loopHandler) OnReadable(gc *evloop.Conn) bool {
 	c := gc.Context.(*conn)
+	if c.gathered {
+		c.gathered = false
+		if c.killed.Load() || !c.gatherOK {
+			return false
+		}
+		return !c.gatherGot || h.run(c)
+	}
 	if c.killed.Load() { // CLIENT KILL: its close is queued behind this event
 		return false
 	}
@@ -144,25 +237,104 @@ func (h *loopHandler) OnReadable(gc *evloop.Conn) bool {
 		}
 		return err == nil
 	}
+	ok, got := h.read(c)
+	if !ok {
+		return false
+	}
+	return !got || h.run(c)
+}
+
+// read reads what c's socket has into its read buffer. ok is false if the
+// connection must close (an error, the end of its input, the query
+// buffer limit); got is true if bytes were read.
+func (h *loopHandler) read(c *conn) (ok, got bool) {
 	if len(c.rbuf) == cap(c.rbuf) {
 		if len(c.rbuf) >= maxQueryBuf {
 			c.srv.logf("closing client id=%d addr=%s that reached the max query buffer length", c.ID, c.addr)
-			return false
+			return false, false
 		}
 		c.rbuf = growBuf(c.rbuf, max(2*cap(c.rbuf), readBufSize)) // nil after an idle release (querybuf.go)
 	}
-	n, err := gc.Read(c.rbuf[len(c.rbuf):cap(c.rbuf)])
+	n, err := c.gc.Read(c.rbuf[len(c.rbuf):cap(c.rbuf)])
 	if err != nil {
-		return false
+		return false, false
 	}
 	if n == 0 {
-		return true // nothing after all
+		return true, false // nothing after all
 	}
 	c.rbuf = c.rbuf[:len(c.rbuf)+n]
 	c.notePeak()
 	c.srv.stats.netIn.Add(int64(n))
 	c.srv.stats.reads.Add(1)
-	return h.run(c)
+	return true, true
+}
+
+// The gather pass (evloop.Gatherer). When several clients' requests
+// arrive in one round, each was served in turn, and each one's key lookup
+// waited for its own cache misses (the key index's slot, the record, the
+// access data: random memory, a tenth of the server's CPU at -c 50).
+// Now the loop first reads every readable connection's input (OnGather:
+// the read OnReadable would make, so nothing is read twice or out of
+// order on a connection), notes the key of each one's first request if it
+// is a SET or a GET, and OnGathered prefetches all those keys at once
+// (Keyspace.Prefetch, under the keyspace lock if it is free: it never
+// waits), so that their misses are in flight together; then each
+// connection is served as before, in the same order. The prefetch is only
+// a hint: it changes nothing. A connection that was killed, or that
+// another client's command changed, in between is served as it would have
+// been with its input read: the input is in its buffer, as after a read.
+
+// OnGather reads c's input ahead for the round (see above).
+func (h *loopHandler) OnGather(gc *evloop.Conn) {
+	c := gc.Context.(*conn)
+	if c.gathered || c.link != nil || c.killed.Load() {
+		return
+	}
+	c.gatherOK, c.gatherGot = h.read(c)
+	c.gathered = true
+	if !c.gatherGot || c.KS == nil || c.InMulti || c.need > 0 || c.blk.b != nil || c.srv.loading.Load() != nil {
+		return
+	}
+	g := &h.gb
+	if g.ks == nil {
+		g.ks = c.KS
+	} else if g.ks != c.KS {
+		return
+	}
+	g.reqs, g.args = proto.ParseBatch(c.rbuf, 1, g.reqs[:0], g.args)
+	if n := len(g.keys); len(batchKeys(g.reqs, g.keys)) > n {
+		g.keys = batchKeys(g.reqs, g.keys[:n])
+		g.dbs = append(g.dbs, c.DB)
+	}
+}
+
+// OnGathered prefetches the keys OnGather noted (see above).
+func (h *loopHandler) OnGathered() {
+	g := &h.gb
+	if len(g.keys) >= 2 {
+		env := &h.s.env
+		if env.tryLock != nil && env.tryLock() {
+			for i, db := range g.dbs {
+				if db < 0 || (i > 0 && slices.Contains(g.dbs[:i], db)) {
+					continue // done with its database's
+				}
+				sub := g.sub[:0]
+				for j := i; j < len(g.dbs); j++ {
+					if g.dbs[j] == db {
+						sub = append(sub, g.keys[j])
+					}
+				}
+				g.ks.Prefetch(db, sub)
+				clear(sub)
+				g.sub = sub[:0]
+			}
+			env.unlock()
+		}
+	}
+	clear(g.keys) // views of read buffers: not kept past the pass
+	clear(g.args)
+	clear(g.reqs)
+	g.keys, g.args, g.reqs, g.dbs, g.ks = g.keys[:0], g.args[:0], g.reqs[:0], g.dbs[:0], nil
 }
 
 // OnWake goes on with a connection's buffered input (a served blocked

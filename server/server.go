@@ -285,6 +285,7 @@ type Server struct {
 	loop     *evloop.Loop               // loop mode: the event loop serving every connection
 	blockReg *BlockRegistry             // loop mode: the keyspace's blocking registry, once used (loop only)
 	commit   *committer                 // loop mode with msync durability (commit.go)
+	settle   roundSettle                // loop mode without msync: the round's one durability wait (loop.go)
 	dirty    *dirtyKeys                 // msync durability: what reads wait for (dirty.go)
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -140,6 +141,12 @@ func testCmds(f *fakeKS) []Command {
 					return
 				}
 				c.WriteString("READ")
+			}},
+		// bigrd n: a read whose reply is a bulk of n bytes.
+		{Name: "bigrd", Arity: 2, Flags: FlagReadonly, Group: "generic", Since: "0.0.0", Summary: "test large read",
+			Run: func(c *Client, args [][]byte) {
+				n, _ := strconv.Atoi(string(args[1]))
+				c.WriteBulk(bytes.Repeat([]byte("b"), n))
 			}},
 		{Name: "boom", Arity: 1, Group: "generic", Since: "0.0.0", Summary: "test failure",
 			Run: func(c *Client, _ [][]byte) { c.WriteError("ERR boom") }},
