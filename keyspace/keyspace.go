@@ -346,7 +346,10 @@ func (ks *Keyspace) opAt(loc uint64) (op, error) {
 // Get returns the string value of key. ok is false when the key does not
 // exist (or has expired); err is ErrWrongType when it is not a string.
 func (ks *Keyspace) Get(db int, key []byte) (val []byte, ok bool, err error) {
-	if _, inDRAM := ks.dbs[db].index[string(key)]; !inDRAM && ks.kixOn() {
+	// The fast path for an indexed plain string, unless the record cache
+	// is in use (under memory pressure: reccache.go), whose admission is
+	// cachedValue's.
+	if _, inDRAM := ks.dbs[db].index[string(key)]; !inDRAM && ks.kixOn() && ks.rcOn == nil {
 		if val, ok, done := ks.kixString(db, key); done {
 			return val, ok, nil
 		}
