@@ -72,6 +72,7 @@ type kixState struct {
 	growStepMax time.Duration // longest growth step under the lock
 	growErr     error         // the last growth's failure
 	lastDRAM    uint64        // DRAM entries at the last checkpoint
+	anchors     anchorState   // the anchored DRAM entries (kixanchor.go)
 
 	endSeg, endOff uint64 // where the record after the last one appended (or replayed) starts
 	// old is what kixExists read of the plain set operation a key's
@@ -94,17 +95,32 @@ type kixState struct {
 
 // Checkpoint user words (keyindex.Checkpoint.User).
 const (
-	cpDRAMKeys     = iota // keys with a DRAM entry at the checkpoint: a restart from it needs them all replayed
+	cpDRAMKeys     = iota // keys with a DRAM entry but no anchor slot at the checkpoint (and held bases): a restart from it needs the whole log replayed
 	cpLiveBytes           // ks.liveBytes
 	cpSwappedSeg          // ks.swappedSeg
 	cpFlushAllSeg         // ks.flushAllSeg
 	cpMagic               // cpMagicValue: written by this keyspace
-	cpDRAMKeysBase        // cpDRAMKeys of the checkpoint before (an applying block's base)
+	cpDRAMKeysBase        // all DRAM entries (anchored or not) at the checkpoint before (an applying block's base)
 	cpFunctionsLoc        // location of the live function libraries' operation (0: none)
 	cpReplPosLoc          // location of a replica's live replication position operation (0: none)
 )
 
-const cpMagicValue = 0x6b69_7832 // "kix2": keys with an expiry are indexed
+// cpMagicValue marks a checkpoint written by this keyspace, with anchor
+// slots (kixanchor.go); cpMagicNoAnchors one of the keyspace before them,
+// whose cpDRAMKeys counted every DRAM entry (still trusted when 0). A
+// keyspace that knows only the latter does not trust the former.
+const (
+	cpMagicValue     = 0x6b69_7833 // "kix3"
+	cpMagicNoAnchors = 0x6b69_7832 // "kix2": keys with an expiry are indexed
+)
+
+// Checkpoint user words of the anchored entries (kixanchor.go), after the
+// per-database counts.
+const (
+	cpAnchorKeys  = cpTTLCounts + NumDBs + iota // DRAM entries with an anchor slot
+	cpAnchorSeg                                 // segment of the oldest anchor (0: none)
+	cpAnchorBytes                               // their live bytes
+)
 
 // kixOn reports whether the index is attached.
 func (ks *Keyspace) kixOn() bool { return ks.kix.ix != nil }
@@ -118,8 +134,13 @@ func (ks *Keyspace) IndexKeyAt(loc uint64) ([]byte, bool) {
 		return ks.kix.keyBuf, true
 	}
 	o, err := ks.opAt(loc)
+	if err == nil && o.kind >= opObjectBase {
+		// An anchor slot (kixanchor.go): the operation a DRAM entry began at.
+		ks.kix.keyBuf = append(append(ks.kix.keyBuf[:0], byte(o.db)|kixAnchorNS), o.key...)
+		return ks.kix.keyBuf, true
+	}
 	if err == nil && o.kind != opSet && o.kind != opSetRef {
-		err = fmt.Errorf("%w: kind %d where the key index expects a string", errBadOp, o.kind)
+		err = fmt.Errorf("%w: kind %d where the key index expects a string or an anchor", errBadOp, o.kind)
 	}
 	if err != nil {
 		// A consistent table names only readable operations (a replay
@@ -337,7 +358,11 @@ func (ks *Keyspace) kixHolds(dbi int, key []byte, now int64) bool {
 // recovery replays the records a checkpoint was applying (AttachIndex),
 // stored at once in repair mode.
 func (ks *Keyspace) kixWrite(dbi int, key []byte, loc uint64, expiring bool) {
-	k := ks.kixComposite(dbi, key)
+	ks.kixWriteKey(ks.kixComposite(dbi, key), loc, expiring)
+}
+
+// kixWriteKey is kixWrite of an index key k (a string's or an anchor's).
+func (ks *Keyspace) kixWriteKey(k []byte, loc uint64, expiring bool) {
 	var err error
 	if loc != 0 {
 		ks.kix.ix.SetNewest(loc >> 40)
@@ -428,6 +453,9 @@ func (ks *Keyspace) kixFlushDB(dbs []int, each func(key []byte, loc uint64)) {
 		o, err := ks.opAt(loc)
 		if err != nil || dbs != nil && !slices.Contains(dbs, o.db) {
 			return false
+		}
+		if o.kind >= opObjectBase {
+			return true // an anchor slot: the caller drops the entries' anchors (anchorsUnindexed)
 		}
 		if each != nil {
 			each(o.key, loc)
@@ -527,9 +555,20 @@ func (ks *Keyspace) kixKeys(dbi int, fn func(key string) bool) {
 // is emptied and from is 0: the whole log is replayed into it.
 func (ks *Keyspace) AttachIndex(ix *keyindex.Index, cp keyindex.Checkpoint, ok bool) (from uint64, err error) {
 	ks.kix.ix = ix
-	trusted := ok && cp.User[cpMagic] == cpMagicValue && cp.User[cpDRAMKeys] == 0
+	magic := cp.User[cpMagic]
+	trusted := ok && (magic == cpMagicValue || magic == cpMagicNoAnchors) && cp.User[cpDRAMKeys] == 0
 	if trusted && cp.Applying && (cp.BaseLSN == 0 || cp.User[cpDRAMKeysBase] != 0) {
 		trusted = false // no base to start from, or one with DRAM entries
+	}
+	var anchored, anchorSeg, anchorBytes uint64
+	if trusted && magic == cpMagicValue && !cp.Applying {
+		// A repair replays everything after a base without DRAM entries;
+		// otherwise the anchored entries are rebuilt by the scan from the
+		// oldest anchor (kixAnchorWanted), whose segment must be there.
+		anchored, anchorSeg, anchorBytes = cp.User[cpAnchorKeys], cp.User[cpAnchorSeg], cp.User[cpAnchorBytes]
+		if anchored != 0 && (anchorSeg == 0 || ks.arena.Segment(anchorSeg) == nil || anchorBytes > cp.User[cpLiveBytes]) {
+			trusted = false
+		}
 	}
 	if trusted && cp.User[cpFunctionsLoc] != 0 {
 		// The function libraries are not in the table: read them back
@@ -562,7 +601,11 @@ func (ks *Keyspace) AttachIndex(ix *keyindex.Index, cp keyindex.Checkpoint, ok b
 		}
 	}
 	if trusted {
-		ks.liveBytes = int64(cp.User[cpLiveBytes])
+		ks.liveBytes = int64(cp.User[cpLiveBytes] - anchorBytes) // the scan counts the anchored entries again
+		if anchored != 0 {
+			ks.kix.anchors.scanTo, ks.kix.anchors.scanSeg = cp.LSN, anchorSeg
+			ks.kix.anchors.wanted = map[string]uint64{}
+		}
 		ks.swappedSeg = cp.User[cpSwappedSeg]
 		ks.flushAllSeg = cp.User[cpFlushAllSeg]
 		for i := range ks.kix.counts {
@@ -642,7 +685,7 @@ func (ks *Keyspace) kixCheckpointBegin(async bool) (*keyindex.CheckpointJob, err
 	}
 	waited := time.Since(held)
 	cp := keyindex.Checkpoint{LSN: c, Seg: ks.kix.endSeg, Off: ks.kix.endOff}
-	dram := 0
+	dram := 0 // every DRAM entry (an applying block's base with none is repaired from)
 	for i, d := range ks.dbs {
 		dram += len(d.entries)
 		cp.User[cpCounts+i] = uint64(ks.kix.counts[i])
@@ -651,7 +694,11 @@ func (ks *Keyspace) kixCheckpointBegin(async bool) (*keyindex.CheckpointJob, err
 	// Held bases (valueref.go) are not in the checkpoint either: a
 	// restart from it must replay the log, as for DRAM entries.
 	dram += len(ks.refs)
-	cp.User[cpDRAMKeys] = uint64(dram)
+	anchored := ks.anchorLen()
+	cp.User[cpDRAMKeys] = uint64(dram - anchored) // an entry without an anchor slot is not restartable from the table
+	cp.User[cpAnchorKeys] = uint64(anchored)
+	cp.User[cpAnchorSeg] = ks.anchorOldestSeg()
+	cp.User[cpAnchorBytes] = uint64(ks.kix.anchors.bytes)
 	cp.User[cpDRAMKeysBase] = ks.kix.lastDRAM
 	cp.User[cpLiveBytes] = uint64(ks.liveBytes)
 	cp.User[cpSwappedSeg] = ks.swappedSeg
@@ -774,12 +821,18 @@ func (ks *Keyspace) kixRecount() {
 
 // IndexReport describes how recovery used the key index.
 type IndexReport struct {
-	Attached   bool   // the index is on
-	FromLSN    uint64 // records up to this LSN came from the index's checkpoint (0: rebuilt from the whole log)
-	Replayed   int64  // records replayed into it
-	Swept      int    // leftover slots removed after the replay
-	Repaired   bool   // a checkpoint was being applied: the table was repaired from FromLSN on
-	TableBytes int64  // size of the index file
+	Attached bool   // the index is on
+	FromLSN  uint64 // records up to this LSN came from the index's checkpoint (0: rebuilt from the whole log)
+	Replayed int64  // records replayed into it
+	Swept    int    // leftover slots removed after the replay
+	// The anchored DRAM entries (kixanchor.go): AnchorScanned records up
+	// to the checkpoint read from segment AnchorSeg on, AnchorApplied of
+	// their operations applied (those of anchored keys), Anchored entries
+	// in the table after the replay.
+	AnchorSeg                              uint64
+	AnchorScanned, AnchorApplied, Anchored int64
+	Repaired                               bool  // a checkpoint was being applied: the table was repaired from FromLSN on
+	TableBytes                             int64 // size of the index file
 }
 
 // IndexReport returns the key index's part of the recovery (as of Start;
@@ -789,7 +842,10 @@ func (ks *Keyspace) IndexReport() IndexReport { return ks.kix.report }
 // kixReport records the recovery's figures (Start, lock held).
 func (ks *Keyspace) kixReport() {
 	if ks.kixOn() {
-		ks.kix.report = IndexReport{Attached: true, FromLSN: ks.kix.replayCP, Repaired: ks.kix.repaired, Replayed: ks.kix.replayed, Swept: ks.kix.swept, TableBytes: ks.kix.ix.Stats().FileBytes}
+		a := &ks.kix.anchors
+		ks.kix.report = IndexReport{Attached: true, FromLSN: ks.kix.replayCP, Repaired: ks.kix.repaired, Replayed: ks.kix.replayed, Swept: ks.kix.swept, TableBytes: ks.kix.ix.Stats().FileBytes,
+			AnchorSeg: a.scanSeg, AnchorScanned: a.scanned, AnchorApplied: a.applied, Anchored: int64(ks.anchorLen())}
+		a.wanted = nil
 	}
 }
 
