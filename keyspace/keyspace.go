@@ -765,6 +765,9 @@ func (ks *Keyspace) commitGroup(b *Batch, ends []int) error {
 		}
 		if err == nil && i < len(ends)-1 {
 			err = ks.wal.WaitDurable(loc.LSN)
+			if err == nil && i == 0 && ks.cleaning {
+				pauseHook("clean:group")
+			}
 		}
 		if err != nil {
 			if joined && i > 0 {

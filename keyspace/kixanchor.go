@@ -185,3 +185,7 @@ func (ks *Keyspace) kixAnchorWanted(o op, loc uint64) bool {
 	}
 	return loc >= anchor
 }
+
+// AnchorNS is the bit an anchor slot's index key sets in its database
+// byte (persimmon-check looks anchors up).
+const AnchorNS = kixAnchorNS
