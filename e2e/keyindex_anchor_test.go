@@ -272,13 +272,20 @@ func collWriter(c *redis.Client, m *collModel, r *rand.Rand, stop time.Time) {
 	for time.Now().Before(stop) {
 		k := fmt.Sprintf("x:%d", r.IntN(60))
 		now := time.Now().UnixMilli()
-		if e := m.exp[k]; e != 0 && e <= now+20 {
-			if e > now-20 {
-				continue // about to expire: the server may or may not have it
-			}
+		if e := m.exp[k]; e != 0 && e <= now-20 {
 			delete(m.typ, k) // expired (no record says so)
 			delete(m.val, k)
 			delete(m.exp, k)
+		} else if e != 0 && e < now+600_000 {
+			// A short expiry pending: the key is left alone until it has
+			// passed. (A replay of the log after the checkpoint drops a
+			// collection at an expiry command whose time has passed, so
+			// writes made to it before that time would come back as a
+			// partial collection of their own: a flaw of replaying the
+			// log, with or without the index, not what this test is
+			// about. Up to the checkpoint the anchors avoid it:
+			// TestKeyIndexAnchorsKeepExpiredIncarnation.)
+			continue
 		}
 		typ, exists := m.typ[k]
 		var err error

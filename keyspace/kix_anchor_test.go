@@ -206,3 +206,48 @@ func firstDiff(got, want string) string {
 	from := max(0, i-200)
 	return fmt.Sprintf("re-attached: ...%s\nwhole log:   ...%s", got[from:min(len(got), i+200)], want[from:min(len(want), i+200)])
 }
+
+// TestKeyIndexAnchorsKeepExpiredIncarnation: a hash given an expiry, then
+// written again before its time, both before the checkpoint; by the
+// restart its time has passed. The scan from its anchor applies the
+// expiry without dropping the hash (it was alive at the checkpoint), so
+// the later write does not make a new hash of one field without an
+// expiry: the key is gone after the restart, as it was in the server.
+func TestKeyIndexAnchorsKeepExpiredIncarnation(t *testing.T) {
+	dir := t.TempDir()
+	ks, _ := openKix(t, dir)
+	commit(t, ks, func(b *keyspace.Batch) { b.HSet(0, []byte("h"), []byte("a"), []byte("1")) })
+	at := time.Now().UnixMilli() + 100
+	commit(t, ks, func(b *keyspace.Batch) { b.Expire(0, []byte("h"), at) })
+	commit(t, ks, func(b *keyspace.Batch) { b.HSet(0, []byte("h"), []byte("b"), []byte("2")) })
+	commit(t, ks, func(b *keyspace.Batch) { b.SAdd(0, []byte("other"), []byte("m")) }) // another anchored key, alive
+	if err := ks.KixCheckpoint(); err != nil {
+		t.Fatal(err)
+	}
+	ks.KillAtClose()
+	ks.Close()
+	for time.Now().UnixMilli() <= at+1 {
+		time.Sleep(10 * time.Millisecond) // the expiry's time must pass
+	}
+	ref := openNoKix(t, copyDir(t, dir))
+	ref.Lock()
+	n, _ := ref.HLen(0, []byte("h"))
+	ref.Unlock()
+	ref.Close()
+	t.Logf("a replay of the whole log without the index holds %d fields of h (it drops h at the expiry's operation)", n)
+	ks, rep := openKix(t, dir)
+	defer ks.Close()
+	if rep.Index.FromLSN == 0 || rep.Index.AnchorApplied == 0 {
+		t.Fatalf("the restart did not re-attach the index with its anchors: %+v", rep.Index)
+	}
+	ks.Lock()
+	defer ks.Unlock()
+	if ks.Exists(0, []byte("h")) {
+		n, _ := ks.HLen(0, []byte("h"))
+		at, _ := ks.ExpireAt(0, []byte("h"))
+		t.Fatalf("h came back with %d fields (expiry %d) although its time has passed", n, at)
+	}
+	if !ks.Exists(0, []byte("other")) {
+		t.Fatal("the set other is gone")
+	}
+}

@@ -71,7 +71,11 @@ func (ks *Keyspace) anchorAdd(dbi int, e *entry, loc uint64) {
 	a.counts[dbi]++
 	a.segs[loc>>40]++
 	a.bytes += e.obj.bytes
-	ks.kixWriteKey(ks.kixAnchorKey(dbi, []byte(e.key)), loc, false)
+	k := ks.kixAnchorKey(dbi, []byte(e.key))
+	if ks.anchorFilter && a.wanted[string(k)] == loc {
+		return // recovery's scan re-creating an entry of the checkpoint: its slot is in the table
+	}
+	ks.kixWriteKey(k, loc, false)
 }
 
 // anchorDrop takes the anchor of e (an entry of dbi going away, or one
