@@ -21,7 +21,11 @@ import (
 // back from that operation (the slot's expiring bit only lets the
 // active-expiry cursor skip the others). Everything else (collections,
 // patched strings) keeps its DRAM entry as before; a key is in exactly one
-// of the two.
+// of the two. A DRAM entry with an anchor also has an anchor slot, under
+// the database byte with kixAnchorNS set (kixanchor.go): IndexKeyAt reads
+// an object operation's key back into that namespace, and every walk of
+// the table over strings skips them (an anchor key's database byte is no
+// database; its operation is not a set).
 //
 // Expiry of an indexed key. A lookup that finds its time passed removes
 // it (a staged deletion, no record: expiry is absolute, so a restart that
@@ -548,11 +552,15 @@ func (ks *Keyspace) kixKeys(dbi int, fn func(key string) bool) {
 // AttachIndex attaches the persistent key index to a keyspace made by
 // NewRecovering, before any record is replayed; cp and ok are what
 // keyindex.Open found. If the checkpoint can be trusted (written by this
-// keyspace, with no DRAM entry at the time: every key then was a plain
-// string in the index) the keyspace takes its counters from it and from
-// returns the checkpoint's LSN: recovery replays only the records after
-// it (ReplayRecord skips the others), in repair mode. Otherwise the index
-// is emptied and from is 0: the whole log is replayed into it.
+// keyspace, with no DRAM entry without an anchor at the time: every key
+// then was a plain string in the index or a DRAM entry whose anchor slot
+// is there) the keyspace takes its counters from it and from returns the
+// checkpoint's LSN: recovery replays only the records after it, and of
+// those up to it only the anchored entries' operations from the oldest
+// anchor's segment on (AnchorScanFrom; ReplayRecord skips the others);
+// after a crash inside a checkpoint whose base had no DRAM entry, from
+// the base in repair mode. Otherwise the index is emptied and from is 0:
+// the whole log is replayed into it.
 func (ks *Keyspace) AttachIndex(ix *keyindex.Index, cp keyindex.Checkpoint, ok bool) (from uint64, err error) {
 	ks.kix.ix = ix
 	magic := cp.User[cpMagic]
@@ -855,6 +863,7 @@ type IndexStats struct {
 	FileBytes            int64 // bytes of the mapped index file (file-backed, not heap)
 	Slots                int64 // slots in the table
 	Keys                 int64 // plain string keys in it
+	Anchors              int64 // anchor slots (DRAM entries restartable from it: kixanchor.go)
 	Staged               int64 // keys written since the last checkpoint (heap overlay)
 	Checkpoints          int64 // checkpoints since start
 	CheckpointLSN        uint64
@@ -872,7 +881,7 @@ func (ks *Keyspace) snapshotIndex() {
 	for _, c := range ks.kix.counts {
 		n += c
 	}
-	s := &IndexStats{On: true, FileBytes: st.FileBytes, Slots: int64(st.Slots), Keys: int64(n), Staged: int64(st.Staged),
+	s := &IndexStats{On: true, FileBytes: st.FileBytes, Slots: int64(st.Slots), Keys: int64(n), Anchors: int64(ks.anchorLen()), Staged: int64(st.Staged),
 		Checkpoints: ks.kix.checkpoints.Load(), CheckpointLSN: ks.kix.lastCP, LastCheckpointMicros: ks.kix.lastCPMicros.Load()}
 	if t := ks.kix.cpTimes.Load(); t != nil {
 		s.Last = *t
