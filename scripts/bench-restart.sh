@@ -75,6 +75,7 @@ N=${N:-2000000}
 TTL=${TTL:-none}
 COLLS=${COLLS:-0}     # hashes "h:%014d" of CFIELDS fields "f:%014d" -> "v:%014d", loaded first
 CFIELDS=${CFIELDS:-1000}
+CLAST=${CLAST:-0}     # 1: the hashes are loaded after the strings instead
 BIN=${BIN:-bin/persimmon-server}
 PORT=${PORT:-16397}
 PHASES=${PHASES:-restart cgroup latency collections}
@@ -140,11 +141,20 @@ wait_all() {
   awk -v a="$T0" -v b="$(now)" 'BEGIN{printf "%.3f", b-a}'
 }
 
-load() {
+load_hashes() {
   [ "$COLLS" = 0 ] || awk -v n="$COLLS" -v m="$CFIELDS" 'BEGIN{ for (h = 0; h < n; h++) {
     printf "*%d\r\n$4\r\nHSET\r\n$16\r\n%s\r\n", 2 + 2 * m, sprintf("h:%014d", h)
     for (i = 0; i < m; i++) printf "$16\r\n%s\r\n$16\r\n%s\r\n", sprintf("f:%014d", i), sprintf("v:%014d", i) } }' |
     redis-cli -p "$PORT" --pipe >/dev/null
+}
+
+load() {
+  [ "$CLAST" = 1 ] || load_hashes
+  load_strings
+  [ "$CLAST" != 1 ] || load_hashes
+}
+
+load_strings() {
   awk -v n="$N" -v ttl="$TTL" 'BEGIN{ for (i = 0; i < n; i++) { k = sprintf("k:%014d", i); v = sprintf("v:%014d", i);
     if (ttl == "half" && i % 2 == 1) printf "*5\r\n$3\r\nSET\r\n$16\r\n%s\r\n$16\r\n%s\r\n$2\r\nEX\r\n$5\r\n86400\r\n", k, v
     else printf "*3\r\n$3\r\nSET\r\n$16\r\n%s\r\n$16\r\n%s\r\n", k, v } }' | redis-cli -p "$PORT" --pipe >/dev/null
@@ -199,7 +209,7 @@ for k in $SERVERS; do measure "$k"; done
 
 ttlnote=
 [ "$TTL" = half ] && ttlnote=", half with EX 86400"
-[ "$COLLS" = 0 ] || ttlnote+=", and $COLLS hashes of $CFIELDS fields (loaded first)"
+[ "$COLLS" = 0 ] || ttlnote+=", and $COLLS hashes of $CFIELDS fields (loaded $([ "$CLAST" = 1 ] && echo last || echo first))"
 echo "| $N keys, 16 B names, 16 B values$ttlnote | RSS | anon RSS | file RSS | B/key (RSS) | B/key (anon) | Go heap | disk | kill -9: first reply | kill -9: all keys | SHUTDOWN: first reply | SHUTDOWN: all keys |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 [ -n "${row[rdb]:-}" ] && echo "| redis-server $(redis-server --version | grep -o 'v=[0-9.]*' | cut -c3-), RDB (kill -9 row: restart from a BGSAVE after the load) | ${row[rdb]} |"
