@@ -127,6 +127,11 @@ type Keyspace struct {
 	stopped  sync.WaitGroup
 	closed   bool
 	closeErr error
+	// expiryHist is, for a model keyspace whose clock is stopped
+	// (FreezeClockForReplay), the earliest expiry each collection's
+	// incarnation was ever given (db byte, then the key): the server may
+	// have expired it there and begun a new one (Anchors).
+	expiryHist map[string]int64
 	// noCloseCheckpoint: Close leaves the key index at its last
 	// checkpoint, as a kill would (tests: KillAtClose).
 	noCloseCheckpoint bool

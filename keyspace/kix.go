@@ -1049,7 +1049,10 @@ func (ks *Keyspace) kixActiveExpire(now int64, limit int) int {
 // that nothing it replays expires (persimmon-check compares the index with
 // every string the log holds, whatever its expiry). For a model keyspace
 // only, before any record is replayed.
-func (ks *Keyspace) FreezeClockForReplay() { ks.clockSkew.Store(-time.Now().UnixMilli() - 1) }
+func (ks *Keyspace) FreezeClockForReplay() {
+	ks.clockSkew.Store(-time.Now().UnixMilli() - 1)
+	ks.expiryHist = map[string]int64{}
+}
 
 // Growth of the index runs beside the commands (keyindex's incremental
 // growth): when the table wants it, the background loop starts kixGrow,

@@ -152,13 +152,23 @@ func containsInt(s []int, v int) bool {
 }
 
 // Anchors calls fn for every DRAM entry that has an anchor (persimmon-check
-// compares them with the index's anchor slots); expireAt is the entry's.
+// compares them with the index's anchor slots); expireAt is the entry's,
+// or in a keyspace whose clock is stopped (FreezeClockForReplay) the
+// earliest expiry its incarnation was ever given: one that has passed
+// means the server may have expired it (no record says so) and what it
+// holds under the key began later.
 func (ks *Keyspace) Anchors(fn func(db int, key string, anchor uint64, expireAt int64)) {
 	for dbi, d := range ks.dbs {
 		for i := range d.entries {
-			if e := &d.entries[i]; e.obj != nil && e.obj.anchor != 0 {
-				fn(dbi, e.key, e.obj.anchor, e.expireAt)
+			e := &d.entries[i]
+			if e.obj == nil || e.obj.anchor == 0 {
+				continue
 			}
+			at := e.expireAt
+			if h, ok := ks.expiryHist[string(append([]byte{byte(dbi)}, e.key...))]; ok && (at == 0 || h < at) {
+				at = h
+			}
+			fn(dbi, e.key, e.obj.anchor, at)
 		}
 	}
 }

@@ -151,6 +151,12 @@ func applyExpire(ks *Keyspace, o op, e *entry) error {
 		return nil // the key went away, or is a string (strings carry their own expiry)
 	}
 	at := int64(binary.LittleEndian.Uint64(o.body))
+	if ks.expiryHist != nil && at != 0 {
+		k := string(append([]byte{byte(o.db)}, o.key...))
+		if old, ok := ks.expiryHist[k]; !ok || at < old {
+			ks.expiryHist[k] = at
+		}
+	}
 	d := ks.dbs[o.db]
 	if ks.expiredNow(at) && !ks.keepExpiredApply() {
 		ks.removeKey(o.db, e.key)
@@ -213,6 +219,9 @@ func (ks *Keyspace) createObject(db int, key []byte, c collection, loc uint64) *
 	ks.keyCreated(db, key)
 	e := &d.entries[d.index[string(key)]]
 	ks.anchorAdd(db, e, loc)
+	if ks.expiryHist != nil {
+		delete(ks.expiryHist, string(append([]byte{byte(db)}, key...))) // a new incarnation
+	}
 	return e
 }
 
