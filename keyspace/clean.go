@@ -298,6 +298,7 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 	// A group-commit leader that captured seg before it was sealed may
 	// still be persisting it: wait for it before unmapping.
 	ks.wal.Barrier()
+	pauseHook("clean:copied")
 	ks.mu.Lock()
 	defer ks.Unlock()
 	if ks.closed {
@@ -335,6 +336,7 @@ func (ks *Keyspace) cleanSegment(seg *arena.Segment) bool {
 	ks.rc.dropSegment(seg.ID()) // reccache.go: its copies are never read again
 	delete(ks.deadSets, seg.ID())
 	ks.cleanedBytes.Add(size)
+	pauseHook("clean:removed")
 	return true
 }
 

@@ -173,7 +173,9 @@ func (c *KeyCursor) NextStrings(n int, str func(db int, key, val []byte, expireA
 	var out []found
 	given := 0
 	give := func(db int, key []byte) {
-		if !c.done[db] && c.claim(db, key) {
+		// An anchor key (db|kixAnchorNS) names a DRAM entry: the walk of
+		// the DRAM entries gives it.
+		if db < NumDBs && !c.done[db] && c.claim(db, key) {
 			out = append(out, found{db, string(key)})
 			given++
 		}
@@ -203,7 +205,7 @@ func (c *KeyCursor) NextStrings(n int, str func(db int, key, val []byte, expireA
 				budget--
 				o, err := ks.opAt(loc)
 				switch {
-				case err != nil || o.db >= NumDBs:
+				case err != nil || o.db >= NumDBs || o.kind >= opObjectBase: // an anchor slot: its entry is in DRAM
 				case str == nil || o.kind != opSet || expiredAt(o.expireAt, now):
 					give(o.db, o.key)
 				case !c.done[o.db] && c.claim(o.db, o.key):
@@ -341,7 +343,7 @@ func (c *KeyCursor) Drain(db int, fn func(db int, key []byte)) {
 			return true
 		})
 		ks.kix.ix.Range(func(loc uint64) bool {
-			if o, err := ks.opAt(loc); err == nil {
+			if o, err := ks.opAt(loc); err == nil && o.kind < opObjectBase { // anchors: DRAM entries, given below
 				give(o.db, o.key)
 			}
 			return true

@@ -1,6 +1,9 @@
 package keyspace
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/persimmon-db/persimmon/wal"
 	"golang.org/x/sys/unix"
 )
@@ -139,4 +142,62 @@ func (ks *Keyspace) ForceRecordCache() {
 	ks.rcForce = true
 	ks.useRecordCache()
 	ks.Unlock()
+}
+
+// KillAtClose makes Close leave the key index at its last checkpoint, as
+// a kill after it would (the log itself is closed as usual: every record
+// stays).
+func (ks *Keyspace) KillAtClose() {
+	ks.mu.Lock()
+	ks.noCloseCheckpoint = true
+	ks.mu.Unlock()
+}
+
+// AnchorOf is the anchor of the DRAM entry of (db, key) (kixanchor.go),
+// and whether the key index holds it under the anchor key.
+func (ks *Keyspace) AnchorOf(db int, key []byte) (anchor uint64, indexed bool) {
+	i, ok := ks.dbs[db].index[string(key)]
+	if !ok || ks.dbs[db].entries[i].obj == nil {
+		return 0, false
+	}
+	anchor = ks.dbs[db].entries[i].obj.anchor
+	if ks.kixOn() {
+		loc, ok := ks.kix.ix.Get(ks.kixAnchorKey(db, key))
+		indexed = ok && loc == anchor
+	}
+	return anchor, indexed
+}
+
+// StateDump describes the whole keyspace (every database's keys in order,
+// each with its type, expiry and value: a string's bytes, a collection's
+// rebuild operations and its encoding) and its accounting (live bytes,
+// keys with an expiry), for comparing two recoveries of one log.
+func (ks *Keyspace) StateDump() string {
+	var out []byte
+	for db := range ks.dbs {
+		var keys []string
+		ks.Keys(db, func(k string) { keys = append(keys, k) })
+		slices.Sort(keys)
+		for _, k := range keys {
+			e := ks.peek(db, []byte(k))
+			if e == nil {
+				continue
+			}
+			out = fmt.Appendf(out, "%d %q %s exp=%d ", db, k, ks.typeOf(e), e.expireAt)
+			switch {
+			case e.obj == nil:
+				out = fmt.Appendf(out, "%q\n", ks.value(e))
+			default:
+				var b Batch
+				e.obj.coll.rebuild(ks, &b, db, []byte(k))
+				conv := false
+				if c, ok := e.obj.coll.(convertible); ok {
+					conv = c.converted()
+				}
+				out = fmt.Appendf(out, "conv=%v bytes=%d %x\n", conv, e.obj.bytes, b.buf)
+			}
+		}
+		out = fmt.Appendf(out, "db %d: %d keys, %d expiring\n", db, ks.DBSize(db), ks.DBInfo(db).Expires)
+	}
+	return string(fmt.Appendf(out, "live bytes %d\n", ks.liveBytes))
 }

@@ -98,6 +98,7 @@ type Keyspace struct {
 	pending       []pendingRecord
 	replaying     bool // applying records at recovery (see errStaleOp)
 	replaySkipped int  // operations recovery skipped as stale
+	anchorFilter  bool // applying only the operations of anchored entries (kixAnchorWanted)
 
 	// lastDel is the last key deleted in the record being applied (see
 	// object.anchored); key aliases the record, valid while it is applied.
@@ -144,6 +145,14 @@ type Keyspace struct {
 	stopped  sync.WaitGroup
 	closed   bool
 	closeErr error
+	// expiryHist is, for a model keyspace whose clock is stopped
+	// (FreezeClockForReplay), the earliest expiry each collection's
+	// incarnation was ever given (db byte, then the key): the server may
+	// have expired it there and begun a new one (Anchors).
+	expiryHist map[string]int64
+	// noCloseCheckpoint: Close leaves the key index at its last
+	// checkpoint, as a kill would (tests: KillAtClose).
+	noCloseCheckpoint bool
 }
 
 func newKeyspace(a *arena.Arena) *Keyspace {
@@ -803,6 +812,9 @@ func (ks *Keyspace) commitGroup(b *Batch, ends []int) error {
 		}
 		if err == nil && i < len(ends)-1 {
 			err = ks.wal.WaitDurable(loc.LSN)
+			if err == nil && i == 0 && ks.cleaning {
+				pauseHook("clean:group")
+			}
 		}
 		if err != nil {
 			if joined && i > 0 {
@@ -931,6 +943,16 @@ func (ks *Keyspace) applyPayload(seg *arena.Segment, off, end int64) error {
 		if err != nil {
 			return fmt.Errorf("%s offset %d: %w", seg.Path(), off, err)
 		}
+		if ks.anchorFilter {
+			if !ks.kixAnchorWanted(o, seg.ID()<<40|uint64(off)) {
+				if o.kind == opDel { // a rewrite's delete: the anchor after it is anchored
+					ks.lastDel.db, ks.lastDel.key, ks.lastDel.ok = o.db, o.key, true
+				}
+				off += int64(o.size)
+				continue
+			}
+			ks.kix.anchors.applied++
+		}
 		if err := ks.apply(o, seg.ID()<<40|uint64(off)); err != nil {
 			return fmt.Errorf("%s offset %d: %w", seg.Path(), off, err)
 		}
@@ -1027,6 +1049,7 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 				ks.liveBytes -= int64(ks.kixEntry("", l).size)
 				ks.setDied(l)
 			})
+			ks.anchorsUnindexed(nil) // the anchor slots went too
 		}
 		for i := range ks.dbs {
 			ks.flushDB(i)
@@ -1039,10 +1062,13 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 	case opReplPosition:
 		return ks.applyReplPosition(o, loc)
 	case opSwapDB:
-		if ks.kixOn() && (ks.kixLen(o.db) > 0 || ks.kixLen(o.db2) > 0) {
+		// The anchors of both databases' entries name the database they
+		// were written in too: the entries keep none (kixanchor.go).
+		swapped := []int{o.db, o.db2}
+		if ks.kixOn() && (ks.kixLen(o.db) > 0 || ks.kixLen(o.db2) > 0 || ks.kix.anchors.counts[o.db] > 0 || ks.kix.anchors.counts[o.db2] > 0) {
 			// The operations of indexed keys name the database they were
 			// written in: move both databases' keys to DRAM entries.
-			ks.kixFlushDB([]int{o.db, o.db2}, func(key []byte, l uint64) {
+			ks.kixFlushDB(swapped, func(key []byte, l uint64) {
 				if o2, err := ks.opAt(l); err == nil {
 					d := ks.dbs[o2.db]
 					d.insert(entry{key: string(key), loc: l, size: uint32(ks.stringLiveSize(o2)), expireAt: o2.expireAt})
@@ -1052,6 +1078,7 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 				}
 			})
 		}
+		ks.anchorsUnindexed(swapped)
 		ks.touchDB(o.db, ks.dbs[o.db2])
 		ks.touchDB(o.db2, ks.dbs[o.db])
 		ks.dbs[o.db], ks.dbs[o.db2] = ks.dbs[o.db2], ks.dbs[o.db]
@@ -1079,6 +1106,7 @@ func (ks *Keyspace) removeKey(dbi int, key string) { ks.removeKeyKeeping(dbi, ke
 // naming keep, which stays held.
 func (ks *Keyspace) removeKeyKeeping(dbi int, key string, keep uint64) {
 	if e, ok := ks.dbs[dbi].remove(key); ok {
+		ks.anchorDrop(dbi, &e, true)
 		ks.liveBytes -= entryBytes(&e)
 		ks.dropEntry(dbi, &e, keep)
 		return
@@ -1100,7 +1128,7 @@ func (ks *Keyspace) setDied(loc uint64) {
 
 func (ks *Keyspace) flushDB(dbi int) {
 	ks.touchDB(dbi, nil)
-	if ks.kixLen(dbi) > 0 {
+	if ks.kixLen(dbi) > 0 || ks.kix.anchors.counts[dbi] > 0 {
 		ks.kixFlushDB([]int{dbi}, func(_ []byte, l uint64) {
 			ks.liveBytes -= int64(ks.kixEntry("", l).size)
 			ks.setDied(l)
@@ -1113,6 +1141,7 @@ func (ks *Keyspace) flushDB(dbi int) {
 			ks.setDied(e.loc) // an opSetRef's base: refsFlushed
 		}
 	}
+	ks.anchorsUnindexed([]int{dbi}) // their slots went with kixFlushDB's
 	ks.refsFlushed(dbi)
 	ks.dbs[dbi] = newDB()
 }
@@ -1266,7 +1295,12 @@ func (ks *Keyspace) Close() error {
 
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
-	err := ks.kixCheckpoint()               // a restart then replays nothing
+	var err error
+	if !ks.noCloseCheckpoint {
+		err = ks.kixCheckpoint() // a restart then replays nothing
+	} else if ks.kixOn() {
+		err = ks.kix.ix.Settle() // a job in flight ends (a kill may land after it as well)
+	}
 	if werr := ks.wal.Close(); err == nil { // persists everything, then the clean-shutdown mark
 		err = werr
 	}

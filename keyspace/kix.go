@@ -21,7 +21,11 @@ import (
 // back from that operation (the slot's expiring bit only lets the
 // active-expiry cursor skip the others). Everything else (collections,
 // patched strings) keeps its DRAM entry as before; a key is in exactly one
-// of the two.
+// of the two. A DRAM entry with an anchor also has an anchor slot, under
+// the database byte with kixAnchorNS set (kixanchor.go): IndexKeyAt reads
+// an object operation's key back into that namespace, and every walk of
+// the table over strings skips them (an anchor key's database byte is no
+// database; its operation is not a set).
 //
 // Expiry of an indexed key. A lookup that finds its time passed removes
 // it (a staged deletion, no record: expiry is absolute, so a restart that
@@ -72,6 +76,7 @@ type kixState struct {
 	growStepMax time.Duration // longest growth step under the lock
 	growErr     error         // the last growth's failure
 	lastDRAM    uint64        // DRAM entries at the last checkpoint
+	anchors     anchorState   // the anchored DRAM entries (kixanchor.go)
 
 	endSeg, endOff uint64 // where the record after the last one appended (or replayed) starts
 	// old is what kixExists read of the plain set operation a key's
@@ -95,17 +100,32 @@ type kixState struct {
 
 // Checkpoint user words (keyindex.Checkpoint.User).
 const (
-	cpDRAMKeys     = iota // keys with a DRAM entry at the checkpoint: a restart from it needs them all replayed
+	cpDRAMKeys     = iota // keys with a DRAM entry but no anchor slot at the checkpoint (and held bases): a restart from it needs the whole log replayed
 	cpLiveBytes           // ks.liveBytes
 	cpSwappedSeg          // ks.swappedSeg
 	cpFlushAllSeg         // ks.flushAllSeg
 	cpMagic               // cpMagicValue: written by this keyspace
-	cpDRAMKeysBase        // cpDRAMKeys of the checkpoint before (an applying block's base)
+	cpDRAMKeysBase        // all DRAM entries (anchored or not) at the checkpoint before (an applying block's base)
 	cpFunctionsLoc        // location of the live function libraries' operation (0: none)
 	cpReplPosLoc          // location of a replica's live replication position operation (0: none)
 )
 
-const cpMagicValue = 0x6b69_7832 // "kix2": keys with an expiry are indexed
+// cpMagicValue marks a checkpoint written by this keyspace, with anchor
+// slots (kixanchor.go); cpMagicNoAnchors one of the keyspace before them,
+// whose cpDRAMKeys counted every DRAM entry (still trusted when 0). A
+// keyspace that knows only the latter does not trust the former.
+const (
+	cpMagicValue     = 0x6b69_7833 // "kix3"
+	cpMagicNoAnchors = 0x6b69_7832 // "kix2": keys with an expiry are indexed
+)
+
+// Checkpoint user words of the anchored entries (kixanchor.go), after the
+// per-database counts.
+const (
+	cpAnchorKeys  = cpTTLCounts + NumDBs + iota // DRAM entries with an anchor slot
+	cpAnchorSeg                                 // segment of the oldest anchor (0: none)
+	cpAnchorBytes                               // their live bytes
+)
 
 // kixOn reports whether the index is attached.
 func (ks *Keyspace) kixOn() bool { return ks.kix.ix != nil }
@@ -119,8 +139,13 @@ func (ks *Keyspace) IndexKeyAt(loc uint64) ([]byte, bool) {
 		return ks.kix.keyBuf, true
 	}
 	o, err := ks.opAt(loc)
+	if err == nil && o.kind >= opObjectBase {
+		// An anchor slot (kixanchor.go): the operation a DRAM entry began at.
+		ks.kix.keyBuf = append(append(ks.kix.keyBuf[:0], byte(o.db)|kixAnchorNS), o.key...)
+		return ks.kix.keyBuf, true
+	}
 	if err == nil && o.kind != opSet && o.kind != opSetRef {
-		err = fmt.Errorf("%w: kind %d where the key index expects a string", errBadOp, o.kind)
+		err = fmt.Errorf("%w: kind %d where the key index expects a string or an anchor", errBadOp, o.kind)
 	}
 	if err != nil {
 		// A consistent table names only readable operations (a replay
@@ -363,7 +388,11 @@ func (ks *Keyspace) kixHolds(dbi int, key []byte, now int64) bool {
 // recovery replays the records a checkpoint was applying (AttachIndex),
 // stored at once in repair mode.
 func (ks *Keyspace) kixWrite(dbi int, key []byte, loc uint64, expiring bool) {
-	k := ks.kixComposite(dbi, key)
+	ks.kixWriteKey(ks.kixComposite(dbi, key), loc, expiring)
+}
+
+// kixWriteKey is kixWrite of an index key k (a string's or an anchor's).
+func (ks *Keyspace) kixWriteKey(k []byte, loc uint64, expiring bool) {
 	var err error
 	if loc != 0 {
 		ks.kix.ix.SetNewest(loc >> 40)
@@ -454,6 +483,9 @@ func (ks *Keyspace) kixFlushDB(dbs []int, each func(key []byte, loc uint64)) {
 		o, err := ks.opAt(loc)
 		if err != nil || dbs != nil && !slices.Contains(dbs, o.db) {
 			return false
+		}
+		if o.kind >= opObjectBase {
+			return true // an anchor slot: the caller drops the entries' anchors (anchorsUnindexed)
 		}
 		if each != nil {
 			each(o.key, loc)
@@ -546,16 +578,31 @@ func (ks *Keyspace) kixKeys(dbi int, fn func(key string) bool) {
 // AttachIndex attaches the persistent key index to a keyspace made by
 // NewRecovering, before any record is replayed; cp and ok are what
 // keyindex.Open found. If the checkpoint can be trusted (written by this
-// keyspace, with no DRAM entry at the time: every key then was a plain
-// string in the index) the keyspace takes its counters from it and from
-// returns the checkpoint's LSN: recovery replays only the records after
-// it (ReplayRecord skips the others), in repair mode. Otherwise the index
-// is emptied and from is 0: the whole log is replayed into it.
+// keyspace, with no DRAM entry without an anchor at the time: every key
+// then was a plain string in the index or a DRAM entry whose anchor slot
+// is there) the keyspace takes its counters from it and from returns the
+// checkpoint's LSN: recovery replays only the records after it, and of
+// those up to it only the anchored entries' operations from the oldest
+// anchor's segment on (AnchorScanFrom; ReplayRecord skips the others);
+// after a crash inside a checkpoint whose base had no DRAM entry, from
+// the base in repair mode. Otherwise the index is emptied and from is 0:
+// the whole log is replayed into it.
 func (ks *Keyspace) AttachIndex(ix *keyindex.Index, cp keyindex.Checkpoint, ok bool) (from uint64, err error) {
 	ks.kix.ix = ix
-	trusted := ok && cp.User[cpMagic] == cpMagicValue && cp.User[cpDRAMKeys] == 0
+	magic := cp.User[cpMagic]
+	trusted := ok && (magic == cpMagicValue || magic == cpMagicNoAnchors) && cp.User[cpDRAMKeys] == 0
 	if trusted && cp.Applying && (cp.BaseLSN == 0 || cp.User[cpDRAMKeysBase] != 0) {
 		trusted = false // no base to start from, or one with DRAM entries
+	}
+	var anchored, anchorSeg, anchorBytes uint64
+	if trusted && magic == cpMagicValue && !cp.Applying {
+		// A repair replays everything after a base without DRAM entries;
+		// otherwise the anchored entries are rebuilt by the scan from the
+		// oldest anchor (kixAnchorWanted), whose segment must be there.
+		anchored, anchorSeg, anchorBytes = cp.User[cpAnchorKeys], cp.User[cpAnchorSeg], cp.User[cpAnchorBytes]
+		if anchored != 0 && (anchorSeg == 0 || ks.arena.Segment(anchorSeg) == nil || anchorBytes > cp.User[cpLiveBytes]) {
+			trusted = false
+		}
 	}
 	if trusted && cp.User[cpFunctionsLoc] != 0 {
 		// The function libraries are not in the table: read them back
@@ -588,7 +635,11 @@ func (ks *Keyspace) AttachIndex(ix *keyindex.Index, cp keyindex.Checkpoint, ok b
 		}
 	}
 	if trusted {
-		ks.liveBytes = int64(cp.User[cpLiveBytes])
+		ks.liveBytes = int64(cp.User[cpLiveBytes] - anchorBytes) // the scan counts the anchored entries again
+		if anchored != 0 {
+			ks.kix.anchors.scanTo, ks.kix.anchors.scanSeg = cp.LSN, anchorSeg
+			ks.kix.anchors.wanted = map[string]uint64{}
+		}
 		ks.swappedSeg = cp.User[cpSwappedSeg]
 		ks.flushAllSeg = cp.User[cpFlushAllSeg]
 		for i := range ks.kix.counts {
@@ -731,7 +782,11 @@ func (ks *Keyspace) kixCheckpointPrep() (c uint64, cp keyindex.Checkpoint, dram 
 	// Held bases (valueref.go) are not in the checkpoint either: a
 	// restart from it must replay the log, as for DRAM entries.
 	dram += len(ks.refs)
-	cp.User[cpDRAMKeys] = uint64(dram)
+	anchored := ks.anchorLen()
+	cp.User[cpDRAMKeys] = uint64(dram - anchored) // an entry without an anchor slot is not restartable from the table
+	cp.User[cpAnchorKeys] = uint64(anchored)
+	cp.User[cpAnchorSeg] = ks.anchorOldestSeg()
+	cp.User[cpAnchorBytes] = uint64(ks.kix.anchors.bytes)
 	cp.User[cpDRAMKeysBase] = ks.kix.lastDRAM
 	cp.User[cpLiveBytes] = uint64(ks.liveBytes)
 	cp.User[cpSwappedSeg] = ks.swappedSeg
@@ -855,12 +910,18 @@ func (ks *Keyspace) kixRecount() {
 
 // IndexReport describes how recovery used the key index.
 type IndexReport struct {
-	Attached   bool   // the index is on
-	FromLSN    uint64 // records up to this LSN came from the index's checkpoint (0: rebuilt from the whole log)
-	Replayed   int64  // records replayed into it
-	Swept      int    // leftover slots removed after the replay
-	Repaired   bool   // a checkpoint was being applied: the table was repaired from FromLSN on
-	TableBytes int64  // size of the index file
+	Attached bool   // the index is on
+	FromLSN  uint64 // records up to this LSN came from the index's checkpoint (0: rebuilt from the whole log)
+	Replayed int64  // records replayed into it
+	Swept    int    // leftover slots removed after the replay
+	// The anchored DRAM entries (kixanchor.go): AnchorScanned records up
+	// to the checkpoint read from segment AnchorSeg on, AnchorApplied of
+	// their operations applied (those of anchored keys), Anchored entries
+	// in the table after the replay.
+	AnchorSeg                              uint64
+	AnchorScanned, AnchorApplied, Anchored int64
+	Repaired                               bool  // a checkpoint was being applied: the table was repaired from FromLSN on
+	TableBytes                             int64 // size of the index file
 }
 
 // IndexReport returns the key index's part of the recovery (as of Start;
@@ -870,7 +931,10 @@ func (ks *Keyspace) IndexReport() IndexReport { return ks.kix.report }
 // kixReport records the recovery's figures (Start, lock held).
 func (ks *Keyspace) kixReport() {
 	if ks.kixOn() {
-		ks.kix.report = IndexReport{Attached: true, FromLSN: ks.kix.replayCP, Repaired: ks.kix.repaired, Replayed: ks.kix.replayed, Swept: ks.kix.swept, TableBytes: ks.kix.ix.Stats().FileBytes}
+		a := &ks.kix.anchors
+		ks.kix.report = IndexReport{Attached: true, FromLSN: ks.kix.replayCP, Repaired: ks.kix.repaired, Replayed: ks.kix.replayed, Swept: ks.kix.swept, TableBytes: ks.kix.ix.Stats().FileBytes,
+			AnchorSeg: a.scanSeg, AnchorScanned: a.scanned, AnchorApplied: a.applied, Anchored: int64(ks.anchorLen())}
+		a.wanted = nil
 	}
 }
 
@@ -880,6 +944,7 @@ type IndexStats struct {
 	FileBytes            int64 // bytes of the mapped index file (file-backed, not heap)
 	Slots                int64 // slots in the table
 	Keys                 int64 // plain string keys in it
+	Anchors              int64 // anchor slots (DRAM entries restartable from it: kixanchor.go)
 	Staged               int64 // keys written since the last checkpoint (heap overlay)
 	Checkpoints          int64 // checkpoints since start
 	CheckpointLSN        uint64
@@ -898,7 +963,7 @@ func (ks *Keyspace) snapshotIndex() {
 	for _, c := range ks.kix.counts {
 		n += c
 	}
-	s := &IndexStats{On: true, FileBytes: st.FileBytes, Slots: int64(st.Slots), Keys: int64(n), Staged: int64(st.Staged),
+	s := &IndexStats{On: true, FileBytes: st.FileBytes, Slots: int64(st.Slots), Keys: int64(n), Anchors: int64(ks.anchorLen()), Staged: int64(st.Staged),
 		Checkpoints: ks.kix.checkpoints.Load(), CheckpointLSN: ks.kix.lastCP, LastCheckpointMicros: ks.kix.lastCPMicros.Load()}
 	if t := ks.kix.cpTimes.Load(); t != nil {
 		s.Last = *t
@@ -1067,7 +1132,10 @@ func (ks *Keyspace) kixActiveExpire(now int64, limit int) int {
 // that nothing it replays expires (persimmon-check compares the index with
 // every string the log holds, whatever its expiry). For a model keyspace
 // only, before any record is replayed.
-func (ks *Keyspace) FreezeClockForReplay() { ks.clockSkew.Store(-time.Now().UnixMilli() - 1) }
+func (ks *Keyspace) FreezeClockForReplay() {
+	ks.clockSkew.Store(-time.Now().UnixMilli() - 1)
+	ks.expiryHist = map[string]int64{}
+}
 
 // Growth of the index runs beside the commands (keyindex's incremental
 // growth): when the table wants it, the background loop starts kixGrow,

@@ -81,6 +81,11 @@ type object struct {
 	// firstSeg, so the cleaner drops older segments' operations of the key
 	// without resetting it (see cleanOp).
 	anchored bool
+	// anchor is the location of the operation this incarnation of the key
+	// began at (kixanchor.go), 0 for one that no operation naming its
+	// database and key began (a string patched from a set, an entry SWAPDB
+	// moved).
+	anchor uint64
 }
 
 // objectApplier applies one object operation of a kind to the entry of
@@ -146,6 +151,12 @@ func applyExpire(ks *Keyspace, o op, e *entry) error {
 		return nil // the key went away, or is a string (strings carry their own expiry)
 	}
 	at := int64(binary.LittleEndian.Uint64(o.body))
+	if ks.expiryHist != nil && at != 0 {
+		k := string(append([]byte{byte(o.db)}, o.key...))
+		if old, ok := ks.expiryHist[k]; !ok || at < old {
+			ks.expiryHist[k] = at
+		}
+	}
 	d := ks.dbs[o.db]
 	if ks.expiredNow(at) && !ks.keepExpiredApply() {
 		ks.removeKey(o.db, e.key)
@@ -206,7 +217,12 @@ func (ks *Keyspace) createObject(db int, key []byte, c collection, loc uint64) *
 	anchored := ks.lastDel.ok && ks.lastDel.db == db && string(ks.lastDel.key) == string(key)
 	d.insert(entry{key: string(key), obj: &object{coll: c, firstSeg: loc >> 40, anchored: anchored}})
 	ks.keyCreated(db, key)
-	return &d.entries[d.index[string(key)]]
+	e := &d.entries[d.index[string(key)]]
+	ks.anchorAdd(db, e, loc)
+	if ks.expiryHist != nil {
+		delete(ks.expiryHist, string(append([]byte{byte(db)}, key...))) // a new incarnation
+	}
+	return e
 }
 
 // objectChanged re-counts the live bytes of e's collection after an
@@ -216,9 +232,10 @@ func (ks *Keyspace) objectChanged(db int, e *entry) {
 		ks.removeKey(db, e.key)
 		return
 	}
-	n := e.obj.coll.liveBytes()
-	ks.liveBytes += n - e.obj.bytes
+	n, old := e.obj.coll.liveBytes(), e.obj.bytes
+	ks.liveBytes += n - old
 	e.obj.bytes = n
+	ks.anchorBytesChanged(e, old)
 }
 
 // applyObject applies an object operation.

@@ -23,17 +23,24 @@ func NewRecovering(a *arena.Arena) *Keyspace { return newKeyspace(a) }
 // is followed by anything else was abandoned and is dropped.
 func (ks *Keyspace) ReplayRecord(seg *arena.Segment, rec wal.Record) error {
 	ks.kix.endSeg, ks.kix.endOff = seg.ID(), uint64(rec.Offset+rec.Size)
+	filter := false
 	if ks.kix.replayCP > 0 && rec.LSN <= ks.kix.replayCP {
-		return nil // in the key index's checkpoint already (AttachIndex)
-	}
-	if ks.kixOn() {
+		if rec.LSN > ks.kix.anchors.scanTo {
+			return nil // in the key index's checkpoint already (AttachIndex)
+		}
+		// Up to the checkpoint only the operations of anchored entries
+		// are applied (kixanchor.go): the rest is in the table.
+		filter = true
+		ks.kix.anchors.scanned++
+	} else if ks.kixOn() {
 		if ks.kix.firstTail == 0 {
 			ks.kix.firstTail = seg.ID()<<40 | uint64(rec.Offset)
 		}
 		ks.kix.replayed++
 	}
 	ks.replaying = true
-	defer func() { ks.replaying = false }()
+	ks.anchorFilter = filter
+	defer func() { ks.replaying, ks.anchorFilter = false, false }()
 	ks.curLSN = rec.LSN
 	off := rec.Offset + wal.HeaderSize
 	end := off + int64(len(rec.Payload))

@@ -88,9 +88,14 @@ func (ks *Keyspace) keepExpired() bool {
 // expiry is paused (Redis's checkAlreadyExpired is false on a replica: the
 // key is added with its expiry and waits for the DEL), and for the
 // cleaner's copies, which only rewrite what cleanOp decided is kept (a key
-// it expires is gone before its copy would be made).
+// it expires is gone before its copy would be made), and for recovery's
+// scan of the anchored entries up to the key index's checkpoint: each was
+// alive at the checkpoint, so every operation from its anchor on belongs
+// to it even if its time has passed since (dropped at its expiry, the
+// operations after the expiry's would make a new, partial collection of
+// it: kixanchor.go).
 func (ks *Keyspace) keepExpiredApply() bool {
-	return ks.cleaning || ks.rx.on || ks.expiryPaused.Load()
+	return ks.cleaning || ks.rx.on || ks.expiryPaused.Load() || ks.anchorFilter
 }
 
 // trackExpiry records that a client of a writable replica set an expiry

@@ -562,9 +562,10 @@ func (ks *Keyspace) streamFor(o op, e *entry, create bool) (*entry, *streamObj, 
 // counters and, later, its groups outlive its entries).
 func (ks *Keyspace) streamChanged(e *entry, s *streamObj) {
 	s.compact()
-	n := s.liveBytes()
-	ks.liveBytes += n - e.obj.bytes
+	n, old := s.liveBytes(), e.obj.bytes
+	ks.liveBytes += n - old
 	e.obj.bytes = n
+	ks.anchorBytesChanged(e, old)
 }
 
 func applyXAdd(ks *Keyspace, o op, e *entry) error {

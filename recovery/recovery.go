@@ -156,6 +156,10 @@ attempt:
 	validateStart := time.Now()
 	var skipped []uint64           // segments not read: verified after start-up (keyspace.StartScrub)
 	cpSeg, cpOff := cp.Seg, cp.Off // where the records after from start
+	// The records up to from are read from the oldest anchor's segment
+	// on (0: none), for the operations of the anchored DRAM entries.
+	anchorSeg := ks.AnchorScanFrom()
+	before := func(seg *arena.Segment) bool { return anchorSeg == 0 || seg.ID() < anchorSeg }
 	if cp.Applying {
 		cpSeg, cpOff = cp.BaseSeg, cp.BaseOff
 	}
@@ -169,7 +173,7 @@ attempt:
 			return nil, rep, err
 		}
 		orphanCut = false
-		if _, sealed := seg.Sealed(); from > 0 && sealed && !newest && segs[i+1].BaseLSN() <= from {
+		if _, sealed := seg.Sealed(); from > 0 && sealed && !newest && segs[i+1].BaseLSN() <= from && before(seg) {
 			// Every record here is in the key index's checkpoint: not
 			// read (persimmon-check verify still checks it).
 			lastLSN = segs[i+1].BaseLSN()
@@ -178,7 +182,7 @@ attempt:
 			continue
 		}
 		scanFrom, after := int64(arena.HeaderSize), seg.BaseLSN()
-		if from > 0 && seg.ID() == cpSeg && !newest && startsAt(seg, int64(cpOff), from) {
+		if from > 0 && seg.ID() == cpSeg && !newest && before(seg) && startsAt(seg, int64(cpOff), from) {
 			// The checkpoint names where the records after it start. The
 			// newest segment is validated whole all the same (its records
 			// up to the checkpoint are not replayed): torn writes and
@@ -271,8 +275,9 @@ attempt:
 		case rep.Index.Repaired:
 			how += " (the next checkpoint was being applied: repair mode)"
 		}
-		logf("recovery: key index %s: mapped in %d µs, %d segments skipped, %d records validated and %d of them replayed after the checkpoint in %d ms (the checkpoint that follows included), %d leftover slots swept, %d bytes of table",
-			how, rep.IndexAttach.Microseconds(), rep.SkippedSegments, rep.Records, rep.Index.Replayed, rep.IndexValidate.Milliseconds(), rep.Index.Swept, rep.Index.TableBytes)
+		logf("recovery: key index %s: mapped in %d µs, %d segments skipped, %d records validated and %d of them replayed after the checkpoint in %d ms (the checkpoint that follows included), %d leftover slots swept, %d bytes of table; collections: %d records up to the checkpoint scanned from segment %d, %d of their operations applied, %d anchored keys",
+			how, rep.IndexAttach.Microseconds(), rep.SkippedSegments, rep.Records, rep.Index.Replayed, rep.IndexValidate.Milliseconds(), rep.Index.Swept, rep.Index.TableBytes,
+			rep.Index.AnchorScanned, rep.Index.AnchorSeg, rep.Index.AnchorApplied, rep.Index.Anchored)
 	}
 	return ks, rep, nil
 }

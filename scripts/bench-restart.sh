@@ -22,6 +22,16 @@
 #   N=10000000 scripts/bench-restart.sh
 #   SERVERS="rdb kix" N=10000000 scripts/bench-restart.sh   # some rows only
 #   TTL=half scripts/bench-restart.sh    # every other key SET with EX 86400
+#   COLLS=1000 CFIELDS=1000 SERVERS="rdb kix" PHASES=restart scripts/bench-restart.sh
+#                                        # also 1,000 hashes of 1,000 fields,
+#                                        # loaded before the strings (their
+#                                        # anchors the oldest: the key index's
+#                                        # restart scans the whole log for them)
+#   BIN=/path/to/persimmon-server ...    # another build of the server
+#   BASEBIN=/path/to/persimmon-server SERVERS="rdb kixbase kix" ...
+#                                        # row "kixbase": that build with the
+#                                        # key index, beside this one (before
+#                                        # and after a change, in one run)
 #
 # After that table (phase "restart": targets 1 and 2 of issue 11) come the
 # phases of targets 3, 5 and 4 (scripts/bench-restart-phases.sh; PHASES
@@ -63,6 +73,10 @@ cd "$(dirname "$0")/.."
 
 N=${N:-2000000}
 TTL=${TTL:-none}
+COLLS=${COLLS:-0}     # hashes "h:%014d" of CFIELDS fields "f:%014d" -> "v:%014d", loaded first
+CFIELDS=${CFIELDS:-1000}
+CLAST=${CLAST:-0}     # 1: the hashes are loaded after the strings instead
+BIN=${BIN:-bin/persimmon-server}
 PORT=${PORT:-16397}
 PHASES=${PHASES:-restart cgroup latency collections}
 BASE=$(mktemp -d "${TMPDIR:-/tmp}/persimmon-bench-restart.XXXXXX")
@@ -70,6 +84,8 @@ BASE=$(mktemp -d "${TMPDIR:-/tmp}/persimmon-bench-restart.XXXXXX")
 [ -x bin/persimmon-bench ] || go build -o bin/persimmon-bench ./cmd/persimmon-bench
 LASTKEY=$(printf 'k:%014d' $((N - 1)))
 LASTVAL=$(printf 'v:%014d' $((N - 1)))
+LASTHASH=$(printf 'h:%014d' $((COLLS - 1)))
+KEYS=$((N + COLLS))
 
 pid=
 pids=() # the phases' servers (bench-restart-phases.sh)
@@ -94,8 +110,9 @@ start() {
     rdb) redis-server --port "$PORT" --dir "$d" --save '' --appendonly no --dbfilename dump.rdb >"$d.log" 2>&1 & ;;
     aof) redis-server --port "$PORT" --dir "$d" --save '' --appendonly yes --appendfsync everysec \
       --aof-use-rdb-preamble no >"$d.log" 2>&1 & ;;
-    pmem) bin/persimmon-server --port "$PORT" --dir "$d" --durability pmem --key-index no >>"$d.log" 2>&1 & ;;
-    kix) bin/persimmon-server --port "$PORT" --dir "$d" --durability pmem --key-index yes >>"$d.log" 2>&1 & ;;
+    pmem) "$BIN" --port "$PORT" --dir "$d" --durability pmem --key-index no >>"$d.log" 2>&1 & ;;
+    kix) "$BIN" --port "$PORT" --dir "$d" --durability pmem --key-index yes >>"$d.log" 2>&1 & ;;
+    kixbase) "$BASEBIN" --port "$PORT" --dir "$d" --durability pmem --key-index yes >>"$d.log" 2>&1 & ;;
   esac
   pid=$!
 }
@@ -112,17 +129,32 @@ wait_first() {
   awk -v a="$T0" -v b="$(now)" 'BEGIN{printf "%.3f", b-a}'
 }
 
-# wait_all: seconds from $T0 until DBSIZE is N and the last key reads back.
+# wait_all: seconds from $T0 until DBSIZE is N (+ COLLS) and the last key
+# (and the last hash's field count) reads back.
 wait_all() {
   while :; do
-    if [ "$(cli dbsize || true)" = "$N" ] && [ "$(cli get "$LASTKEY" || true)" = "$LASTVAL" ]; then break; fi
+    if [ "$(cli dbsize || true)" = "$KEYS" ] && [ "$(cli get "$LASTKEY" || true)" = "$LASTVAL" ] &&
+      { [ "$COLLS" = 0 ] || [ "$(cli hlen "$LASTHASH" || true)" = "$CFIELDS" ]; }; then break; fi
     kill -0 "$pid" 2>/dev/null || { echo "server died" >&2; exit 1; }
     sleep 0.005
   done
   awk -v a="$T0" -v b="$(now)" 'BEGIN{printf "%.3f", b-a}'
 }
 
+load_hashes() {
+  [ "$COLLS" = 0 ] || awk -v n="$COLLS" -v m="$CFIELDS" 'BEGIN{ for (h = 0; h < n; h++) {
+    printf "*%d\r\n$4\r\nHSET\r\n$16\r\n%s\r\n", 2 + 2 * m, sprintf("h:%014d", h)
+    for (i = 0; i < m; i++) printf "$16\r\n%s\r\n$16\r\n%s\r\n", sprintf("f:%014d", i), sprintf("v:%014d", i) } }' |
+    redis-cli -p "$PORT" --pipe >/dev/null
+}
+
 load() {
+  [ "$CLAST" = 1 ] || load_hashes
+  load_strings
+  [ "$CLAST" != 1 ] || load_hashes
+}
+
+load_strings() {
   awk -v n="$N" -v ttl="$TTL" 'BEGIN{ for (i = 0; i < n; i++) { k = sprintf("k:%014d", i); v = sprintf("v:%014d", i);
     if (ttl == "half" && i % 2 == 1) printf "*5\r\n$3\r\nSET\r\n$16\r\n%s\r\n$16\r\n%s\r\n$2\r\nEX\r\n$5\r\n86400\r\n", k, v
     else printf "*3\r\n$3\r\nSET\r\n$16\r\n%s\r\n$16\r\n%s\r\n", k, v } }' | redis-cli -p "$PORT" --pipe >/dev/null
@@ -138,7 +170,7 @@ measure() {
   rm -rf "${BASE:?}/$k" "$BASE/$k.log"
   start "$k"; T0=$(now); wait_first >/dev/null
   load
-  [ "$(cli dbsize)" = "$N" ] || { echo "$k: load gave $(cli dbsize) keys, want $N" >&2; exit 1; }
+  [ "$(cli dbsize)" = "$KEYS" ] || { echo "$k: load gave $(cli dbsize) keys, want $KEYS" >&2; exit 1; }
   sleep 1 # let the server settle (AOF everysec, background work) before reading memory
   rss=$(field VmRSS) anon=$(field RssAnon) file=$(field RssFile)
   heap=$(info go_heap_bytes); heap=${heap:-n/a}
@@ -161,12 +193,14 @@ measure() {
   anonpk[$k]=$(awk -v a="$anon" -v n="$N" 'BEGIN{printf "%.1f", a*1024/n}')
   t_first9[$k]=$f9 t_all9[$k]=$a9 t_firstc[$k]=$fc t_allc[$k]=$ac
   cli shutdown >/dev/null || true; wait "$pid" 2>/dev/null || true; pid=
-  case $k in pmem | kix) row[$k]+=" | $(grep -o 'recovery: [0-9]* segments.*' "$BASE/$k.log" | tail -1 || true)" ;; esac
+  case $k in pmem | kix | kixbase) row[$k]+=" | $(grep -o 'recovery: [0-9]* segments.*' "$BASE/$k.log" | tail -1 || true)" ;; esac
   [ "$k" = kix ] && kixline=$(grep -o 'recovery: key index.*' "$BASE/$k.log" | tail -2 | tr '\n' ' ' || true)
+  [ "$k" = kixbase ] && kixbaseline=$(grep -o 'recovery: key index.*' "$BASE/$k.log" | tail -2 | tr '\n' ' ' || true)
   rm -rf "${BASE:?}/$k"
 }
 
-kixline=
+kixline= kixbaseline=
+BASEBIN=${BASEBIN:-}
 SERVERS=${SERVERS:-rdb aof pmem kix}
 # shellcheck source=scripts/bench-restart-phases.sh
 . scripts/bench-restart-phases.sh
@@ -175,14 +209,17 @@ for k in $SERVERS; do measure "$k"; done
 
 ttlnote=
 [ "$TTL" = half ] && ttlnote=", half with EX 86400"
+[ "$COLLS" = 0 ] || ttlnote+=", and $COLLS hashes of $CFIELDS fields (loaded $([ "$CLAST" = 1 ] && echo last || echo first))"
 echo "| $N keys, 16 B names, 16 B values$ttlnote | RSS | anon RSS | file RSS | B/key (RSS) | B/key (anon) | Go heap | disk | kill -9: first reply | kill -9: all keys | SHUTDOWN: first reply | SHUTDOWN: all keys |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 [ -n "${row[rdb]:-}" ] && echo "| redis-server $(redis-server --version | grep -o 'v=[0-9.]*' | cut -c3-), RDB (kill -9 row: restart from a BGSAVE after the load) | ${row[rdb]} |"
 [ -n "${row[aof]:-}" ] && echo "| redis-server, AOF everysec | ${row[aof]} |"
 [ -n "${row[pmem]:-}" ] && echo "| Persimmon pmem, --key-index no | ${row[pmem]%% | recovery:*} |"
+[ -n "${row[kixbase]:-}" ] && echo "| Persimmon pmem, --key-index yes, $BASEBIN | ${row[kixbase]%% | recovery:*} |"
 [ -n "${row[kix]:-}" ] && echo "| Persimmon pmem, --key-index yes | ${row[kix]%% | recovery:*} |"
 echo
 [ -n "${row[pmem]:-}" ] && echo "Persimmon's last start-up line: recovery:${row[pmem]#* | recovery:}"
+[ -n "${row[kixbase]:-}" ] && echo "$BASEBIN: recovery:${row[kixbase]#* | recovery:}" && echo "Its key index lines (after kill -9, after SHUTDOWN): $kixbaseline"
 [ -n "${row[kix]:-}" ] && echo "With the key index: recovery:${row[kix]#* | recovery:}" && echo "Its key index lines (after kill -9, after SHUTDOWN): $kixline"
 echo "loaded with redis-cli --pipe; $(nproc) cpus, $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 restart_targets

@@ -502,6 +502,7 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 			line("key_index_bytes", ix.FileBytes)
 			line("key_index_slots", ix.Slots)
 			line("key_index_keys", ix.Keys)
+			line("key_index_anchors", ix.Anchors)
 			line("key_index_staged", ix.Staged)
 			line("key_index_checkpoints", ix.Checkpoints)
 			line("key_index_checkpoint_lsn", ix.CheckpointLSN)
