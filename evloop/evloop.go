@@ -87,25 +87,10 @@ type Settler interface {
 	Settle()
 }
 
-// Gatherer is an optional pair of Handler methods for a round in which
-// several connections are readable: OnGather is called for each of them,
-// in the order OnReadable will be, before any is served, then OnGathered
-// once, then OnReadable for each as without it. A handler may read a
-// connection's input ahead in OnGather (its next OnReadable then finds it
-// read) and ask for what the whole round will need at once in OnGathered:
-// Persimmon prefetches the keys of every client's request there, so that
-// their cache misses are in flight together instead of one after the
-// other. OnGather must not close or write.
-type Gatherer interface {
-	OnGather(c *Conn)
-	OnGathered()
-}
-
 // Loop is one event loop.
 type Loop struct {
 	h    Handler
-	st   Settler  // h's Settle, or nil
-	g    Gatherer // h's gather pass, or nil
+	st   Settler // h's Settle, or nil
 	epfd int
 	efd  int // eventfd: tasks are queued
 
@@ -152,25 +137,7 @@ func New(h Handler) (*Loop, error) {
 		return nil, err
 	}
 	st, _ := h.(Settler)
-	g, _ := h.(Gatherer)
-	return &Loop{h: h, st: st, g: g, epfd: epfd, efd: efd, events: make([]unix.EpollEvent, 256), done: make(chan struct{})}, nil
-}
-
-// gather runs the Gatherer's pass over the round's n events: OnGather for
-// each connection OnReadable will be called for (as far as one can tell
-// before serving any), then OnGathered.
-func (l *Loop) gather(n int) {
-	for i := 0; i < n; i++ {
-		ev := &l.events[i]
-		fd := int(ev.Fd)
-		if fd == l.efd || fd >= len(l.conns) || ev.Events&unix.EPOLLIN == 0 {
-			continue
-		}
-		if c := l.conns[fd]; c != nil && !c.closed && c.failed == nil {
-			l.g.OnGather(c)
-		}
-	}
-	l.g.OnGathered()
+	return &Loop{h: h, st: st, epfd: epfd, efd: efd, events: make([]unix.EpollEvent, 256), done: make(chan struct{})}, nil
 }
 
 // Owe makes the handler's Settle run before any connection's output is
@@ -374,9 +341,6 @@ func (l *Loop) Run() error {
 			l.stopped = true
 			l.mu.Unlock()
 			break
-		}
-		if l.g != nil && n > 1 {
-			l.gather(n)
 		}
 		for i := 0; i < n; i++ {
 			ev := &l.events[i]

@@ -101,9 +101,6 @@ type conn struct {
 	// owes: pmem and none modes on the loop, the replies written to gc
 	// wait for the round's settle (loop.go) to make their LSN durable.
 	owes bool
-	// gathered: the loop's gather pass read the connection's input ahead
-	// for this round (loop.go), with read's results gatherOK, gatherGot.
-	gathered, gatherOK, gatherGot bool
 	// idleOut is the output the loop still held at the last idle check.
 	idleOut int
 

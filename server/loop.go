@@ -1,12 +1,10 @@
 package server
 
 import (
-	"slices"
 	"time"
 
 	"github.com/persimmon-db/persimmon/evloop"
 	"github.com/persimmon-db/persimmon/keyspace"
-	"github.com/persimmon-db/persimmon/proto"
 )
 
 // The event loop (Config.IO == IOLoop).
@@ -126,19 +124,6 @@ const (
 type loopHandler struct {
 	s    *Server
 	link []byte // read buffer for replica links' input
-	gb   gatherBatch
-}
-
-// gatherBatch is the gather pass's scratch (OnGather, OnGathered): the
-// front request of each connection read ahead, and its key if it is a SET
-// or GET's, with the connection's database.
-type gatherBatch struct {
-	ks   *keyspace.Keyspace
-	reqs []proto.Parsed
-	args [][]byte
-	keys [][]byte // views of the connections' read buffers: cleared after the pass
-	dbs  []int
-	sub  [][]byte // the keys of one database
 }
 
 // startLoop starts the event loop of a server in loop mode.
@@ -213,17 +198,9 @@ func (h *loopHandler) OnOpen(gc *evloop.Conn) bool {
 }
 
 // OnReadable reads what the socket has straight into the read buffer
-// (grown as in goroutine mode) and runs it; input the round's gather pass
-// read ahead (OnGather) is run without another read.
+// (grown as in goroutine mode) and runs it.
 func (h *loopHandler) OnReadable(gc *evloop.Conn) bool {
 	c := gc.Context.(*conn)
-	if c.gathered {
-		c.gathered = false
-		if c.killed.Load() || !c.gatherOK {
-			return false
-		}
-		return !c.gatherGot || h.run(c)
-	}
 	if c.killed.Load() { // CLIENT KILL: its close is queued behind this event
 		return false
 	}
@@ -237,104 +214,25 @@ func (h *loopHandler) OnReadable(gc *evloop.Conn) bool {
 		}
 		return err == nil
 	}
-	ok, got := h.read(c)
-	if !ok {
-		return false
-	}
-	return !got || h.run(c)
-}
-
-// read reads what c's socket has into its read buffer. ok is false if the
-// connection must close (an error, the end of its input, the query
-// buffer limit); got is true if bytes were read.
-func (h *loopHandler) read(c *conn) (ok, got bool) {
 	if len(c.rbuf) == cap(c.rbuf) {
 		if len(c.rbuf) >= maxQueryBuf {
 			c.srv.logf("closing client id=%d addr=%s that reached the max query buffer length", c.ID, c.addr)
-			return false, false
+			return false
 		}
 		c.rbuf = growBuf(c.rbuf, max(2*cap(c.rbuf), readBufSize)) // nil after an idle release (querybuf.go)
 	}
-	n, err := c.gc.Read(c.rbuf[len(c.rbuf):cap(c.rbuf)])
+	n, err := gc.Read(c.rbuf[len(c.rbuf):cap(c.rbuf)])
 	if err != nil {
-		return false, false
+		return false
 	}
 	if n == 0 {
-		return true, false // nothing after all
+		return true // nothing after all
 	}
 	c.rbuf = c.rbuf[:len(c.rbuf)+n]
 	c.notePeak()
 	c.srv.stats.netIn.Add(int64(n))
 	c.srv.stats.reads.Add(1)
-	return true, true
-}
-
-// The gather pass (evloop.Gatherer). When several clients' requests
-// arrive in one round, each was served in turn, and each one's key lookup
-// waited for its own cache misses (the key index's slot, the record, the
-// access data: random memory, a tenth of the server's CPU at -c 50).
-// Now the loop first reads every readable connection's input (OnGather:
-// the read OnReadable would make, so nothing is read twice or out of
-// order on a connection), notes the key of each one's first request if it
-// is a SET or a GET, and OnGathered prefetches all those keys at once
-// (Keyspace.Prefetch, under the keyspace lock if it is free: it never
-// waits), so that their misses are in flight together; then each
-// connection is served as before, in the same order. The prefetch is only
-// a hint: it changes nothing. A connection that was killed, or that
-// another client's command changed, in between is served as it would have
-// been with its input read: the input is in its buffer, as after a read.
-
-// OnGather reads c's input ahead for the round (see above).
-func (h *loopHandler) OnGather(gc *evloop.Conn) {
-	c := gc.Context.(*conn)
-	if c.gathered || c.link != nil || c.killed.Load() {
-		return
-	}
-	c.gatherOK, c.gatherGot = h.read(c)
-	c.gathered = true
-	if !c.gatherGot || c.KS == nil || c.InMulti || c.need > 0 || c.blk.b != nil || c.srv.loading.Load() != nil {
-		return
-	}
-	g := &h.gb
-	if g.ks == nil {
-		g.ks = c.KS
-	} else if g.ks != c.KS {
-		return
-	}
-	g.reqs, g.args = proto.ParseBatch(c.rbuf, 1, g.reqs[:0], g.args)
-	if n := len(g.keys); len(batchKeys(g.reqs, g.keys)) > n {
-		g.keys = batchKeys(g.reqs, g.keys[:n])
-		g.dbs = append(g.dbs, c.DB)
-	}
-}
-
-// OnGathered prefetches the keys OnGather noted (see above).
-func (h *loopHandler) OnGathered() {
-	g := &h.gb
-	if len(g.keys) >= 2 {
-		env := &h.s.env
-		if env.tryLock != nil && env.tryLock() {
-			for i, db := range g.dbs {
-				if db < 0 || (i > 0 && slices.Contains(g.dbs[:i], db)) {
-					continue // done with its database's
-				}
-				sub := g.sub[:0]
-				for j := i; j < len(g.dbs); j++ {
-					if g.dbs[j] == db {
-						sub = append(sub, g.keys[j])
-					}
-				}
-				g.ks.Prefetch(db, sub)
-				clear(sub)
-				g.sub = sub[:0]
-			}
-			env.unlock()
-		}
-	}
-	clear(g.keys) // views of read buffers: not kept past the pass
-	clear(g.args)
-	clear(g.reqs)
-	g.keys, g.args, g.reqs, g.dbs, g.ks = g.keys[:0], g.args[:0], g.reqs[:0], g.dbs[:0], nil
+	return h.run(c)
 }
 
 // OnWake goes on with a connection's buffered input (a served blocked
