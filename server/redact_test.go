@@ -21,18 +21,7 @@ func TestMigrateRedacted(t *testing.T) {
 		{"migrate h 1 '' 9 5000 KEYS AUTH pw", ""},    // after KEYS every argument is a key
 		{"migrate h 1 key 9 5000 AUTH a AUTH2 b c", "7 9 10"},
 	} {
-		var args [][]byte
-		for _, a := range strings.Fields(tt.req) {
-			args = append(args, []byte(a))
-		}
-		hide := redactedArgs(&Command{Name: "migrate"}, args)
-		var got []string
-		for i := range args {
-			if hide(i) {
-				got = append(got, strconv.Itoa(i))
-			}
-		}
-		if g := strings.Join(got, " "); g != tt.want {
+		if g := redactedPositions("migrate", tt.req); g != tt.want {
 			t.Errorf("%s: redacted %q, want %q", tt.req, g, tt.want)
 		}
 	}
@@ -51,19 +40,25 @@ func TestConfigSetRedacted(t *testing.T) {
 		{"config set slowlog-log-slower-than 0", ""},
 		{"config set masterauth-nosuch x", ""},
 	} {
-		var args [][]byte
-		for _, a := range strings.Fields(tt.req) {
-			args = append(args, []byte(a))
-		}
-		hide := redactedArgs(&Command{Name: "config|set"}, args)
-		var got []string
-		for i := range args {
-			if hide(i) {
-				got = append(got, strconv.Itoa(i))
-			}
-		}
-		if g := strings.Join(got, " "); g != tt.want {
+		if g := redactedPositions("config|set", tt.req); g != tt.want {
 			t.Errorf("%s: redacted %q, want %q", tt.req, g, tt.want)
 		}
 	}
+}
+
+// redactedPositions is the space-separated positions of req's arguments
+// (req split on spaces) that command name redacts.
+func redactedPositions(name, req string) string {
+	var args [][]byte
+	for _, a := range strings.Fields(req) {
+		args = append(args, []byte(a))
+	}
+	hide := redactedArgs(&Command{Name: name}, args)
+	var got []string
+	for i := range args {
+		if hide(i) {
+			got = append(got, strconv.Itoa(i))
+		}
+	}
+	return strings.Join(got, " ")
 }
