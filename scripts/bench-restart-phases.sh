@@ -30,6 +30,9 @@ srv_start() {
     redis) cmd=(redis-server --port "$port" --dir "$d" --save '' --appendonly no) ;;
   esac
   [ -n "${io_mode:-}" ] && [ "$kind" = kix ] && cmd+=(--io "$io_mode")
+  # The record cache is off by default; the cgroup phase measures it on
+  # (RECORD_CACHE=0 measures without it).
+  [ "$kind" = kix ] && cmd+=(--record-cache-bytes "${RECORD_CACHE:-auto}")
   [ -n "${pprof_addr:-}" ] && [ "$kind" = kix ] && cmd=(env "PERSIMMON_PPROF=$pprof_addr" "${cmd[@]}")
   if [ -n "$cg" ]; then
     # The shell joins the cgroup, then becomes the server (same pid).
