@@ -23,7 +23,8 @@ import (
 //	go test -run '^$' -bench 'Commands/PFADD-sparse' -benchtime 200000x -cpuprofile /tmp/cpu.out ./server/
 func BenchmarkCommands(b *testing.B) {
 	const sha = "d8f2fad9f8e86a53d2a6ebd960b33c4972cacc37" // return redis.call('SET', KEYS[1], ARGV[1])
-	val := func(r *rand.Rand) string { // {value 64}
+	// {value 64}: a fresh 64-byte value per request
+	val := func(r *rand.Rand) string {
 		return fmt.Sprintf("%016x%016x%016x%016x", r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64())
 	}
 	cases := []struct {

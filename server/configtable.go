@@ -364,7 +364,7 @@ func newConfigTable() []configParam {
 		stringParam("durability", "", cfgImmutable|cfgHidden, "pmem"),
 		memParam("segment-size", "", cfgImmutable|cfgHidden, 1, math.MaxInt64, 64<<20),
 		specialParam("key-index-lock", "", cfgHidden, "auto", parseTierSize("yes", "no")), // memtiers.go
-		specialParam("record-cache-bytes", "", cfgHidden, "0", parseTierSize()), // off by default: memtiers.go
+		specialParam("record-cache-bytes", "", cfgHidden, "0", parseTierSize()),           // off by default: memtiers.go
 	}
 	wireConfigTable(t)
 	return t
