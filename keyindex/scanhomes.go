@@ -20,13 +20,15 @@ package keyindex
 // newest writes: a staged write before the table's slot; a staged
 // deletion hides the key) whose home slot is in [from, to) of the table's
 // Stats().Slots positions, with the key as the index holds it (valid
-// during the call only) and the location of its operation. Slots whose
+// during the call only), the location of its operation and whether that
+// operation has an expiry (as the slot or staged write records it: the
+// caller decodes only those to see if they passed). Slots whose
 // operation cannot be read (KeyAt's ok false) are skipped. fn must not
 // change the index. Cost: the slots of the range and of the probe runs
 // that continue past its end, one KeyAt and one hash each, plus the staged
 // writes whose overlay positions fall in the range (every staged write
 // when the overlay has more positions than the table).
-func (ix *Index) ScanHomes(from, to int, fn func(key []byte, loc uint64)) {
+func (ix *Index) ScanHomes(from, to int, fn func(key []byte, loc uint64, expiring bool)) {
 	n := len(ix.slots)
 	from, to = max(from, 0), min(to, n)
 	if from >= to {
@@ -58,7 +60,7 @@ func (ix *Index) ScanHomes(from, to int, fn func(key []byte, loc uint64)) {
 				return
 			}
 		}
-		fn(key, e.loc)
+		fn(key, e.loc, e.expiring)
 	})
 	if fz != nil {
 		fz.rangeHomes(from, to, mask, func(i int) {
@@ -67,7 +69,7 @@ func (ix *Index) ScanHomes(from, to int, fn func(key []byte, loc uint64)) {
 				return
 			}
 			if key := fz.key(i); ix.ov.find(e.hash, key) < 0 { // else given above (or deleted since)
-				fn(key, e.loc)
+				fn(key, e.loc, e.expiring)
 			}
 		})
 	}
@@ -86,9 +88,9 @@ func (ix *Index) ScanHomes(from, to int, fn func(key []byte, loc uint64)) {
 			if key, ok := ix.opts.KeyAt(loc); ok {
 				if h := hashKey(key); inRange(h) && !frozen(h, key) {
 					if e := ix.ov.find(h, key); e < 0 {
-						fn(key, loc)
+						fn(key, loc, w&expBit != 0)
 					} else if s := &ix.ov.ents[e]; s.loc != 0 {
-						fn(key, s.loc) // updated since it was stored
+						fn(key, s.loc, s.expiring) // updated since it was stored
 					}
 				}
 			}

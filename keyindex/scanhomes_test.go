@@ -48,7 +48,7 @@ func TestScanHomesOncePerKey(t *testing.T) {
 		slots := ix.Stats().Slots
 		for pos := 0; pos < slots; {
 			step := 1 + r.IntN(64)
-			ix.ScanHomes(pos, pos+step, func(key []byte, loc uint64) {
+			ix.ScanHomes(pos, pos+step, func(key []byte, loc uint64, _ bool) {
 				if got, ok := ix.Get(key); !ok || got != loc {
 					t.Fatalf("seed %d: %q reported at %#x, its newest is %#x (%v)", seed, key, loc, got, ok)
 				}

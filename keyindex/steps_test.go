@@ -75,7 +75,7 @@ func TestCheckpointSteps(t *testing.T) {
 		got := map[string]int{}
 		n := ix.Stats().Slots
 		for _, r := range [][2]int{{0, n / 3}, {n / 3, 2 * n / 3}, {2 * n / 3, n}} {
-			ix.ScanHomes(r[0], r[1], func(key []byte, loc uint64) {
+			ix.ScanHomes(r[0], r[1], func(key []byte, loc uint64, _ bool) {
 				if loc != cur[string(key)] {
 					t.Fatalf("%s: ScanHomes: %s at %#x, want %#x", when, key, loc, cur[string(key)])
 				}

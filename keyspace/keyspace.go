@@ -619,14 +619,17 @@ func (ks *Keyspace) kixScan(db int, cursor uint64, count *int, fn func(key strin
 	budget := max(10**count, 4096)
 	for pos < slots && *count > 0 && budget > 0 {
 		step := min(max(*count, 16), budget, slots-pos)
-		ix.ScanHomes(pos, pos+step, func(key []byte, loc uint64) {
+		ix.ScanHomes(pos, pos+step, func(key []byte, loc uint64, expiring bool) {
 			if int(key[0]) != db {
 				return
 			}
-			if o, err := ks.opAt(loc); err == nil && !expiredAt(o.expireAt, now) {
-				fn(string(key[1:]))
-				*count--
+			if expiring { // only then is the operation read again, for its expiry
+				if o, err := ks.opAt(loc); err != nil || expiredAt(o.expireAt, now) {
+					return
+				}
 			}
+			fn(string(key[1:]))
+			*count--
 		})
 		pos += step
 		budget -= step

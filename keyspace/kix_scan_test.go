@@ -2,6 +2,7 @@ package keyspace_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/persimmon-db/persimmon/keyspace"
@@ -89,4 +90,49 @@ func scanUnderWrites(t *testing.T, ks *keyspace.Keyspace, n int, key func(string
 		}
 	}
 	return seen, calls
+}
+
+// TestKeyIndexScanSkipsExpired: SCAN leaves out indexed keys whose expiry
+// has passed, stored in the table or staged, and returns those that have
+// none or a later one (the slot's expiring bit says which operations to
+// read again).
+func TestKeyIndexScanSkipsExpired(t *testing.T) {
+	ks, _ := openKix(t, t.TempDir())
+	defer ks.Close()
+	ks.Lock()
+	ks.SetActiveExpire(false)
+	ks.Unlock()
+	now := ks.NowMs()
+	set := func(prefix string, expireAt int64) {
+		commit(t, ks, func(b *keyspace.Batch) {
+			for i := 0; i < 50; i++ {
+				b.Set(0, []byte(fmt.Sprintf("%s:%d", prefix, i)), []byte("v"), expireAt)
+			}
+		})
+	}
+	set("stored-short", now+1000)
+	set("stored-long", now+3600_000)
+	set("stored-none", 0)
+	ks.Lock()
+	if err := ks.CheckpointIndex(); err != nil {
+		t.Fatal(err)
+	}
+	ks.Unlock()
+	set("staged-short", now+1000)
+	set("staged-none", 0)
+	ks.AdvanceClock(2000)
+	got := map[string]int{}
+	var cursor uint64
+	for {
+		ks.Lock()
+		cursor = ks.Scan(0, cursor, 10, func(k string) { got[k[:strings.IndexByte(k, ':')]]++ })
+		ks.Unlock()
+		if cursor == 0 {
+			break
+		}
+	}
+	want := map[string]int{"stored-long": 50, "stored-none": 50, "staged-none": 50}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("SCAN returned %v, want %v", got, want)
+	}
 }
