@@ -21,9 +21,18 @@ import (
 
 // On-disk constants. Never change them: they are the segment format.
 const (
-	HeaderSize      = 4096 // bytes before the first record
-	Magic           = "PSMNARNA"
-	FormatVersion   = 1
+	HeaderSize = 4096 // bytes before the first record
+	Magic      = "PSMNARNA"
+	// FormatVersion is the version this build writes into new segments.
+	// Version 2 is version 1 whose record headers may carry the durable
+	// gap (package wal, reserved bytes 6-7 of a record header, zero in
+	// version 1): a binary that knows only version 1 would take such a
+	// record for an invalid one (a torn tail to cut), so it must refuse
+	// the segment instead, and does (ErrBadVersion).
+	FormatVersion = 2
+	// FormatVersion1 is the first format: still read, and still appended
+	// to (with version-1 records) when it is the active segment.
+	FormatVersion1  = 1
 	ChecksumXXHash  = 1
 	sealWordOffset  = 64
 	baseLSNOffset   = 32
@@ -230,6 +239,10 @@ func (s *Segment) SyncFd() (int, bool) { return s.region.SyncFd() }
 // BaseLSN is the LSN of the last record written before this segment was
 // created: every record in it has a higher LSN.
 func (s *Segment) BaseLSN() uint64 { return binary.LittleEndian.Uint64(s.buf[baseLSNOffset:]) }
+
+// Version is the segment's format version (FormatVersion1 or
+// FormatVersion): what its records may hold (package wal).
+func (s *Segment) Version() uint32 { return binary.LittleEndian.Uint32(s.buf[8:]) }
 
 // Mode is the durability mode of the segment's mapping.
 func (s *Segment) Mode() pmem.Mode { return s.region.Mode() }
@@ -760,8 +773,8 @@ func checkHeader(b []byte, id uint64) error {
 	if err := checkHeaderSum(b); err != nil {
 		return err
 	}
-	if v := binary.LittleEndian.Uint32(b[8:]); v != FormatVersion {
-		return fmt.Errorf("%w: %d (want %d)", ErrBadVersion, v, FormatVersion)
+	if v := binary.LittleEndian.Uint32(b[8:]); v < FormatVersion1 || v > FormatVersion {
+		return fmt.Errorf("%w: %d (want %d to %d)", ErrBadVersion, v, FormatVersion1, FormatVersion)
 	}
 	if c := binary.LittleEndian.Uint32(b[12:]); c != ChecksumXXHash {
 		return fmt.Errorf("%w: checksum algorithm %d", ErrBadVersion, c)

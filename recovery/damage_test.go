@@ -275,3 +275,66 @@ func TestShortSegmentFile(t *testing.T) {
 		}
 	})
 }
+
+// TestDurableRecordDamageRefusesStart: ten writes, each durable before the
+// next (a client waiting for each reply), then a crash (no clean-shutdown
+// mark) and a flipped byte in the eighth. That record was durable when
+// the two after it were appended, so no crash tore it: start-up must
+// refuse and name the damage rather than cut the log there and lose the
+// last three acknowledged writes.
+func TestDurableRecordDamageRefusesStart(t *testing.T) {
+	t.Setenv("PERSIMMON_TEST_KEY_INDEX", "0")
+	const n = 10
+	dir := t.TempDir()
+	ks, _, err := Open(Options{Dir: dir, Mode: pmem.ModeMsync, SegmentSize: arena.MinSegmentSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		set(t, ks, 0, fmt.Sprintf("k%d", i), fmt.Sprintf("value-%d", i))
+		ks.Lock()
+		err := ks.WaitDurable(ks.LastLSN())
+		ks.Unlock()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	ks.Close()
+	p := segPath(dir, 1)
+	img, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(img[arena.ShutdownWordOffset : arena.ShutdownWordOffset+8]) // a crash, not a clean shutdown
+	var offs []int64
+	for off := int64(arena.HeaderSize); ; {
+		rec, err := wal.DecodeRecord(img, off)
+		if err != nil {
+			break
+		}
+		offs = append(offs, off)
+		off += rec.Size
+	}
+	if len(offs) != n {
+		t.Fatalf("%d records, want one a write (%d)", len(offs), n)
+	}
+	img[offs[n-3]+wal.HeaderSize+2] ^= 1
+	if err := os.WriteFile(p, img, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ks, _, err = Open(Options{Dir: dir, Mode: pmem.ModeMsync, SegmentSize: arena.MinSegmentSize})
+	if err == nil {
+		var lost []string
+		for i := 0; i < n; i++ {
+			if _, ok := get(ks, 0, fmt.Sprintf("k%d", i)); !ok {
+				lost = append(lost, fmt.Sprintf("k%d", i))
+			}
+		}
+		ks.Close()
+		t.Fatalf("start-up accepted a damaged durable record; acknowledged writes lost: %v", lost)
+	}
+	if !errors.Is(err, wal.ErrCorruption) || !strings.Contains(err.Error(), "persimmon-check repair") {
+		t.Fatalf("err = %v, want corruption naming persimmon-check repair", err)
+	}
+	t.Log(err)
+}

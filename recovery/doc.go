@@ -8,6 +8,12 @@
 //	sealed segment                 any invalid record       ErrCorruption: file, offset, expected
 //	sealed segment                 records end != seal end  ErrCorruption
 //	newest (active) segment        invalid record           torn tail: keep the prefix, zero the rest
+//	newest (active) segment        invalid record, then     ErrCorruption (a later record's durable
+//	                               a record whose durable   gap proves it was durable: no crash tore
+//	                               gap covers it            it; wal package doc)
+//	newest (active) segment        invalid record, then     ErrCorruption
+//	                               > wal.TornTailLimit
+//	                               bytes of valid records
 //	older unsealed segment         invalid record           ErrCorruption
 //	any segment header             bad magic/sum/version    error (the newest one is removed instead,
 //	                                                        with a log line, if it is what a crash

@@ -44,6 +44,12 @@ type WAL struct {
 	// pmem mode on the event loop that is every group commit).
 	leadDone chan struct{}
 	durable  atomic.Uint64 // every record with LSN <= durable is durable
+	// persisted: every record with LSN <= persisted was persisted (in
+	// the arena's mode) by this WAL, or found so at Open. It is durable
+	// minus the records recovery found and nobody has persisted since (a
+	// crash can leave them unpersisted): the durable gaps are measured
+	// from it, so a record never claims an unpersisted one durable.
+	persisted atomic.Uint64
 	// flushed packs the active segment id (high 24 bits) and the offset up
 	// to which it has been persisted (low 40 bits).
 	flushed atomic.Uint64
@@ -63,16 +69,48 @@ type WAL struct {
 
 // Open returns a WAL appending to a's active segment. lastLSN is the LSN of
 // the last valid record recovery found (0 for an empty log); everything up
-// to it is treated as durable (recovery persisted it).
+// to it is treated as durable: a caller waiting for it does not wait.
+//
+// Where a persist outlives a power cut (msync mode, pmem mode on DAX),
+// the records recovery found in the active segment may not have been
+// persisted: a crash can come between an append and its group commit,
+// and recovery reads them from the page cache (or the CPU cache). So the
+// first group commit persists the active segment from its first record,
+// and until it has, no durable gap claims them (see "Durable gap" in the
+// package doc). Elsewhere a persist reaches the page cache, which is
+// where recovery read them: they are as persisted as the mode makes
+// anything.
 func Open(a *arena.Arena, lastLSN uint64) *WAL {
 	w := &WAL{arena: a}
 	w.lastLSN.Store(lastLSN)
 	w.durable.Store(lastLSN)
+	w.persisted.Store(lastLSN)
 	if seg, tail := a.Active(); seg != nil {
 		w.flushed.Store(packFlushed(seg.ID(), tail))
+		if powerSafe(a.Mode(), seg) {
+			w.flushed.Store(packFlushed(seg.ID(), arena.HeaderSize))
+			w.persisted.Store(seg.BaseLSN())
+		}
 		_, w.shutdownMarked = seg.ShutdownEnd()
 	}
 	return w
+}
+
+// powerSafe reports whether a persist of seg under mode survives a power
+// cut: in none mode, and in pmem mode off DAX, it reaches only the page
+// cache.
+func powerSafe(mode pmem.Mode, seg *arena.Segment) bool {
+	return mode == pmem.ModeMsync || (mode == pmem.ModePmem && seg.DAX())
+}
+
+// gapFor is the durable gap of the record of LSN lsn about to be appended
+// to seg: how far back the last persisted record is, or GapUnknown in a
+// version-1 segment, whose readers require zero there.
+func (w *WAL) gapFor(seg *arena.Segment, lsn uint64) uint16 {
+	if seg.Version() == arena.FormatVersion1 {
+		return GapUnknown
+	}
+	return uint16(min(lsn-w.persisted.Load(), GapFar))
 }
 
 // clearShutdownMark clears a clean-shutdown mark left by the last Close
@@ -109,9 +147,7 @@ func (w *WAL) Close() error {
 	// refuse a log that is merely torn), or a sealed segment with holes.
 	// So a clean shutdown writes every segment back first, in every mode,
 	// as redis-server fsyncs its AOF at SHUTDOWN: a one-time cost.
-	powerSafe := func(seg *arena.Segment) bool {
-		return w.arena.Mode() == pmem.ModeMsync || (w.arena.Mode() == pmem.ModePmem && seg.DAX())
-	}
+	powerSafe := func(seg *arena.Segment) bool { return powerSafe(w.arena.Mode(), seg) }
 	for _, seg := range w.arena.Segments() {
 		if !powerSafe(seg) {
 			if err := seg.Msync(0, seg.Size()); err != nil {
@@ -251,21 +287,22 @@ func (w *WAL) append(typ, flags uint8, payload []byte, parts [][]byte, keep int6
 	}
 	w.keptAfter = keep
 	lsn := last + 1
+	gap := w.gapFor(seg, lsn)
 	switch {
 	case size >= DirectMin:
 		if parts == nil {
 			parts = [][]byte{payload}
 		}
-		if err := w.writeDirect(seg, off, typ, flags, lsn, n, parts); err != nil {
+		if err := w.writeDirect(seg, off, typ, flags, gap, lsn, n, parts); err != nil {
 			// The space is taken and holds a partial record: a record
 			// after it would follow a hole. Fail-stop, as after a failed
 			// flush.
 			return Location{}, w.failStop(fmt.Errorf("wal: %w", err))
 		}
 	case parts != nil:
-		encodeRecordParts(seg.Bytes()[off:off+size], typ, flags, lsn, n, parts)
+		encodeRecordParts(seg.Bytes()[off:off+size], typ, flags, gap, lsn, n, parts)
 	default:
-		encodeRecord(seg.Bytes()[off:off+size], typ, flags, lsn, payload)
+		encodeRecord(seg.Bytes()[off:off+size], typ, flags, gap, lsn, payload)
 	}
 	w.lastLSN.Store(lsn)
 	return Location{Seg: seg, Off: off, LSN: lsn}, nil
@@ -290,7 +327,7 @@ const directChunk = 256 << 10
 // commit flushes its cache lines (that would fault in every page of it);
 // in msync mode the group commit's msync of the range covers it as it
 // covers stores. Call with w.mu held.
-func (w *WAL) writeDirect(seg *arena.Segment, off int64, typ, flags uint8, lsn uint64, n int, parts [][]byte) error {
+func (w *WAL) writeDirect(seg *arena.Segment, off int64, typ, flags uint8, gap uint16, lsn uint64, n int, parts [][]byte) error {
 	direct := w.arena.Mode() != pmem.ModeMsync
 	if direct {
 		if from := w.flushedIn(seg); from < off {
@@ -300,7 +337,7 @@ func (w *WAL) writeDirect(seg *arena.Segment, off int64, typ, flags uint8, lsn u
 		}
 	}
 	var hdr [HeaderSize]byte
-	putHead(hdr[:], typ, flags, lsn, n)
+	putHead(hdr[:], typ, flags, gap, lsn, n)
 	var d xxhash.Digest
 	d.Reset()
 	d.Write(hdr[:16])
@@ -455,6 +492,7 @@ func (w *WAL) persistPending(yield bool) error {
 		}
 		w.advanceFlushed(packFlushed(seg.ID(), tail))
 	}
+	w.persisted.Store(last)
 	prev := w.durable.Swap(last)
 	w.flushes.Add(1)
 	w.syncedRecords.Add(int64(last - prev))
@@ -551,12 +589,15 @@ const TornTailLimit = 64 << 10
 
 // validRecordsAfter looks past a damaged record at off for records that
 // continue the log (LSN above last), scanning 8-byte aligned offsets. It
-// returns where the first one starts and the count and bytes of the
-// consecutive run starting there.
-func validRecordsAfter(buf []byte, off int64, last uint64) (first int64, n int, bytes int64) {
+// returns where the first one starts, the count and bytes of the
+// consecutive run starting there, and the highest LSN that a durable gap
+// of the run says was durable when its record was appended (0 if none
+// says anything; gaps are read only when gaps is set: a version-2
+// segment).
+func validRecordsAfter(buf []byte, off int64, last uint64, gaps bool) (first int64, n int, bytes int64, durable uint64) {
 	for p := off + 8; p+HeaderSize <= int64(len(buf)); p += 8 {
 		h := buf[p : p+HeaderSize]
-		if (h[4] != TypeBatch && h[4] != TypeCommit) || h[6] != 0 || h[7] != 0 {
+		if h[4] != TypeBatch && h[4] != TypeCommit {
 			continue
 		}
 		lsn := binary.LittleEndian.Uint64(h[8:])
@@ -573,10 +614,13 @@ func validRecordsAfter(buf []byte, off int64, last uint64) (first int64, n int, 
 			bytes += rec.Size
 			p += rec.Size
 			prev = rec.LSN
+			if gaps && rec.Gap != GapUnknown && rec.Gap != GapFar && uint64(rec.Gap) < rec.LSN {
+				durable = max(durable, rec.LSN-uint64(rec.Gap))
+			}
 		}
-		return first, n, bytes
+		return first, n, bytes, durable
 	}
-	return 0, 0, 0
+	return 0, 0, 0, 0
 }
 
 // ScanSegment calls fn for each valid record of seg in order, starting at
@@ -618,6 +662,9 @@ func ScanSegmentFrom(seg *arena.Segment, off int64, after uint64, fn func(Record
 			continue
 		}
 		rec, derr := DecodeRecord(buf, off)
+		if derr == nil && rec.Gap != GapUnknown && seg.Version() == arena.FormatVersion1 {
+			derr = fmt.Errorf("%w at offset %d: durable gap %d in a version-%d segment, want 0", ErrInvalidRecord, off, rec.Gap, arena.FormatVersion1)
+		}
 		if derr == nil && rec.LSN != lastLSN+1 {
 			derr = fmt.Errorf("%w at offset %d: LSN %d, want %d", ErrInvalidRecord, off, rec.LSN, lastLSN+1)
 		}
@@ -625,7 +672,15 @@ func ScanSegmentFrom(seg *arena.Segment, off int64, after uint64, fn func(Record
 			derr = fmt.Errorf("%w at offset %d: record of %d bytes runs past the %s %d", ErrInvalidRecord, off, rec.Size, bound, sealedEnd)
 		}
 		if derr != nil && !sealed {
-			if first, n, bytes := validRecordsAfter(buf[:min(int64(len(buf)), seg.AllocatedBytes())], off, lastLSN); bytes > TornTailLimit {
+			gaps := seg.Version() != arena.FormatVersion1
+			first, n, bytes, durable := validRecordsAfter(buf[:min(int64(len(buf)), seg.AllocatedBytes())], off, lastLSN, gaps)
+			switch {
+			case durable > lastLSN:
+				// A crash tears only what was not yet persisted; this
+				// record was, before a later one was appended.
+				return off, lastLSN, fmt.Errorf("%w: %s offset %d: %v; yet %d valid records (%d bytes, from offset %d) follow it, and their durable gaps say every record up to LSN %d was durable before they were appended, so the record of LSN %d here was durable (acknowledged) and no crash tore it: run persimmon-check repair to cut the log here (losing LSN %d on)",
+					ErrCorruption, seg.Path(), off, derr, n, bytes, first, durable, lastLSN+1, lastLSN+1)
+			case bytes > TornTailLimit:
 				return off, lastLSN, fmt.Errorf("%w: %s offset %d: %v; yet %d valid records (%d bytes, LSN %d on, from offset %d) follow it, more than a torn write of the last group commit can leave: run persimmon-check repair to cut the log here",
 					ErrCorruption, seg.Path(), off, derr, n, bytes, lastLSN+1, first)
 			}

@@ -103,7 +103,7 @@ func verify(dir string, dump bool) error {
 			records++
 			bytes += r.Size
 			if dump {
-				fmt.Printf("  offset %d LSN %d %s flags=%s payload=%d\n", r.Offset, r.LSN, typeName(r.Type), flagNames(r.Flags), len(r.Payload))
+				fmt.Printf("  offset %d LSN %d %s flags=%s gap=%d payload=%d\n", r.Offset, r.LSN, typeName(r.Type), flagNames(r.Flags), r.Gap, len(r.Payload))
 				if r.Type == wal.TypeBatch {
 					ops, err := keyspace.DescribePayload(r.Payload)
 					for _, o := range ops {
