@@ -68,18 +68,18 @@ type WAL struct {
 }
 
 // Open returns a WAL appending to a's active segment. lastLSN is the LSN of
-// the last valid record recovery found (0 for an empty log); everything up
-// to it is treated as durable: a caller waiting for it does not wait.
+// the last valid record recovery found (0 for an empty log).
 //
 // Where a persist outlives a power cut (msync mode, pmem mode on DAX),
 // the records recovery found in the active segment may not have been
 // persisted: a crash can come between an append and its group commit,
-// and recovery reads them from the page cache (or the CPU cache). So the
-// first group commit persists the active segment from its first record,
-// and until it has, no durable gap claims them (see "Durable gap" in the
-// package doc). Elsewhere a persist reaches the page cache, which is
-// where recovery read them: they are as persisted as the mode makes
-// anything.
+// and recovery reads them from the page cache (or the CPU cache). So they
+// are not durable yet: the first group commit (a WaitDurable of any of
+// them, or of a later record) persists the active segment from its first
+// record, and until it has, no durable gap claims them (see "Durable
+// gap" in the package doc) and a key index checkpoint of them waits for
+// it. Elsewhere a persist reaches the page cache, which is where recovery
+// read them: they are as durable as the mode makes anything, at once.
 func Open(a *arena.Arena, lastLSN uint64) *WAL {
 	w := &WAL{arena: a}
 	w.lastLSN.Store(lastLSN)
@@ -90,6 +90,7 @@ func Open(a *arena.Arena, lastLSN uint64) *WAL {
 		if powerSafe(a.Mode(), seg) {
 			w.flushed.Store(packFlushed(seg.ID(), arena.HeaderSize))
 			w.persisted.Store(seg.BaseLSN())
+			w.durable.Store(seg.BaseLSN())
 		}
 		_, w.shutdownMarked = seg.ShutdownEnd()
 	}
@@ -639,11 +640,62 @@ func ScanSegment(seg *arena.Segment, fn func(Record) error) (end int64, lastLSN 
 // of LSN after+1 (or the end of the records) must begin: the key index's
 // checkpoint names where the log after it starts (package keyindex).
 func ScanSegmentFrom(seg *arena.Segment, off int64, after uint64, fn func(Record) error) (end int64, lastLSN uint64, err error) {
+	return scanSegment(seg, off, after, 0, fn)
+}
+
+// VerifyPrefix checks the records of seg from its first up to end (bytes
+// from segment start), as if seg were sealed there: every record must
+// verify, continue the LSNs from the segment's base, and the last must
+// end exactly at end with LSN last. It reads nothing at or after end, so
+// it may run while records are appended there (the key index's
+// checkpoint names such a prefix of the active segment: records up to it
+// were durable when it was taken, so damage there is corruption, never a
+// torn write). Errors wrap ErrCorruption and name the file and offset.
+func VerifyPrefix(seg *arena.Segment, end int64, last uint64) error {
+	at, lsn, err := scanSegment(seg, arena.HeaderSize, seg.BaseLSN(), end, func(Record) error { return nil })
+	if err == nil && lsn != last {
+		err = fmt.Errorf("%w: %s: records up to offset %d end at LSN %d, want %d", ErrCorruption, seg.Path(), at, lsn, last)
+	}
+	return err
+}
+
+// EndsAt reports whether the record of LSN lsn in seg ends exactly at
+// end (bytes from segment start); lsn may also be seg's base LSN with end
+// its first record's offset. It looks back from end for the header, at
+// each 8-byte aligned offset, comparing the LSN and length fields (one
+// or two steps for the usual record: the cost is the record's size), and
+// the record found must verify whole (checksum): a log cut short before
+// end (a power cut that lost its tail) does not pass.
+func EndsAt(seg *arena.Segment, end int64, lsn uint64) bool {
+	if end == arena.HeaderSize {
+		return seg.BaseLSN() == lsn
+	}
+	buf := seg.Bytes()
+	if end < arena.HeaderSize+HeaderSize || end > int64(len(buf)) || end%8 != 0 {
+		return false
+	}
+	for p := end - HeaderSize; p >= arena.HeaderSize; p -= 8 {
+		h := buf[p : p+HeaderSize]
+		if binary.LittleEndian.Uint64(h[8:]) != lsn || p+HeaderSize+align8(int64(binary.LittleEndian.Uint32(h))) != end {
+			continue
+		}
+		if rec, err := DecodeRecord(buf, p); err == nil && rec.LSN == lsn && p+rec.Size == end {
+			return true
+		}
+	}
+	return false
+}
+
+// scanSegment is ScanSegmentFrom; a limit above zero bounds the scan as a
+// seal at limit would (VerifyPrefix).
+func scanSegment(seg *arena.Segment, off int64, after uint64, limit int64, fn func(Record) error) (end int64, lastLSN uint64, err error) {
 	buf := seg.Bytes()
 	sealedEnd, sealed := seg.Sealed()
 	bound := "sealed end"
 	shutdown := false
-	if !sealed {
+	if limit > 0 {
+		sealedEnd, sealed, bound = limit, true, "end of the records the key index's checkpoint covers"
+	} else if !sealed {
 		// A clean shutdown bounds the active segment as a seal does.
 		if end, ok := seg.ShutdownEnd(); ok {
 			sealedEnd, sealed, shutdown, bound = end, true, true, "end recorded at the last clean shutdown"
