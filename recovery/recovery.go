@@ -200,6 +200,9 @@ attempt:
 				prefixes = append(prefixes, keyspace.ScrubPrefix{Seg: seg.ID(), End: int64(cpOff), Last: from})
 			}
 		}
+		if seg.ShutdownWordDamaged() {
+			logf("recovery: %s: the clean-shutdown word (header offset %d) is set but does not verify (damaged): scanned as after a clean shutdown, with no torn tail", seg.Path(), arena.ShutdownWordOffset)
+		}
 		// Read-ahead for the scan, random-access advice again after it
 		// (pmem.AdviseSequential).
 		pmem.AdviseSequential(seg.Bytes())
@@ -295,12 +298,12 @@ attempt:
 // to the key index's checkpoint (offset cpOff, LSN from) may go unread at
 // start-up, verified by the scrub instead: the log must reach the
 // checkpoint (its record of LSN from ends at cpOff), and seg must carry no
-// clean-shutdown mark. A clean shutdown vouches for every record before
+// clean-shutdown mark (nor a damaged word that may have been one). A clean shutdown vouches for every record before
 // its mark, and start-up holds it to that (any bad record before the mark
 // is corruption, refused at once), so after one the segment is read
 // whole: a clean restart pays that read, a restart after a crash does not.
 func trustPrefix(seg *arena.Segment, cpOff int64, from uint64) bool {
-	if _, marked := seg.ShutdownEnd(); marked {
+	if _, marked := seg.ShutdownEnd(); marked || seg.ShutdownWordDamaged() {
 		return false
 	}
 	return wal.EndsAt(seg, cpOff, from)

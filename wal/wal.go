@@ -87,12 +87,15 @@ func Open(a *arena.Arena, lastLSN uint64) *WAL {
 	w.persisted.Store(lastLSN)
 	if seg, tail := a.Active(); seg != nil {
 		w.flushed.Store(packFlushed(seg.ID(), tail))
+		// A damaged word is cleared before the next append as a valid
+		// one is (arena.Segment.ShutdownWordDamaged).
+		_, w.shutdownMarked = seg.ShutdownEnd()
+		w.shutdownMarked = w.shutdownMarked || seg.ShutdownWordDamaged()
 		if powerSafe(a.Mode(), seg) {
 			w.flushed.Store(packFlushed(seg.ID(), arena.HeaderSize))
 			w.persisted.Store(seg.BaseLSN())
 			w.durable.Store(seg.BaseLSN())
 		}
-		_, w.shutdownMarked = seg.ShutdownEnd()
 	}
 	return w
 }
@@ -693,12 +696,15 @@ func scanSegment(seg *arena.Segment, off int64, after uint64, limit int64, fn fu
 	sealedEnd, sealed := seg.Sealed()
 	bound := "sealed end"
 	shutdown := false
+	strict := false // a damaged clean-shutdown word: no torn tail
 	if limit > 0 {
 		sealedEnd, sealed, bound = limit, true, "end of the records the key index's checkpoint covers"
 	} else if !sealed {
 		// A clean shutdown bounds the active segment as a seal does.
 		if end, ok := seg.ShutdownEnd(); ok {
 			sealedEnd, sealed, shutdown, bound = end, true, true, "end recorded at the last clean shutdown"
+		} else {
+			strict = seg.ShutdownWordDamaged()
 		}
 	}
 	lastLSN = after
@@ -740,6 +746,9 @@ func scanSegment(seg *arena.Segment, off int64, after uint64, limit int64, fn fu
 		switch {
 		case errors.Is(derr, ErrCleanEnd) && !sealed:
 			return off, lastLSN, nil
+		case derr != nil && strict:
+			return off, lastLSN, fmt.Errorf("%w: %s: %v; the clean-shutdown word (header offset %d) is set but does not verify, so the segment may have been shut down cleanly and the record is not taken for a torn tail: run persimmon-check repair to cut the log here",
+				ErrCorruption, seg.Path(), derr, arena.ShutdownWordOffset)
 		case errors.Is(derr, ErrCleanEnd):
 			return off, lastLSN, fmt.Errorf("%w: %s offset %d: zeroed record header, want records up to the %s %d", ErrCorruption, seg.Path(), off, bound, sealedEnd)
 		case derr != nil && sealed:
