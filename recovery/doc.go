@@ -29,6 +29,9 @@
 //	                               of the one before
 //	newest segment with a          invalid record before    ErrCorruption (a clean shutdown persisted
 //	clean-shutdown mark            the marked end           every record before the mark)
+//	newest segment whose clean-    invalid record           ErrCorruption naming the word (it may have
+//	shutdown word is set but                                been a mark; a crash cannot leave such a
+//	does not verify                                         word); a log line either way
 //
 // # Segment chain
 //

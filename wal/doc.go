@@ -83,7 +83,11 @@
 // seal: an invalid record before it is corruption, not a torn tail, since
 // a clean shutdown left nothing half written. Before the next append or
 // rotation the WAL clears the word and persists the clearing, so a crash
-// after the server starts writing again is an ordinary torn-tail case.
+// after the server starts writing again is an ordinary torn-tail case. A
+// word that is set but does not verify (damaged: a crash cannot leave one,
+// it is a single aligned 8-byte store) may have been a mark, so
+// ScanSegment then allows no torn tail at all, and the WAL clears it as it
+// clears a mark.
 //
 // # Space kept free after each record
 //
