@@ -21,18 +21,30 @@ import (
 
 // On-disk constants. Never change them: they are the segment format.
 const (
-	HeaderSize      = 4096 // bytes before the first record
-	Magic           = "PSMNARNA"
-	FormatVersion   = 1
+	HeaderSize = 4096 // bytes before the first record
+	Magic      = "PSMNARNA"
+	// FormatVersion is the version this build writes into new segments.
+	// Version 2 is version 1 whose record headers may carry the durable
+	// gap (package wal, reserved bytes 6-7 of a record header, zero in
+	// version 1): a binary that knows only version 1 would take such a
+	// record for an invalid one (a torn tail to cut), so it must refuse
+	// the segment instead, and does (ErrBadVersion).
+	FormatVersion = 2
+	// FormatVersion1 is the first format: still read, and still appended
+	// to (with version-1 records) when it is the active segment.
+	FormatVersion1  = 1
 	ChecksumXXHash  = 1
 	sealWordOffset  = 64
 	baseLSNOffset   = 32
 	headerSumOffset = 40
-	pageSize        = 4096
+	// headerCheckedEnd is the end of the bytes headerSum reads.
+	headerCheckedEnd = HeaderSize
+	pageSize         = 4096
 	// Words added after format version 1 shipped. They lie outside the
-	// range the header checksum covers, so a version-1 reader ignores them
-	// and a version-1 segment (zeros there) still opens; each is
-	// self-checking (checkedWord) instead.
+	// range the version-1 header checksum covers, so a version-1 reader
+	// ignores them and a version-1 segment (zeros there) still opens;
+	// each is self-checking (checkedWord). From version 2 the checksum
+	// covers the chain word (see the package doc).
 	chainWordOffset   = 48 // set at creation: this segment's writer keeps the chain marks
 	cleanedWordOffset = 72 // set before the predecessor is removed by the cleaner
 	// ShutdownWordOffset is where the clean-shutdown commit point (8 bytes)
@@ -231,6 +243,10 @@ func (s *Segment) SyncFd() (int, bool) { return s.region.SyncFd() }
 // created: every record in it has a higher LSN.
 func (s *Segment) BaseLSN() uint64 { return binary.LittleEndian.Uint64(s.buf[baseLSNOffset:]) }
 
+// Version is the segment's format version (FormatVersion1 or
+// FormatVersion): what its records may hold (package wal).
+func (s *Segment) Version() uint32 { return binary.LittleEndian.Uint32(s.buf[8:]) }
+
 // Mode is the durability mode of the segment's mapping.
 func (s *Segment) Mode() pmem.Mode { return s.region.Mode() }
 
@@ -285,6 +301,16 @@ func (s *Segment) ShutdownEnd() (end int64, ok bool) {
 	return end, true
 }
 
+// ShutdownWordDamaged reports whether the clean-shutdown word is set but
+// does not verify. A crash cannot leave that (the word is one aligned
+// 8-byte store, atomic across power loss), so the word was damaged, and
+// whether the segment was shut down cleanly is unknown: its readers take
+// the stricter answer (package wal: no torn tail).
+func (s *Segment) ShutdownWordDamaged() bool {
+	_, ok := s.ShutdownEnd()
+	return !ok && s.shutdownWordSet()
+}
+
 // shutdownWordSet reports whether the clean-shutdown word is non-zero
 // (valid or not).
 func (s *Segment) shutdownWordSet() bool {
@@ -315,9 +341,13 @@ func (s *Segment) ClearShutdown() error {
 }
 
 // chainAware reports whether the segment was created by a writer that
-// marks a segment before removing its predecessor (the cleaned word).
+// marks a segment before removing its predecessor (the cleaned word). In
+// version 2 the chain word is covered by the header checksum; in version
+// 1 it is not, and a word that is set but does not verify (damaged) counts
+// as set: the stricter reading (the oldest segment must then show that its
+// predecessor was cleaned, or persimmon-check repair accepts the loss).
 func (s *Segment) chainAware() bool {
-	return binary.LittleEndian.Uint64(s.buf[chainWordOffset:]) == checkedWord(s.id, tagChain, 1)
+	return binary.LittleEndian.Uint64(s.buf[chainWordOffset:]) != 0
 }
 
 // predecessorCleaned reports whether the cleaner removed the segment
@@ -530,7 +560,7 @@ func (a *Arena) halfCreated(id uint64) bool {
 	}
 	head := make([]byte, HeaderSize)
 	n, _ := f.ReadAt(head, 0)
-	if n >= headerSumOffset+8 && checkHeaderSum(head) == nil {
+	if n >= headerCheckedEnd && checkHeaderSum(head) == nil {
 		return false
 	}
 	if fi.Size() <= firstAlloc {
@@ -604,14 +634,22 @@ func HeaderFileSize(path string) (want, have int64, err error) {
 	if err != nil {
 		return 0, 0, fmt.Errorf("arena: %w", err)
 	}
-	head := make([]byte, headerSumOffset+8)
-	if _, err := f.ReadAt(head, 0); err != nil {
+	head := make([]byte, headerCheckedEnd)
+	if n, _ := f.ReadAt(head, 0); n < headerSumOffset+8 {
 		return 0, fi.Size(), fmt.Errorf("%s: %w: %d bytes, shorter than a segment header", path, ErrShortFile, fi.Size())
 	}
+	want = int64(binary.LittleEndian.Uint64(head[24:]))
 	if err := checkHeaderSum(head); err != nil {
+		// A file cut inside its header page (the version-2 checksum
+		// covers all of it; what is missing reads as zeros, as the
+		// unused bytes are): its sizes say what happened, if the size
+		// it records is one a segment can have.
+		if fi.Size() < HeaderSize && string(head[:8]) == Magic && want >= MinSegmentSize && want%pageSize == 0 && want < 1<<44 {
+			return want, fi.Size(), nil
+		}
 		return 0, fi.Size(), fmt.Errorf("%s: %w", path, err)
 	}
-	return int64(binary.LittleEndian.Uint64(head[24:])), fi.Size(), nil
+	return want, fi.Size(), nil
 }
 
 // CheckChain checks that the open segments form an unbroken chain: their
@@ -734,6 +772,12 @@ func (a *Arena) openSegment(id uint64) (*Segment, error) {
 		return nil, fmt.Errorf("%s offset %d: %w (end %d)", path, sealWordOffset, ErrBadSeal, end)
 	}
 	seg.sealedEnd.Store(end)
+	if w := binary.LittleEndian.Uint64(seg.buf[cleanedWordOffset:]); w != 0 && !seg.predecessorCleaned() && a.opts.Logf != nil {
+		// Read only in the oldest segment (CheckOldest: there it reads as
+		// unset, a missing predecessor); elsewhere the cleaner rewrites it
+		// before it can matter.
+		a.opts.Logf("arena: %s offset %d: the cleaned word %#016x does not verify (damaged); it counts as unset", path, cleanedWordOffset, w)
+	}
 	return seg, nil
 }
 
@@ -745,23 +789,41 @@ func shortness(want, have int64) string {
 }
 
 // checkHeaderSum checks the magic and checksum of the header in b (at
-// least 48 bytes).
+// least headerCheckedEnd bytes).
 func checkHeaderSum(b []byte) error {
 	if string(b[0:8]) != Magic {
 		return fmt.Errorf("%w: got %q, want %q", ErrBadMagic, b[0:8], Magic)
 	}
-	if sum := xxhash.Sum64(b[:headerSumOffset]); sum != binary.LittleEndian.Uint64(b[headerSumOffset:]) {
+	if sum := headerSum(b); sum != binary.LittleEndian.Uint64(b[headerSumOffset:]) {
 		return fmt.Errorf("%w: stored %#x, computed %#x", ErrBadChecksum, binary.LittleEndian.Uint64(b[headerSumOffset:]), sum)
 	}
 	return nil
+}
+
+// headerSum is the header checksum of the header in b (at least
+// headerCheckedEnd bytes): xxhash64 of bytes [0, 40) in version 1; from
+// version 2 on, of the whole header page but the checksum itself and the
+// three commit-point words at [64, 88) (seal, cleaned, clean-shutdown),
+// which change after creation: the chain word, written once at creation
+// before the checksum, and the unused bytes are covered too.
+func headerSum(b []byte) uint64 {
+	if binary.LittleEndian.Uint32(b[8:]) < 2 {
+		return xxhash.Sum64(b[:headerSumOffset])
+	}
+	var d xxhash.Digest
+	d.Reset()
+	d.Write(b[:headerSumOffset])
+	d.Write(b[chainWordOffset:sealWordOffset])
+	d.Write(b[shutdownWordOffset+8 : HeaderSize])
+	return d.Sum64()
 }
 
 func checkHeader(b []byte, id uint64) error {
 	if err := checkHeaderSum(b); err != nil {
 		return err
 	}
-	if v := binary.LittleEndian.Uint32(b[8:]); v != FormatVersion {
-		return fmt.Errorf("%w: %d (want %d)", ErrBadVersion, v, FormatVersion)
+	if v := binary.LittleEndian.Uint32(b[8:]); v < FormatVersion1 || v > FormatVersion {
+		return fmt.Errorf("%w: %d (want %d to %d)", ErrBadVersion, v, FormatVersion1, FormatVersion)
 	}
 	if c := binary.LittleEndian.Uint32(b[12:]); c != ChecksumXXHash {
 		return fmt.Errorf("%w: checksum algorithm %d", ErrBadVersion, c)
@@ -1042,8 +1104,8 @@ func (a *Arena) create(size int64, baseLSN uint64) (*Segment, error) {
 	binary.LittleEndian.PutUint64(b[16:], id)
 	binary.LittleEndian.PutUint64(b[24:], uint64(size))
 	binary.LittleEndian.PutUint64(b[baseLSNOffset:], baseLSN)
-	binary.LittleEndian.PutUint64(b[headerSumOffset:], xxhash.Sum64(b[:headerSumOffset]))
 	binary.LittleEndian.PutUint64(b[chainWordOffset:], checkedWord(id, tagChain, 1))
+	binary.LittleEndian.PutUint64(b[headerSumOffset:], headerSum(b))
 	if err := r.Persist(0, HeaderSize); err != nil {
 		r.Close()
 		os.Remove(path)

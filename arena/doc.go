@@ -12,12 +12,14 @@
 //
 //	offset  size  field
 //	     0     8  magic "PSMNARNA"
-//	     8     4  format version (1)
+//	     8     4  format version (1 or 2; see FormatVersion)
 //	    12     4  checksum algorithm (1 = xxhash64)
 //	    16     8  segment id
 //	    24     8  segment size in bytes, header included
 //	    32     8  base LSN: every record in the segment has a higher LSN
-//	    40     8  xxhash64 of bytes [0, 40)
+//	    40     8  header checksum: xxhash64 of bytes [0, 40) (version 1);
+//	              from version 2, of the header page but [40, 48) and
+//	              [64, 88)
 //	    48     8  chain word, set at creation: this segment's writer marks
 //	              a segment before the cleaner removes its predecessor
 //	    64     8  seal word: 0 while the segment is active; once sealed,
@@ -35,13 +37,32 @@
 // fsynced after the file is created or removed. These constants are part of
 // the on-disk format: never renumber them.
 //
-// The words at 48, 72 and 80 came after format version 1 shipped and lie
-// outside the range the header checksum covers: a data directory written
-// before them (zeros there) opens as before, and a reader that predates
-// them ignores them. Each is a single aligned 8-byte store that checks
-// itself: a 48-bit value and a 16-bit xxhash check of (segment id, word
-// tag, value), never zero, so a word is valid only if it was written whole
-// for this segment and this purpose.
+// The words at 48, 72 and 80 came after format version 1 shipped, outside
+// the range its header checksum covers: a data directory written before
+// them (zeros there) opens as before, and a reader that predates them
+// ignores them. Each is a single aligned 8-byte store that checks itself:
+// a 48-bit value and a 16-bit xxhash check of (segment id, word tag,
+// value), never zero, so a word is valid only if it was written whole for
+// this segment and this purpose.
+//
+// Format version 2 (records may carry a durable gap, package wal) also
+// widens the header checksum to every byte of the header page that does
+// not change after creation: all but the checksum itself and the three
+// commit points at [64, 88) (seal, cleaned, clean-shutdown), stored after
+// it, each with one aligned 8-byte store. The chain word, written once
+// before the checksum, is covered. The commit points stay outside (a
+// checksum over them would be a second store, and a crash between the two
+// would leave a header that does not verify); each is checked on its own,
+// and a word that is set but does not verify is never taken for an unset
+// one silently: a bad seal word fails Open (ErrBadSeal); a bad cleaned
+// word reads as unset, which in the oldest segment is ErrMissingSegment
+// (CheckChain; repair accepts it) and in another is logged by Open (the
+// cleaner rewrites it before it matters); a bad clean-shutdown word is
+// reported by ShutdownWordDamaged, and package wal then scans the segment
+// as one that may have been shut down cleanly (no torn tail). In a
+// version-1 segment the chain word stays outside the checksum: one that
+// is set but does not verify counts as set (chainAware: the stricter
+// reading).
 //
 // # The segment chain
 //

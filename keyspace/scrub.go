@@ -35,19 +35,40 @@ import (
 // repair is the operator's tool. A segment the cleaner removed before its
 // turn is skipped: its live records were copied, verified, by the cleaner.
 
+// The newest segment's records up to the checkpoint are not read at
+// start-up either (recovery checks only that the log reaches the
+// checkpoint: wal.EndsAt): they are verified last, up to the
+// checkpoint's offset (wal.VerifyPrefix), while appends go on after it.
+
+// ScrubPrefix names the records of a segment recovery did not read
+// because the key index's checkpoint covers them: from the first up to
+// End (bytes from segment start), the last of LSN Last.
+type ScrubPrefix struct {
+	Seg  uint64
+	End  int64
+	Last uint64
+}
+
 // StartScrub starts the background verification of the segments ids
-// (those recovery did not read). Call once, after Start.
-func (ks *Keyspace) StartScrub(ids []uint64) {
-	if len(ids) == 0 {
+// (those recovery did not read) and of prefixes, in that order. Call
+// once, after Start.
+func (ks *Keyspace) StartScrub(ids []uint64, prefixes []ScrubPrefix) {
+	jobs := make([]ScrubPrefix, 0, len(ids)+len(prefixes))
+	for _, id := range ids {
+		jobs = append(jobs, ScrubPrefix{Seg: id})
+	}
+	jobs = append(jobs, prefixes...)
+	if len(jobs) == 0 {
 		return
 	}
 	ks.stopped.Add(1)
-	go ks.scrub(ids)
+	go ks.scrub(jobs)
 }
 
-func (ks *Keyspace) scrub(ids []uint64) {
+func (ks *Keyspace) scrub(jobs []ScrubPrefix) {
 	defer ks.stopped.Done()
-	for _, id := range ids {
+	for _, job := range jobs {
+		id := job.Seg
 		select {
 		case <-ks.stop:
 			return
@@ -63,10 +84,18 @@ func (ks *Keyspace) scrub(ids []uint64) {
 			// so that under memory pressure (a data set larger than a
 			// memory cgroup) the scrub's one-time read evicts its own
 			// pages first, not those being served.
-			pmem.AdviseSequential(seg.Bytes())
-			_, _, err = wal.ScanSegmentFrom(seg, arena.HeaderSize, seg.BaseLSN(), func(wal.Record) error { return nil })
-			pmem.AdviseRandom(seg.Bytes())
-			pmem.AdviseCold(seg.Bytes())
+			if job.End == 0 {
+				pmem.AdviseSequential(seg.Bytes())
+				_, _, err = wal.ScanSegmentFrom(seg, arena.HeaderSize, seg.BaseLSN(), func(wal.Record) error { return nil })
+				pmem.AdviseRandom(seg.Bytes())
+				pmem.AdviseCold(seg.Bytes())
+			} else {
+				// The prefix of a segment being appended to: its pages
+				// are the ones being served, not marked cold.
+				pmem.AdviseSequential(seg.Bytes()[:job.End])
+				err = wal.VerifyPrefix(seg, job.End, job.Last)
+				pmem.AdviseRandom(seg.Bytes()[:job.End])
+			}
 		}
 		took := time.Since(start)
 		ks.cleanMu.Unlock()

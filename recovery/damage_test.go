@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/persimmon-db/persimmon/arena"
+	"github.com/persimmon-db/persimmon/keyspace"
 	"github.com/persimmon-db/persimmon/pmem"
 	"github.com/persimmon-db/persimmon/wal"
 )
@@ -149,8 +151,12 @@ func TestBaseLSNMustContinue(t *testing.T) {
 // TestCleanShutdownDamageIsCorruption: after a clean shutdown a flipped
 // byte near the end of the log is corruption (start-up stops), where after
 // a crash (no mark) the same damage is a torn tail that is cut. The mark is
-// cleared durably by the first write after the restart.
+// cleared durably by the first write after the restart. (Without the key
+// index: with it, the records before its checkpoint are not read after a
+// crash, and the same damage is the scrub's to report:
+// TestNewestPrefixScrubbed.)
 func TestCleanShutdownDamageIsCorruption(t *testing.T) {
+	t.Setenv("PERSIMMON_TEST_KEY_INDEX", "0")
 	dir := t.TempDir()
 	ks := open(t, dir, 0)
 	for i := 0; i < 2000; i++ { // ~100 KiB
@@ -274,4 +280,209 @@ func TestShortSegmentFile(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestDurableRecordDamageRefusesStart: ten writes, each durable before the
+// next (a client waiting for each reply), then a crash (no clean-shutdown
+// mark) and a flipped byte in the eighth. That record was durable when
+// the two after it were appended, so no crash tore it: start-up must
+// refuse and name the damage rather than cut the log there and lose the
+// last three acknowledged writes.
+func TestDurableRecordDamageRefusesStart(t *testing.T) {
+	t.Setenv("PERSIMMON_TEST_KEY_INDEX", "0")
+	const n = 10
+	dir := t.TempDir()
+	ks, _, err := Open(Options{Dir: dir, Mode: pmem.ModeMsync, SegmentSize: arena.MinSegmentSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		set(t, ks, 0, fmt.Sprintf("k%d", i), fmt.Sprintf("value-%d", i))
+		ks.Lock()
+		err := ks.WaitDurable(ks.LastLSN())
+		ks.Unlock()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	ks.Close()
+	p := segPath(dir, 1)
+	img, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(img[arena.ShutdownWordOffset : arena.ShutdownWordOffset+8]) // a crash, not a clean shutdown
+	var offs []int64
+	for off := int64(arena.HeaderSize); ; {
+		rec, err := wal.DecodeRecord(img, off)
+		if err != nil {
+			break
+		}
+		offs = append(offs, off)
+		off += rec.Size
+	}
+	if len(offs) != n {
+		t.Fatalf("%d records, want one a write (%d)", len(offs), n)
+	}
+	img[offs[n-3]+wal.HeaderSize+2] ^= 1
+	if err := os.WriteFile(p, img, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ks, _, err = Open(Options{Dir: dir, Mode: pmem.ModeMsync, SegmentSize: arena.MinSegmentSize})
+	if err == nil {
+		var lost []string
+		for i := 0; i < n; i++ {
+			if _, ok := get(ks, 0, fmt.Sprintf("k%d", i)); !ok {
+				lost = append(lost, fmt.Sprintf("k%d", i))
+			}
+		}
+		ks.Close()
+		t.Fatalf("start-up accepted a damaged durable record; acknowledged writes lost: %v", lost)
+	}
+	if !errors.Is(err, wal.ErrCorruption) || !strings.Contains(err.Error(), "persimmon-check repair") {
+		t.Fatalf("err = %v, want corruption naming persimmon-check repair", err)
+	}
+	t.Log(err)
+}
+
+// scrubLog opens dir with the key index and a log that reports the
+// scrub's lines on a channel, so that a test can wait for its last line.
+func scrubLog(t *testing.T, dir string) (*keyspace.Keyspace, Report, <-chan string, *strings.Builder) {
+	t.Helper()
+	lines := make(chan string, 100)
+	var all strings.Builder
+	var mu sync.Mutex
+	logf := func(format string, args ...any) {
+		l := fmt.Sprintf(format, args...)
+		mu.Lock()
+		all.WriteString(l + "\n")
+		mu.Unlock()
+		if strings.HasPrefix(l, "scrub:") || strings.HasPrefix(l, "DAMAGE") {
+			lines <- l
+		}
+	}
+	ks, rep, err := Open(Options{Dir: dir, Mode: pmem.ModeNone, Logf: logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ks, rep, lines, &all
+}
+
+// fillNewest writes n keys into one segment and shuts down cleanly (the
+// key index checkpoints all of them), then turns the directory into what
+// a crash leaves (no clean-shutdown mark). It returns the segment image
+// and where its records end.
+func fillNewest(t *testing.T, dir string, n int) ([]byte, int) {
+	t.Helper()
+	ks := open(t, dir, 0)
+	for i := 0; i < n; i++ {
+		set(t, ks, 0, fmt.Sprintf("k%d", i), fmt.Sprintf("value-%d-%080d", i, i))
+	}
+	ks.Close()
+	img, err := os.ReadFile(segPath(dir, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(img[arena.ShutdownWordOffset : arena.ShutdownWordOffset+8])
+	end := len(img)
+	for end > 0 && img[end-1] == 0 {
+		end--
+	}
+	return img, end
+}
+
+// TestNewestPrefixScrubbed: the newest segment's records up to the key
+// index's checkpoint are not read at start-up (only the last of them, to
+// see that the log reaches the checkpoint), and damage among them is
+// found by the background scrub, which names the file and offset.
+func TestNewestPrefixScrubbed(t *testing.T) {
+	t.Setenv("PERSIMMON_TEST_KEY_INDEX", "1")
+	dir := t.TempDir()
+	img, _ := fillNewest(t, dir, 3000)
+	clear(img[98_304 : 98_304+4096]) // a page in the middle of the records
+	if err := os.WriteFile(segPath(dir, 1), img, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ks, rep, lines, all := scrubLog(t, dir)
+	defer ks.Close()
+	if rep.Index.FromLSN == 0 || rep.Records != 0 {
+		t.Fatalf("restart: checkpoint LSN %d, %d records validated; want the index re-attached and nothing after it to read\n%s", rep.Index.FromLSN, rep.Records, all)
+	}
+	var damage string
+	for l := range lines {
+		if strings.HasPrefix(l, "DAMAGE") {
+			damage = l
+		}
+		if strings.HasPrefix(l, "scrub:") {
+			break
+		}
+	}
+	if !strings.Contains(damage, segPath(dir, 1)) || !strings.Contains(damage, "offset 98") {
+		t.Fatalf("the scrub did not report the zeroed page (want the file and an offset in it): %q\n%s", damage, all)
+	}
+	if st := ks.Stats(); st.ScrubDamaged != 1 {
+		t.Fatalf("ScrubDamaged %d, want 1", st.ScrubDamaged)
+	}
+}
+
+// TestNewestCutBeforeCheckpoint: a log that lost its last records (the
+// page holding them zeroed, as a power cut can leave it) ends before the
+// key index's checkpoint: start-up sees that the record before the
+// checkpoint is gone, validates the segment whole and rebuilds the index
+// from the records left.
+func TestNewestCutBeforeCheckpoint(t *testing.T) {
+	t.Setenv("PERSIMMON_TEST_KEY_INDEX", "1")
+	dir := t.TempDir()
+	const n = 3000
+	img, end := fillNewest(t, dir, n)
+	page := end &^ 4095
+	clear(img[page:end])
+	if err := os.WriteFile(segPath(dir, 1), img, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ks, rep, _, all := scrubLog(t, dir)
+	defer ks.Close()
+	if !strings.Contains(all.String(), "past the end of the log") || rep.Index.FromLSN != 0 {
+		t.Fatalf("the index was not rebuilt (checkpoint LSN %d):\n%s", rep.Index.FromLSN, all)
+	}
+	keys := 0
+	for i := 0; i < n; i++ {
+		if _, ok := get(ks, 0, fmt.Sprintf("k%d", i)); ok {
+			if keys != i {
+				t.Fatalf("k%d present after k%d missing: not a prefix", i, keys)
+			}
+			keys++
+		}
+	}
+	if keys == 0 || keys == n {
+		t.Fatalf("%d of %d keys after the cut, want the prefix before the zeroed page", keys, n)
+	}
+}
+
+// TestCleanShutdownReadsNewestWhole: with the key index, a clean restart
+// still reads the newest segment whole, so damage before the
+// clean-shutdown mark is refused at start-up, as without the index.
+func TestCleanShutdownReadsNewestWhole(t *testing.T) {
+	t.Setenv("PERSIMMON_TEST_KEY_INDEX", "1")
+	dir := t.TempDir()
+	ks := open(t, dir, 0)
+	for i := 0; i < 2000; i++ {
+		set(t, ks, 0, fmt.Sprintf("k%d", i), fmt.Sprintf("value-%d-%040d", i, i))
+	}
+	ks.Close()
+	img, err := os.ReadFile(segPath(dir, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := len(img)
+	for end > 0 && img[end-1] == 0 {
+		end--
+	}
+	img[end-10_000] ^= 0x10
+	if err := os.WriteFile(segPath(dir, 1), img, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := openErr(dir); !errors.Is(err, wal.ErrCorruption) || !strings.Contains(err.Error(), "clean shutdown") {
+		t.Fatalf("clean restart with the key index on a damaged newest segment: %v, want corruption before the mark", err)
+	}
 }

@@ -8,6 +8,12 @@
 //	sealed segment                 any invalid record       ErrCorruption: file, offset, expected
 //	sealed segment                 records end != seal end  ErrCorruption
 //	newest (active) segment        invalid record           torn tail: keep the prefix, zero the rest
+//	newest (active) segment        invalid record, then     ErrCorruption (a later record's durable
+//	                               a record whose durable   gap proves it was durable: no crash tore
+//	                               gap covers it            it; wal package doc)
+//	newest (active) segment        invalid record, then     ErrCorruption
+//	                               > wal.TornTailLimit
+//	                               bytes of valid records
 //	older unsealed segment         invalid record           ErrCorruption
 //	any segment header             bad magic/sum/version    error (the newest one is removed instead,
 //	                                                        with a log line, if it is what a crash
@@ -23,6 +29,9 @@
 //	                               of the one before
 //	newest segment with a          invalid record before    ErrCorruption (a clean shutdown persisted
 //	clean-shutdown mark            the marked end           every record before the mark)
+//	newest segment whose clean-    invalid record           ErrCorruption naming the word (it may have
+//	shutdown word is set but                                been a mark; a crash cannot leave such a
+//	does not verify                                         word); a log line either way
 //
 // # Segment chain
 //
@@ -57,11 +66,19 @@
 // are all at or before the checkpoint: they are not read, so damage inside
 // them is not found at start-up (persimmon-check verify reads every record
 // and compares the index with the log). That is the price of a restart
-// that does not read the data. The newest segment is always validated
-// whole, as without the index (its records up to the checkpoint are not
-// replayed): a torn tail is cut, damage before a clean-shutdown mark is
-// corruption, and a log that ends before the checkpoint (a repair cut it,
-// a power cut lost it) makes Open rebuild the index from the whole log.
+// that does not read the data. In the newest segment only the records
+// after the checkpoint are read (and replayed), with the record just
+// before it: the checkpoint was taken once its LSN was durable, so a
+// crash tears nothing before it, and a torn tail after it is cut as
+// without the index. A log that ends before the checkpoint (a power cut
+// lost its tail; a repair removes the index) fails that look at the
+// record before it (wal.EndsAt): the segment is then validated whole,
+// ends before the checkpoint, and Open rebuilds the index from the whole
+// log. The newest segment's records before the checkpoint are verified
+// in the background with the skipped segments (keyspace.StartScrub,
+// wal.VerifyPrefix): damage there is reported while serving, not at
+// start-up. After a clean shutdown the newest segment is read whole all
+// the same: damage before its clean-shutdown mark is refused at start-up.
 // The start-up line says how long mapping and validation took and how many
 // records were validated and replayed.
 package recovery

@@ -154,8 +154,9 @@ attempt:
 	}
 	rep.Records, rep.Bytes, rep.SkippedSegments = 0, 0, 0
 	validateStart := time.Now()
-	var skipped []uint64           // segments not read: verified after start-up (keyspace.StartScrub)
-	cpSeg, cpOff := cp.Seg, cp.Off // where the records after from start
+	var skipped []uint64                // segments not read: verified after start-up (keyspace.StartScrub)
+	var prefixes []keyspace.ScrubPrefix // the parts of segments not read, likewise
+	cpSeg, cpOff := cp.Seg, cp.Off      // where the records after from start
 	// The records up to from are read from the oldest anchor's segment
 	// on (0: none), for the operations of the anchored DRAM entries.
 	anchorSeg := ks.AnchorScanFrom()
@@ -182,14 +183,25 @@ attempt:
 			continue
 		}
 		scanFrom, after := int64(arena.HeaderSize), seg.BaseLSN()
-		if from > 0 && seg.ID() == cpSeg && !newest && before(seg) && startsAt(seg, int64(cpOff), from) {
-			// The checkpoint names where the records after it start. The
-			// newest segment is validated whole all the same (its records
-			// up to the checkpoint are not replayed): torn writes and
-			// damage near the end of the log are found as without the
-			// index, and a log cut short before the checkpoint (a repair,
-			// a lost tail) ends before it, so the index is rebuilt.
+		if from > 0 && seg.ID() == cpSeg && before(seg) && startsAt(seg, int64(cpOff), from) && (!newest || trustPrefix(seg, int64(cpOff), from)) {
+			// The checkpoint names where the records after it start;
+			// those before it are verified after start-up (the scrub).
+			// The checkpoint was taken once its LSN was durable, so a
+			// crash tore nothing before it: the torn writes a crash
+			// leaves are after it, where the scan starts. In the newest
+			// segment the log must also reach the checkpoint: its last
+			// record must end where the checkpoint says (wal.EndsAt). A
+			// log cut short before it (a power cut that lost the tail)
+			// fails that, the segment is validated whole, ends before
+			// the checkpoint, and the index is rebuilt. After a clean
+			// shutdown the segment is validated whole (trustPrefix).
 			scanFrom, after = int64(cpOff), from
+			if int64(cpOff) > arena.HeaderSize {
+				prefixes = append(prefixes, keyspace.ScrubPrefix{Seg: seg.ID(), End: int64(cpOff), Last: from})
+			}
+		}
+		if seg.ShutdownWordDamaged() {
+			logf("recovery: %s: the clean-shutdown word (header offset %d) is set but does not verify (damaged): scanned as after a clean shutdown, with no torn tail", seg.Path(), arena.ShutdownWordOffset)
 		}
 		// Read-ahead for the scan, random-access advice again after it
 		// (pmem.AdviseSequential).
@@ -259,7 +271,7 @@ attempt:
 	w := wal.Open(a, lastLSN)
 	ks.Start(w)
 	if !opts.NoScrub {
-		ks.StartScrub(skipped)
+		ks.StartScrub(skipped, prefixes)
 	}
 	rep.IndexValidate = time.Since(validateStart)
 	rep.Keys = ks.KeyCount()
@@ -280,6 +292,21 @@ attempt:
 			rep.Index.AnchorScanned, rep.Index.AnchorSeg, rep.Index.AnchorApplied, rep.Index.Anchored)
 	}
 	return ks, rep, nil
+}
+
+// trustPrefix reports whether the records of the newest segment seg up
+// to the key index's checkpoint (offset cpOff, LSN from) may go unread at
+// start-up, verified by the scrub instead: the log must reach the
+// checkpoint (its record of LSN from ends at cpOff), and seg must carry no
+// clean-shutdown mark (nor a damaged word that may have been one). A clean shutdown vouches for every record before
+// its mark, and start-up holds it to that (any bad record before the mark
+// is corruption, refused at once), so after one the segment is read
+// whole: a clean restart pays that read, a restart after a crash does not.
+func trustPrefix(seg *arena.Segment, cpOff int64, from uint64) bool {
+	if _, marked := seg.ShutdownEnd(); marked || seg.ShutdownWordDamaged() {
+		return false
+	}
+	return wal.EndsAt(seg, cpOff, from)
 }
 
 // startsAt reports whether the record of LSN after+1 begins at off in seg,

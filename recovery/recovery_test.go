@@ -237,8 +237,11 @@ func intact(orig, img []byte, ends []int64, i int) bool {
 
 // TestMidSegmentDamageIsCorruption: damage in the active segment followed by
 // more valid records than a torn write can leave stops start-up instead of
-// cutting acknowledged records; both a flipped bit and a zeroed page.
+// cutting acknowledged records; both a flipped bit and a zeroed page. (With
+// the key index, damage before its checkpoint is the scrub's to find:
+// TestNewestPrefixScrubbed.)
 func TestMidSegmentDamageIsCorruption(t *testing.T) {
+	t.Setenv("PERSIMMON_TEST_KEY_INDEX", "0")
 	for _, damage := range []string{"flip", "zero-page"} {
 		t.Run(damage, func(t *testing.T) {
 			dir := t.TempDir()

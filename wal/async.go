@@ -233,6 +233,7 @@ func (w *WAL) publish(seg *arena.Segment, tail int64, last uint64) {
 	if seg != nil {
 		w.advanceFlushed(packFlushed(seg.ID(), tail))
 	}
+	w.persisted.Store(last)
 	prev := w.durable.Swap(last)
 	w.flushes.Add(1)
 	w.syncedRecords.Add(int64(last - prev))

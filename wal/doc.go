@@ -7,13 +7,15 @@
 // another with no gaps:
 //
 //	+-----------+------+-------+----------+---------+-------------+---------------------+
-//	| length    | type | flags | reserved | LSN     | checksum    | payload | zero pad  |
-//	| u32 LE    | u8   | u8    | u16 = 0  | u64 LE  | u64 LE      | length  | to 8      |
+//	| length    | type | flags | gap      | LSN     | checksum    | payload | zero pad  |
+//	| u32 LE    | u8   | u8    | u16 LE   | u64 LE  | u64 LE      | length  | to 8      |
 //	+-----------+------+-------+----------+---------+-------------+---------------------+
 //	0           4      5       6          8         16            24
 //
-// length is the payload length in bytes (padding excluded). The checksum is
-// xxhash64 over bytes [0, 16) — length, type, flags, reserved and LSN — then
+// length is the payload length in bytes (padding excluded). gap is the
+// durable gap (below); it is 0 in segments of format version 1 (package
+// arena), which called those bytes reserved. The checksum is
+// xxhash64 over bytes [0, 16) — length, type, flags, gap and LSN — then
 // the payload: a record is valid only if every field of it is what was
 // written. LSNs increase by one per record across the whole log, and every
 // record of a segment has an LSN above the segment's base LSN.
@@ -34,16 +36,43 @@
 //	            by a new group or a record outside any group was abandoned
 //	            (its EXEC never finished) and is discarded
 //
+// # Durable gap
+//
+// A record's gap says how far back the log was durable when it was
+// appended: LSN minus the last LSN this WAL had persisted (every record up
+// to it persisted, in the arena's mode: flush+fence or msync), capped at
+// GapFar. 0 (GapUnknown, version-1 segments) and GapFar say nothing; any
+// other gap g in the record of LSN M proves that every record up to M - g
+// was durable before M was written. Records are never rewritten in place,
+// so a crash cannot tear a record that was durable: a damaged record of
+// LSN L followed by a valid one whose gap proves L durable is damage to
+// acknowledged data, not a torn write (see below). After a restart the
+// records recovery found in the active segment may never have been
+// persisted (a crash before their group commit; recovery read them from
+// the page cache), so no gap claims them until the first group commit has
+// persisted the segment from its first record (Open).
+//
 // # End of log, torn tails and corruption
 //
 // A record header of 24 zero bytes is the clean end of a segment (segment
 // files are created zero-filled). Any other header that does not verify —
-// impossible length, unknown type, checksum mismatch, LSN out of order — is
-// an invalid record. In the active (unsealed) segment an invalid record is a
-// torn tail: recovery keeps the records before it and cuts the rest. In a
-// sealed segment, or before a sealed segment's end, or before the end a
-// clean shutdown recorded, it is corruption and start-up stops with the
-// file and offset (ErrCorruption).
+// impossible length, unknown type, checksum mismatch, LSN out of order, a
+// gap in a version-1 segment — is an invalid record. In the active
+// (unsealed) segment an invalid record (or a zeroed header) is a torn
+// tail: recovery keeps the records before it and cuts the rest, unless
+// valid records follow it that show it is not one: a durable gap proving
+// it durable, or more than TornTailLimit bytes of them (a torn write of one
+// group commit leaves less). In a sealed segment, or before a sealed
+// segment's end, or before the end a clean shutdown recorded, any invalid
+// record is corruption. Corruption stops start-up with the file, the
+// offset and the LSNs (ErrCorruption); persimmon-check repair cuts the log
+// there when the operator accepts the loss.
+//
+// In none mode, and pmem mode off DAX, a persist reaches only the page
+// cache, which a power cut can lose in any order: there a power cut can
+// leave a damaged record that a gap calls durable, and start-up refuses
+// (the loss of writes that were acknowledged is reported, not cut away
+// silently). A kill -9 never does: the page cache survives it.
 //
 // # Clean shutdown
 //
@@ -54,7 +83,11 @@
 // seal: an invalid record before it is corruption, not a torn tail, since
 // a clean shutdown left nothing half written. Before the next append or
 // rotation the WAL clears the word and persists the clearing, so a crash
-// after the server starts writing again is an ordinary torn-tail case.
+// after the server starts writing again is an ordinary torn-tail case. A
+// word that is set but does not verify (damaged: a crash cannot leave one,
+// it is a single aligned 8-byte store) may have been a mark, so
+// ScanSegment then allows no torn tail at all, and the WAL clears it as it
+// clears a mark.
 //
 // # Space kept free after each record
 //

@@ -26,6 +26,15 @@ const (
 	// stores into the mapping (see "Big records" in the package doc).
 	// Not part of the format: either way the bytes are the same.
 	DirectMin = 1 << 20
+
+	// GapUnknown (0) in a record's durable gap says nothing: written by
+	// version-1 segments, and never by this build in a version-2 one
+	// (the gap of a record is at least 1).
+	GapUnknown = 0
+	// GapFar (65535) is the largest durable gap: the record of LSN M says
+	// only that the durable LSN was at most M - GapFar when it was
+	// appended, so, like GapUnknown, it proves nothing durable.
+	GapFar = 1<<16 - 1
 )
 
 // Errors. ErrCleanEnd and ErrInvalidRecord come from DecodeRecord;
@@ -44,8 +53,12 @@ func IsTornTail(err error) bool { return errors.Is(err, ErrTornTail) }
 
 // Record is one decoded record. Payload aliases the segment mapping.
 type Record struct {
-	Type    uint8
-	Flags   uint8
+	Type  uint8
+	Flags uint8
+	// Gap is the record's durable gap (see "Durable gap" in the package
+	// doc): when it was appended, every record of LSN <= LSN - Gap was
+	// durable, if 0 < Gap < GapFar.
+	Gap     uint16
 	LSN     uint64
 	Payload []byte
 	Offset  int64 // bytes from segment start
@@ -58,12 +71,8 @@ func RecordSize(n int) int64 { return HeaderSize + align8(int64(n)) }
 func align8(n int64) int64 { return (n + 7) &^ 7 }
 
 // encodeRecord writes a record into dst, which has exactly RecordSize(len(payload)) bytes.
-func encodeRecord(dst []byte, typ, flags uint8, lsn uint64, payload []byte) {
-	binary.LittleEndian.PutUint32(dst[0:], uint32(len(payload)))
-	dst[4] = typ
-	dst[5] = flags
-	dst[6], dst[7] = 0, 0
-	binary.LittleEndian.PutUint64(dst[8:], lsn)
+func encodeRecord(dst []byte, typ, flags uint8, gap uint16, lsn uint64, payload []byte) {
+	putHead(dst, typ, flags, gap, lsn, len(payload))
 	n := copy(dst[HeaderSize:], payload)
 	clear(dst[HeaderSize+n:])
 	binary.LittleEndian.PutUint64(dst[16:], checksum(dst[:16], payload))
@@ -71,8 +80,8 @@ func encodeRecord(dst []byte, typ, flags uint8, lsn uint64, payload []byte) {
 
 // encodeRecordParts is encodeRecord of the n-byte payload that is the
 // concatenation of parts.
-func encodeRecordParts(dst []byte, typ, flags uint8, lsn uint64, n int, parts [][]byte) {
-	putHead(dst, typ, flags, lsn, n)
+func encodeRecordParts(dst []byte, typ, flags uint8, gap uint16, lsn uint64, n int, parts [][]byte) {
+	putHead(dst, typ, flags, gap, lsn, n)
 	at := HeaderSize
 	for _, p := range parts {
 		at += copy(dst[at:], p)
@@ -82,12 +91,12 @@ func encodeRecordParts(dst []byte, typ, flags uint8, lsn uint64, n int, parts []
 }
 
 // putHead writes the first 16 bytes of a record header: length, type,
-// flags, reserved, LSN.
-func putHead(dst []byte, typ, flags uint8, lsn uint64, n int) {
+// flags, durable gap, LSN.
+func putHead(dst []byte, typ, flags uint8, gap uint16, lsn uint64, n int) {
 	binary.LittleEndian.PutUint32(dst[0:], uint32(n))
 	dst[4] = typ
 	dst[5] = flags
-	dst[6], dst[7] = 0, 0
+	binary.LittleEndian.PutUint16(dst[6:], gap)
 	binary.LittleEndian.PutUint64(dst[8:], lsn)
 }
 
@@ -114,7 +123,9 @@ func checksum(head, payload []byte) uint64 {
 // DecodeRecord decodes the record at off in seg (a whole segment mapping).
 // It returns ErrCleanEnd for an all-zero header or when off is at the end,
 // and an error wrapping ErrInvalidRecord, saying what was expected, for
-// anything that does not verify.
+// anything that does not verify. The durable gap (bytes 6-7) is checked
+// only by the checksum: whether a segment may hold a non-zero one is its
+// format version's business (ScanSegmentFrom).
 func DecodeRecord(seg []byte, off int64) (Record, error) {
 	if off+HeaderSize > int64(len(seg)) {
 		if off == int64(len(seg)) {
@@ -131,8 +142,8 @@ func DecodeRecord(seg []byte, off int64) (Record, error) {
 	switch {
 	case typ != TypeBatch && typ != TypeCommit:
 		return Record{}, fmt.Errorf("%w at offset %d: type %d, want %d or %d", ErrInvalidRecord, off, typ, TypeBatch, TypeCommit)
-	case flags&^(FlagTxn|FlagTxnBegin) != 0 || h[6] != 0 || h[7] != 0:
-		return Record{}, fmt.Errorf("%w at offset %d: unknown flags %#x/reserved bytes", ErrInvalidRecord, off, flags)
+	case flags&^(FlagTxn|FlagTxnBegin) != 0:
+		return Record{}, fmt.Errorf("%w at offset %d: unknown flags %#x", ErrInvalidRecord, off, flags)
 	case off+HeaderSize+align8(n) > int64(len(seg)):
 		return Record{}, fmt.Errorf("%w at offset %d: length %d runs past the segment end %d", ErrInvalidRecord, off, n, len(seg))
 	}
@@ -143,6 +154,7 @@ func DecodeRecord(seg []byte, off int64) (Record, error) {
 	return Record{
 		Type:    typ,
 		Flags:   flags,
+		Gap:     binary.LittleEndian.Uint16(h[6:]),
 		LSN:     binary.LittleEndian.Uint64(h[8:]),
 		Payload: payload,
 		Offset:  off,

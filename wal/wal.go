@@ -44,6 +44,12 @@ type WAL struct {
 	// pmem mode on the event loop that is every group commit).
 	leadDone chan struct{}
 	durable  atomic.Uint64 // every record with LSN <= durable is durable
+	// persisted: every record with LSN <= persisted was persisted (in
+	// the arena's mode) by this WAL, or found so at Open. It is durable
+	// minus the records recovery found and nobody has persisted since (a
+	// crash can leave them unpersisted): the durable gaps are measured
+	// from it, so a record never claims an unpersisted one durable.
+	persisted atomic.Uint64
 	// flushed packs the active segment id (high 24 bits) and the offset up
 	// to which it has been persisted (low 40 bits).
 	flushed atomic.Uint64
@@ -62,17 +68,53 @@ type WAL struct {
 }
 
 // Open returns a WAL appending to a's active segment. lastLSN is the LSN of
-// the last valid record recovery found (0 for an empty log); everything up
-// to it is treated as durable (recovery persisted it).
+// the last valid record recovery found (0 for an empty log).
+//
+// Where a persist outlives a power cut (msync mode, pmem mode on DAX),
+// the records recovery found in the active segment may not have been
+// persisted: a crash can come between an append and its group commit,
+// and recovery reads them from the page cache (or the CPU cache). So they
+// are not durable yet: the first group commit (a WaitDurable of any of
+// them, or of a later record) persists the active segment from its first
+// record, and until it has, no durable gap claims them (see "Durable
+// gap" in the package doc) and a key index checkpoint of them waits for
+// it. Elsewhere a persist reaches the page cache, which is where recovery
+// read them: they are as durable as the mode makes anything, at once.
 func Open(a *arena.Arena, lastLSN uint64) *WAL {
 	w := &WAL{arena: a}
 	w.lastLSN.Store(lastLSN)
 	w.durable.Store(lastLSN)
+	w.persisted.Store(lastLSN)
 	if seg, tail := a.Active(); seg != nil {
 		w.flushed.Store(packFlushed(seg.ID(), tail))
+		// A damaged word is cleared before the next append as a valid
+		// one is (arena.Segment.ShutdownWordDamaged).
 		_, w.shutdownMarked = seg.ShutdownEnd()
+		w.shutdownMarked = w.shutdownMarked || seg.ShutdownWordDamaged()
+		if powerSafe(a.Mode(), seg) {
+			w.flushed.Store(packFlushed(seg.ID(), arena.HeaderSize))
+			w.persisted.Store(seg.BaseLSN())
+			w.durable.Store(seg.BaseLSN())
+		}
 	}
 	return w
+}
+
+// powerSafe reports whether a persist of seg under mode survives a power
+// cut: in none mode, and in pmem mode off DAX, it reaches only the page
+// cache.
+func powerSafe(mode pmem.Mode, seg *arena.Segment) bool {
+	return mode == pmem.ModeMsync || (mode == pmem.ModePmem && seg.DAX())
+}
+
+// gapFor is the durable gap of the record of LSN lsn about to be appended
+// to seg: how far back the last persisted record is, or GapUnknown in a
+// version-1 segment, whose readers require zero there.
+func (w *WAL) gapFor(seg *arena.Segment, lsn uint64) uint16 {
+	if seg.Version() == arena.FormatVersion1 {
+		return GapUnknown
+	}
+	return uint16(min(lsn-w.persisted.Load(), GapFar))
 }
 
 // clearShutdownMark clears a clean-shutdown mark left by the last Close
@@ -109,9 +151,7 @@ func (w *WAL) Close() error {
 	// refuse a log that is merely torn), or a sealed segment with holes.
 	// So a clean shutdown writes every segment back first, in every mode,
 	// as redis-server fsyncs its AOF at SHUTDOWN: a one-time cost.
-	powerSafe := func(seg *arena.Segment) bool {
-		return w.arena.Mode() == pmem.ModeMsync || (w.arena.Mode() == pmem.ModePmem && seg.DAX())
-	}
+	powerSafe := func(seg *arena.Segment) bool { return powerSafe(w.arena.Mode(), seg) }
 	for _, seg := range w.arena.Segments() {
 		if !powerSafe(seg) {
 			if err := seg.Msync(0, seg.Size()); err != nil {
@@ -251,21 +291,22 @@ func (w *WAL) append(typ, flags uint8, payload []byte, parts [][]byte, keep int6
 	}
 	w.keptAfter = keep
 	lsn := last + 1
+	gap := w.gapFor(seg, lsn)
 	switch {
 	case size >= DirectMin:
 		if parts == nil {
 			parts = [][]byte{payload}
 		}
-		if err := w.writeDirect(seg, off, typ, flags, lsn, n, parts); err != nil {
+		if err := w.writeDirect(seg, off, typ, flags, gap, lsn, n, parts); err != nil {
 			// The space is taken and holds a partial record: a record
 			// after it would follow a hole. Fail-stop, as after a failed
 			// flush.
 			return Location{}, w.failStop(fmt.Errorf("wal: %w", err))
 		}
 	case parts != nil:
-		encodeRecordParts(seg.Bytes()[off:off+size], typ, flags, lsn, n, parts)
+		encodeRecordParts(seg.Bytes()[off:off+size], typ, flags, gap, lsn, n, parts)
 	default:
-		encodeRecord(seg.Bytes()[off:off+size], typ, flags, lsn, payload)
+		encodeRecord(seg.Bytes()[off:off+size], typ, flags, gap, lsn, payload)
 	}
 	w.lastLSN.Store(lsn)
 	return Location{Seg: seg, Off: off, LSN: lsn}, nil
@@ -290,7 +331,7 @@ const directChunk = 256 << 10
 // commit flushes its cache lines (that would fault in every page of it);
 // in msync mode the group commit's msync of the range covers it as it
 // covers stores. Call with w.mu held.
-func (w *WAL) writeDirect(seg *arena.Segment, off int64, typ, flags uint8, lsn uint64, n int, parts [][]byte) error {
+func (w *WAL) writeDirect(seg *arena.Segment, off int64, typ, flags uint8, gap uint16, lsn uint64, n int, parts [][]byte) error {
 	direct := w.arena.Mode() != pmem.ModeMsync
 	if direct {
 		if from := w.flushedIn(seg); from < off {
@@ -300,7 +341,7 @@ func (w *WAL) writeDirect(seg *arena.Segment, off int64, typ, flags uint8, lsn u
 		}
 	}
 	var hdr [HeaderSize]byte
-	putHead(hdr[:], typ, flags, lsn, n)
+	putHead(hdr[:], typ, flags, gap, lsn, n)
 	var d xxhash.Digest
 	d.Reset()
 	d.Write(hdr[:16])
@@ -455,6 +496,7 @@ func (w *WAL) persistPending(yield bool) error {
 		}
 		w.advanceFlushed(packFlushed(seg.ID(), tail))
 	}
+	w.persisted.Store(last)
 	prev := w.durable.Swap(last)
 	w.flushes.Add(1)
 	w.syncedRecords.Add(int64(last - prev))
@@ -551,12 +593,15 @@ const TornTailLimit = 64 << 10
 
 // validRecordsAfter looks past a damaged record at off for records that
 // continue the log (LSN above last), scanning 8-byte aligned offsets. It
-// returns where the first one starts and the count and bytes of the
-// consecutive run starting there.
-func validRecordsAfter(buf []byte, off int64, last uint64) (first int64, n int, bytes int64) {
+// returns where the first one starts, the count and bytes of the
+// consecutive run starting there, and the highest LSN that a durable gap
+// of the run says was durable when its record was appended (0 if none
+// says anything; gaps are read only when gaps is set: a version-2
+// segment).
+func validRecordsAfter(buf []byte, off int64, last uint64, gaps bool) (first int64, n int, bytes int64, durable uint64) {
 	for p := off + 8; p+HeaderSize <= int64(len(buf)); p += 8 {
 		h := buf[p : p+HeaderSize]
-		if (h[4] != TypeBatch && h[4] != TypeCommit) || h[6] != 0 || h[7] != 0 {
+		if h[4] != TypeBatch && h[4] != TypeCommit {
 			continue
 		}
 		lsn := binary.LittleEndian.Uint64(h[8:])
@@ -573,10 +618,13 @@ func validRecordsAfter(buf []byte, off int64, last uint64) (first int64, n int, 
 			bytes += rec.Size
 			p += rec.Size
 			prev = rec.LSN
+			if gaps && rec.Gap != GapUnknown && rec.Gap != GapFar && uint64(rec.Gap) < rec.LSN {
+				durable = max(durable, rec.LSN-uint64(rec.Gap))
+			}
 		}
-		return first, n, bytes
+		return first, n, bytes, durable
 	}
-	return 0, 0, 0
+	return 0, 0, 0, 0
 }
 
 // ScanSegment calls fn for each valid record of seg in order, starting at
@@ -595,14 +643,68 @@ func ScanSegment(seg *arena.Segment, fn func(Record) error) (end int64, lastLSN 
 // of LSN after+1 (or the end of the records) must begin: the key index's
 // checkpoint names where the log after it starts (package keyindex).
 func ScanSegmentFrom(seg *arena.Segment, off int64, after uint64, fn func(Record) error) (end int64, lastLSN uint64, err error) {
+	return scanSegment(seg, off, after, 0, fn)
+}
+
+// VerifyPrefix checks the records of seg from its first up to end (bytes
+// from segment start), as if seg were sealed there: every record must
+// verify, continue the LSNs from the segment's base, and the last must
+// end exactly at end with LSN last. It reads nothing at or after end, so
+// it may run while records are appended there (the key index's
+// checkpoint names such a prefix of the active segment: records up to it
+// were durable when it was taken, so damage there is corruption, never a
+// torn write). Errors wrap ErrCorruption and name the file and offset.
+func VerifyPrefix(seg *arena.Segment, end int64, last uint64) error {
+	at, lsn, err := scanSegment(seg, arena.HeaderSize, seg.BaseLSN(), end, func(Record) error { return nil })
+	if err == nil && lsn != last {
+		err = fmt.Errorf("%w: %s: records up to offset %d end at LSN %d, want %d", ErrCorruption, seg.Path(), at, lsn, last)
+	}
+	return err
+}
+
+// EndsAt reports whether the record of LSN lsn in seg ends exactly at
+// end (bytes from segment start); lsn may also be seg's base LSN with end
+// its first record's offset. It looks back from end for the header, at
+// each 8-byte aligned offset, comparing the LSN and length fields (one
+// or two steps for the usual record: the cost is the record's size), and
+// the record found must verify whole (checksum): a log cut short before
+// end (a power cut that lost its tail) does not pass.
+func EndsAt(seg *arena.Segment, end int64, lsn uint64) bool {
+	if end == arena.HeaderSize {
+		return seg.BaseLSN() == lsn
+	}
+	buf := seg.Bytes()
+	if end < arena.HeaderSize+HeaderSize || end > int64(len(buf)) || end%8 != 0 {
+		return false
+	}
+	for p := end - HeaderSize; p >= arena.HeaderSize; p -= 8 {
+		h := buf[p : p+HeaderSize]
+		if binary.LittleEndian.Uint64(h[8:]) != lsn || p+HeaderSize+align8(int64(binary.LittleEndian.Uint32(h))) != end {
+			continue
+		}
+		if rec, err := DecodeRecord(buf, p); err == nil && rec.LSN == lsn && p+rec.Size == end {
+			return true
+		}
+	}
+	return false
+}
+
+// scanSegment is ScanSegmentFrom; a limit above zero bounds the scan as a
+// seal at limit would (VerifyPrefix).
+func scanSegment(seg *arena.Segment, off int64, after uint64, limit int64, fn func(Record) error) (end int64, lastLSN uint64, err error) {
 	buf := seg.Bytes()
 	sealedEnd, sealed := seg.Sealed()
 	bound := "sealed end"
 	shutdown := false
-	if !sealed {
+	strict := false // a damaged clean-shutdown word: no torn tail
+	if limit > 0 {
+		sealedEnd, sealed, bound = limit, true, "end of the records the key index's checkpoint covers"
+	} else if !sealed {
 		// A clean shutdown bounds the active segment as a seal does.
 		if end, ok := seg.ShutdownEnd(); ok {
 			sealedEnd, sealed, shutdown, bound = end, true, true, "end recorded at the last clean shutdown"
+		} else {
+			strict = seg.ShutdownWordDamaged()
 		}
 	}
 	lastLSN = after
@@ -618,6 +720,9 @@ func ScanSegmentFrom(seg *arena.Segment, off int64, after uint64, fn func(Record
 			continue
 		}
 		rec, derr := DecodeRecord(buf, off)
+		if derr == nil && rec.Gap != GapUnknown && seg.Version() == arena.FormatVersion1 {
+			derr = fmt.Errorf("%w at offset %d: durable gap %d in a version-%d segment, want 0", ErrInvalidRecord, off, rec.Gap, arena.FormatVersion1)
+		}
 		if derr == nil && rec.LSN != lastLSN+1 {
 			derr = fmt.Errorf("%w at offset %d: LSN %d, want %d", ErrInvalidRecord, off, rec.LSN, lastLSN+1)
 		}
@@ -625,7 +730,15 @@ func ScanSegmentFrom(seg *arena.Segment, off int64, after uint64, fn func(Record
 			derr = fmt.Errorf("%w at offset %d: record of %d bytes runs past the %s %d", ErrInvalidRecord, off, rec.Size, bound, sealedEnd)
 		}
 		if derr != nil && !sealed {
-			if first, n, bytes := validRecordsAfter(buf[:min(int64(len(buf)), seg.AllocatedBytes())], off, lastLSN); bytes > TornTailLimit {
+			gaps := seg.Version() != arena.FormatVersion1
+			first, n, bytes, durable := validRecordsAfter(buf[:min(int64(len(buf)), seg.AllocatedBytes())], off, lastLSN, gaps)
+			switch {
+			case durable > lastLSN:
+				// A crash tears only what was not yet persisted; this
+				// record was, before a later one was appended.
+				return off, lastLSN, fmt.Errorf("%w: %s offset %d: %v; yet %d valid records (%d bytes, from offset %d) follow it, and their durable gaps say every record up to LSN %d was durable before they were appended, so the record of LSN %d here was durable (acknowledged) and no crash tore it: run persimmon-check repair to cut the log here (losing LSN %d on)",
+					ErrCorruption, seg.Path(), off, derr, n, bytes, first, durable, lastLSN+1, lastLSN+1)
+			case bytes > TornTailLimit:
 				return off, lastLSN, fmt.Errorf("%w: %s offset %d: %v; yet %d valid records (%d bytes, LSN %d on, from offset %d) follow it, more than a torn write of the last group commit can leave: run persimmon-check repair to cut the log here",
 					ErrCorruption, seg.Path(), off, derr, n, bytes, lastLSN+1, first)
 			}
@@ -633,6 +746,9 @@ func ScanSegmentFrom(seg *arena.Segment, off int64, after uint64, fn func(Record
 		switch {
 		case errors.Is(derr, ErrCleanEnd) && !sealed:
 			return off, lastLSN, nil
+		case derr != nil && strict:
+			return off, lastLSN, fmt.Errorf("%w: %s: %v; the clean-shutdown word (header offset %d) is set but does not verify, so the segment may have been shut down cleanly and the record is not taken for a torn tail: run persimmon-check repair to cut the log here",
+				ErrCorruption, seg.Path(), derr, arena.ShutdownWordOffset)
 		case errors.Is(derr, ErrCleanEnd):
 			return off, lastLSN, fmt.Errorf("%w: %s offset %d: zeroed record header, want records up to the %s %d", ErrCorruption, seg.Path(), off, bound, sealedEnd)
 		case derr != nil && sealed:

@@ -26,12 +26,12 @@ func TestRecordRoundTrip(t *testing.T) {
 		payload := bytes.Repeat([]byte{byte(n)}, n)
 		buf := make([]byte, 4096)
 		size := RecordSize(n)
-		encodeRecord(buf[:size], TypeBatch, FlagTxn, 42, payload)
+		encodeRecord(buf[:size], TypeBatch, FlagTxn, 3, 42, payload)
 		rec, err := DecodeRecord(buf, 0)
 		if err != nil {
 			t.Fatalf("n=%d: %v", n, err)
 		}
-		if rec.LSN != 42 || rec.Flags != FlagTxn || rec.Type != TypeBatch || !bytes.Equal(rec.Payload, payload) || rec.Size != size {
+		if rec.LSN != 42 || rec.Gap != 3 || rec.Flags != FlagTxn || rec.Type != TypeBatch || !bytes.Equal(rec.Payload, payload) || rec.Size != size {
 			t.Fatalf("n=%d: got %+v", n, rec)
 		}
 		if _, err := DecodeRecord(buf, size); !errors.Is(err, ErrCleanEnd) {
@@ -155,7 +155,7 @@ func TestSealedCorruptionVsTornTail(t *testing.T) {
 
 func FuzzDecodeRecord(f *testing.F) {
 	buf := make([]byte, 256)
-	encodeRecord(buf[:RecordSize(5)], TypeBatch, 0, 1, []byte("hello"))
+	encodeRecord(buf[:RecordSize(5)], TypeBatch, 0, 1, 1, []byte("hello"))
 	f.Add(buf[:64])
 	f.Add(make([]byte, 24))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 1, 0, 0, 0})
@@ -169,7 +169,7 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 		// a decoded record re-encodes to the same bytes
 		out := make([]byte, rec.Size)
-		encodeRecord(out, rec.Type, rec.Flags, rec.LSN, rec.Payload)
+		encodeRecord(out, rec.Type, rec.Flags, rec.Gap, rec.LSN, rec.Payload)
 		if !bytes.Equal(out[:HeaderSize+len(rec.Payload)], b[:HeaderSize+len(rec.Payload)]) {
 			t.Fatalf("re-encoding differs")
 		}

@@ -235,3 +235,50 @@ func TestVerifyHalfCreatedSegment(t *testing.T) {
 		t.Fatalf("verify with a zeroed first segment: exit %d\n%s", code, out)
 	}
 }
+
+// TestDurableDamage: a flipped byte in a record that later records' durable
+// gaps prove durable (each write waited for before the next, then a crash:
+// no clean-shutdown mark) is corruption for verify, which names repair;
+// repair cuts the log there and the server starts on what is left.
+func TestDurableDamage(t *testing.T) {
+	t.Setenv("PERSIMMON_TEST_KEY_INDEX", "0")
+	dir := t.TempDir()
+	ks, _, err := recovery.Open(recovery.Options{Dir: dir, Mode: pmem.ModeMsync, SegmentSize: arena.MinSegmentSize, NoKeyIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 10
+	for i := 0; i < n; i++ {
+		ks.Lock()
+		b := ks.NewBatch()
+		b.Set(0, []byte(fmt.Sprintf("k%d", i)), []byte("v"), 0)
+		err := ks.Commit(b)
+		if err == nil {
+			err = ks.WaitDurable(ks.LastLSN())
+		}
+		ks.Unlock()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	ks.Close()
+	p := segFile(dir, 1)
+	img, _ := os.ReadFile(p)
+	clear(img[arena.ShutdownWordOffset : arena.ShutdownWordOffset+8])
+	end := len(img)
+	for end > 0 && img[end-1] == 0 {
+		end--
+	}
+	img[end-100] ^= 1 // a record some way before the last
+	os.WriteFile(p, img, 0o644)
+	out, code := run(t, "verify", dir)
+	if code != 1 || !strings.Contains(out, "CORRUPT") || !strings.Contains(out, "durable gaps") || !strings.Contains(out, "persimmon-check repair") {
+		t.Fatalf("verify of a damaged durable record: exit %d\n%s", code, out)
+	}
+	if out, code := run(t, "repair", dir); code != 0 || !strings.Contains(out, "cut ") {
+		t.Fatalf("repair: exit %d\n%s", code, out)
+	}
+	if k := prefixKeys(t, dir); k == 0 || k >= n {
+		t.Fatalf("%d keys after the repair, want the prefix before the damaged record", k)
+	}
+}

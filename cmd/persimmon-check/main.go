@@ -92,6 +92,8 @@ func verify(dir string, dump bool) error {
 			state = fmt.Sprintf("sealed at %d", end)
 		} else if end, ok := seg.ShutdownEnd(); ok {
 			state = fmt.Sprintf("active, clean shutdown at %d", end)
+		} else if seg.ShutdownWordDamaged() {
+			state = "active, clean-shutdown word damaged (scanned with no torn tail)"
 		}
 		fmt.Printf("segment %d %s: %d bytes, %d allocated, base LSN %d, %s\n", seg.ID(), seg.Path(), seg.Size(), seg.AllocatedBytes(), seg.BaseLSN(), state)
 		if i > 0 && seg.ID() != segs[i-1].ID()+1 {
@@ -103,7 +105,7 @@ func verify(dir string, dump bool) error {
 			records++
 			bytes += r.Size
 			if dump {
-				fmt.Printf("  offset %d LSN %d %s flags=%s payload=%d\n", r.Offset, r.LSN, typeName(r.Type), flagNames(r.Flags), len(r.Payload))
+				fmt.Printf("  offset %d LSN %d %s flags=%s gap=%d payload=%d\n", r.Offset, r.LSN, typeName(r.Type), flagNames(r.Flags), r.Gap, len(r.Payload))
 				if r.Type == wal.TypeBatch {
 					ops, err := keyspace.DescribePayload(r.Payload)
 					for _, o := range ops {
