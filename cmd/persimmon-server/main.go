@@ -507,8 +507,10 @@ func parseConfigFile(r io.Reader, path string) (settings, fileConfig, error) {
 	// Multi-line parameters, gathered and checked once at the end.
 	var save, obuf []string
 	saveLine, obufLine := 0, 0
-	params := map[string]int{} // canonical name -> index in fc.params (a later line wins)
-	addParam := func(l server.ConfigLine, replaced string) {
+	saveFile, obufFile := path, path
+	params := map[string]int{}                              // canonical name -> index in fc.params (a later line wins)
+	var line1 func(path string, n int, args []string) error // one line that is not an include
+	addParam := func(l server.ConfigLine, path, replaced string) {
 		if i, ok := params[l.Name]; ok {
 			fc.params[i] = l
 		} else {
@@ -519,20 +521,41 @@ func parseConfigFile(r io.Reader, path string) (settings, fileConfig, error) {
 			fc.notes = append(fc.notes, fmt.Sprintf("%s: %s %q: %s", path, l.Name, l.Value, replaced))
 		}
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' {
-			continue
+	var read func(r io.Reader, path string, depth int) error
+	read = func(r io.Reader, path string, depth int) error {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for n := 1; sc.Scan(); n++ {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" || line[0] == '#' {
+				continue
+			}
+			args, err := proto.SplitArgs(line)
+			if err != nil {
+				return fmt.Errorf("%s:%d: %v", path, n, err)
+			}
+			if len(args) == 0 {
+				continue
+			}
+			if strings.EqualFold(args[0], "include") && len(args) == 2 {
+				if depth >= maxIncludeDepth {
+					return fmt.Errorf("%s:%d: include: more than %d nested includes", path, n, maxIncludeDepth)
+				}
+				if err := includeConfig(args[1], func(r io.Reader, name string) error { return read(r, name, depth+1) }); err != nil {
+					return fmt.Errorf("%s:%d: %v", path, n, err)
+				}
+				continue
+			}
+			if err := line1(path, n, args); err != nil {
+				return err
+			}
 		}
-		args, err := proto.SplitArgs(line)
-		if err != nil {
-			return nil, fc, fmt.Errorf("%s:%d: %v", path, n, err)
+		if err := sc.Err(); err != nil {
+			return fmt.Errorf("%s: %v", path, err)
 		}
-		if len(args) == 0 {
-			continue
-		}
+		return nil
+	}
+	line1 = func(path string, n int, args []string) error {
 		name := strings.ToLower(args[0])
 		switch {
 		case name == "save":
@@ -541,48 +564,81 @@ func parseConfigFile(r io.Reader, path string) (settings, fileConfig, error) {
 			} else {
 				save = append(save, args[1:]...)
 			}
-			saveLine = n
-			continue
+			saveLine, saveFile = n, path
+			return nil
 		case name == "client-output-buffer-limit":
 			obuf = append(obuf, args[1:]...)
-			obufLine = n
-			continue
+			obufLine, obufFile = n, path
+			return nil
 		case name == "bind" && len(args) >= 2:
 			out[name] = strings.Join(args[1:], " ")
 		case known[name] && len(args) == 2:
 			out[name] = args[1]
 		case known[name]:
-			return nil, fc, fmt.Errorf("%s:%d: %s takes one value", path, n, name)
+			return fmt.Errorf("%s:%d: %s takes one value", path, n, name)
 		}
 		l, replaced, ok, err := server.CheckConfigLine(name, args[1:])
 		switch {
 		case !ok && known[name]:
-			continue // Persimmon's own directive (io, threads...)
+			return nil // Persimmon's own directive (io, threads...)
 		case !ok:
-			return nil, fc, fmt.Errorf("%s:%d: Bad directive or wrong number of arguments: %q", path, n, args[0])
+			return fmt.Errorf("%s:%d: Bad directive or wrong number of arguments: %q", path, n, args[0])
 		case err != nil:
-			return nil, fc, fmt.Errorf("%s:%d: %s: %v", path, n, args[0], err)
+			return fmt.Errorf("%s:%d: %s: %v", path, n, args[0], err)
 		}
-		addParam(l, replaced)
+		addParam(l, path, replaced)
+		return nil
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fc, fmt.Errorf("%s: %v", path, err)
+	if err := read(r, path, 0); err != nil {
+		return nil, fc, err
 	}
 	for _, m := range []struct {
 		name string
 		args []string
+		file string
 		line int
-	}{{"save", save, saveLine}, {"client-output-buffer-limit", obuf, obufLine}} {
+	}{{"save", save, saveFile, saveLine}, {"client-output-buffer-limit", obuf, obufFile, obufLine}} {
 		if m.line == 0 {
 			continue
 		}
 		l, replaced, _, err := server.CheckConfigLine(m.name, []string{strings.Join(m.args, " ")})
 		if err != nil {
-			return nil, fc, fmt.Errorf("%s:%d: %s: %v", path, m.line, m.name, err)
+			return nil, fc, fmt.Errorf("%s:%d: %s: %v", m.file, m.line, m.name, err)
 		}
-		addParam(l, replaced)
+		addParam(l, m.file, replaced)
 	}
 	return out, fc, nil
+}
+
+// maxIncludeDepth bounds nested includes, so a file that includes itself
+// is an error instead of a stack overflow (redis-server recurses until it
+// crashes).
+const maxIncludeDepth = 16
+
+// includeConfig reads the file an "include" line names, as Redis 7.0's
+// loadServerConfig does: a name with a wildcard (*, ? or [) is a pattern
+// and every file it matches is read in name order, none being no error (an
+// empty conf.d); a plain name must open.
+func includeConfig(name string, read func(r io.Reader, path string) error) error {
+	files := []string{name}
+	if strings.ContainsAny(name, "*?[") {
+		var err error
+		if files, err = filepath.Glob(name); err != nil {
+			return fmt.Errorf("include %q: %v", name, err)
+		}
+	}
+	for _, f := range files {
+		h, err := os.Open(f)
+		if err != nil {
+			return fmt.Errorf("Fatal error, can't open config file '%s': %v", f, errors.Unwrap(err))
+		}
+		err = read(h, f)
+		h.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // buildConfig validates the settings into the server's and recovery's

@@ -187,3 +187,54 @@ func TestWithDirectives(t *testing.T) {
 		t.Fatal("withDirectives changed its argument")
 	}
 }
+
+// TestConfigInclude: "include" reads another file in place, as Redis 7.0's
+// loadServerConfig does: a later line wins whichever file it is in, a
+// pattern with wildcards includes every file it matches (none is no
+// error), a file that cannot be opened stops the start.
+func TestConfigInclude(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("conf.d/a.conf", "requirepass froma\nhz 20\n")
+	write("conf.d/b.conf", "maxclients 50\n")
+	base := write("base.conf", "port 7000\nrequirepass frombase\n")
+	main := "port 6390\ninclude " + base + "\nrequirepass mine\ninclude " + filepath.Join(dir, "conf.d", "*.conf") +
+		"\ninclude " + filepath.Join(dir, "empty.d", "*.conf") + "\n"
+	got, fc, err := parseConfigFile(strings.NewReader(main), "main.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// base.conf's port comes after main's own line 1, so it wins; main's
+	// requirepass comes after base's and is then overridden by a.conf's.
+	for k, v := range map[string]string{"port": "7000", "requirepass": "froma", "maxclients": "50"} {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	if v := paramValue(fc.params, "hz"); v != "20" {
+		t.Errorf("hz from the included a.conf = %q, want 20", v)
+	}
+
+	_, _, err = parseConfigFile(strings.NewReader("include "+filepath.Join(dir, "missing.conf")+"\n"), "main.conf")
+	if err == nil || !strings.Contains(err.Error(), "can't open config file") {
+		t.Errorf("include of a missing file: err = %v, want can't open config file", err)
+	}
+	bad := write("bad.conf", "port 1\nnosuch 1\n")
+	_, _, err = parseConfigFile(strings.NewReader("include "+bad+"\n"), "main.conf")
+	if err == nil || !strings.Contains(err.Error(), bad+":2") {
+		t.Errorf("a bad line in an included file: err = %v, want it named %s:2", err, bad)
+	}
+	loop := write("loop.conf", "include "+filepath.Join(dir, "loop.conf")+"\n")
+	if _, _, err = parseConfigFile(strings.NewReader("include "+loop+"\n"), "main.conf"); err == nil {
+		t.Error("a file that includes itself: no error")
+	}
+}
