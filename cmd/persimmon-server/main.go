@@ -182,6 +182,7 @@ func run(args []string, stderr io.Writer) int {
 	}
 	cfg.ConfigFile = configFile
 	cfg.Params = withDirectives(fc.params, set)
+	cfg.RenameCommands = fc.renames
 	if lf := paramValue(fc.params, "logfile"); lf != "" {
 		// As redis-server: the log goes to the file, and a file that
 		// cannot be opened stops the start.
@@ -442,6 +443,11 @@ func loadSettings(args []string, stderr io.Writer) (settings, string, fileConfig
 			}
 		}
 		fc.notes = append(fc.notes, cmdline.notes...)
+		fc.renames = append(fc.renames, cmdline.renames...)
+		fc.renameAt = append(fc.renameAt, cmdline.renameAt...)
+	}
+	if at, err := server.CheckCommandRenames(commands.Table(), fc.renames); err != nil {
+		return nil, "", fc, fmt.Errorf("%s: %v", fc.renameAt[at], err)
 	}
 	out := make(settings, len(vals))
 	for name, v := range vals {
@@ -464,7 +470,7 @@ func splitRedisArgs(args []string, own map[string]*string) (rest []string, conf 
 			rest = append(rest, a)
 			continue
 		}
-		if _, _, ok, _ := server.CheckConfigLine(name, []string{""}); !ok {
+		if _, _, ok, _ := server.CheckConfigLine(name, []string{""}); !ok && name != "rename-command" {
 			rest = append(rest, a) // not a Redis parameter either: the flag package says so
 			continue
 		}
@@ -487,6 +493,10 @@ func splitRedisArgs(args []string, own map[string]*string) (rest []string, conf 
 type fileConfig struct {
 	params []server.ConfigLine
 	notes  []string
+	// renames are the rename-command lines in order, renameAt where
+	// each one is ("file:line").
+	renames  []server.CommandRename
+	renameAt []string
 }
 
 // parseConfigFile reads redis.conf-style lines: "name value...", '#'
@@ -558,6 +568,10 @@ func parseConfigFile(r io.Reader, path string) (settings, fileConfig, error) {
 	line1 = func(path string, n int, args []string) error {
 		name := strings.ToLower(args[0])
 		switch {
+		case name == "rename-command" && len(args) == 3:
+			fc.renames = append(fc.renames, server.CommandRename{From: args[1], To: args[2]})
+			fc.renameAt = append(fc.renameAt, fmt.Sprintf("%s:%d", path, n))
+			return nil
 		case name == "save":
 			if len(args) == 2 && args[1] == "" {
 				save = save[:0]

@@ -238,3 +238,38 @@ func TestConfigInclude(t *testing.T) {
 		t.Error("a file that includes itself: no error")
 	}
 }
+
+// TestConfigRenameCommand: rename-command lines of the config file and of
+// the command line reach the server's configuration in order; one that
+// redis-server refuses stops the start, naming its line.
+func TestConfigRenameCommand(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.conf")
+	if err := os.WriteFile(path, []byte("port 7000\nrename-command FLUSHDB wipe\nrename-command config \"\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, fc, err := loadSettings([]string{"--config", path, "--rename-command", "flushall", "wipeall"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []server.CommandRename{{From: "FLUSHDB", To: "wipe"}, {From: "config", To: ""}, {From: "flushall", To: "wipeall"}}
+	if len(fc.renames) != len(want) {
+		t.Fatalf("renames = %q, want %q", fc.renames, want)
+	}
+	for i := range want {
+		if fc.renames[i] != want[i] {
+			t.Errorf("rename %d = %q, want %q", i, fc.renames[i], want[i])
+		}
+	}
+	for _, c := range []struct{ conf, err string }{
+		{"rename-command nosuch x\n", "p.conf:1: No such command in rename-command"},
+		{"port 1\nrename-command get x\nrename-command set x\n", "p.conf:3: Target command name already exists"},
+		{"rename-command get\n", "p.conf:1: Bad directive or wrong number of arguments"},
+	} {
+		if err := os.WriteFile(path, []byte(c.conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, _, err := loadSettings([]string{"--config", path}, io.Discard); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%q: err = %v, want %q", c.conf, err, c.err)
+		}
+	}
+}
