@@ -96,6 +96,10 @@ type Config struct {
 	// RenameCommands are the config file's rename-command lines, in order
 	// (rename.go); CheckCommandRenames says whether they apply.
 	RenameCommands []CommandRename
+	// ACLUsers are the config file's user lines (each the user name and
+	// its rules), created at start-up as Redis's ACLLoadConfiguredUsers
+	// does (LoadACL); CheckACLUsers says whether they apply.
+	ACLUsers [][]string
 	// ACLFile is the aclfile ACL LOAD and ACL SAVE use ("" = none); the
 	// server reads it at start-up (LoadACL).
 	ACLFile string

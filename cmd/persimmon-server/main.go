@@ -183,6 +183,7 @@ func run(args []string, stderr io.Writer) int {
 	cfg.ConfigFile = configFile
 	cfg.Params = withDirectives(fc.params, set)
 	cfg.RenameCommands = fc.renames
+	cfg.ACLUsers = fc.users
 	if lf := paramValue(fc.params, "logfile"); lf != "" {
 		// As redis-server: the log goes to the file, and a file that
 		// cannot be opened stops the start.
@@ -445,9 +446,14 @@ func loadSettings(args []string, stderr io.Writer) (settings, string, fileConfig
 		fc.notes = append(fc.notes, cmdline.notes...)
 		fc.renames = append(fc.renames, cmdline.renames...)
 		fc.renameAt = append(fc.renameAt, cmdline.renameAt...)
+		fc.users = append(fc.users, cmdline.users...)
+		fc.userAt = append(fc.userAt, cmdline.userAt...)
 	}
 	if at, err := server.CheckCommandRenames(commands.Table(), fc.renames); err != nil {
 		return nil, "", fc, fmt.Errorf("%s: %v", fc.renameAt[at], err)
+	}
+	if at, err := server.CheckACLUsers(commands.Table(), fc.users); err != nil {
+		return nil, "", fc, fmt.Errorf("%s: Error in user declaration: %v", fc.userAt[at], err)
 	}
 	out := make(settings, len(vals))
 	for name, v := range vals {
@@ -470,7 +476,7 @@ func splitRedisArgs(args []string, own map[string]*string) (rest []string, conf 
 			rest = append(rest, a)
 			continue
 		}
-		if _, _, ok, _ := server.CheckConfigLine(name, []string{""}); !ok && name != "rename-command" {
+		if _, _, ok, _ := server.CheckConfigLine(name, []string{""}); !ok && name != "rename-command" && name != "user" {
 			rest = append(rest, a) // not a Redis parameter either: the flag package says so
 			continue
 		}
@@ -497,6 +503,9 @@ type fileConfig struct {
 	// each one is ("file:line").
 	renames  []server.CommandRename
 	renameAt []string
+	// users are the user lines (name and rules), userAt where each is.
+	users  [][]string
+	userAt []string
 }
 
 // parseConfigFile reads redis.conf-style lines: "name value...", '#'
@@ -571,6 +580,10 @@ func parseConfigFile(r io.Reader, path string) (settings, fileConfig, error) {
 		case name == "rename-command" && len(args) == 3:
 			fc.renames = append(fc.renames, server.CommandRename{From: args[1], To: args[2]})
 			fc.renameAt = append(fc.renameAt, fmt.Sprintf("%s:%d", path, n))
+			return nil
+		case name == "user" && len(args) >= 2:
+			fc.users = append(fc.users, args[1:])
+			fc.userAt = append(fc.userAt, fmt.Sprintf("%s:%d", path, n))
 			return nil
 		case name == "save":
 			if len(args) == 2 && args[1] == "" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -264,6 +265,39 @@ func TestConfigRenameCommand(t *testing.T) {
 		{"rename-command nosuch x\n", "p.conf:1: No such command in rename-command"},
 		{"port 1\nrename-command get x\nrename-command set x\n", "p.conf:3: Target command name already exists"},
 		{"rename-command get\n", "p.conf:1: Bad directive or wrong number of arguments"},
+	} {
+		if err := os.WriteFile(path, []byte(c.conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, _, err := loadSettings([]string{"--config", path}, io.Discard); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%q: err = %v, want %q", c.conf, err, c.err)
+		}
+	}
+}
+
+// TestConfigUsers: user lines of the file and the command line reach the
+// server's configuration in order, quoted rules as one word; one that
+// cannot apply stops the start, naming its line, as redis-server's
+// "Error in user declaration" does.
+func TestConfigUsers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.conf")
+	if err := os.WriteFile(path, []byte("port 7000\nuser alice on \">a b\" ~app:* +@read\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, _, fc, err := loadSettings([]string{"--config", path, "--user", "bob", "on", "nopass"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(fc.users); got != "[[alice on >a b ~app:* +@read] [bob on nopass]]" {
+		t.Errorf("users = %s", got)
+	}
+	if cfg, _, err := buildConfig(set); err != nil || cfg.Port != 7000 {
+		t.Fatalf("buildConfig: %v %v", cfg.Port, err)
+	}
+	for _, c := range []struct{ conf, err string }{
+		{"port 1\nuser a on +nosuch\n", "p.conf:2: Error in user declaration: user a: Error in ACL SETUSER modifier '+nosuch'"},
+		{"user a on\nuser a off\n", "p.conf:2: Error in user declaration: user a: Duplicate user found"},
+		{"user\n", "p.conf:1: Bad directive or wrong number of arguments"},
 	} {
 		if err := os.WriteFile(path, []byte(c.conf), 0o644); err != nil {
 			t.Fatal(err)
