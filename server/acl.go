@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -69,6 +70,12 @@ func newACL(cfg Config, table map[string]*Command) *aclServer {
 // means the server must not start.
 func (s *Server) LoadACL() error {
 	a := s.acl
+	if a.file != "" && len(s.cfg.ACLUsers) > 0 {
+		return errors.New(errACLFileAndUsers)
+	}
+	if _, err := applyACLUsers(a.store, s.cfg.ACLUsers); err != nil {
+		return fmt.Errorf("Critical error while loading ACLs: %v", err)
+	}
 	if a.file != "" {
 		if _, err := a.store.LoadFile(a.file); err != nil {
 			return fmt.Errorf("Aborting Redis startup because of ACL errors: %s", err)
@@ -84,6 +91,40 @@ func (s *Server) LoadACL() error {
 		}
 	}
 	return nil
+}
+
+// errACLFileAndUsers is redis-server's refusal to start with both.
+const errACLFileAndUsers = "Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. This setup is very likely to lead to configuration errors and security holes, please define either an ACL file or declare users directly in your redis.conf, but not both."
+
+// applyACLUsers creates the config file's users in order, as Redis's
+// ACLLoadConfiguredUsers does: a new user from nothing, the default user
+// from "reset", then the line's rules. A user named twice is an error, as
+// in Redis's ACLAppendUserForLoading. The first that fails is returned
+// with its index.
+func applyACLUsers(store *acl.Store, users [][]string) (int, error) {
+	seen := make(map[string]bool, len(users))
+	for i, u := range users {
+		if seen[u[0]] {
+			return i, fmt.Errorf("user %s: Duplicate user found. A user can only be defined once in config files", u[0])
+		}
+		seen[u[0]] = true
+		ops := u[1:]
+		if u[0] == acl.DefaultUser {
+			ops = append([]string{"reset"}, ops...)
+		}
+		if _, _, err := store.SetUser(u[0], ops); err != nil {
+			return i, fmt.Errorf("user %s: %v", u[0], err)
+		}
+	}
+	return -1, nil
+}
+
+// CheckACLUsers applies the config file's user lines to a fresh ACL state
+// of the server's commands and families, as the start-up will, and
+// reports the first one that fails (its index and the error); -1 and nil
+// when they all apply.
+func CheckACLUsers(families []Command, users [][]string) (int, error) {
+	return applyACLUsers(newACL(Config{}, newCommandTable(families)).store, users)
 }
 
 // persist writes the ACL state durably (with a.mu held). Without a

@@ -55,6 +55,7 @@ func (s *Server) rewriteConfig(path string) error {
 	}
 	var lines []string
 	at := map[string][]int{} // canonical name -> indexes in lines
+	var userAt []int         // the user lines
 	sc := bufio.NewScanner(bytes.NewReader(old))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -67,6 +68,8 @@ func (s *Server) rewriteConfig(path string) error {
 			if args, err := proto.SplitArgs(trimmed); err == nil && len(args) > 0 {
 				if p := cs.lookup(args[0]); p != nil {
 					at[p.name] = append(at[p.name], len(lines))
+				} else if strings.EqualFold(args[0], "user") {
+					userAt = append(userAt, len(lines))
 				}
 			}
 		}
@@ -99,6 +102,24 @@ func (s *Server) rewriteConfig(path string) error {
 		if len(newLines) > len(pos) {
 			appended = append(appended, newLines[len(pos):]...)
 		}
+	}
+
+	// The users, as Redis's rewriteConfigUserOption writes them: ACL
+	// LIST's lines in place of the file's user lines, unless an aclfile
+	// holds them (then the file keeps none).
+	var users []string
+	if s.acl.file == "" {
+		users = s.acl.store.List()
+	}
+	for j, idx := range userAt {
+		if j < len(users) {
+			lines[idx] = users[j]
+		} else {
+			drop[idx] = true
+		}
+	}
+	if len(users) > len(userAt) {
+		appended = append(appended, users[len(userAt):]...)
 	}
 
 	var b strings.Builder

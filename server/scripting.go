@@ -1205,7 +1205,10 @@ func (e *scriptEngine) resolve(s *Server, args [][]byte) (*Command, string) {
 		return hit, ""
 	}
 	cmd, msg := s.resolve(args)
-	if cmd != nil && cmd.subs == nil && strings.IndexByte(cmd.Name, '|') < 0 {
+	// Only a command found under its own name is remembered: under
+	// rename-command another name reaches it, and its own may reach
+	// nothing or another command.
+	if cmd != nil && cmd.subs == nil && strings.IndexByte(cmd.Name, '|') < 0 && equalLower(args[0], cmd.Name) {
 		e.callHit = cmd
 	}
 	return cmd, msg

@@ -93,6 +93,13 @@ type Config struct {
 	Durability      string
 	SegmentSize     int64
 	ConfigFile      string // reported by INFO server as config_file
+	// RenameCommands are the config file's rename-command lines, in order
+	// (rename.go); CheckCommandRenames says whether they apply.
+	RenameCommands []CommandRename
+	// ACLUsers are the config file's user lines (each the user name and
+	// its rules), created at start-up as Redis's ACLLoadConfiguredUsers
+	// does (LoadACL); CheckACLUsers says whether they apply.
+	ACLUsers [][]string
 	// ACLFile is the aclfile ACL LOAD and ACL SAVE use ("" = none); the
 	// server reads it at start-up (LoadACL).
 	ACLFile string
@@ -342,8 +349,18 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 		done:    make(chan struct{}),
 	}
 	s.track = newTracker(s)
-	s.cmdList = sortedCommands(table)
-	s.acl = newACL(cfg, table)
+	s.acl = newACL(cfg, table) // ACL rules name the commands as they are (Redis's orig_commands)
+	if len(cfg.RenameCommands) > 0 {
+		renamed := make(map[string]*Command, len(table))
+		for name, cmd := range table {
+			renamed[name] = cmd
+		}
+		if i, err := applyRenames(renamed, cfg.RenameCommands); err != nil {
+			logf("rename-command %s %q: %v (this rename and the ones after it are not applied)", cfg.RenameCommands[i].From, cfg.RenameCommands[i].To, err)
+		}
+		s.table = renamed
+	}
+	s.cmdList = sortedCommands(s.table)
 	s.live.requirepass.Store(&cfg.Requirepass)
 	s.live.protectedMode.Store(cfg.ProtectedMode)
 	s.live.protoMaxBulkLen.Store(cfg.ProtoMaxBulkLen)

@@ -182,6 +182,8 @@ func run(args []string, stderr io.Writer) int {
 	}
 	cfg.ConfigFile = configFile
 	cfg.Params = withDirectives(fc.params, set)
+	cfg.RenameCommands = fc.renames
+	cfg.ACLUsers = fc.users
 	if lf := paramValue(fc.params, "logfile"); lf != "" {
 		// As redis-server: the log goes to the file, and a file that
 		// cannot be opened stops the start.
@@ -442,6 +444,16 @@ func loadSettings(args []string, stderr io.Writer) (settings, string, fileConfig
 			}
 		}
 		fc.notes = append(fc.notes, cmdline.notes...)
+		fc.renames = append(fc.renames, cmdline.renames...)
+		fc.renameAt = append(fc.renameAt, cmdline.renameAt...)
+		fc.users = append(fc.users, cmdline.users...)
+		fc.userAt = append(fc.userAt, cmdline.userAt...)
+	}
+	if at, err := server.CheckCommandRenames(commands.Table(), fc.renames); err != nil {
+		return nil, "", fc, fmt.Errorf("%s: %v", fc.renameAt[at], err)
+	}
+	if at, err := server.CheckACLUsers(commands.Table(), fc.users); err != nil {
+		return nil, "", fc, fmt.Errorf("%s: Error in user declaration: %v", fc.userAt[at], err)
 	}
 	out := make(settings, len(vals))
 	for name, v := range vals {
@@ -464,7 +476,7 @@ func splitRedisArgs(args []string, own map[string]*string) (rest []string, conf 
 			rest = append(rest, a)
 			continue
 		}
-		if _, _, ok, _ := server.CheckConfigLine(name, []string{""}); !ok {
+		if _, _, ok, _ := server.CheckConfigLine(name, []string{""}); !ok && name != "rename-command" && name != "user" {
 			rest = append(rest, a) // not a Redis parameter either: the flag package says so
 			continue
 		}
@@ -487,6 +499,13 @@ func splitRedisArgs(args []string, own map[string]*string) (rest []string, conf 
 type fileConfig struct {
 	params []server.ConfigLine
 	notes  []string
+	// renames are the rename-command lines in order, renameAt where
+	// each one is ("file:line").
+	renames  []server.CommandRename
+	renameAt []string
+	// users are the user lines (name and rules), userAt where each is.
+	users  [][]string
+	userAt []string
 }
 
 // parseConfigFile reads redis.conf-style lines: "name value...", '#'
@@ -507,8 +526,10 @@ func parseConfigFile(r io.Reader, path string) (settings, fileConfig, error) {
 	// Multi-line parameters, gathered and checked once at the end.
 	var save, obuf []string
 	saveLine, obufLine := 0, 0
-	params := map[string]int{} // canonical name -> index in fc.params (a later line wins)
-	addParam := func(l server.ConfigLine, replaced string) {
+	saveFile, obufFile := path, path
+	params := map[string]int{}                              // canonical name -> index in fc.params (a later line wins)
+	var line1 func(path string, n int, args []string) error // one line that is not an include
+	addParam := func(l server.ConfigLine, path, replaced string) {
 		if i, ok := params[l.Name]; ok {
 			fc.params[i] = l
 		} else {
@@ -519,70 +540,132 @@ func parseConfigFile(r io.Reader, path string) (settings, fileConfig, error) {
 			fc.notes = append(fc.notes, fmt.Sprintf("%s: %s %q: %s", path, l.Name, l.Value, replaced))
 		}
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' {
-			continue
+	var read func(r io.Reader, path string, depth int) error
+	read = func(r io.Reader, path string, depth int) error {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for n := 1; sc.Scan(); n++ {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" || line[0] == '#' {
+				continue
+			}
+			args, err := proto.SplitArgs(line)
+			if err != nil {
+				return fmt.Errorf("%s:%d: %v", path, n, err)
+			}
+			if len(args) == 0 {
+				continue
+			}
+			if strings.EqualFold(args[0], "include") && len(args) == 2 {
+				if depth >= maxIncludeDepth {
+					return fmt.Errorf("%s:%d: include: more than %d nested includes", path, n, maxIncludeDepth)
+				}
+				if err := includeConfig(args[1], func(r io.Reader, name string) error { return read(r, name, depth+1) }); err != nil {
+					return fmt.Errorf("%s:%d: %v", path, n, err)
+				}
+				continue
+			}
+			if err := line1(path, n, args); err != nil {
+				return err
+			}
 		}
-		args, err := proto.SplitArgs(line)
-		if err != nil {
-			return nil, fc, fmt.Errorf("%s:%d: %v", path, n, err)
+		if err := sc.Err(); err != nil {
+			return fmt.Errorf("%s: %v", path, err)
 		}
-		if len(args) == 0 {
-			continue
-		}
+		return nil
+	}
+	line1 = func(path string, n int, args []string) error {
 		name := strings.ToLower(args[0])
 		switch {
+		case name == "rename-command" && len(args) == 3:
+			fc.renames = append(fc.renames, server.CommandRename{From: args[1], To: args[2]})
+			fc.renameAt = append(fc.renameAt, fmt.Sprintf("%s:%d", path, n))
+			return nil
+		case name == "user" && len(args) >= 2:
+			fc.users = append(fc.users, args[1:])
+			fc.userAt = append(fc.userAt, fmt.Sprintf("%s:%d", path, n))
+			return nil
 		case name == "save":
 			if len(args) == 2 && args[1] == "" {
 				save = save[:0]
 			} else {
 				save = append(save, args[1:]...)
 			}
-			saveLine = n
-			continue
+			saveLine, saveFile = n, path
+			return nil
 		case name == "client-output-buffer-limit":
 			obuf = append(obuf, args[1:]...)
-			obufLine = n
-			continue
+			obufLine, obufFile = n, path
+			return nil
 		case name == "bind" && len(args) >= 2:
 			out[name] = strings.Join(args[1:], " ")
 		case known[name] && len(args) == 2:
 			out[name] = args[1]
 		case known[name]:
-			return nil, fc, fmt.Errorf("%s:%d: %s takes one value", path, n, name)
+			return fmt.Errorf("%s:%d: %s takes one value", path, n, name)
 		}
 		l, replaced, ok, err := server.CheckConfigLine(name, args[1:])
 		switch {
 		case !ok && known[name]:
-			continue // Persimmon's own directive (io, threads...)
+			return nil // Persimmon's own directive (io, threads...)
 		case !ok:
-			return nil, fc, fmt.Errorf("%s:%d: Bad directive or wrong number of arguments: %q", path, n, args[0])
+			return fmt.Errorf("%s:%d: Bad directive or wrong number of arguments: %q", path, n, args[0])
 		case err != nil:
-			return nil, fc, fmt.Errorf("%s:%d: %s: %v", path, n, args[0], err)
+			return fmt.Errorf("%s:%d: %s: %v", path, n, args[0], err)
 		}
-		addParam(l, replaced)
+		addParam(l, path, replaced)
+		return nil
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fc, fmt.Errorf("%s: %v", path, err)
+	if err := read(r, path, 0); err != nil {
+		return nil, fc, err
 	}
 	for _, m := range []struct {
 		name string
 		args []string
+		file string
 		line int
-	}{{"save", save, saveLine}, {"client-output-buffer-limit", obuf, obufLine}} {
+	}{{"save", save, saveFile, saveLine}, {"client-output-buffer-limit", obuf, obufFile, obufLine}} {
 		if m.line == 0 {
 			continue
 		}
 		l, replaced, _, err := server.CheckConfigLine(m.name, []string{strings.Join(m.args, " ")})
 		if err != nil {
-			return nil, fc, fmt.Errorf("%s:%d: %s: %v", path, m.line, m.name, err)
+			return nil, fc, fmt.Errorf("%s:%d: %s: %v", m.file, m.line, m.name, err)
 		}
-		addParam(l, replaced)
+		addParam(l, m.file, replaced)
 	}
 	return out, fc, nil
+}
+
+// maxIncludeDepth bounds nested includes, so a file that includes itself
+// is an error instead of a stack overflow (redis-server recurses until it
+// crashes).
+const maxIncludeDepth = 16
+
+// includeConfig reads the file an "include" line names, as Redis 7.0's
+// loadServerConfig does: a name with a wildcard (*, ? or [) is a pattern
+// and every file it matches is read in name order, none being no error (an
+// empty conf.d); a plain name must open.
+func includeConfig(name string, read func(r io.Reader, path string) error) error {
+	files := []string{name}
+	if strings.ContainsAny(name, "*?[") {
+		var err error
+		if files, err = filepath.Glob(name); err != nil {
+			return fmt.Errorf("include %q: %v", name, err)
+		}
+	}
+	for _, f := range files {
+		h, err := os.Open(f)
+		if err != nil {
+			return fmt.Errorf("Fatal error, can't open config file '%s': %v", f, errors.Unwrap(err))
+		}
+		err = read(h, f)
+		h.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // buildConfig validates the settings into the server's and recovery's

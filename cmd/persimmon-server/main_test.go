@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -185,5 +186,124 @@ func TestWithDirectives(t *testing.T) {
 	}
 	if params[0].Value != "100" {
 		t.Fatal("withDirectives changed its argument")
+	}
+}
+
+// TestConfigInclude: "include" reads another file in place, as Redis 7.0's
+// loadServerConfig does: a later line wins whichever file it is in, a
+// pattern with wildcards includes every file it matches (none is no
+// error), a file that cannot be opened stops the start.
+func TestConfigInclude(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("conf.d/a.conf", "requirepass froma\nhz 20\n")
+	write("conf.d/b.conf", "maxclients 50\n")
+	base := write("base.conf", "port 7000\nrequirepass frombase\n")
+	main := "port 6390\ninclude " + base + "\nrequirepass mine\ninclude " + filepath.Join(dir, "conf.d", "*.conf") +
+		"\ninclude " + filepath.Join(dir, "empty.d", "*.conf") + "\n"
+	got, fc, err := parseConfigFile(strings.NewReader(main), "main.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// base.conf's port comes after main's own line 1, so it wins; main's
+	// requirepass comes after base's and is then overridden by a.conf's.
+	for k, v := range map[string]string{"port": "7000", "requirepass": "froma", "maxclients": "50"} {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	if v := paramValue(fc.params, "hz"); v != "20" {
+		t.Errorf("hz from the included a.conf = %q, want 20", v)
+	}
+
+	_, _, err = parseConfigFile(strings.NewReader("include "+filepath.Join(dir, "missing.conf")+"\n"), "main.conf")
+	if err == nil || !strings.Contains(err.Error(), "can't open config file") {
+		t.Errorf("include of a missing file: err = %v, want can't open config file", err)
+	}
+	bad := write("bad.conf", "port 1\nnosuch 1\n")
+	_, _, err = parseConfigFile(strings.NewReader("include "+bad+"\n"), "main.conf")
+	if err == nil || !strings.Contains(err.Error(), bad+":2") {
+		t.Errorf("a bad line in an included file: err = %v, want it named %s:2", err, bad)
+	}
+	loop := write("loop.conf", "include "+filepath.Join(dir, "loop.conf")+"\n")
+	if _, _, err = parseConfigFile(strings.NewReader("include "+loop+"\n"), "main.conf"); err == nil {
+		t.Error("a file that includes itself: no error")
+	}
+}
+
+// TestConfigRenameCommand: rename-command lines of the config file and of
+// the command line reach the server's configuration in order; one that
+// redis-server refuses stops the start, naming its line.
+func TestConfigRenameCommand(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.conf")
+	if err := os.WriteFile(path, []byte("port 7000\nrename-command FLUSHDB wipe\nrename-command config \"\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, fc, err := loadSettings([]string{"--config", path, "--rename-command", "flushall", "wipeall"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []server.CommandRename{{From: "FLUSHDB", To: "wipe"}, {From: "config", To: ""}, {From: "flushall", To: "wipeall"}}
+	if len(fc.renames) != len(want) {
+		t.Fatalf("renames = %q, want %q", fc.renames, want)
+	}
+	for i := range want {
+		if fc.renames[i] != want[i] {
+			t.Errorf("rename %d = %q, want %q", i, fc.renames[i], want[i])
+		}
+	}
+	for _, c := range []struct{ conf, err string }{
+		{"rename-command nosuch x\n", "p.conf:1: No such command in rename-command"},
+		{"port 1\nrename-command get x\nrename-command set x\n", "p.conf:3: Target command name already exists"},
+		{"rename-command get\n", "p.conf:1: Bad directive or wrong number of arguments"},
+	} {
+		if err := os.WriteFile(path, []byte(c.conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, _, err := loadSettings([]string{"--config", path}, io.Discard); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%q: err = %v, want %q", c.conf, err, c.err)
+		}
+	}
+}
+
+// TestConfigUsers: user lines of the file and the command line reach the
+// server's configuration in order, quoted rules as one word; one that
+// cannot apply stops the start, naming its line, as redis-server's
+// "Error in user declaration" does.
+func TestConfigUsers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.conf")
+	if err := os.WriteFile(path, []byte("port 7000\nuser alice on \">a b\" ~app:* +@read\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, _, fc, err := loadSettings([]string{"--config", path, "--user", "bob", "on", "nopass"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(fc.users); got != "[[alice on >a b ~app:* +@read] [bob on nopass]]" {
+		t.Errorf("users = %s", got)
+	}
+	if cfg, _, err := buildConfig(set); err != nil || cfg.Port != 7000 {
+		t.Fatalf("buildConfig: %v %v", cfg.Port, err)
+	}
+	for _, c := range []struct{ conf, err string }{
+		{"port 1\nuser a on +nosuch\n", "p.conf:2: Error in user declaration: user a: Error in ACL SETUSER modifier '+nosuch'"},
+		{"user a on\nuser a off\n", "p.conf:2: Error in user declaration: user a: Duplicate user found"},
+		{"user\n", "p.conf:1: Bad directive or wrong number of arguments"},
+	} {
+		if err := os.WriteFile(path, []byte(c.conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, _, err := loadSettings([]string{"--config", path}, io.Discard); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%q: err = %v, want %q", c.conf, err, c.err)
+		}
 	}
 }
