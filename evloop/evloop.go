@@ -45,6 +45,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -100,6 +101,7 @@ type Loop struct {
 	flushq []*Conn   // connections with output to write at the end of the round
 	owed   bool      // Owe: Settle runs before the next write
 	watch  []watcher // descriptors besides connections (Watch); on the loop only
+	yields int       // times the loop yielded its P (yield); on the loop only
 
 	mu       sync.Mutex
 	tasks    []func()
@@ -313,7 +315,12 @@ func (l *Loop) Run() error {
 	l.tid.Store(int32(unix.Gettid()))
 	defer l.tid.Store(0)
 	var err error
+	var rounds uint
+	lastYield := time.Now()
 	for {
+		if rounds++; rounds%yieldCheck == 0 {
+			lastYield = l.yield(lastYield)
+		}
 		l.mu.Lock()
 		timeout := -1
 		if len(l.tasks) > 0 {
@@ -393,6 +400,35 @@ func (l *Loop) Run() error {
 	unix.Close(l.efd)
 	unix.Close(l.epfd)
 	return err
+}
+
+// The loop yields its P now and then (yield). The runtime's sysmon
+// thread preempts a goroutine that has run on its P for 10 ms without
+// passing through the scheduler, and the loop's goroutine never does
+// otherwise: its blocking epoll_wait returns to the same P through
+// exitsyscall's fast path. Each forced preemption (a signal, the
+// goroutine parked and its locked thread handed the P again) also resets
+// sysmon's back-off, so sysmon then polls every 20 µs and doubles its
+// sleep only after 50 idle polls: about 60 sysmon wake-ups per 10 ms.
+// Measured with redis-benchmark -c 50 on 2 cores: sysmon took 0.27-0.37
+// µs of CPU per request (6% of the server's samples in perf, with 0.02
+// context switches per request); with the loop yielding every 4 ms, 0.03
+// µs and 0.003.
+const (
+	yieldEvery = 4 * time.Millisecond
+	yieldCheck = 16 // rounds between clock reads
+)
+
+// yield yields the loop's P (runtime.Gosched) if the last yield was at
+// least yieldEvery before now, and returns the time of the last yield.
+func (l *Loop) yield(last time.Time) time.Time {
+	now := time.Now()
+	if now.Sub(last) < yieldEvery {
+		return last
+	}
+	runtime.Gosched()
+	l.yields++
+	return now
 }
 
 // runTasks runs the tasks queued so far; those they queue wait for the
