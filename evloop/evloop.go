@@ -315,12 +315,9 @@ func (l *Loop) Run() error {
 	l.tid.Store(int32(unix.Gettid()))
 	defer l.tid.Store(0)
 	var err error
-	var rounds uint
 	lastYield := time.Now()
 	for {
-		if rounds++; rounds%yieldCheck == 0 {
-			lastYield = l.yield(lastYield)
-		}
+		lastYield = l.yield(lastYield)
 		l.mu.Lock()
 		timeout := -1
 		if len(l.tasks) > 0 {
@@ -406,18 +403,17 @@ func (l *Loop) Run() error {
 // thread preempts a goroutine that has run on its P for 10 ms without
 // passing through the scheduler, and the loop's goroutine never does
 // otherwise: its blocking epoll_wait returns to the same P through
-// exitsyscall's fast path. Each forced preemption (a signal, the
-// goroutine parked and its locked thread handed the P again) also resets
-// sysmon's back-off, so sysmon then polls every 20 µs and doubles its
-// sleep only after 50 idle polls: about 60 sysmon wake-ups per 10 ms.
-// Measured with redis-benchmark -c 50 on 2 cores: sysmon took 0.27-0.37
-// µs of CPU per request (6% of the server's samples in perf, with 0.02
-// context switches per request); with the loop yielding every 4 ms, 0.03
-// µs and 0.003.
-const (
-	yieldEvery = 4 * time.Millisecond
-	yieldCheck = 16 // rounds between clock reads
-)
+// exitsyscall's fast path. A forced preemption costs what a yield costs
+// (the goroutine parked, its locked thread handed the P again) plus a
+// signal, and it resets sysmon's back-off, so sysmon then polls every
+// 20 µs and doubles its sleep only after 50 idle polls: about 60 sysmon
+// wake-ups per 10 ms. Yielding every 8 ms, a little more often than the
+// preemption would come, keeps sysmon asleep. Measured with
+// redis-benchmark -c 50 on 2 cores: sysmon took 0.27-0.37 µs of CPU per
+// request (6% of the server's samples in perf, 0.02 context switches per
+// request), and about 0.01 µs with the loop yielding; the clock is read
+// once a round (tens of ns; a round is tens of µs at -c 50).
+const yieldEvery = 8 * time.Millisecond
 
 // yield yields the loop's P (runtime.Gosched) if the last yield was at
 // least yieldEvery before now, and returns the time of the last yield.
