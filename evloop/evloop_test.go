@@ -711,3 +711,25 @@ func TestWatch(t *testing.T) {
 	default:
 	}
 }
+
+// TestLoopYields checks that a loop kept busy (tasks that queue
+// themselves again, one round each, so the loop never sleeps in
+// epoll_wait) goes through the scheduler now and then, which is what
+// keeps the runtime's sysmon from preempting it every 10 ms.
+func TestLoopYields(t *testing.T) {
+	l, _, _ := startLoop(t, &echo{})
+	done := make(chan int, 1)
+	start := time.Now()
+	var spin func()
+	spin = func() {
+		if l.yields >= 2 || time.Since(start) > 5*time.Second {
+			done <- l.yields
+			return
+		}
+		l.Execute(spin)
+	}
+	l.Execute(spin)
+	if n := <-done; n < 2 {
+		t.Fatalf("the loop yielded %d times in %v of busy rounds, want 2 (every %v)", n, time.Since(start), yieldEvery)
+	}
+}

@@ -47,3 +47,33 @@ func benchSetGet(b *testing.B, mode pmem.Mode) {
 		}
 	}
 }
+
+// BenchmarkOneRequestBatch is BenchmarkSetGet's path with one request per
+// batch, the shape of redis-benchmark -c 50 (every read holds one
+// request): each op is one processInput of one SET or GET, so what a
+// batch costs once (its clock reads, its stats and durability wait, the
+// reply's write) counts for every request.
+func BenchmarkOneRequestBatch(b *testing.B) {
+	ks, _, err := recovery.Open(recovery.Options{Dir: b.TempDir(), Mode: pmem.ModePmem})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := NewServer(Config{}, ks, nil, testFamilies)
+	defer s.Close()
+	c := newConn(s, discardConn{}, 1)
+	val := strings.Repeat("v", 64)
+	const keys = 1024
+	reqs := make([][]byte, 0, 2*keys)
+	for i := 0; i < keys; i++ {
+		k := fmt.Sprintf("key:%06d", i*7919%100000)
+		reqs = append(reqs, []byte(multibulk("SET", k, val)), []byte(multibulk("GET", k)))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c.rbuf = append(c.rbuf[:0], reqs[i%len(reqs)]...)
+		if !c.processInput() {
+			b.Fatal("connection closed")
+		}
+	}
+}

@@ -53,7 +53,8 @@ type conn struct {
 	batchLSN uint64    // highest LastLSN seen after a command of this batch
 	tick     time.Time // end of the previous command (commandstats timing)
 	// chained: tick is the end of a command that ran earlier in this
-	// batch, with nothing slow since, so the next can start there (callNow).
+	// batch, or the batch's start (processInput), with nothing slow since,
+	// so the next command can start there (callNow).
 	chained bool
 	// oomAtStart: used memory was above maxmemory when the running
 	// command started (maxmemory.go; read only while maxmemory is set).
@@ -360,9 +361,15 @@ func (c *conn) processInput() bool {
 		need = c.need
 		data = data[len(data):]
 	}
-	c.tick = clockNow()
-	c.chained = false  // the first command reads the clock itself: not the read's cost
 	c.beginBatch(data) // prefetch.go: parses the requests ahead, prefetches their keys
+	// The batch's first command starts here, as a chained one starts where
+	// the one before it ended (callNow): after the read and the batch's
+	// parse and prefetch, so neither is its time, and with one clock read
+	// fewer per batch, which at redis-benchmark -c 50 is one per request
+	// (of three; clock reads were 2.8% of the loop's samples in perf). If
+	// the lock is not free, callNow reads the clock again once it holds it.
+	c.tick = clockNow()
+	c.chained = true
 	for len(data) > 0 && !c.closeAfterReply && c.blk.b == nil && !c.held && !c.replWait {
 		c.scans++
 		req := data

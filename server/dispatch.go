@@ -233,9 +233,10 @@ func (c *conn) callNow(cmd *Command, args [][]byte, locked bool) {
 		// server's CPU at GET -P 16). Its time then includes parsing its
 		// request and execute's checks, tens of nanoseconds warm, below
 		// the microsecond Redis times commands in. The first command of a
-		// batch, one that waited for the lock, or one after something slow
-		// (chained false) reads the clock once it holds the lock: a lock
-		// wait, or a cold first dispatch (microseconds), is not its time.
+		// batch starts where processInput read the clock, after the read
+		// and the batch's parse. One that waited for the lock, or one after
+		// something slow (chained false) reads the clock once it holds the
+		// lock: a lock wait is not its time.
 		if !c.chained || env.tryLock == nil || !env.tryLock() {
 			env.lock()
 			c.tick = clockNow()
