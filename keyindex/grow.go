@@ -48,22 +48,16 @@ const (
 
 // migration is a growth in progress.
 type migration struct {
-	nx         *Index // the new table, in the side file
-	pos        int    // the next old slot to copy
-	delta      []deltaWrite
+	nx         *Index        // the new table, in the side file
+	pos        int           // the next old slot to copy
+	delta      deltaLog      // the writes applied to the old table since the copy started
 	persisted  bool          // the whole side file was persisted (GrowJob)
 	persisting bool          // a GrowJob is running without the lock
 	jobDone    chan struct{} // closed when that GrowJob's Run returns
 	removed    []uint64      // segments removed since the copy started (SegmentRemoved)
 	dropped    int           // removed[:dropped] are dropped from nx already
-	applied    int           // delta[:applied] are applied to nx already
+	applied    int           // the delta's first applied writes are applied to nx already
 	abandoned  bool          // dropped while persisting: EndGrowPersist unmaps it
-}
-
-type deltaWrite struct {
-	key      string
-	loc      uint64
-	expiring bool
 }
 
 // Growing reports whether a migration is in progress.
@@ -129,13 +123,13 @@ func (ix *Index) GrowStep(budget int) (GrowPhase, error) {
 		// wait for it holding the caller's lock).
 		return GrowWaitsCheckpoint, nil
 	}
-	if m.applied < len(m.delta) {
+	if m.applied < m.delta.n {
 		// The delta in steps too: after a bulk load it holds a write for
 		// most keys, and applying it whole made the last step one hold
 		// of 100-200 ms at 1,000,000 keys. Nothing else reads nx.
 		// Checked a step at a time: the whole delta's length counts a
 		// key written again (or one the copy has) as a new slot.
-		if ix.deltaOverfills(min(budget, len(m.delta)-m.applied)) {
+		if ix.deltaOverfills(min(budget, m.delta.n-m.applied)) {
 			if ix.fz != nil {
 				return GrowWaitsCheckpoint, nil // a growth in one go would finish the checkpoint in steps at once
 			}
@@ -206,15 +200,15 @@ func (ix *Index) applyDelta(budget int) error {
 		nx.dropRemoved(m.removed[m.dropped:])
 		m.dropped = len(m.removed)
 	}
-	end := len(m.delta)
+	end := m.delta.n
 	if budget >= 0 {
 		end = min(end, m.applied+budget)
 	}
 	nx.repair = true
 	defer func() { nx.repair = false }()
 	for ; m.applied < end; m.applied++ {
-		d := m.delta[m.applied]
-		if err := nx.Apply([]byte(d.key), d.loc, d.expiring); err != nil {
+		key, loc, expiring := m.delta.next()
+		if err := nx.Apply(key, loc, expiring); err != nil {
 			return err
 		}
 	}
@@ -330,7 +324,7 @@ func (ix *Index) finishMigration() error {
 	for ; m.pos < len(ix.slots); m.pos++ { // finishing at once (Apply): the rest of the copy
 		ix.copySlot(nx, ix.slots[m.pos])
 	}
-	if ix.deltaOverfills(len(m.delta) - m.applied) {
+	if ix.deltaOverfills(m.delta.n - m.applied) {
 		// The delta could overfill the new table (a same-size rebuild
 		// outrun by inserts): grow in one go instead.
 		ix.abandonMigration()
@@ -479,7 +473,7 @@ func (ix *Index) dropRemoved(ids []uint64) {
 // recordDelta notes a write applied to the table while a migration runs.
 func (ix *Index) recordDelta(key []byte, loc uint64, expiring bool) {
 	if ix.mig != nil {
-		ix.mig.delta = append(ix.mig.delta, deltaWrite{string(key), loc, expiring})
+		ix.mig.delta.add(key, loc, expiring)
 	}
 }
 

@@ -90,25 +90,26 @@ func pageOf(b []byte, off uint64) []byte {
 
 // ColdPages appends to pages those a GET of (db, key) would fault in: the
 // page of the key index's home slot when it is not resident (then
-// nothing more: finding the record needs it), else the pages of the
-// records the index's probe would read back that are neither cached
-// (reccache.go) nor resident. It reads no record and changes nothing.
-// The slices stay valid only while the lock is held: a caller that lets
-// it go may pass them to WaitResident only (which touches none of their
-// bytes).
-func (ks *Keyspace) ColdPages(db int, key []byte, pages [][]byte) [][]byte {
+// nothing more: finding the record needs it; slot is true), else the
+// pages of the records the index's probe would read back that are
+// neither cached (reccache.go) nor resident. A caller warms the slot's
+// page, then asks again for the records'. It reads no record and
+// changes nothing. The slices stay valid only while the lock is held: a
+// caller that lets it go may pass them to WaitResident only (which
+// touches none of their bytes).
+func (ks *Keyspace) ColdPages(db int, key []byte, pages [][]byte) (_ [][]byte, slot bool) {
 	if !ks.kixOn() || db < 0 || db >= NumDBs {
-		return pages
+		return pages, false
 	}
 	if _, inDRAM := ks.dbs[db].index[string(key)]; inDRAM {
-		return pages
+		return pages, false
 	}
 	k := ks.kixComposite(db, key)
 	ix := ks.kix.ix
 	n := len(pages)
 	defer func() { ks.coldWarmed += int64(len(pages) - n) }()
 	if p := ix.SlotPage(k); !resident(p) {
-		return append(pages, p)
+		return append(pages, p), true
 	}
 	ix.Candidates(k, func(loc uint64) {
 		if ks.rc != nil && ks.rc.find(loc) >= 0 {
@@ -127,7 +128,7 @@ func (ks *Keyspace) ColdPages(db int, key []byte, pages [][]byte) [][]byte {
 			pages = append(pages, p)
 		}
 	})
-	return pages
+	return pages, false
 }
 
 // WaitResident has pages (from ColdPages) read in and waits, up to
