@@ -113,6 +113,8 @@ type Keyspace struct {
 	frozenMs    atomic.Int64 // NowMs while FreezeClock lasts; 0: the wall clock
 	clockDepth  int          // FreezeClock calls not yet thawed
 	expiredKeys atomic.Int64
+	lazyFreed   atomic.Int64 // INFO lazyfreed_objects (lazyfree.go)
+	lazyExpire  atomic.Bool  // lazyfree-lazy-expire (lazyfree.go)
 	// countLookups makes lookup count hits and misses (set under the lock
 	// for the span of a read-only command, see CountLookups).
 	countLookups bool
@@ -291,6 +293,7 @@ func (ks *Keyspace) CountLookups(on bool) (was bool) {
 // keyspace hits and misses.
 func (ks *Keyspace) ResetStats() {
 	ks.expiredKeys.Store(0)
+	ks.lazyFreed.Store(0)
 	ks.hits.Store(0)
 	ks.misses.Store(0)
 	ks.kix.cpHoldMax.Store(0)
@@ -311,6 +314,9 @@ func (ks *Keyspace) OnExpired(fn func(db int, key string)) { ks.expiredFn = fn }
 func (ks *Keyspace) expire(dbi int, key string) {
 	if ks.expiredFn != nil {
 		ks.expiredFn(dbi, key)
+	}
+	if ks.lazyExpire.Load() && ks.FreeEffort(dbi, []byte(key)) > LazyFreeThreshold {
+		ks.lazyFreed.Add(1)
 	}
 	ks.removeKey(dbi, key)
 	ks.expiredKeys.Add(1)
@@ -1213,6 +1219,7 @@ type Stats struct {
 	LiveBytes     int64       // bytes of live records
 	Segments      int         // segment files
 	ExpiredKeys   int64       // keys removed by expiry since start (or CONFIG RESETSTAT)
+	LazyFreed     int64       // values removed through an asynchronous path above LazyFreeThreshold (lazyfree.go)
 	TrackedKeys   int64       // keys a writable replica expires itself (INFO slave_expires_tracked_keys)
 	KeyspaceHits  int64       // keys found by read-only commands' lookups (see CountLookups)
 	KeyspaceMiss  int64       // keys those lookups did not find
@@ -1245,6 +1252,7 @@ func (ks *Keyspace) Stats() Stats {
 		LiveBytes:     ks.liveSnapshot.Load(),
 		Segments:      len(ks.arena.Segments()),
 		ExpiredKeys:   ks.expiredKeys.Load(),
+		LazyFreed:     ks.lazyFreed.Load(),
 		TrackedKeys:   ks.rx.trackedN.Load(),
 		KeyspaceHits:  ks.hits.Load(),
 		KeyspaceMiss:  ks.misses.Load(),

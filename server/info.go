@@ -488,8 +488,10 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("mem_aof_buffer", 0)
 		line("mem_allocator", "go")
 		line("active_defrag_running", 0)
+		// Redis's meaning, kept by keyspace/lazyfree.go: nothing waits
+		// for a thread here, the collector takes every removal at once
 		line("lazyfree_pending_objects", 0)
-		line("lazyfreed_objects", 0)
+		line("lazyfreed_objects", d.ks.LazyFreed)
 		line("used_memory_rss_anon", d.rssAnon)
 		line("used_memory_rss_file", d.rssFile)
 		line("go_heap_bytes", d.heapInuse)

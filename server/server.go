@@ -308,6 +308,7 @@ func (s *Server) wireKeyspace(ks *keyspace.Keyspace) {
 	s.installNotify()
 	// replication_effects.go: expiry propagated as DEL
 	ks.OnExpired(s.propagateExpired)
+	ks.SetLazyExpire(s.replica.lazyExpire.Load()) // lazyfree_objects (keyspace/lazyfree.go)
 	s.saveLSN.Store(ks.LastLSN())
 	ks.Lock()
 	s.loadFunctions(ks.Functions())
