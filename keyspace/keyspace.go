@@ -555,7 +555,10 @@ func (ks *Keyspace) allVolatile(db int) bool {
 // iteration is visited at least once (semantics: redis.io SCAN). The cursor
 // counts the positions of the dense key table still to visit, walking down:
 // deletions move the last key into the hole, which is either already
-// visited or still ahead, so no key present throughout is missed.
+// visited or still ahead, so no key present throughout is missed. An
+// expired key it meets is removed, as Redis's SCAN does (expireIfNeeded:
+// expired_keys, the expired event, DEL to replicas), except where expired
+// keys stay (a replica, CLIENT PAUSE).
 func (ks *Keyspace) Scan(db int, cursor uint64, count int, fn func(key string)) (next uint64) {
 	if count < 1 {
 		count = 1
@@ -585,6 +588,12 @@ func (ks *Keyspace) Scan(db int, cursor uint64, count int, fn func(key string)) 
 		pos--
 		e := &d.entries[pos]
 		if expiredAt(e.expireAt, now) {
+			// Redis's SCAN removes the expired keys it meets
+			// (expireIfNeeded). The removal moves the last entry,
+			// visited already, to pos, which the walk has passed.
+			if !ks.keepExpired() {
+				ks.expire(db, e.key)
+			}
 			continue
 		}
 		fn(e.key)
@@ -623,6 +632,7 @@ func (ks *Keyspace) kixScan(db int, cursor uint64, count *int, fn func(key strin
 	now := ks.NowMs()
 	slots := ix.Stats().Slots
 	budget := max(10**count, 4096)
+	var expired []string // met by this step, removed after it as Redis's SCAN does
 	for pos < slots && *count > 0 && budget > 0 {
 		step := min(max(*count, 16), budget, slots-pos)
 		ix.ScanHomes(pos, pos+step, func(key []byte, loc uint64, expiring bool) {
@@ -630,13 +640,26 @@ func (ks *Keyspace) kixScan(db int, cursor uint64, count *int, fn func(key strin
 				return
 			}
 			if expiring { // only then is the operation read again, for its expiry
-				if o, err := ks.opAt(loc); err != nil || expiredAt(o.expireAt, now) {
+				o, err := ks.opAt(loc)
+				if err != nil {
+					return
+				}
+				if expiredAt(o.expireAt, now) {
+					if !ks.keepExpired() {
+						expired = append(expired, string(key[1:]))
+					}
 					return
 				}
 			}
 			fn(string(key[1:]))
 			*count--
 		})
+		// Not inside ScanHomes: the removal stages a write in the index
+		// (its table, which the walk reads, changes only at checkpoints).
+		for _, k := range expired {
+			ks.expire(db, k)
+		}
+		expired = expired[:0]
 		pos += step
 		budget -= step
 	}
