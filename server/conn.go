@@ -20,7 +20,6 @@ const (
 	readBufSize = 16 << 10          // initial read buffer
 	maxQueryBuf = proto.MaxQueryBuf // client-query-buffer-limit: bytes buffered for one client
 	outFlushAt  = 1 << 20           // replies held beyond this are written mid-batch
-	shrinkAbove = 256 << 10         // idle buffers larger than this are given back
 	// reserveAfter is how many bytes of a request larger than the read
 	// buffer must have arrived before the buffer is grown to the whole
 	// length the request declares (processInput).
@@ -71,6 +70,7 @@ type conn struct {
 	failedUncounted   bool
 	deadline          bool          // a read deadline is set (timeout > 0)
 	qb                queryBufState // the read buffer's resizing (querybuf.go)
+	rb                replyBufState // the reply buffer's sizing (replybuf.go)
 	inExec            bool          // EXEC is running queued commands with the keyspace lock held
 	blk               blockState    // blocking.go: a blocked command (BLPOP...) [lists: blocking]
 
@@ -196,6 +196,7 @@ func newConn(s *Server, nc net.Conn, id int64) *conn {
 	c.setUser(s.acl.store.Default())
 	c.Authed = !s.acl.store.AuthRequired()
 	c.info = clientInfo{multi: -1, cmd: "NULL", lastActive: now}
+	c.initReplyBuf(now) // replybuf.go
 	return c
 }
 
@@ -460,10 +461,7 @@ func (c *conn) processInput() bool {
 	if c.closeAfterReply || c.killed.Load() {
 		return false
 	}
-	if cap(c.Out) > shrinkAbove {
-		releasedLarge(cap(c.Out))
-		c.Out = nil
-	}
+	c.fitReplyBuf() // replybuf.go: the reply buffer keeps its policy's size
 	return true
 }
 
@@ -538,6 +536,7 @@ func (c *conn) flush() bool {
 	if len(c.Out) == 0 {
 		return true
 	}
+	c.noteReplyPeak(len(c.Out)) // replybuf.go
 	var n int
 	var err error
 	if c.gc != nil {
