@@ -122,6 +122,9 @@ type conn struct {
 	// obufSoftSince is the Unix second unread replies first exceeded the
 	// soft client-output-buffer-limit (0: they do not; obuf.go).
 	obufSoftSince int64
+	// obufClosed: the replies a batch holds passed the hard limit before
+	// they were written (obuf.go: replyOverHard); none of them is sent.
+	obufClosed bool
 	// trk is the connection's client-side caching mode (tracking.go).
 	trk trackState
 	// pauseWait: loop mode, the command at the front of rbuf waits for
@@ -196,7 +199,8 @@ func newConn(s *Server, nc net.Conn, id int64) *conn {
 	c.setUser(s.acl.store.Default())
 	c.Authed = !s.acl.store.AuthRequired()
 	c.info = clientInfo{multi: -1, cmd: "NULL", lastActive: now}
-	c.initReplyBuf(now) // replybuf.go
+	c.initReplyBuf(now)    // replybuf.go
+	c.Admit = c.admitReply // obuf.go
 	return c
 }
 
@@ -412,6 +416,9 @@ func (c *conn) processInput() bool {
 			c.rbuf = c.rbuf[:0]
 			return c.link != nil // on the loop the connection stays, as the link's
 		}
+		if len(c.Out) >= obufCheckFrom && c.limitSet() && c.replyOverHard(len(c.Out)) { // obuf.go
+			break
+		}
 		if len(c.Out) >= outFlushAt {
 			if !c.flush() {
 				return false
@@ -511,6 +518,10 @@ func releasedLarge(n int) {
 // are dropped and the connection closed: nothing is acknowledged that is
 // not durable.
 func (c *conn) flush() bool {
+	if c.obufClosed { // obuf.go: nothing more is written to it
+		c.Out = c.Out[:0]
+		return false
+	}
 	if c.batchLSN > 0 && c.holdsReplies() && c.batchLSN > c.srv.env.durableLSN() {
 		if err := c.srv.commit.failed(); err != nil {
 			c.srv.logf("client id=%d addr=%s: closing without replies, lsn %d is not durable: %v",
