@@ -84,6 +84,8 @@ func cmdDebug(c *Client, args [][]byte) {
 			"PROTOCOL <type>: reply with a test value of <type>: string, integer, double, bignum, null, array, set, map, attrib, push, verbatim, true, false.",
 			"QUICKLIST-PACKED-THRESHOLD <size>: OK (lists have no quicklist here).",
 			"CHANGE-REPL-ID: OK.",
+			"REPLYBUFFER PEAK-RESET-TIME <NEVER|RESET|time>: the milliseconds between resets of a client's reply buffer peak (NEVER: never reset it; RESET: the default, 5000).",
+			"REPLYBUFFER RESIZING <0|1>: stop or resume the reply buffers' resizing.",
 			"HELP: print this help.",
 		}
 		c.WriteArray(len(help))
@@ -144,6 +146,8 @@ func cmdDebug(c *Client, args [][]byte) {
 		c.WriteOK()
 	case sub == "change-repl-id" && len(args) == 2:
 		c.WriteOK()
+	case sub == "replybuffer" && len(args) == 4:
+		debugReplyBuffer(c, args[1:])
 	case sub == "quicklist-packed-threshold" && len(args) == 3:
 		// Redis's bound: at most 4 GB less 1 MB; 0 restores the default.
 		if n, err := server.ParseMemory(string(args[2])); err != nil || n > 1<<32-1<<20 {
@@ -154,6 +158,37 @@ func cmdDebug(c *Client, args [][]byte) {
 	default:
 		c.WriteError("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try DEBUG HELP.")
 	}
+}
+
+// debugReplyBuffer: DEBUG REPLYBUFFER PEAK-RESET-TIME <never|reset|ms> and
+// RESIZING <0|1>, as Redis 7.0's debugCommand (the sizing is
+// server/replybuf.go's): ms is any integer (a negative one never resets,
+// as never), RESIZING takes atoi's value.
+func debugReplyBuffer(c *Client, args [][]byte) {
+	what, v := args[1], args[2]
+	switch {
+	case argIs(what, "peak-reset-time"):
+		switch {
+		case argIs(v, "never"):
+			c.Srv.SetReplyBufferPeakReset(-1)
+		case argIs(v, "reset"):
+			c.Srv.SetReplyBufferPeakReset(server.ReplyBufferPeakResetDefault)
+		default:
+			n, ok := parseInt64(v)
+			if !ok {
+				c.WriteErr(errNotInteger)
+				return
+			}
+			c.Srv.SetReplyBufferPeakReset(n)
+		}
+	case argIs(what, "resizing"):
+		n, _ := strconv.Atoi(string(v)) // atoi, as Redis: not a number is 0
+		c.Srv.SetReplyBufferResizing(n != 0)
+	default:
+		c.WriteError("ERR unknown subcommand or wrong number of arguments for '" + string(args[0]) + "'. Try DEBUG HELP.")
+		return
+	}
+	c.WriteOK()
 }
 
 // hasArg reports whether args holds name (case-insensitive).

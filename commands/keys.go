@@ -103,7 +103,9 @@ func keyCommands() []Command {
 // ---- existence, type, deletion ----
 
 // DEL key [key ...] (also UNLINK): the number of keys removed. A key named
-// twice is removed, and counted, once.
+// twice is removed, and counted, once. A value above the lazy free
+// threshold removed by UNLINK, or by DEL under lazyfree-lazy-user-del, is
+// counted in INFO lazyfreed_objects (keyspace/lazyfree.go).
 func cmdDel(c *Client, args [][]byte) {
 	keys := args[1:]
 	var seen map[string]struct{}
@@ -111,7 +113,7 @@ func cmdDel(c *Client, args [][]byte) {
 		seen = make(map[string]struct{}, len(keys))
 	}
 	b := c.KS.NewBatch()
-	var n int64
+	var n, big int64
 	var deleted [][]byte // for the notifications
 	for _, key := range keys {
 		if seen != nil {
@@ -124,6 +126,9 @@ func cmdDel(c *Client, args [][]byte) {
 			b.Del(c.DB, key)
 			n++
 			deleted = append(deleted, key)
+			if c.KS.FreeEffort(c.DB, key) > keyspace.LazyFreeThreshold {
+				big++
+			}
 		}
 	}
 	if n == 0 {
@@ -131,9 +136,22 @@ func cmdDel(c *Client, args [][]byte) {
 		return
 	}
 	if commitReply(c, b, len(c.Out)) {
+		if big > 0 && (argIs(args[0], "unlink") || configIs(c, "lazyfree-lazy-user-del", "yes")) {
+			c.KS.CountLazyFreed(big)
+		}
 		c.WriteInt(n)
 		notifyEach(c, notifyGeneric, "del", deleted, 1)
 	}
+}
+
+// configIs reports whether the server's setting name is value (false for
+// a client with no server: the package's own tests).
+func configIs(c *Client, name, value string) bool {
+	if c == nil || c.Srv == nil {
+		return false
+	}
+	v, _ := c.Srv.ConfigValue(name)
+	return v == value
 }
 
 // TOUCH key [key ...]: as EXISTS, but each key found counts as accessed
@@ -642,40 +660,58 @@ func cmdDBSize(c *Client, args [][]byte) {
 	c.WriteInt(int64(c.KS.DBSize(c.DB)))
 }
 
-// parseFlushMode checks FLUSHDB's and FLUSHALL's optional ASYNC|SYNC. Both
-// mean the same here: the flush is one record either way.
-func parseFlushMode(args [][]byte) error {
+// parseFlushMode checks FLUSHDB's and FLUSHALL's optional ASYNC|SYNC and
+// says whether the flush is asynchronous in Redis's sense (ASYNC, or no
+// argument under lazyfree-lazy-user-flush yes). Both flush the same way
+// here, one record; an asynchronous one counts its keys in INFO
+// lazyfreed_objects, as Redis's emptyDbAsync does (keyspace/lazyfree.go).
+func parseFlushMode(c *Client, args [][]byte) (async bool, err error) {
 	switch {
 	case len(args) == 0:
-		return nil
-	case len(args) == 1 && (argIs(args[0], "async") || argIs(args[0], "sync")):
-		return nil
+		return configIs(c, "lazyfree-lazy-user-flush", "yes"), nil
+	case len(args) == 1 && argIs(args[0], "async"):
+		return true, nil
+	case len(args) == 1 && argIs(args[0], "sync"):
+		return false, nil
 	}
-	return errSyntax
+	return false, errSyntax
 }
 
 // FLUSHDB [ASYNC|SYNC]
 func cmdFlushDB(c *Client, args [][]byte) {
-	if err := parseFlushMode(args[1:]); err != nil {
+	async, err := parseFlushMode(c, args[1:])
+	if err != nil {
 		c.WriteErr(err)
 		return
 	}
+	keys := c.KS.DBSize(c.DB)
 	b := c.KS.NewBatch()
 	b.FlushDB(c.DB)
 	if commitReply(c, b, len(c.Out)) {
+		if async {
+			c.KS.CountLazyFreed(int64(keys))
+		}
 		c.WriteOK()
 	}
 }
 
 // FLUSHALL [ASYNC|SYNC]
 func cmdFlushAll(c *Client, args [][]byte) {
-	if err := parseFlushMode(args[1:]); err != nil {
+	async, err := parseFlushMode(c, args[1:])
+	if err != nil {
 		c.WriteErr(err)
 		return
+	}
+	var keys int
+	for db := range keyspace.NumDBs {
+		keys += c.KS.DBSize(db)
 	}
 	b := c.KS.NewBatch()
 	b.FlushAll()
 	if commitReply(c, b, len(c.Out)) {
+		if async {
+			c.KS.CountLazyFreed(int64(keys))
+		}
 		c.WriteOK()
 	}
 }

@@ -266,17 +266,17 @@ func TestParseScan(t *testing.T) {
 
 func TestParseFlushMode(t *testing.T) {
 	for _, tt := range []struct {
-		args []string
-		ok   bool
+		args      []string
+		ok, async bool
 	}{
-		{nil, true},
-		{[]string{"ASYNC"}, true},
-		{[]string{"sync"}, true},
-		{[]string{"x"}, false},
-		{[]string{"async", "sync"}, false},
+		{nil, true, false},
+		{[]string{"ASYNC"}, true, true},
+		{[]string{"sync"}, true, false},
+		{[]string{"x"}, false, false},
+		{[]string{"async", "sync"}, false, false},
 	} {
-		if err := parseFlushMode(bytesArgs(tt.args...)); (err == nil) != tt.ok {
-			t.Errorf("parseFlushMode(%q) = %v", tt.args, err)
+		if async, err := parseFlushMode(nil, bytesArgs(tt.args...)); (err == nil) != tt.ok || async != tt.async {
+			t.Errorf("parseFlushMode(%q) = %v, %v", tt.args, async, err)
 		}
 	}
 }

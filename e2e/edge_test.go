@@ -442,3 +442,39 @@ func TestClientReply(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputBufferLimitOneBigReply: with a normal hard limit of 1 MB, one
+// GET of an 8 MB value closes the connection at once with nothing sent,
+// however fast the client reads (Redis checks its output buffer when the
+// reply is added, before any write), and logs the close; a 512 KB value
+// is served. Persimmon does not copy the value it will not send.
+func TestOutputBufferLimitOneBigReply(t *testing.T) {
+	for _, tg := range edgeTargets(t) {
+		c, err := dialRESP(tg.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range [][]any{
+			{"CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 0 0"},
+			{"SET", "big", strings.Repeat("x", 8<<20)},
+			{"SET", "mid", strings.Repeat("y", 512<<10)},
+		} {
+			if r, err := c.do(cmd...); err != nil || r.String() != "+OK" {
+				t.Fatalf("%s: %v: %v %v", tg.name, cmd[0], r, err)
+			}
+		}
+		if got := rawExchange(t, tg.addr, "", "GET big\r\n"); got != "" {
+			t.Errorf("%s: GET of 8 MB over a 1 MB limit sent %d bytes (%.20q...), want the connection closed with nothing", tg.name, len(got), got)
+		}
+		waitLog(t, tg, "scheduled to be closed ASAP for overcoming of output buffer limits.")
+		if r, err := c.do("STRLEN", "mid"); err != nil || r.String() != ":524288" {
+			t.Fatalf("%s: the other client after the close: %v %v", tg.name, r, err)
+		}
+		got := rawExchange(t, tg.addr, "", "GET mid\r\nQUIT\r\n")
+		if want := "$524288\r\n" + strings.Repeat("y", 512<<10) + "\r\n+OK\r\n"; got != want {
+			t.Errorf("%s: GET of 512 KB under the limit: %d bytes, want %d", tg.name, len(got), len(want))
+		}
+		c.do("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
+		c.close()
+	}
+}

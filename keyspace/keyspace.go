@@ -113,6 +113,8 @@ type Keyspace struct {
 	frozenMs    atomic.Int64 // NowMs while FreezeClock lasts; 0: the wall clock
 	clockDepth  int          // FreezeClock calls not yet thawed
 	expiredKeys atomic.Int64
+	lazyFreed   atomic.Int64 // INFO lazyfreed_objects (lazyfree.go)
+	lazyExpire  atomic.Bool  // lazyfree-lazy-expire (lazyfree.go)
 	// countLookups makes lookup count hits and misses (set under the lock
 	// for the span of a read-only command, see CountLookups).
 	countLookups bool
@@ -291,6 +293,7 @@ func (ks *Keyspace) CountLookups(on bool) (was bool) {
 // keyspace hits and misses.
 func (ks *Keyspace) ResetStats() {
 	ks.expiredKeys.Store(0)
+	ks.lazyFreed.Store(0)
 	ks.hits.Store(0)
 	ks.misses.Store(0)
 	ks.kix.cpHoldMax.Store(0)
@@ -311,6 +314,9 @@ func (ks *Keyspace) OnExpired(fn func(db int, key string)) { ks.expiredFn = fn }
 func (ks *Keyspace) expire(dbi int, key string) {
 	if ks.expiredFn != nil {
 		ks.expiredFn(dbi, key)
+	}
+	if ks.lazyExpire.Load() && ks.FreeEffort(dbi, []byte(key)) > LazyFreeThreshold {
+		ks.lazyFreed.Add(1)
 	}
 	ks.removeKey(dbi, key)
 	ks.expiredKeys.Add(1)
@@ -549,7 +555,10 @@ func (ks *Keyspace) allVolatile(db int) bool {
 // iteration is visited at least once (semantics: redis.io SCAN). The cursor
 // counts the positions of the dense key table still to visit, walking down:
 // deletions move the last key into the hole, which is either already
-// visited or still ahead, so no key present throughout is missed.
+// visited or still ahead, so no key present throughout is missed. An
+// expired key it meets is removed, as Redis's SCAN does (expireIfNeeded:
+// expired_keys, the expired event, DEL to replicas), except where expired
+// keys stay (a replica, CLIENT PAUSE).
 func (ks *Keyspace) Scan(db int, cursor uint64, count int, fn func(key string)) (next uint64) {
 	if count < 1 {
 		count = 1
@@ -579,6 +588,12 @@ func (ks *Keyspace) Scan(db int, cursor uint64, count int, fn func(key string)) 
 		pos--
 		e := &d.entries[pos]
 		if expiredAt(e.expireAt, now) {
+			// Redis's SCAN removes the expired keys it meets
+			// (expireIfNeeded). The removal moves the last entry,
+			// visited already, to pos, which the walk has passed.
+			if !ks.keepExpired() {
+				ks.expire(db, e.key)
+			}
 			continue
 		}
 		fn(e.key)
@@ -617,6 +632,7 @@ func (ks *Keyspace) kixScan(db int, cursor uint64, count *int, fn func(key strin
 	now := ks.NowMs()
 	slots := ix.Stats().Slots
 	budget := max(10**count, 4096)
+	var expired []string // met by this step, removed after it as Redis's SCAN does
 	for pos < slots && *count > 0 && budget > 0 {
 		step := min(max(*count, 16), budget, slots-pos)
 		ix.ScanHomes(pos, pos+step, func(key []byte, loc uint64, expiring bool) {
@@ -624,13 +640,26 @@ func (ks *Keyspace) kixScan(db int, cursor uint64, count *int, fn func(key strin
 				return
 			}
 			if expiring { // only then is the operation read again, for its expiry
-				if o, err := ks.opAt(loc); err != nil || expiredAt(o.expireAt, now) {
+				o, err := ks.opAt(loc)
+				if err != nil {
+					return
+				}
+				if expiredAt(o.expireAt, now) {
+					if !ks.keepExpired() {
+						expired = append(expired, string(key[1:]))
+					}
 					return
 				}
 			}
 			fn(string(key[1:]))
 			*count--
 		})
+		// Not inside ScanHomes: the removal stages a write in the index
+		// (its table, which the walk reads, changes only at checkpoints).
+		for _, k := range expired {
+			ks.expire(db, k)
+		}
+		expired = expired[:0]
 		pos += step
 		budget -= step
 	}
@@ -1213,6 +1242,7 @@ type Stats struct {
 	LiveBytes     int64       // bytes of live records
 	Segments      int         // segment files
 	ExpiredKeys   int64       // keys removed by expiry since start (or CONFIG RESETSTAT)
+	LazyFreed     int64       // values removed through an asynchronous path above LazyFreeThreshold (lazyfree.go)
 	TrackedKeys   int64       // keys a writable replica expires itself (INFO slave_expires_tracked_keys)
 	KeyspaceHits  int64       // keys found by read-only commands' lookups (see CountLookups)
 	KeyspaceMiss  int64       // keys those lookups did not find
@@ -1245,6 +1275,7 @@ func (ks *Keyspace) Stats() Stats {
 		LiveBytes:     ks.liveSnapshot.Load(),
 		Segments:      len(ks.arena.Segments()),
 		ExpiredKeys:   ks.expiredKeys.Load(),
+		LazyFreed:     ks.lazyFreed.Load(),
 		TrackedKeys:   ks.rx.trackedN.Load(),
 		KeyspaceHits:  ks.hits.Load(),
 		KeyspaceMiss:  ks.misses.Load(),

@@ -135,4 +135,72 @@ func TestKeyIndexScanSkipsExpired(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("SCAN returned %v, want %v", got, want)
 	}
+	// The expired keys it met are gone, as Redis's SCAN removes them.
+	ks.Lock()
+	n := ks.DBSize(0)
+	ks.Unlock()
+	if exp := ks.Stats().ExpiredKeys; n != 150 || exp != 100 {
+		t.Fatalf("after SCAN: DBSIZE %d, expired_keys %d; want 150, 100", n, exp)
+	}
+}
+
+// TestScanRemovesExpired: SCAN removes the expired DRAM entries it meets
+// (counted in expired_keys, each reported to OnExpired for the replication
+// stream) and returns every live key once, however many removals move
+// entries under the walk; while expiry is paused it removes nothing.
+func TestScanRemovesExpired(t *testing.T) {
+	for _, paused := range []bool{false, true} {
+		ks := openKS(t, t.TempDir(), 1<<20)
+		var reported []string
+		ks.OnExpired(func(_ int, key string) { reported = append(reported, key) })
+		ks.Lock()
+		ks.SetActiveExpire(false)
+		ks.Unlock()
+		now := ks.NowMs()
+		commit(t, ks, func(b *keyspace.Batch) {
+			for i := range 300 {
+				b.HSet(0, []byte(fmt.Sprintf("h%d", i)), []byte("f"), []byte("v"))
+			}
+		})
+		commit(t, ks, func(b *keyspace.Batch) {
+			for i := range 300 {
+				if i%3 != 0 {
+					ks.SetExpire(b, 0, []byte(fmt.Sprintf("h%d", i)), now+1000)
+				}
+			}
+		})
+		ks.AdvanceClock(2000)
+		if paused {
+			ks.PauseExpiry(true)
+		}
+		got := map[string]int{}
+		var cursor uint64
+		for {
+			ks.Lock()
+			cursor = ks.Scan(0, cursor, 7, func(k string) { got[k]++ })
+			ks.Unlock()
+			if cursor == 0 {
+				break
+			}
+		}
+		for k, n := range got {
+			var i int
+			fmt.Sscanf(k, "h%d", &i)
+			if n != 1 || i%3 != 0 {
+				t.Fatalf("paused %v: SCAN returned %s %d times", paused, k, n)
+			}
+		}
+		ks.Lock()
+		size := ks.DBSize(0)
+		ks.Unlock()
+		wantSize, wantExp := 100, 200
+		if paused {
+			wantSize, wantExp = 300, 0
+		}
+		if exp := ks.Stats().ExpiredKeys; len(got) != 100 || size != wantSize || exp != int64(wantExp) || len(reported) != wantExp {
+			t.Fatalf("paused %v: %d keys returned, DBSIZE %d, expired_keys %d, %d reported; want 100, %d, %d, %d",
+				paused, len(got), size, exp, len(reported), wantSize, wantExp, wantExp)
+		}
+		ks.Close()
+	}
 }

@@ -24,7 +24,15 @@ type Writer struct {
 	// where it arose (WriteUncountedError). The server keeps INFO
 	// errorstats with it.
 	OnError func(msg string, counted bool)
+	// Admit, if set, is asked before a bulk string of at least AdmitFrom
+	// bytes is appended, with the bytes Out would then hold: false leaves
+	// the bulk out (the server is closing the connection for its output
+	// buffer limit, and does not copy a value it will never send).
+	Admit func(n int) bool
 }
+
+// AdmitFrom is the size of a bulk string from which Writer.Admit is asked.
+const AdmitFrom = 64 << 10
 
 // RESP3 reports whether the writer emits RESP3. Handlers do not need it;
 // it is for code that converts replies (Lua) or chooses a shape Redis
@@ -86,11 +94,17 @@ func (w *Writer) WriteInt(n int64) { w.Out = appendPrefix(w.Out, ':', n) }
 
 // WriteBulk appends a bulk string.
 func (w *Writer) WriteBulk(b []byte) {
+	if len(b) >= AdmitFrom && w.Admit != nil && !w.Admit(len(w.Out)+len(b)) {
+		return
+	}
 	w.Out = append(append(appendPrefix(w.Out, '$', int64(len(b))), b...), '\r', '\n')
 }
 
 // WriteBulkString appends a bulk string.
 func (w *Writer) WriteBulkString(s string) {
+	if len(s) >= AdmitFrom && w.Admit != nil && !w.Admit(len(w.Out)+len(s)) {
+		return
+	}
 	w.Out = append(append(appendPrefix(w.Out, '$', int64(len(s))), s...), '\r', '\n')
 }
 

@@ -428,7 +428,14 @@ func wireConfigTable(t []configParam) {
 
 	// Parameters the server honours.
 	// replication_effects.go: expiries propagated as UNLINK
-	by["lazyfree-lazy-expire"].apply = func(s *Server, v string) error { s.replica.lazyExpire.Store(v == "yes"); return nil }
+	// and counted as lazy frees (keyspace/lazyfree.go)
+	by["lazyfree-lazy-expire"].apply = func(s *Server, v string) error {
+		s.replica.lazyExpire.Store(v == "yes")
+		if s.ks != nil {
+			s.ks.SetLazyExpire(v == "yes")
+		}
+		return nil
+	}
 	// replica.go: a writable replica (replica-read-only no)
 	by["replica-read-only"].apply = func(s *Server, v string) error { s.replica.writable.Store(v == "no"); return nil }
 	// replication.go: the master's PING period and replica timeout, live

@@ -20,7 +20,6 @@ const (
 	readBufSize = 16 << 10          // initial read buffer
 	maxQueryBuf = proto.MaxQueryBuf // client-query-buffer-limit: bytes buffered for one client
 	outFlushAt  = 1 << 20           // replies held beyond this are written mid-batch
-	shrinkAbove = 256 << 10         // idle buffers larger than this are given back
 	// reserveAfter is how many bytes of a request larger than the read
 	// buffer must have arrived before the buffer is grown to the whole
 	// length the request declares (processInput).
@@ -72,6 +71,7 @@ type conn struct {
 	failedUncounted   bool
 	deadline          bool          // a read deadline is set (timeout > 0)
 	qb                queryBufState // the read buffer's resizing (querybuf.go)
+	rb                replyBufState // the reply buffer's sizing (replybuf.go)
 	inExec            bool          // EXEC is running queued commands with the keyspace lock held
 	blk               blockState    // blocking.go: a blocked command (BLPOP...) [lists: blocking]
 
@@ -123,6 +123,9 @@ type conn struct {
 	// obufSoftSince is the Unix second unread replies first exceeded the
 	// soft client-output-buffer-limit (0: they do not; obuf.go).
 	obufSoftSince int64
+	// obufClosed: the replies a batch holds passed the hard limit before
+	// they were written (obuf.go: replyOverHard); none of them is sent.
+	obufClosed bool
 	// trk is the connection's client-side caching mode (tracking.go).
 	trk trackState
 	// pauseWait: loop mode, the command at the front of rbuf waits for
@@ -197,6 +200,8 @@ func newConn(s *Server, nc net.Conn, id int64) *conn {
 	c.setUser(s.acl.store.Default())
 	c.Authed = !s.acl.store.AuthRequired()
 	c.info = clientInfo{multi: -1, cmd: "NULL", lastActive: now}
+	c.initReplyBuf(now)    // replybuf.go
+	c.Admit = c.admitReply // obuf.go
 	return c
 }
 
@@ -418,6 +423,9 @@ func (c *conn) processInput() bool {
 			c.rbuf = c.rbuf[:0]
 			return c.link != nil // on the loop the connection stays, as the link's
 		}
+		if len(c.Out) >= obufCheckFrom && c.limitSet() && c.replyOverHard(len(c.Out)) { // obuf.go
+			break
+		}
 		if len(c.Out) >= outFlushAt {
 			if !c.flush() {
 				return false
@@ -467,10 +475,7 @@ func (c *conn) processInput() bool {
 	if c.closeAfterReply || c.killed.Load() {
 		return false
 	}
-	if cap(c.Out) > shrinkAbove {
-		releasedLarge(cap(c.Out))
-		c.Out = nil
-	}
+	c.fitReplyBuf() // replybuf.go: the reply buffer keeps its policy's size
 	return true
 }
 
@@ -520,6 +525,10 @@ func releasedLarge(n int) {
 // are dropped and the connection closed: nothing is acknowledged that is
 // not durable.
 func (c *conn) flush() bool {
+	if c.obufClosed { // obuf.go: nothing more is written to it
+		c.Out = c.Out[:0]
+		return false
+	}
 	if c.batchLSN > 0 && c.holdsReplies() && c.batchLSN > c.srv.env.durableLSN() {
 		if err := c.srv.commit.failed(); err != nil {
 			c.srv.logf("client id=%d addr=%s: closing without replies, lsn %d is not durable: %v",
@@ -545,6 +554,7 @@ func (c *conn) flush() bool {
 	if len(c.Out) == 0 {
 		return true
 	}
+	c.noteReplyPeak(len(c.Out)) // replybuf.go
 	var n int
 	var err error
 	if c.gc != nil {

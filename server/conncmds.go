@@ -469,9 +469,9 @@ func appendClientLine(b []byte, cn *conn, info clientInfo, now time.Time) []byte
 	b = append(b, " multi-mem="...)
 	b = strconv.AppendInt(b, int64(info.multiMem), 10)
 	b = append(b, " rbs="...)
-	b = strconv.AppendInt(b, int64(info.outCap), 10)
+	b = strconv.AppendInt(b, cn.rb.size.Load(), 10) // replybuf.go
 	b = append(b, " rbp="...)
-	b = strconv.AppendInt(b, int64(info.outCap), 10)
+	b = strconv.AppendInt(b, cn.rb.peak.Load(), 10)
 	b = append(b, " obl="...)
 	b = strconv.AppendInt(b, int64(obl), 10)
 	b = append(b, " oll="...)

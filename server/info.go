@@ -129,6 +129,7 @@ type infoData struct {
 	commit *committer                       // nil unless msync on the loop
 
 	connsReceived, connsRejected, commands, errorReplies int64
+	replyBufShrinks, replyBufExpands                     int64 // replybuf.go
 	netIn, netOut, reads, writes                         int64
 	evictedKeys                                          int64
 	opsPerSec                                            int64
@@ -262,6 +263,7 @@ func (s *Server) gatherInfo(sel infoSection, locked bool) infoData {
 		d.migrateSockets = s.migrateSockets()
 		d.commands = st.commands.Load()
 		d.errorReplies = st.errorReplies.Load()
+		d.replyBufShrinks, d.replyBufExpands = s.replyBuf.shrinks.Load(), s.replyBuf.expands.Load()
 		d.netIn, d.netOut = st.netIn.Load(), st.netOut.Load()
 		d.reads, d.writes = st.reads.Load(), st.writes.Load()
 		d.evictedKeys = st.evictedKeys.Load()
@@ -341,6 +343,7 @@ func (s *Server) commandStats() []cmdStatLine {
 // resetStats is CONFIG RESETSTAT.
 func (s *Server) resetStats() {
 	s.stats.reset()
+	s.replyBuf.resetStats()
 	s.errors.reset()
 	if s.ks != nil { // nil: a test's fake environment
 		s.ks.ResetStats()
@@ -488,8 +491,10 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("mem_aof_buffer", 0)
 		line("mem_allocator", "go")
 		line("active_defrag_running", 0)
+		// Redis's meaning, kept by keyspace/lazyfree.go: nothing waits
+		// for a thread here, the collector takes every removal at once
 		line("lazyfree_pending_objects", 0)
-		line("lazyfreed_objects", 0)
+		line("lazyfreed_objects", d.ks.LazyFreed)
 		line("used_memory_rss_anon", d.rssAnon)
 		line("used_memory_rss_file", d.rssFile)
 		line("go_heap_bytes", d.heapInuse)
@@ -683,8 +688,8 @@ func appendInfo(b []byte, sel infoSection, d *infoData) []byte {
 		line("total_writes_processed", d.writes)
 		line("io_threaded_reads_processed", 0)
 		line("io_threaded_writes_processed", 0)
-		line("reply_buffer_shrinks", 0)
-		line("reply_buffer_expands", 0)
+		line("reply_buffer_shrinks", d.replyBufShrinks) // replybuf.go
+		line("reply_buffer_expands", d.replyBufExpands)
 		// Persimmon's own: the Go collector since the start or CONFIG
 		// RESETSTAT; pause percentiles are the upper bounds of the
 		// runtime's histogram buckets, in microseconds.

@@ -126,6 +126,45 @@ func (c *conn) overOutputLimit(pending int) bool {
 	return true
 }
 
+// obufCheckFrom is the reply bytes a batch holds from which processInput
+// checks the hard limit after each command (replyOverHard).
+const obufCheckFrom = 16 << 10
+
+// replyOverHard is Redis's closeClientOnOutputBufferLimitReached for the
+// replies a batch holds before they are written: Redis checks its output
+// buffer after each reply it adds, before any is written, so a reply that
+// takes the waiting bytes (n, plus what the loop still holds for the
+// socket) to the class's hard limit closes the connection with none of
+// the batch's replies sent, however fast the client reads. It logs the
+// close as overOutputLimit does and reports whether it closed.
+func (c *conn) replyOverHard(n int) bool {
+	if c.obufClosed {
+		return true
+	}
+	l := c.srv.outputLimits().classes[c.obufClass()]
+	if c.gc != nil {
+		n += c.gc.Buffered()
+	}
+	if l.hard <= 0 || int64(n) < l.hard {
+		return false
+	}
+	info := c.snapshot(c)
+	info.pending = n
+	line := appendClientLine(nil, c, info, time.Now())
+	c.srv.logf("Client %s scheduled to be closed ASAP for overcoming of output buffer limits.", strings.TrimSuffix(string(line), "\n"))
+	c.obufClosed = true
+	c.closeAfterReply = true
+	c.kill()
+	return true
+}
+
+// admitReply is the Writer's Admit (proto.AdmitFrom): a big bulk that
+// would take the batch's replies past the hard limit is not copied; the
+// connection closes instead (replyOverHard).
+func (c *conn) admitReply(n int) bool {
+	return !c.limitSet() || !c.replyOverHard(n)
+}
+
 // writeLimited writes b to a goroutine-mode connection in steps of
 // obufPoll while a limit is set, closing it (false) once what the socket
 // has not taken exceeds the limit.

@@ -181,6 +181,9 @@ func (s *Server) queryBufTicker() {
 		case <-t.C:
 		}
 		dropStaleSpare(time.Now())
+		conns = s.clientsUnsorted(conns[:0])
+		s.resizeReplyBufs(conns, time.Now()) // replybuf.go: numbers only, any goroutine
+		clear(conns)
 		if s.loop != nil {
 			s.loop.Execute(func() { // one task for all: the loop owns the buffers
 				now := time.Now()

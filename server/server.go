@@ -217,6 +217,13 @@ func (st *serverStats) reset() {
 	st.gc.reset()
 }
 
+// resetReplyBufStats zeroes INFO's reply_buffer_shrinks and _expands
+// (CONFIG RESETSTAT).
+func (p *replyBufPolicy) resetStats() {
+	p.shrinks.Store(0)
+	p.expands.Store(0)
+}
+
 // Server serves RESP2 over TCP on top of a keyspace: one goroutine per
 // connection, replies held until the batch that produced them is durable.
 type Server struct {
@@ -264,7 +271,8 @@ type Server struct {
 	peakMemory  atomic.Uint64 // the highest used_memory seen (info.go)
 	runID       string
 	stats       serverStats
-	loadingGate // serving before the keyspace is attached (loading.go)
+	replyBuf    replyBufPolicy // the reply buffers' sizing (replybuf.go)
+	loadingGate                // serving before the keyspace is attached (loading.go)
 
 	errors  errorStats     // INFO errorstats (errorstats.go)
 	latency latencyMonitor // LATENCY's event series (latency.go)
@@ -315,6 +323,7 @@ func (s *Server) wireKeyspace(ks *keyspace.Keyspace) {
 	s.installNotify()
 	// replication_effects.go: expiry propagated as DEL
 	ks.OnExpired(s.propagateExpired)
+	ks.SetLazyExpire(s.replica.lazyExpire.Load()) // lazyfree_objects (keyspace/lazyfree.go)
 	s.saveLSN.Store(ks.LastLSN())
 	ks.Lock()
 	s.loadFunctions(ks.Functions())
@@ -374,6 +383,7 @@ func newServer(cfg Config, env commitEnv, logf func(string, ...any), table map[s
 	s.live.busyThreshold.Store(defaultBusyThreshold)
 	s.replica.minMaxLag.Store(10) // min-replicas-max-lag's default (without it min-replicas-to-write alone refused nothing)
 	s.live.latencyTracking.Store(true)
+	s.replyBuf.peakResetMs.Store(replyBufPeakResetDefault) // replybuf.go
 	s.live.latencyPercentiles.Store(&[]float64{50, 99, 99.9})
 	s.live.bind.Store(&cfg.Bind)
 	s.live.port.Store(int64(cfg.Port))
