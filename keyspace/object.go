@@ -158,7 +158,7 @@ func applyExpire(ks *Keyspace, o op, e *entry) error {
 		}
 	}
 	d := ks.dbs[o.db]
-	if ks.expiredNow(at) && !ks.keepExpiredApply() {
+	if ks.dropsAtExpiry(o.db, o.key, at) {
 		ks.removeKey(o.db, e.key)
 		return nil
 	}
@@ -249,14 +249,14 @@ func (ks *Keyspace) applyObject(o op, loc uint64) error {
 	var e *entry
 	if i, ok := d.index[string(o.key)]; ok {
 		e = &d.entries[i]
-		if ks.expiredNow(e.expireAt) && !ks.keepExpiredApply() {
-			ks.expire(o.db, e.key)
-			e = nil
-		}
-	} else if ks.keepExpiredApply() {
-		e = ks.rawEntry(o.db, o.key) // transient: an applier that changes a string materializes it
 	} else {
-		e = ks.kixLookup(o.db, o.key) // transient, as above
+		e = ks.rawEntry(o.db, o.key) // transient: an applier that changes a string materializes it
+	}
+	// A key whose time had passed when the operation was written was
+	// gone then (applyclock.go): the operation begins a new one.
+	if e != nil && ks.expiredApplying(e.expireAt) && !ks.keepExpiredApply() {
+		ks.expire(o.db, e.key)
+		e = nil
 	}
 	err := fn(ks, o, e)
 	if err != nil && ks.replaying {
