@@ -3,6 +3,7 @@ package keyspace
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 )
 
 // The time of a write, for the expiry decisions its replay repeats.
@@ -132,53 +133,79 @@ func (ks *Keyspace) replayExpiredSwapped(a, b int) {
 	}
 }
 
-// needsClock reports whether b must carry the time its apply judges
-// expiries by: one of its object operations names a key that has an
-// expiry now. Object operations are rare next to sets, and only the
-// databases holding a key with an expiry are looked at.
-func (ks *Keyspace) needsClock(b *Batch) bool {
+// prepareBatch puts at the start of b's payload the operations its
+// apply and replay need before its own: an opClock, when one of its object
+// operations names a key that has an expiry now (object operations are
+// rare next to sets, and only the databases holding a key with an expiry
+// are looked at), and, with the key index attached, an opPatchBase for
+// each plain string one of its patches is the first of (patchbase.go).
+func (ks *Keyspace) prepareBatch(b *Batch) {
 	if b.objDBs == 0 || ks.cleaning {
-		return false // the cleaner's copies reset their keys first
+		return // the cleaner's copies reset their keys first
 	}
-	var dbs uint16
+	var clockDBs uint16
 	for dbi := range NumDBs {
 		if b.objDBs&(1<<dbi) != 0 && (ks.dbs[dbi].volatile > 0 || ks.kix.ttlCounts[dbi] > 0) {
-			dbs |= 1 << dbi
+			clockDBs |= 1 << dbi
 		}
 	}
-	if dbs == 0 {
-		return false
-	}
-	found := false
+	clock := false
+	pre := ks.preBuf[:0]
+	var based []dbKey
 	b.eachOp(func(o op) bool {
-		if o.kind < opObjectBase || dbs&(1<<o.db) == 0 {
+		if o.kind < opObjectBase {
 			return true
 		}
-		d := ks.dbs[o.db]
-		if i, ok := d.index[string(o.key)]; ok {
-			found = d.entries[i].expireAt != 0
-		} else if loc, ok := ks.kixGet(o.db, o.key); ok {
-			o2, err := ks.opAt(loc)
-			found = err != nil || o2.expireAt != 0
+		if !clock && clockDBs&(1<<o.db) != 0 && ks.hasExpiry(o.db, o.key) {
+			clock = true
 		}
-		return !found
+		if (o.kind == opSetRange || o.kind == opHLLAdd) && ks.kixOn() {
+			if base, ok := ks.plainStringBase(o.db, o.key); ok && !slices.Contains(based, dbKey{o.db, string(o.key)}) {
+				based = append(based, dbKey{o.db, string(o.key)})
+				pre = appendPatchBase(pre, o.db, o.key, base)
+			}
+		}
+		return true
 	})
-	return found
+	n := len(based)
+	if clock {
+		var c [clockOpSize]byte
+		c[0] = opClock
+		binary.LittleEndian.PutUint64(c[2:], uint64(ks.commitClock()))
+		pre = append(c[:], pre...)
+		n++
+	}
+	if n > 0 {
+		b.prepend(pre, n)
+	}
+	ks.preBuf = pre[:0]
 }
 
-// prependClock puts an opClock of time now at the start of b's payload.
-func (b *Batch) prependClock(now int64) {
-	var c [clockOpSize]byte
-	c[0], c[1] = opClock, 0
-	binary.LittleEndian.PutUint64(c[2:], uint64(now))
-	b.buf = append(b.buf, c[:]...)
-	copy(b.buf[clockOpSize:], b.buf[:len(b.buf)-clockOpSize])
-	copy(b.buf, c[:])
-	for i := range b.borrowed {
-		b.borrowed[i].start += clockOpSize
-		b.borrowed[i].at += clockOpSize
+// hasExpiry reports whether (dbi, key), a DRAM entry or an indexed
+// string, has an expiry (true too when its operation cannot be read).
+func (ks *Keyspace) hasExpiry(dbi int, key []byte) bool {
+	d := ks.dbs[dbi]
+	if i, ok := d.index[string(key)]; ok {
+		return d.entries[i].expireAt != 0
 	}
-	b.n++
+	if loc, ok := ks.kixGet(dbi, key); ok {
+		o, err := ks.opAt(loc)
+		return err != nil || o.expireAt != 0
+	}
+	return false
+}
+
+// prepend puts p, n whole operations, at the start of b's payload.
+func (b *Batch) prepend(p []byte, n int) {
+	k := len(p)
+	b.buf = append(b.buf, p...)
+	copy(b.buf[k:], b.buf[:len(b.buf)-k])
+	copy(b.buf, p)
+	for i := range b.borrowed {
+		b.borrowed[i].start += k
+		b.borrowed[i].at += k
+	}
+	b.n += n
 }
 
 // eachOp calls fn for the operations of b in order (a set whose value is

@@ -103,7 +103,8 @@ type Keyspace struct {
 	// are the keys a replay kept past their deadline (applyclock.go).
 	applyNow      int64
 	replayExpired []dbKey
-	anchorFilter  bool // applying only the operations of anchored entries (kixAnchorWanted)
+	preBuf        []byte // prepareBatch's scratch
+	anchorFilter  bool   // applying only the operations of anchored entries (kixAnchorWanted)
 
 	// lastDel is the last key deleted in the record being applied (see
 	// object.anchored); key aliases the record, valid while it is applied.
@@ -694,9 +695,7 @@ func (ks *Keyspace) Commit(b *Batch) error {
 			return err
 		}
 	}
-	if ks.needsClock(b) { // applyclock.go
-		b.prependClock(ks.commitClock())
-	}
+	ks.prepareBatch(b)         // applyclock.go
 	if ks.beforeWrite != nil { // the cleaner's rewrites too (beforewrite.go)
 		b.materialize()           // the hook reads the operations whole
 		ks.callBeforeWrite(b.buf) // beforewrite.go

@@ -105,13 +105,14 @@ var objectAppliers = buildObjectAppliers()
 //	19-29   list  (list.go)
 //	30-39   set   (set.go)
 //	40-49   zset  (zset.go)
-//	50-59   patched strings (stringpatch.go; 51 HLL registers, hllpatch.go)
+//	50-59   patched strings (stringpatch.go; 51 HLL registers, hllpatch.go;
+//	        52 a patched string's base, patchbase.go)
 //	60      big encoding (any convertible collection)
 //	61-69   TairRoaring bitmap (roaring.go)
 //	70-89   stream (stream.go)
 func buildObjectAppliers() map[byte]objectApplier {
 	m := map[byte]objectApplier{opExpire: applyExpire, opBigEncoding: applyBigEncoding}
-	for _, register := range []func(map[byte]objectApplier){registerHashOps, registerListOps, registerSetOps, registerZSetOps, registerStringOps, registerRoaringOps, registerStreamOps} {
+	for _, register := range []func(map[byte]objectApplier){registerHashOps, registerListOps, registerSetOps, registerZSetOps, registerStringOps, registerPatchBaseOps, registerRoaringOps, registerStreamOps} {
 		register(m)
 	}
 	return m

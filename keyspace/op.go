@@ -210,7 +210,7 @@ type Batch struct {
 	// scratch is Scratch's buffer, kept across batches.
 	scratch []byte
 	// objDBs has bit db set for each database an object operation of
-	// the batch names (needsClock).
+	// the batch names (prepareBatch).
 	objDBs uint16
 }
 
