@@ -149,12 +149,29 @@ func (ks *Keyspace) prepareBatch(b *Batch) {
 			clockDBs |= 1 << dbi
 		}
 	}
+	if clockDBs == 0 && (!b.patches || !ks.kixOn()) {
+		return
+	}
 	clock := false
 	pre := ks.preBuf[:0]
 	var based []dbKey
-	b.eachOp(func(o op) bool {
+	// The operations of b in order, a set whose value is borrowed
+	// skipped (not an object operation); a loop, not a callback, on a
+	// path every HSET takes.
+	next := 0
+	for off := 0; off < len(b.buf); {
+		if next < len(b.borrowed) && b.borrowed[next].start == off {
+			off = b.borrowed[next].at
+			next++
+			continue
+		}
+		o, err := decodeOp(b.buf[off:])
+		if err != nil {
+			break // Commit's split reports it
+		}
+		off += o.size
 		if o.kind < opObjectBase {
-			return true
+			continue
 		}
 		if !clock && clockDBs&(1<<o.db) != 0 && ks.hasExpiry(o.db, o.key) {
 			clock = true
@@ -165,8 +182,10 @@ func (ks *Keyspace) prepareBatch(b *Batch) {
 				pre = appendPatchBase(pre, o.db, o.key, base)
 			}
 		}
-		return true
-	})
+		if clock && !b.patches {
+			break // nothing more to find
+		}
+	}
 	n := len(based)
 	if clock {
 		var c [clockOpSize]byte
@@ -206,25 +225,4 @@ func (b *Batch) prepend(p []byte, n int) {
 		b.borrowed[i].at += k
 	}
 	b.n += n
-}
-
-// eachOp calls fn for the operations of b in order (a set whose value is
-// borrowed without its value) until fn returns false.
-func (b *Batch) eachOp(fn func(o op) bool) {
-	next := 0
-	for off := 0; off < len(b.buf); {
-		if next < len(b.borrowed) && b.borrowed[next].start == off {
-			off = b.borrowed[next].at // a set: not an object operation
-			next++
-			continue
-		}
-		o, err := decodeOp(b.buf[off:])
-		if err != nil {
-			return
-		}
-		if !fn(o) {
-			return
-		}
-		off += o.size
-	}
 }

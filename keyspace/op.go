@@ -212,6 +212,8 @@ type Batch struct {
 	// objDBs has bit db set for each database an object operation of
 	// the batch names (prepareBatch).
 	objDBs uint16
+	// patches: the batch holds a string patch (opSetRange, opHLLAdd).
+	patches bool
 }
 
 // errSpent is what Commit answers for a batch whose borrowed values it
@@ -331,6 +333,7 @@ func (b *Batch) head(kind byte, db int) {
 	b.n++
 	if kind >= opObjectBase {
 		b.objDBs |= 1 << db
+		b.patches = b.patches || kind == opSetRange || kind == opHLLAdd
 	}
 }
 
@@ -472,7 +475,7 @@ func (b *Batch) Size() int { return len(b.buf) + b.nBorrow }
 
 // Reset empties the batch for reuse (and lets go of borrowed values).
 func (b *Batch) Reset() {
-	b.buf, b.n, b.err, b.spent, b.objDBs = b.buf[:0], 0, nil, false, 0
+	b.buf, b.n, b.err, b.spent, b.objDBs, b.patches = b.buf[:0], 0, nil, false, 0, false
 	clear(b.borrowed)
 	b.borrowed, b.nBorrow = b.borrowed[:0], 0
 }
