@@ -218,7 +218,8 @@ func (m *collModel) check(t *testing.T, c *redis.Client, when string) {
 // TestKillKeyIndexExpireRecreate: a writer turns keys over between
 // checkpoints (kill -9 at a random moment, ten times): collections of
 // every kind that are emptied, deleted, given expiries that pass without
-// a record, and re-created as another type or as a string. Every
+// a record, and re-created as another type or as a string, and strings
+// patched by APPEND and SETRANGE. Every
 // restart re-attaches the index (but a kill inside a checkpoint's apply)
 // and holds exactly what was acknowledged.
 func TestKillKeyIndexExpireRecreate(t *testing.T) {
@@ -330,9 +331,17 @@ func collWriter(c *redis.Client, m *collModel, r *rand.Rand, stop time.Time) {
 			if !exists {
 				nt = types[r.IntN(len(types))]
 			}
-			if nt == "string" {
+			switch {
+			case nt == "string" && exists && r.IntN(2) == 0:
+				// A patched string, anchored at its base (keyspace/patchbase.go).
+				if r.IntN(2) == 0 {
+					err = c.Append(ctx, k, "a").Err()
+				} else {
+					err = c.SetRange(ctx, k, int64(r.IntN(6)), "r").Err()
+				}
+			case nt == "string":
 				err = c.Set(ctx, k, fmt.Sprint("s", r.IntN(1000)), redis.KeepTTL).Err()
-			} else {
+			default:
 				err = collAdd(c, k, nt, r)
 			}
 			if err == nil {

@@ -25,7 +25,7 @@ func (ks *Keyspace) callBeforeWrite(p []byte) {
 			return // Commit reports it
 		}
 		switch o.kind {
-		case opFunctions, opReplPosition:
+		case opFunctions, opReplPosition, opClock:
 		case opFlushAll:
 			fn(AllDBs, nil)
 		case opFlushDB:

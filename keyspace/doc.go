@@ -12,7 +12,7 @@
 //
 // Invariants: the in-memory state is exactly the log applied in order
 // (a batch is one record or one transaction group, recovered whole or not
-// at all); every value a read returns aliases a logged operation, valid
+// at all), each expiry decided at the time its record says (applyclock.go); every value a read returns aliases a logged operation, valid
 // until Unlock; an entry names its operation by location (segment id and
 // offset), never by pointer; a key is gone once now is past its expiry
 // (now > expireAt: it lives through its expiry's millisecond, as in
@@ -75,9 +75,10 @@
 // cleaner's, COPY's, RENAME's, MOVE's or a *STORE's, the creating
 // operation right after its delete), and every operation that shaped it
 // since (elements, expiry) is an object operation of the key at or after
-// that location. A string patched from a set operation (its base) and an
-// entry SWAPDB moved (its operations name the other database) have no
-// anchor. A restart re-attaches the index if the checkpoint was taken
+// that location; a string patched from a set operation is anchored at the
+// opPatchBase written before its first patch (patchbase.go). A string
+// patched from a value reference and an entry SWAPDB moved (its
+// operations name the other database) have no anchor. A restart re-attaches the index if the checkpoint was taken
 // with no DRAM entry without an anchor and no large value held by a
 // reference (the cleaner's table of them is not in the checkpoint:
 // valueref.go); otherwise it replays the whole log and rebuilds the

@@ -98,7 +98,13 @@ type Keyspace struct {
 	pending       []pendingRecord
 	replaying     bool // applying records at recovery (see errStaleOp)
 	replaySkipped int  // operations recovery skipped as stale
-	anchorFilter  bool // applying only the operations of anchored entries (kixAnchorWanted)
+	// applyNow is the time the operations being applied judge expiries
+	// by, from their record's opClock (0: none, the clock's); replayExpired
+	// are the keys a replay kept past their deadline (applyclock.go).
+	applyNow      int64
+	replayExpired []dbKey
+	preBuf        []byte // prepareBatch's scratch
+	anchorFilter  bool   // applying only the operations of anchored entries (kixAnchorWanted)
 
 	// lastDel is the last key deleted in the record being applied (see
 	// object.anchored); key aliases the record, valid while it is applied.
@@ -718,6 +724,7 @@ func (ks *Keyspace) Commit(b *Batch) error {
 			return err
 		}
 	}
+	ks.prepareBatch(b)         // applyclock.go
 	if ks.beforeWrite != nil { // the cleaner's rewrites too (beforewrite.go)
 		b.materialize()           // the hook reads the operations whole
 		ks.callBeforeWrite(b.buf) // beforewrite.go
@@ -789,6 +796,7 @@ func (ks *Keyspace) Commit(b *Batch) error {
 		ks.trailerSet = false
 	}
 	ks.applyRecord(loc, n)
+	ks.applyNow = 0 // its opClock, if any, judged this batch alone
 	return nil
 }
 
@@ -874,6 +882,7 @@ func (ks *Keyspace) commitGroup(b *Batch, ends []int) error {
 		ks.applyRecord(loc, ends[i]-start)
 		start = ends[i]
 	}
+	ks.applyNow = 0 // an opClock in the first record judged them all
 	return nil
 }
 
@@ -998,7 +1007,7 @@ func (ks *Keyspace) applyPayload(seg *arena.Segment, off, end int64) error {
 func (ks *Keyspace) apply(o op, loc uint64) error {
 	switch o.kind {
 	case opSet, opSetRef:
-		if ks.expiredNow(o.expireAt) && !ks.keepExpiredApply() {
+		if ks.dropsAtExpiry(o.db, o.key, o.expireAt) {
 			ks.removeKey(o.db, string(o.key))
 			ks.touch(o.db, o.key)
 			return nil
@@ -1089,6 +1098,8 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 		ks.refsFlushed(-1)
 		ks.flushAllSeg = loc >> 40
 		ks.flushTracked()
+	case opClock:
+		return ks.applyClock(o)
 	case opFunctions:
 		return ks.applyFunctions(o, loc)
 	case opReplPosition:
@@ -1115,6 +1126,7 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 		ks.touchDB(o.db2, ks.dbs[o.db])
 		ks.dbs[o.db], ks.dbs[o.db2] = ks.dbs[o.db2], ks.dbs[o.db]
 		ks.refsSwapped(o.db, o.db2)
+		ks.replayExpiredSwapped(o.db, o.db2)
 		ks.swappedSeg = max(ks.swappedSeg, loc>>40+1)
 		ks.expires.rebuild(ks.dbs[:])
 		ks.flushTracked()

@@ -105,13 +105,14 @@ var objectAppliers = buildObjectAppliers()
 //	19-29   list  (list.go)
 //	30-39   set   (set.go)
 //	40-49   zset  (zset.go)
-//	50-59   patched strings (stringpatch.go; 51 HLL registers, hllpatch.go)
+//	50-59   patched strings (stringpatch.go; 51 HLL registers, hllpatch.go;
+//	        52 a patched string's base, patchbase.go)
 //	60      big encoding (any convertible collection)
 //	61-69   TairRoaring bitmap (roaring.go)
 //	70-89   stream (stream.go)
 func buildObjectAppliers() map[byte]objectApplier {
 	m := map[byte]objectApplier{opExpire: applyExpire, opBigEncoding: applyBigEncoding}
-	for _, register := range []func(map[byte]objectApplier){registerHashOps, registerListOps, registerSetOps, registerZSetOps, registerStringOps, registerRoaringOps, registerStreamOps} {
+	for _, register := range []func(map[byte]objectApplier){registerHashOps, registerListOps, registerSetOps, registerZSetOps, registerStringOps, registerPatchBaseOps, registerRoaringOps, registerStreamOps} {
 		register(m)
 	}
 	return m
@@ -158,7 +159,7 @@ func applyExpire(ks *Keyspace, o op, e *entry) error {
 		}
 	}
 	d := ks.dbs[o.db]
-	if ks.expiredNow(at) && !ks.keepExpiredApply() {
+	if ks.dropsAtExpiry(o.db, o.key, at) {
 		ks.removeKey(o.db, e.key)
 		return nil
 	}
@@ -249,14 +250,14 @@ func (ks *Keyspace) applyObject(o op, loc uint64) error {
 	var e *entry
 	if i, ok := d.index[string(o.key)]; ok {
 		e = &d.entries[i]
-		if ks.expiredNow(e.expireAt) && !ks.keepExpiredApply() {
-			ks.expire(o.db, e.key)
-			e = nil
-		}
-	} else if ks.keepExpiredApply() {
-		e = ks.rawEntry(o.db, o.key) // transient: an applier that changes a string materializes it
 	} else {
-		e = ks.kixLookup(o.db, o.key) // transient, as above
+		e = ks.rawEntry(o.db, o.key) // transient: an applier that changes a string materializes it
+	}
+	// A key whose time had passed when the operation was written was
+	// gone then (applyclock.go): the operation begins a new one.
+	if e != nil && ks.expiredApplying(e.expireAt) && !ks.keepExpiredApply() {
+		ks.expire(o.db, e.key)
+		e = nil
 	}
 	err := fn(ks, o, e)
 	if err != nil && ks.replaying {

@@ -22,6 +22,8 @@ import (
 //	opReplPosition (7) a replica's replication position: see replpos.go
 //	opSetRef   key | expireAt int64 LE | base uvarint: the value of the
 //	           opSet at location base (see valueref.go)
+//	opClock (9) time int64 LE: the time the record's expiry decisions
+//	           are made at (applyclock.go)
 //
 // where key and value are a uvarint length followed by the bytes. Kinds 16
 // and up are object operations (collections, patched strings, the
@@ -108,6 +110,11 @@ func decodeOp(p []byte) (op, error) {
 			return op{}, fmt.Errorf("%w: truncated del", errBadOp)
 		}
 	case opFlushDB, opFlushAll:
+	case opClock: // applyclock.go
+		if len(p) < clockOpSize {
+			return op{}, fmt.Errorf("%w: truncated clock", errBadOp)
+		}
+		o.body, i = p[2:clockOpSize], clockOpSize
 	case opFunctions: // functions.go
 		if o.body, i, ok = readBytes(p, i); !ok {
 			return op{}, fmt.Errorf("%w: truncated functions", errBadOp)
@@ -202,6 +209,11 @@ type Batch struct {
 	err error
 	// scratch is Scratch's buffer, kept across batches.
 	scratch []byte
+	// objDBs has bit db set for each database an object operation of
+	// the batch names (prepareBatch).
+	objDBs uint16
+	// patches: the batch holds a string patch (opSetRange, opHLLAdd).
+	patches bool
 }
 
 // errSpent is what Commit answers for a batch whose borrowed values it
@@ -319,6 +331,10 @@ func (b *Batch) head(kind byte, db int) {
 	}
 	b.buf = append(b.buf, kind, byte(db))
 	b.n++
+	if kind >= opObjectBase {
+		b.objDBs |= 1 << db
+		b.patches = b.patches || kind == opSetRange || kind == opHLLAdd
+	}
 }
 
 func (b *Batch) bytes(p []byte) {
@@ -459,7 +475,7 @@ func (b *Batch) Size() int { return len(b.buf) + b.nBorrow }
 
 // Reset empties the batch for reuse (and lets go of borrowed values).
 func (b *Batch) Reset() {
-	b.buf, b.n, b.err, b.spent = b.buf[:0], 0, nil, false
+	b.buf, b.n, b.err, b.spent, b.objDBs, b.patches = b.buf[:0], 0, nil, false, 0, false
 	clear(b.borrowed)
 	b.borrowed, b.nBorrow = b.borrowed[:0], 0
 }
@@ -486,6 +502,8 @@ func DescribePayload(p []byte) ([]string, error) {
 			out = append(out, "flushall")
 		case opSwapDB:
 			out = append(out, fmt.Sprintf("swapdb %d %d", o.db, o.db2))
+		case opClock:
+			out = append(out, fmt.Sprintf("clock ms=%d", int64(binary.LittleEndian.Uint64(o.body))))
 		case opReplPosition:
 			if rp, err := decodeReplPosition(o.body); err == nil {
 				out = append(out, fmt.Sprintf("replication position replid=%q offset=%d db=%d", rp.replid, rp.offset, rp.db))

@@ -41,6 +41,11 @@ func (ks *Keyspace) ReplayRecord(seg *arena.Segment, rec wal.Record) error {
 	ks.replaying = true
 	ks.anchorFilter = filter
 	defer func() { ks.replaying, ks.anchorFilter = false, false }()
+	if rec.Flags&wal.FlagTxn == 0 || rec.Type == wal.TypeCommit {
+		// An opClock judges its record, or its whole group (applyclock.go).
+		ks.applyNow = 0
+		defer func() { ks.applyNow = 0 }()
+	}
 	ks.curLSN = rec.LSN
 	off := rec.Offset + wal.HeaderSize
 	end := off + int64(len(rec.Payload))
@@ -94,6 +99,7 @@ func (ks *Keyspace) Start(w *wal.WAL) {
 	if err := ks.kixFinishReplay(); err != nil {
 		ks.failed = fmt.Errorf("ERR key index: %v", err)
 	}
+	ks.sweepReplayExpired()
 	if err := ks.kixCheckpoint(); err != nil {
 		ks.failed = fmt.Errorf("ERR key index checkpoint: %v", err)
 	}
