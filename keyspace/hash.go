@@ -210,7 +210,7 @@ func registerHashOps(m map[byte]objectApplier) {
 	registerOp(m, opHDel, applyHDel)
 }
 
-func applyHSet(ks *Keyspace, o *op, e *entry) error {
+func applyHSet(ks *Keyspace, o op, e *entry) error {
 	if e != nil && (e.obj == nil || e.obj.coll.typeName() != TypeHash) {
 		return fmt.Errorf("%w: HSET on a %s", errOpType, ks.typeOf(e))
 	}
@@ -236,7 +236,7 @@ func applyHSet(ks *Keyspace, o *op, e *entry) error {
 	return nil
 }
 
-func applyHDel(ks *Keyspace, o *op, e *entry) error {
+func applyHDel(ks *Keyspace, o op, e *entry) error {
 	if e == nil || e.obj == nil || e.obj.coll.typeName() != TypeHash {
 		return nil
 	}

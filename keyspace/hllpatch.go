@@ -133,7 +133,7 @@ func (b *Batch) Scratch(n int) []byte {
 // hllMaxValue is the largest register value PatLen proposes.
 const hllMaxValue = 64 - hll.P + 1
 
-func applyHLLAdd(ks *Keyspace, o *op, e *entry) (err error) {
+func applyHLLAdd(ks *Keyspace, o op, e *entry) (err error) {
 	limit, w := binary.Uvarint(o.body)
 	if w <= 0 || limit > 1<<31 || (len(o.body)-w)%3 != 0 {
 		return fmt.Errorf("%w: hll body", errBadOp)

@@ -162,7 +162,7 @@ func registerListOps(m map[byte]objectApplier) {
 }
 
 // listOf returns the list of e for an applier; e must hold a list.
-func (ks *Keyspace) listOf(o *op, e *entry) (*listObj, error) {
+func (ks *Keyspace) listOf(o op, e *entry) (*listObj, error) {
 	if e == nil || e.obj == nil || e.obj.coll.typeName() != TypeList {
 		if e == nil {
 			return nil, fmt.Errorf("%w: list op %d on a missing key", errStaleOp, o.kind)
@@ -172,10 +172,10 @@ func (ks *Keyspace) listOf(o *op, e *entry) (*listObj, error) {
 	return e.obj.coll.(*listObj), nil
 }
 
-func applyLPush(ks *Keyspace, o *op, e *entry) error { return applyPush(ks, o, e, true) }
-func applyRPush(ks *Keyspace, o *op, e *entry) error { return applyPush(ks, o, e, false) }
+func applyLPush(ks *Keyspace, o op, e *entry) error { return applyPush(ks, o, e, true) }
+func applyRPush(ks *Keyspace, o op, e *entry) error { return applyPush(ks, o, e, false) }
 
-func applyPush(ks *Keyspace, o *op, e *entry, front bool) error {
+func applyPush(ks *Keyspace, o op, e *entry, front bool) error {
 	if e != nil && (e.obj == nil || e.obj.coll.typeName() != TypeList) {
 		return fmt.Errorf("%w: push on a %s", errOpType, ks.typeOf(e))
 	}
@@ -207,7 +207,7 @@ func applyPush(ks *Keyspace, o *op, e *entry, front bool) error {
 	return nil
 }
 
-func applyLPop(ks *Keyspace, o *op, e *entry) error {
+func applyLPop(ks *Keyspace, o op, e *entry) error {
 	l, err := ks.listOf(o, e)
 	if err != nil {
 		return err
@@ -232,7 +232,7 @@ func applyLPop(ks *Keyspace, o *op, e *entry) error {
 
 // indexAndValue decodes "uvarint index | value" and returns the location
 // of the value.
-func indexAndValue(o *op) (idx uint64, loc uint64, vlen int, err error) {
+func indexAndValue(o op) (idx uint64, loc uint64, vlen int, err error) {
 	idx, w := binary.Uvarint(o.body)
 	if w <= 0 {
 		return 0, 0, 0, fmt.Errorf("%w: list index", errBadOp)
@@ -244,7 +244,7 @@ func indexAndValue(o *op) (idx uint64, loc uint64, vlen int, err error) {
 	return idx, o.loc + uint64(o.bodyOff) + uint64(w), len(val), nil
 }
 
-func applyLSet(ks *Keyspace, o *op, e *entry) error {
+func applyLSet(ks *Keyspace, o op, e *entry) error {
 	l, err := ks.listOf(o, e)
 	if err != nil {
 		return err
@@ -262,7 +262,7 @@ func applyLSet(ks *Keyspace, o *op, e *entry) error {
 	return nil
 }
 
-func applyLInsert(ks *Keyspace, o *op, e *entry) error {
+func applyLInsert(ks *Keyspace, o op, e *entry) error {
 	l, err := ks.listOf(o, e)
 	if err != nil {
 		return err
@@ -283,7 +283,7 @@ func applyLInsert(ks *Keyspace, o *op, e *entry) error {
 	return nil
 }
 
-func applyLRem(ks *Keyspace, o *op, e *entry) error {
+func applyLRem(ks *Keyspace, o op, e *entry) error {
 	l, err := ks.listOf(o, e)
 	if err != nil {
 		return err
@@ -339,7 +339,7 @@ func (l *listObj) remove(ks *Keyspace, count int64, val []byte) int {
 	return removed
 }
 
-func applyLTrim(ks *Keyspace, o *op, e *entry) error {
+func applyLTrim(ks *Keyspace, o op, e *entry) error {
 	l, err := ks.listOf(o, e)
 	if err != nil {
 		return err

@@ -92,7 +92,7 @@ type object struct {
 // (db, key): e is nil when the key does not exist (the applier creates it
 // through ks.createObject if the op creates). Registered per kind by each
 // type's file in objectAppliers.
-type objectApplier func(ks *Keyspace, o *op, e *entry) error
+type objectApplier func(ks *Keyspace, o op, e *entry) error
 
 // objectAppliers maps an op kind to its applier: the one table of object
 // operations, assembled from each type's register function.
@@ -143,7 +143,7 @@ func (b *Batch) Expire(db int, key []byte, expireAtMs int64) {
 	b.ObjectOp(opExpire, db, key, body[:])
 }
 
-func applyExpire(ks *Keyspace, o *op, e *entry) error {
+func applyExpire(ks *Keyspace, o op, e *entry) error {
 	if len(o.body) != 8 {
 		return fmt.Errorf("%w: expire body of %d bytes", errBadOp, len(o.body))
 	}
@@ -180,7 +180,7 @@ func applyExpire(ks *Keyspace, o *op, e *entry) error {
 // (opBigEncoding).
 func (b *Batch) BigEncoding(db int, key []byte) { b.ObjectOp(opBigEncoding, db, key, nil) }
 
-func applyBigEncoding(ks *Keyspace, o *op, e *entry) error {
+func applyBigEncoding(ks *Keyspace, o op, e *entry) error {
 	if len(o.body) != 0 {
 		return fmt.Errorf("%w: big-encoding body of %d bytes", errBadOp, len(o.body))
 	}
@@ -258,12 +258,12 @@ func (ks *Keyspace) applyObject(o *op, loc uint64) error {
 	} else {
 		e = ks.kixLookup(o.db, o.key) // transient, as above
 	}
-	err := fn(ks, o, e)
+	err := fn(ks, *o, e)
 	if err != nil && ks.replaying {
 		// See errStaleOp.
 		if errors.Is(err, errOpType) && e != nil {
 			ks.removeKey(o.db, e.key)
-			err = fn(ks, o, nil)
+			err = fn(ks, *o, nil)
 		}
 		if errors.Is(err, errStaleOp) || errors.Is(err, errOpType) {
 			ks.replaySkipped++

@@ -55,7 +55,7 @@ func TestBigEncodingOpRoundTrip(t *testing.T) {
 		t.Fatalf("decoded %+v", o)
 	}
 	o.body = []byte{1}
-	if err := applyBigEncoding(nil, &o, nil); !errors.Is(err, errBadOp) {
+	if err := applyBigEncoding(nil, o, nil); !errors.Is(err, errBadOp) {
 		t.Fatalf("a body was accepted: %v", err)
 	}
 }

@@ -163,7 +163,7 @@ func registerRoaringOps(m map[byte]objectApplier) {
 // roaringFor returns the bitmap of e for an operation: errOpType if e holds
 // another type; nil if e is nil and create is false; a new, empty bitmap
 // under o's key if e is nil and create is true.
-func (ks *Keyspace) roaringFor(o *op, e *entry, create bool) (*roaringObj, *entry, error) {
+func (ks *Keyspace) roaringFor(o op, e *entry, create bool) (*roaringObj, *entry, error) {
 	if e != nil {
 		var r *roaringObj
 		if e.obj != nil {
@@ -193,7 +193,7 @@ func trOffsets(body []byte) ([]uint32, error) {
 	return out, nil
 }
 
-func applyTRAdd(ks *Keyspace, o *op, e *entry) error {
+func applyTRAdd(ks *Keyspace, o op, e *entry) error {
 	if len(o.body) == 4 { // TR.SETBIT: no slice of offsets to decode into
 		r, e, err := ks.roaringFor(o, e, true)
 		if r == nil {
@@ -218,7 +218,7 @@ func applyTRAdd(ks *Keyspace, o *op, e *entry) error {
 	return nil
 }
 
-func applyTRRemove(ks *Keyspace, o *op, e *entry) error {
+func applyTRRemove(ks *Keyspace, o op, e *entry) error {
 	if len(o.body) == 4 {
 		r, e, err := ks.roaringFor(o, e, false)
 		if r == nil {
@@ -246,7 +246,7 @@ func applyTRRemove(ks *Keyspace, o *op, e *entry) error {
 }
 
 // applyTRRange applies opTRAddRange, opTRRemoveRange and opTRFlipRange.
-func applyTRRange(ks *Keyspace, o *op, e *entry) error {
+func applyTRRange(ks *Keyspace, o op, e *entry) error {
 	if len(o.body) != 8 {
 		return fmt.Errorf("%w: TR range body of %d bytes", errBadOp, len(o.body))
 	}
@@ -272,7 +272,7 @@ func applyTRRange(ks *Keyspace, o *op, e *entry) error {
 	return nil
 }
 
-func applyTRMerge(ks *Keyspace, o *op, e *entry) error {
+func applyTRMerge(ks *Keyspace, o op, e *entry) error {
 	piece := roaring.New()
 	// UnmarshalBinary copies: the piece must not alias the mapping, whose
 	// segment the cleaner may delete.
@@ -299,7 +299,7 @@ func applyTRMerge(ks *Keyspace, o *op, e *entry) error {
 	return nil
 }
 
-func applyTRMergeFlip(ks *Keyspace, o *op, e *entry) error {
+func applyTRMergeFlip(ks *Keyspace, o op, e *entry) error {
 	if len(o.body) < 8 {
 		return fmt.Errorf("%w: TR complement merge body of %d bytes", errBadOp, len(o.body))
 	}
@@ -334,7 +334,7 @@ func applyTRMergeFlip(ks *Keyspace, o *op, e *entry) error {
 	return nil
 }
 
-func applyTROptimize(ks *Keyspace, o *op, e *entry) error {
+func applyTROptimize(ks *Keyspace, o op, e *entry) error {
 	if len(o.body) != 0 {
 		return fmt.Errorf("%w: TR optimize body of %d bytes", errBadOp, len(o.body))
 	}

@@ -219,7 +219,7 @@ func registerSetOps(m map[byte]objectApplier) {
 	registerOp(m, opSHashtable, applySHashtable)
 }
 
-func applySAdd(ks *Keyspace, o *op, e *entry) error {
+func applySAdd(ks *Keyspace, o op, e *entry) error {
 	if e != nil && (e.obj == nil || e.obj.coll.typeName() != TypeSet) {
 		return fmt.Errorf("%w: SADD on a %s", errOpType, ks.typeOf(e))
 	}
@@ -243,7 +243,7 @@ func applySAdd(ks *Keyspace, o *op, e *entry) error {
 	return nil
 }
 
-func applySRem(ks *Keyspace, o *op, e *entry) error {
+func applySRem(ks *Keyspace, o op, e *entry) error {
 	if e == nil || e.obj == nil || e.obj.coll.typeName() != TypeSet {
 		return nil
 	}
@@ -260,7 +260,7 @@ func applySRem(ks *Keyspace, o *op, e *entry) error {
 	return nil
 }
 
-func applySHashtable(ks *Keyspace, o *op, e *entry) error {
+func applySHashtable(ks *Keyspace, o op, e *entry) error {
 	if e == nil || e.obj == nil || e.obj.coll.typeName() != TypeSet {
 		return nil
 	}

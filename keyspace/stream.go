@@ -540,7 +540,7 @@ func appendID(dst []byte, id StreamID) []byte {
 
 // streamFor returns e's stream, creating one when e is nil; errOpType for
 // another type.
-func (ks *Keyspace) streamFor(o *op, e *entry, create bool) (*entry, *streamObj, error) {
+func (ks *Keyspace) streamFor(o op, e *entry, create bool) (*entry, *streamObj, error) {
 	if e == nil {
 		if !create {
 			return nil, nil, nil
@@ -568,7 +568,7 @@ func (ks *Keyspace) streamChanged(e *entry, s *streamObj) {
 	ks.anchorBytesChanged(e, old)
 }
 
-func applyXAdd(ks *Keyspace, o *op, e *entry) error {
+func applyXAdd(ks *Keyspace, o op, e *entry) error {
 	if e != nil && e.obj == nil {
 		return fmt.Errorf("%w: XADD on a string", errOpType)
 	}
@@ -621,7 +621,7 @@ func applyXAdd(ks *Keyspace, o *op, e *entry) error {
 	return nil
 }
 
-func applyXDel(ks *Keyspace, o *op, e *entry) error {
+func applyXDel(ks *Keyspace, o op, e *entry) error {
 	e, s, err := ks.streamFor(o, e, false)
 	if s == nil {
 		return err
@@ -640,7 +640,7 @@ func applyXDel(ks *Keyspace, o *op, e *entry) error {
 	return nil
 }
 
-func applyXTrim(ks *Keyspace, o *op, e *entry) error {
+func applyXTrim(ks *Keyspace, o op, e *entry) error {
 	e, s, err := ks.streamFor(o, e, false)
 	if s == nil {
 		return err
@@ -657,7 +657,7 @@ func applyXTrim(ks *Keyspace, o *op, e *entry) error {
 	return nil
 }
 
-func applyXSetID(ks *Keyspace, o *op, e *entry) error {
+func applyXSetID(ks *Keyspace, o op, e *entry) error {
 	var ids [4]StreamID
 	i := 0
 	last, i, ok := readIDAt(o.body, i)

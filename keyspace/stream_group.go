@@ -176,7 +176,7 @@ func registerStreamGroupOps(m map[byte]objectApplier) {
 
 // groupOp decodes the group name at the start of o's body and finds the
 // stream; missing stream or group: nil (stale at recovery, see errStaleOp).
-func (ks *Keyspace) groupOp(o *op, e *entry) (*entry, *streamObj, string, int, error) {
+func (ks *Keyspace) groupOp(o op, e *entry) (*entry, *streamObj, string, int, error) {
 	name, i, ok := readBytes(o.body, 0)
 	if !ok {
 		return nil, nil, "", 0, fmt.Errorf("%w: group name", errBadOp)
@@ -203,7 +203,7 @@ func readUvarints(p []byte, i int, out ...*uint64) (int, bool) {
 	return i, true
 }
 
-func applyXGroupCreate(ks *Keyspace, o *op, e *entry) error {
+func applyXGroupCreate(ks *Keyspace, o op, e *entry) error {
 	e, s, name, i, err := ks.groupOp(o, e)
 	if s == nil {
 		return err
@@ -222,7 +222,7 @@ func applyXGroupCreate(ks *Keyspace, o *op, e *entry) error {
 	return nil
 }
 
-func applyXGroupSetID(ks *Keyspace, o *op, e *entry) error {
+func applyXGroupSetID(ks *Keyspace, o op, e *entry) error {
 	e, s, name, i, err := ks.groupOp(o, e)
 	if s == nil {
 		return err
@@ -240,7 +240,7 @@ func applyXGroupSetID(ks *Keyspace, o *op, e *entry) error {
 	return nil
 }
 
-func applyXGroupDestroy(ks *Keyspace, o *op, e *entry) error {
+func applyXGroupDestroy(ks *Keyspace, o op, e *entry) error {
 	e, s, name, _, err := ks.groupOp(o, e)
 	if s == nil {
 		return err
@@ -250,7 +250,7 @@ func applyXGroupDestroy(ks *Keyspace, o *op, e *entry) error {
 	return nil
 }
 
-func applyXConsumerCreate(ks *Keyspace, o *op, e *entry) error {
+func applyXConsumerCreate(ks *Keyspace, o op, e *entry) error {
 	e, s, name, i, err := ks.groupOp(o, e)
 	if s == nil {
 		return err
@@ -272,7 +272,7 @@ func applyXConsumerCreate(ks *Keyspace, o *op, e *entry) error {
 	return nil
 }
 
-func applyXConsumerDel(ks *Keyspace, o *op, e *entry) error {
+func applyXConsumerDel(ks *Keyspace, o op, e *entry) error {
 	e, s, name, i, err := ks.groupOp(o, e)
 	if s == nil {
 		return err
@@ -294,7 +294,7 @@ func applyXConsumerDel(ks *Keyspace, o *op, e *entry) error {
 	return nil
 }
 
-func applyXPelSet(ks *Keyspace, o *op, e *entry) error {
+func applyXPelSet(ks *Keyspace, o op, e *entry) error {
 	e, s, name, i, err := ks.groupOp(o, e)
 	if s == nil {
 		return err
@@ -340,7 +340,7 @@ func applyXPelSet(ks *Keyspace, o *op, e *entry) error {
 	return nil
 }
 
-func applyXAck(ks *Keyspace, o *op, e *entry) error {
+func applyXAck(ks *Keyspace, o op, e *entry) error {
 	e, s, name, i, err := ks.groupOp(o, e)
 	if s == nil {
 		return err

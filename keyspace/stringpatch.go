@@ -180,7 +180,7 @@ func (b *Batch) SetRange(db int, key []byte, offset int64, p []byte) {
 	b.ObjectOp(opSetRange, db, key, body)
 }
 
-func applySetRange(ks *Keyspace, o *op, e *entry) (err error) {
+func applySetRange(ks *Keyspace, o op, e *entry) (err error) {
 	off, w := binary.Uvarint(o.body)
 	if w <= 0 {
 		return fmt.Errorf("%w: setrange offset", errBadOp)

@@ -116,7 +116,7 @@ func registerZSetOps(m map[byte]objectApplier) {
 	registerOp(m, opZRem, applyZRem)
 }
 
-func applyZAdd(ks *Keyspace, o *op, e *entry) error {
+func applyZAdd(ks *Keyspace, o op, e *entry) error {
 	if e != nil && (e.obj == nil || e.obj.coll.typeName() != TypeZSet) {
 		return fmt.Errorf("%w: ZADD on a %s", errOpType, ks.typeOf(e))
 	}
@@ -154,7 +154,7 @@ func applyZAdd(ks *Keyspace, o *op, e *entry) error {
 	return nil
 }
 
-func applyZRem(ks *Keyspace, o *op, e *entry) error {
+func applyZRem(ks *Keyspace, o op, e *entry) error {
 	if e == nil || e.obj == nil || e.obj.coll.typeName() != TypeZSet {
 		return nil
 	}
