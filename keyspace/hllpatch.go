@@ -79,7 +79,8 @@ func (ks *Keyspace) HLLValue(db int, key []byte) (val []byte, expireAt int64, ac
 			ks.keyMissed(db, key)
 			return nil, 0, PendingAccess{}, false, nil
 		}
-		if o, err := ks.opAt(loc); err == nil && o.kind == opSet && (o.expireAt == 0 || o.expireAt > ks.NowMs()) {
+		var o op
+		if err := ks.opInto(loc, &o); err == nil && o.kind == opSet && (o.expireAt == 0 || o.expireAt > ks.NowMs()) {
 			ks.countLookup(true)
 			return o.val, o.expireAt, PendingAccess{loc}, true, nil
 		}

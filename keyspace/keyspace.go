@@ -350,18 +350,28 @@ func (ks *Keyspace) value(e *entry) []byte {
 // opAt decodes the operation at a packed location (from the record
 // cache's copy when it holds one: the record's page is not touched).
 func (ks *Keyspace) opAt(loc uint64) (op, error) {
+	var o op
+	if err := ks.opInto(loc, &o); err != nil {
+		return op{}, err
+	}
+	return o, nil
+}
+
+// opInto is opAt decoding into o (op.decode says why the lookups on
+// every write use it); on error o holds nothing useful.
+func (ks *Keyspace) opInto(loc uint64, o *op) error {
 	if rec, ok := ks.rcOn.get(loc); ok {
-		return decodeOp(rec)
+		return o.decode(rec)
 	}
 	seg := ks.arena.Segment(loc >> 40)
 	if seg == nil {
-		return op{}, fmt.Errorf("keyspace: location %#x names a missing segment", loc)
+		return fmt.Errorf("keyspace: location %#x names a missing segment", loc)
 	}
 	b := seg.Bytes()
 	if off := loc & (1<<40 - 1); off < uint64(len(b)) {
-		return decodeOp(b[off:])
+		return o.decode(b[off:])
 	}
-	return op{}, fmt.Errorf("keyspace: location %#x is past the end of its segment (%d bytes)", loc, len(b))
+	return fmt.Errorf("keyspace: location %#x is past the end of its segment (%d bytes)", loc, len(b))
 }
 
 // Get returns the string value of key. ok is false when the key does not
@@ -979,9 +989,9 @@ func mapWriteError(err error) error {
 func (ks *Keyspace) applyPayload(seg *arena.Segment, off, end int64) error {
 	buf := seg.Bytes()[:end]
 	ks.lastDel.ok = false // anchoring is within one record (object.anchored)
+	var o op
 	for off < end {
-		o, err := decodeOp(buf[off:])
-		if err != nil {
+		if err := o.decode(buf[off:]); err != nil {
 			return fmt.Errorf("%s offset %d: %w", seg.Path(), off, err)
 		}
 		if ks.anchorFilter {
@@ -994,7 +1004,7 @@ func (ks *Keyspace) applyPayload(seg *arena.Segment, off, end int64) error {
 			}
 			ks.kix.anchors.applied++
 		}
-		if err := ks.apply(o, seg.ID()<<40|uint64(off)); err != nil {
+		if err := ks.apply(&o, seg.ID()<<40|uint64(off)); err != nil {
 			return fmt.Errorf("%s offset %d: %w", seg.Path(), off, err)
 		}
 		off += int64(o.size)
@@ -1003,8 +1013,10 @@ func (ks *Keyspace) applyPayload(seg *arena.Segment, off, end int64) error {
 }
 
 // apply is the single place where the in-memory state changes, for live
-// commands and for recovery alike.
-func (ks *Keyspace) apply(o op, loc uint64) error {
+// commands and for recovery alike. It may change *o (applyObject sets
+// its loc); o is a pointer so that the operation applyPayload decoded is
+// not copied again (op.decode).
+func (ks *Keyspace) apply(o *op, loc uint64) error {
 	switch o.kind {
 	case opSet, opSetRef:
 		if ks.dropsAtExpiry(o.db, o.key, o.expireAt) {
@@ -1017,7 +1029,7 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 		}
 		size := int64(o.size)
 		if o.kind == opSetRef {
-			size = ks.stringLiveSize(o)
+			size = ks.stringLiveSize(*o)
 			ks.refs[o.ref] = refHolder{o.db, string(o.key)}
 		}
 		d := ks.dbs[o.db]
@@ -1099,11 +1111,11 @@ func (ks *Keyspace) apply(o op, loc uint64) error {
 		ks.flushAllSeg = loc >> 40
 		ks.flushTracked()
 	case opClock:
-		return ks.applyClock(o)
+		return ks.applyClock(*o)
 	case opFunctions:
-		return ks.applyFunctions(o, loc)
+		return ks.applyFunctions(*o, loc)
 	case opReplPosition:
-		return ks.applyReplPosition(o, loc)
+		return ks.applyReplPosition(*o, loc)
 	case opSwapDB:
 		// The anchors of both databases' entries name the database they
 		// were written in too: the entries keep none (kixanchor.go).

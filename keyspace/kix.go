@@ -291,7 +291,8 @@ func (ks *Keyspace) kixOld(loc uint64) (size uint32, expireAt int64) {
 		m.loc = 0
 		return m.size, m.expireAt
 	}
-	if o, err := ks.opAt(loc); err == nil && o.kind == opSet {
+	var o op
+	if err := ks.opInto(loc, &o); err == nil && o.kind == opSet {
 		return uint32(o.size), o.expireAt
 	}
 	e := ks.kixEntry("", loc)
@@ -327,8 +328,8 @@ func (ks *Keyspace) kixExists(dbi int, key []byte) bool {
 		ks.keyMissed(dbi, key)
 		return false
 	}
-	o, err := ks.opAt(loc)
-	if err != nil || o.kind != opSet || ks.expiredNow(o.expireAt) {
+	var o op
+	if err := ks.opInto(loc, &o); err != nil || o.kind != opSet || ks.expiredNow(o.expireAt) {
 		return ks.peek(dbi, key) != nil
 	}
 	ks.kix.old = oldMemo{loc: loc, size: uint32(o.size), expireAt: o.expireAt}
@@ -349,8 +350,8 @@ func (ks *Keyspace) kixString(dbi int, key []byte) (val []byte, ok, done bool) {
 		ks.keyMissed(dbi, key)
 		return nil, false, true
 	}
-	o, err := ks.opAt(loc)
-	if err != nil || o.kind != opSet || ks.expiredNow(o.expireAt) {
+	var o op
+	if err := ks.opInto(loc, &o); err != nil || o.kind != opSet || ks.expiredNow(o.expireAt) {
 		return nil, false, false
 	}
 	ks.countLookup(true)
@@ -379,8 +380,8 @@ func (ks *Keyspace) kixHolds(dbi int, key []byte, now int64) bool {
 	if !ok {
 		return false
 	}
-	o, err := ks.opAt(loc)
-	return err == nil && !expiredAt(o.expireAt, now)
+	var o op
+	return ks.opInto(loc, &o) == nil && !expiredAt(o.expireAt, now)
 }
 
 // kixWrite records (dbi, key) -> loc (0: deleted; expiring: the operation

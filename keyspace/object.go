@@ -239,8 +239,8 @@ func (ks *Keyspace) objectChanged(db int, e *entry) {
 	ks.anchorBytesChanged(e, old)
 }
 
-// applyObject applies an object operation.
-func (ks *Keyspace) applyObject(o op, loc uint64) error {
+// applyObject applies an object operation; it sets o.loc.
+func (ks *Keyspace) applyObject(o *op, loc uint64) error {
 	fn := objectAppliers[o.kind]
 	if fn == nil {
 		return fmt.Errorf("%w: no applier for kind %d", errBadOp, o.kind)
@@ -259,12 +259,12 @@ func (ks *Keyspace) applyObject(o op, loc uint64) error {
 		ks.expire(o.db, e.key)
 		e = nil
 	}
-	err := fn(ks, o, e)
+	err := fn(ks, *o, e)
 	if err != nil && ks.replaying {
 		// See errStaleOp.
 		if errors.Is(err, errOpType) && e != nil {
 			ks.removeKey(o.db, e.key)
-			err = fn(ks, o, nil)
+			err = fn(ks, *o, nil)
 		}
 		if errors.Is(err, errStaleOp) || errors.Is(err, errOpType) {
 			ks.replaySkipped++

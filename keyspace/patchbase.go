@@ -36,7 +36,7 @@ func registerPatchBaseOps(m map[byte]objectApplier) {
 
 // applyBase is Keyspace.apply, through a variable: the appliers' table
 // cannot name it statically (apply reads the table).
-var applyBase func(ks *Keyspace, o op, loc uint64) error
+var applyBase func(ks *Keyspace, o *op, loc uint64) error
 
 func init() { applyBase = (*Keyspace).apply }
 
@@ -88,7 +88,7 @@ func applyPatchBase(ks *Keyspace, o op, e *entry) error {
 		if bo.kind != opSet || bo.db != o.db || string(bo.key) != string(o.key) {
 			return fmt.Errorf("%w: the patch base at %#x is not a set of the key", errBadOp, base)
 		}
-		if err := applyBase(ks, bo, base); err != nil {
+		if err := applyBase(ks, &bo, base); err != nil {
 			return err
 		}
 		e = ks.rawEntry(o.db, o.key)

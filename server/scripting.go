@@ -737,37 +737,46 @@ func (e *scriptEngine) setArgs(keys, argv [][]byte) {
 		e.globals.RawSetString("ARGV", t)
 	}
 	buf, same := e.argBuf[:0], e.argSame[:0]
-	for _, x := range [2]struct {
-		t    *lua.LTable
-		args [][]byte
-	}{{e.keys, keys}, {e.argv, argv}} {
-		for i, a := range x.args {
-			old, ok := x.t.RawGetInt(i + 1).(lua.LString)
-			ok = ok && string(old) == string(a)
-			if !ok {
-				buf = append(buf, a...)
-			}
-			same = append(same, ok)
-		}
-	}
+	buf, same = unchangedArgs(e.keys, keys, buf, same)
+	buf, same = unchangedArgs(e.argv, argv, buf, same)
 	e.argBuf, e.argSame = buf, same
 	if len(buf) == 0 {
 		return
 	}
 	all := string(buf)
-	pos, j := 0, 0
-	for _, x := range [2]struct {
-		t    *lua.LTable
-		args [][]byte
-	}{{e.keys, keys}, {e.argv, argv}} {
-		for i, a := range x.args {
-			if !same[j] {
-				x.t.RawSetInt(i+1, lua.LString(all[pos:pos+len(a)]))
-				pos += len(a)
-			}
-			j++
+	pos := setChangedArgs(e.keys, keys, same, all, 0)
+	setChangedArgs(e.argv, argv, same[len(keys):], all, pos)
+}
+
+// unchangedArgs appends to same, for each of args, whether t holds it
+// already in its place, and to buf the bytes of those it does not.
+// (setArgs's two passes are functions called once per table rather than
+// loops over a [2]struct of the tables and their arguments: the array
+// was built on the stack and each element copied out with loads wider
+// than its stores, a failed store forwarding that was 60% of setArgs's
+// samples, 1.5% of an EVALSHA's CPU by perf.)
+func unchangedArgs(t *lua.LTable, args [][]byte, buf []byte, same []bool) ([]byte, []bool) {
+	for i, a := range args {
+		old, ok := t.RawGetInt(i + 1).(lua.LString)
+		ok = ok && string(old) == string(a)
+		if !ok {
+			buf = append(buf, a...)
+		}
+		same = append(same, ok)
+	}
+	return buf, same
+}
+
+// setChangedArgs stores in t the arguments not the same (unchangedArgs)
+// as substrings of all from pos on, and returns the position after them.
+func setChangedArgs(t *lua.LTable, args [][]byte, same []bool, all string, pos int) int {
+	for i, a := range args {
+		if !same[i] {
+			t.RawSetInt(i+1, lua.LString(all[pos:pos+len(a)]))
+			pos += len(a)
 		}
 	}
+	return pos
 }
 
 // argTable returns t cut to its first n elements, or a new table when a

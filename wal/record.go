@@ -71,11 +71,28 @@ func RecordSize(n int) int64 { return HeaderSize + align8(int64(n)) }
 func align8(n int64) int64 { return (n + 7) &^ 7 }
 
 // encodeRecord writes a record into dst, which has exactly RecordSize(len(payload)) bytes.
+//
+// The checksum covers the header's first 16 bytes and the payload, which
+// the checksum field separates. Rather than feed them to a streaming
+// digest (which copies both into its 32-byte buffer and reads them back
+// with wider loads than the copy's stores: failed store forwardings, each
+// waiting for the store buffer to drain, 40% of Digest.Sum64's samples
+// and ~5% of a SET's CPU by perf), encodeRecord first puts those 16
+// bytes right before the payload, in the checksum's place and the LSN's,
+// as two 8-byte stores the hash's 8-byte loads forward from, hashes
+// the contiguous range in one call, and then writes the header in its
+// place. The bytes that result are the same; a crash in between leaves a
+// record whose checksum fails, as any torn write does.
 func encodeRecord(dst []byte, typ, flags uint8, gap uint16, lsn uint64, payload []byte) {
-	putHead(dst, typ, flags, gap, lsn, len(payload))
+	w0 := uint64(uint32(len(payload))) | uint64(typ)<<32 | uint64(flags)<<40 | uint64(gap)<<48 // length, type, flags, durable gap (putHead's layout)
 	n := copy(dst[HeaderSize:], payload)
 	clear(dst[HeaderSize+n:])
-	binary.LittleEndian.PutUint64(dst[16:], checksum(dst[:16], payload))
+	binary.LittleEndian.PutUint64(dst[8:], w0)
+	binary.LittleEndian.PutUint64(dst[16:], lsn)
+	sum := xxhash.Sum64(dst[8 : HeaderSize+n])
+	binary.LittleEndian.PutUint64(dst[0:], w0)
+	binary.LittleEndian.PutUint64(dst[8:], lsn)
+	binary.LittleEndian.PutUint64(dst[16:], sum)
 }
 
 // encodeRecordParts is encodeRecord of the n-byte payload that is the
