@@ -127,7 +127,9 @@ func (s *Server) resizeReplyBuf(c *conn, nowMs int64) {
 func (s *Server) resizeReplyBufs(conns []*conn, now time.Time) {
 	ms := now.UnixMilli()
 	for _, c := range conns {
-		if c.link == nil && !c.killed.Load() {
+		// c.link belongs to the connection's goroutine (or the loop);
+		// replica is the atomic flag serveReplica sets before it.
+		if !c.replica.Load() && !c.killed.Load() {
 			s.resizeReplyBuf(c, ms)
 		}
 	}
