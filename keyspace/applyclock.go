@@ -159,14 +159,14 @@ func (ks *Keyspace) prepareBatch(b *Batch) {
 	// skipped (not an object operation); a loop, not a callback, on a
 	// path every HSET takes.
 	next := 0
+	var o op // decoded in place: see op.decode
 	for off := 0; off < len(b.buf); {
 		if next < len(b.borrowed) && b.borrowed[next].start == off {
 			off = b.borrowed[next].at
 			next++
 			continue
 		}
-		o, err := decodeOp(b.buf[off:])
-		if err != nil {
+		if err := o.decode(b.buf[off:]); err != nil {
 			break // Commit's split reports it
 		}
 		off += o.size
@@ -191,7 +191,7 @@ func (ks *Keyspace) prepareBatch(b *Batch) {
 		var c [clockOpSize]byte
 		c[0] = opClock
 		binary.LittleEndian.PutUint64(c[2:], uint64(ks.commitClock()))
-		pre = append(c[:], pre...)
+		pre = slices.Insert(pre, 0, c[:]...) // in preBuf's capacity once it has grown
 		n++
 	}
 	if n > 0 {
