@@ -20,14 +20,21 @@ func BenchmarkSetGet(b *testing.B) {
 	}
 }
 
-func benchSetGet(b *testing.B, mode pmem.Mode) {
+// benchConn is a connection whose replies are discarded, on a server over
+// a fresh keyspace in mode; the server closes with the benchmark.
+func benchConn(b *testing.B, mode pmem.Mode) *conn {
+	b.Helper()
 	ks, _, err := recovery.Open(recovery.Options{Dir: b.TempDir(), Mode: mode})
 	if err != nil {
 		b.Fatal(err)
 	}
 	s := NewServer(Config{}, ks, nil, testFamilies)
-	defer s.Close()
-	c := newConn(s, discardConn{}, 1)
+	b.Cleanup(func() { s.Close() })
+	return newConn(s, discardConn{}, 1)
+}
+
+func benchSetGet(b *testing.B, mode pmem.Mode) {
+	c := benchConn(b, mode)
 	val := strings.Repeat("v", 64)
 	var batch strings.Builder
 	const perBatch = 32
@@ -54,13 +61,7 @@ func benchSetGet(b *testing.B, mode pmem.Mode) {
 // batch costs once (its clock reads, its stats and durability wait, the
 // reply's write) counts for every request.
 func BenchmarkOneRequestBatch(b *testing.B) {
-	ks, _, err := recovery.Open(recovery.Options{Dir: b.TempDir(), Mode: pmem.ModePmem})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := NewServer(Config{}, ks, nil, testFamilies)
-	defer s.Close()
-	c := newConn(s, discardConn{}, 1)
+	c := benchConn(b, pmem.ModePmem)
 	val := strings.Repeat("v", 64)
 	const keys = 1024
 	reqs := make([][]byte, 0, 2*keys)

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/persimmon-db/persimmon/pmem"
-	"github.com/persimmon-db/persimmon/recovery"
 )
 
 // BenchmarkSetNotify is BenchmarkSetGet's path with SET only, in none
@@ -20,13 +19,7 @@ func BenchmarkSetNotify(b *testing.B) {
 			name = "off"
 		}
 		b.Run(name, func(b *testing.B) {
-			ks, _, err := recovery.Open(recovery.Options{Dir: b.TempDir(), Mode: pmem.ModeNone})
-			if err != nil {
-				b.Fatal(err)
-			}
-			s := NewServer(Config{}, ks, nil, testFamilies)
-			defer s.Close()
-			c := newConn(s, discardConn{}, 1)
+			c := benchConn(b, pmem.ModeNone) // bench_test.go
 			val := strings.Repeat("v", 64)
 			var batch strings.Builder
 			const perBatch = 32
